@@ -1,0 +1,89 @@
+import type { DatabaseState, ReplicationState } from './states.js';
+
+/** One row of pg_stat_replication as the primary sees it. */
+export interface ReplicationRow {
+  readonly usename: string;
+  readonly application_name: string;
+  readonly client_addr: string | null;
+  readonly state: string;
+  readonly sync_state: string;
+  readonly sync_priority: number;
+  /** Positions confirmed by this standby (bytes), when known. */
+  readonly write_lsn?: number | null;
+  readonly flush_lsn?: number | null;
+  readonly replay_lsn?: number | null;
+}
+
+/** Old and new value of a parameter that waits for a restart. */
+export interface PendingChange {
+  readonly old_value: string;
+  readonly new_value: string;
+}
+
+/**
+ * What the agent observed about its own database server at one moment.
+ * Byte positions are plain numbers (exact up to 2^53 bytes = 8 PiB of WAL).
+ */
+export interface LocalFacts {
+  /** Process state of the server as tracked by the adapter. */
+  readonly state: DatabaseState;
+  /** The data directory holds an initialized cluster. */
+  readonly initialized: boolean;
+  /** The server accepts connections and answered the probe. */
+  readonly running: boolean;
+  /** pg_is_in_recovery(); null when not running. */
+  readonly inRecovery: boolean | null;
+  readonly systemIdentifier: string | null;
+  readonly serverVersion: number | null;
+  /** ISO 8601 with offset. */
+  readonly postmasterStartTime: string | null;
+  readonly timeline: number | null;
+  /** Primary: current WAL flush position. */
+  readonly walLocation: number | null;
+  /** Replica: last received / replayed positions and replay time. */
+  readonly receivedLocation: number | null;
+  readonly replayedLocation: number | null;
+  readonly replayedTimestamp: string | null;
+  readonly replayPaused: boolean;
+  readonly replicationState: ReplicationState | null;
+  /** Primary: connected standbys. */
+  readonly replication: readonly ReplicationRow[];
+  /** conn_url of the upstream this server is configured to follow; null when none. */
+  readonly upstreamConnUrl: string | null;
+  readonly pendingRestart: boolean;
+  readonly pendingRestartReason: Readonly<Record<string, PendingChange>>;
+  /** Current synchronous_standby_names on this server. */
+  readonly synchronousStandbyNames: string;
+}
+
+/** The most advanced WAL position this node holds (primary: flush; replica: max of received and replayed). */
+export function walPosition(f: LocalFacts): number | null {
+  if (f.inRecovery === false) return f.walLocation;
+  const values = [f.receivedLocation, f.replayedLocation].filter((v): v is number => v !== null);
+  return values.length ? Math.max(...values) : null;
+}
+
+/** Facts of a server that is not running: what the adapter reports when nothing answers. */
+export function stoppedFacts(state: DatabaseState, initialized: boolean): LocalFacts {
+  return {
+    state,
+    initialized,
+    running: false,
+    inRecovery: null,
+    systemIdentifier: null,
+    serverVersion: null,
+    postmasterStartTime: null,
+    timeline: null,
+    walLocation: null,
+    receivedLocation: null,
+    replayedLocation: null,
+    replayedTimestamp: null,
+    replayPaused: false,
+    replicationState: null,
+    replication: [],
+    upstreamConnUrl: null,
+    pendingRestart: false,
+    pendingRestartReason: {},
+    synchronousStandbyNames: '',
+  };
+}

@@ -1,0 +1,75 @@
+import type { HistoryLine } from '../domain/cluster/cluster.js';
+import type { ParameterValue } from '../domain/cluster/config.js';
+import type { LocalFacts } from '../domain/cluster/facts.js';
+
+/** How to stop the server: wait for clients, disconnect them, or abort without a checkpoint. */
+export type StopMode = 'smart' | 'fast' | 'immediate';
+
+/** The server to replicate from: a member's name and its conn_url (`postgres://host:port/postgres`). */
+export interface Upstream {
+  readonly name: string;
+  readonly connUrl: string;
+}
+
+/** Options of a start. */
+export interface StartOptions {
+  /** Start as a replica of this upstream (standby.signal + primary_conninfo); null starts read-write (or as a replica with no upstream when `standby` is true). */
+  readonly upstream: Upstream | null;
+  /** Start in recovery even without an upstream (a demoted primary waiting for a leader). */
+  readonly standby?: boolean;
+  /** Replication slot to use on the upstream. */
+  readonly slotName?: string;
+  /** Give up waiting for connections after this many ms (the server keeps starting). */
+  readonly timeoutMs: number;
+}
+
+/** A physical slot the primary must keep (per member or permanent). */
+export interface WantedSlot {
+  readonly name: string;
+  readonly type: 'physical' | 'logical';
+  readonly database?: string;
+  readonly plugin?: string;
+}
+
+/**
+ * The local PostgreSQL server. Long operations take an explicit timeout; failures throw a
+ * `DatabaseError` whose code names the operation (`start_failed`, `promote_failed`, ...).
+ */
+export interface Database {
+  /** Observes the server (state, role, WAL positions, pending restart...). At most ~2 s; never throws: a dead server gives a stopped/crashed fact set. */
+  probe(): Promise<LocalFacts>;
+  /** Creates a new cluster in the empty data directory (initdb options from bootstrap). Throws DatabaseError('initdb_failed'). */
+  initdb(): Promise<void>;
+  /** Starts the server and waits until it accepts connections or `timeoutMs`. Throws DatabaseError('start_failed'). */
+  start(opts: StartOptions): Promise<void>;
+  /** Stops the server with `mode`, escalating to immediate after `timeoutMs` when given. Throws DatabaseError('stop_failed'). */
+  stop(mode: StopMode, timeoutMs?: number): Promise<void>;
+  /** Stops (fast) and starts with the current role. Throws DatabaseError('restart_failed'). */
+  restart(timeoutMs: number): Promise<void>;
+  /** Sends SIGHUP (pg_ctl reload). Throws DatabaseError('reload_failed'). */
+  reload(): Promise<void>;
+  /** Promotes a replica and waits until it accepts writes or `timeoutMs`. Throws DatabaseError('promote_failed'). */
+  promote(timeoutMs: number): Promise<void>;
+  /** Makes the server a replica of `upstream` (or a leaderless standby): writes standby.signal, primary_conninfo and slot, restarting only when needed. Throws DatabaseError('follow_failed'). */
+  follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void>;
+  /** Runs pg_rewind against `source` on a stopped server. Throws DatabaseError('rewind_failed'). */
+  rewind(source: Upstream): Promise<void>;
+  /** Takes a base backup of `source` into the empty data directory. Cleans up on failure and throws DatabaseError('create_replica_failed'). */
+  createReplica(source: Upstream): Promise<void>;
+  /** Deletes the data directory (the server must be stopped). Throws DatabaseError('remove_data_failed'). */
+  removeDataDirectory(): Promise<void>;
+  /** Runs CHECKPOINT (before a graceful demote). Throws DatabaseError('checkpoint_failed'). */
+  checkpoint(): Promise<void>;
+  /** Writes the generated configuration from merged parameters and reloads a running server. Throws DatabaseError('configure_failed'). */
+  configure(parameters: Readonly<Record<string, ParameterValue>>): Promise<void>;
+  /** Sets synchronous_standby_names and reloads. Throws DatabaseError('configure_failed'). */
+  setSynchronousStandbyNames(value: string): Promise<void>;
+  /** On a primary: creates missing slots of `wanted`, drops other physical slots (never those matching `keep`). Throws DatabaseError('slots_failed'). */
+  syncSlots(wanted: readonly WantedSlot[]): Promise<void>;
+  /** Terminates every client backend at once (fencing a demoted primary). Never throws. */
+  terminateClientSessions(): Promise<void>;
+  /** Timeline history from the history files: `[timeline, switch lsn, reason, null, null]`. Never throws: [] when unknown. */
+  timelineHistory(): Promise<readonly HistoryLine[]>;
+}
+/** Inversify token of the Database port. */
+export const Database = Symbol.for('warden.Database');

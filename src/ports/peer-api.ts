@@ -1,0 +1,11 @@
+import type { NodeStatus } from '../domain/cluster/status.js';
+
+/** The REST API of other members, as the leader race and failsafe mode use it. */
+export interface PeerApi {
+  /** GET `<apiUrl>/node`; null when unreachable, not 200, or slower than `timeoutMs`. Never throws. */
+  fetchStatus(apiUrl: string, timeoutMs: number): Promise<NodeStatus | null>;
+  /** POST `<apiUrl>/failsafe` with the failsafe members; true only on a 200 within `timeoutMs`. Never throws. */
+  postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }, timeoutMs: number): Promise<boolean>;
+}
+/** Inversify token of the PeerApi port. */
+export const PeerApi = Symbol.for('warden.PeerApi');
