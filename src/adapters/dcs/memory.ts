@@ -1,0 +1,342 @@
+import type { DcsEntry, DcsSnapshot } from '../../domain/cluster/dcs-keys.js';
+import { DcsUnavailableError } from '../../domain/errors.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Dcs, PutOptions, WriteCondition } from '../../ports/dcs.js';
+
+/** TTL given to a lease created by a leased write before any keepAlive (the default `ttl`). */
+const DEFAULT_LEASE_TTL_SECONDS = 30;
+
+interface StoredKey {
+  readonly value: string;
+  /** Global revision of the last write (etcd mod_revision). */
+  readonly modRevision: number;
+  readonly lease: number | null;
+}
+
+interface Lease {
+  readonly ttlSeconds: number;
+  lastKeepAlive: number;
+}
+
+interface Subscription {
+  readonly client: InMemoryDcs;
+  /** Absolute prefix the subscriber watches. */
+  readonly prefix: string;
+  readonly listener: (key: string) => void;
+}
+
+/** Options of a shared in-memory store. */
+export interface InMemoryDcsStoreOptions {
+  /** While the store (or a client) is unreachable, calls reject after this many ms of the clock (default 0: at once). */
+  readonly unavailableDelayMs?: number;
+  /**
+   * Mimic etcd restarting: leases still present when the store comes back are renewed
+   * (etcd extends every lease by its TTL on a leader change). Default false: leases keep
+   * expiring by the clock during an outage, the stricter model.
+   */
+  readonly renewLeasesOnRecovery?: boolean;
+}
+
+/**
+ * The shared state of an in-memory DCS: keys with revisions, TTL leases driven by a
+ * `Clock`, and watchers. Several `InMemoryDcs` clients (one per simulated agent) use one
+ * store, as agents share one etcd. Lease expiry is checked lazily on every access and by
+ * `expireLeases()`, which tests call after moving the clock.
+ */
+export class InMemoryDcsStore {
+  private readonly keys = new Map<string, StoredKey>();
+  private readonly leases = new Map<number, Lease>();
+  private readonly subscriptions = new Set<Subscription>();
+  private revision = 0;
+  private nextLeaseId = 1;
+  private up = true;
+  /** See InMemoryDcsStoreOptions.unavailableDelayMs; may be changed by tests. */
+  unavailableDelayMs: number;
+  private readonly renewLeasesOnRecovery: boolean;
+
+  constructor(
+    readonly clock: Clock,
+    opts: InMemoryDcsStoreOptions = {},
+  ) {
+    this.unavailableDelayMs = opts.unavailableDelayMs ?? 0;
+    this.renewLeasesOnRecovery = opts.renewLeasesOnRecovery ?? false;
+  }
+
+  /** Whether the whole store answers. */
+  get reachable(): boolean {
+    return this.up;
+  }
+
+  /** Takes the whole store down (every client's calls reject) or brings it back. */
+  setReachable(up: boolean): void {
+    if (up && !this.up && this.renewLeasesOnRecovery) {
+      const now = this.clock.now();
+      for (const lease of this.leases.values()) lease.lastKeepAlive = now;
+    }
+    this.up = up;
+  }
+
+  /** Current global revision (etcd header revision). */
+  get currentRevision(): string {
+    return String(this.revision);
+  }
+
+  /** Deletes the keys of every lease whose TTL has run out, notifying watchers. No-op while the store is down. */
+  expireLeases(): void {
+    if (!this.up) return;
+    const now = this.clock.now();
+    for (const [id, lease] of this.leases) {
+      if (now >= lease.lastKeepAlive + lease.ttlSeconds * 1000) this.dropLease(id);
+    }
+  }
+
+  /** Inspection for tests: the entry at an absolute key, without expiring anything. */
+  peek(absoluteKey: string): (DcsEntry & { readonly leased: boolean }) | undefined {
+    const k = this.keys.get(absoluteKey);
+    return k && { value: k.value, revision: String(k.modRevision), leased: k.lease !== null };
+  }
+
+  /** Inspection for tests: every absolute key, sorted. */
+  allKeys(): string[] {
+    return [...this.keys.keys()].sort();
+  }
+
+  /** Number of live (not yet expired or revoked) leases. */
+  get leaseCount(): number {
+    return this.leases.size;
+  }
+
+  // ---- operations used by InMemoryDcs (absolute keys; callers checked reachability) ----
+
+  /** @internal */
+  isLeaseAlive(id: number | null): boolean {
+    if (id === null) return false;
+    this.expireLeases();
+    return this.leases.has(id);
+  }
+
+  /** @internal */
+  leaseTtl(id: number): number | undefined {
+    return this.leases.get(id)?.ttlSeconds;
+  }
+
+  /** @internal Renews a live lease; false when it is gone. */
+  renewLease(id: number): boolean {
+    const lease = this.leases.get(id);
+    if (!lease) return false;
+    lease.lastKeepAlive = this.clock.now();
+    return true;
+  }
+
+  /** @internal */
+  grantLease(ttlSeconds: number): number {
+    const id = this.nextLeaseId++;
+    this.leases.set(id, { ttlSeconds, lastKeepAlive: this.clock.now() });
+    return id;
+  }
+
+  /** @internal Revokes a lease at once, deleting its keys. */
+  revokeLease(id: number): void {
+    this.dropLease(id);
+  }
+
+  /** @internal */
+  range(prefix: string): Map<string, DcsEntry> {
+    this.expireLeases();
+    const out = new Map<string, DcsEntry>();
+    for (const key of [...this.keys.keys()].sort()) {
+      if (!key.startsWith(prefix)) continue;
+      const k = this.keys.get(key)!;
+      out.set(key.slice(prefix.length), Object.freeze({ value: k.value, revision: String(k.modRevision) }));
+    }
+    return out;
+  }
+
+  /** @internal Atomic compare-and-put: all of `cond` must hold (`mustBeAbsent` for create). */
+  txnPut(key: string, value: string, lease: number | null, cond: WriteCondition | undefined): boolean {
+    this.expireLeases();
+    if (!this.holds(key, cond)) return false;
+    this.revision++;
+    this.keys.set(key, { value, modRevision: this.revision, lease });
+    this.notify([key]);
+    return true;
+  }
+
+  /** @internal Atomic compare-and-delete; false when absent or the condition fails. */
+  txnDelete(key: string, cond: WriteCondition | undefined): boolean {
+    this.expireLeases();
+    if (!this.keys.has(key) || !this.holds(key, cond)) return false;
+    this.revision++;
+    this.keys.delete(key);
+    this.notify([key]);
+    return true;
+  }
+
+  /** @internal */
+  subscribe(sub: Subscription): () => void {
+    this.subscriptions.add(sub);
+    return () => {
+      this.subscriptions.delete(sub);
+    };
+  }
+
+  private holds(key: string, cond: WriteCondition | undefined): boolean {
+    if (!cond) return true;
+    const current = this.keys.get(key);
+    if (cond.revision !== undefined) {
+      const rev = current ? String(current.modRevision) : '0';
+      if (rev !== cond.revision) return false;
+    }
+    if (cond.value !== undefined && (!current || current.value !== cond.value)) return false;
+    return true;
+  }
+
+  private dropLease(id: number): void {
+    if (!this.leases.delete(id)) return;
+    const gone: string[] = [];
+    for (const [key, k] of this.keys) if (k.lease === id) gone.push(key);
+    if (!gone.length) return;
+    // etcd deletes all keys of an expired lease in one revision.
+    this.revision++;
+    for (const key of gone) this.keys.delete(key);
+    this.notify(gone);
+  }
+
+  private notify(absoluteKeys: readonly string[]): void {
+    for (const sub of this.subscriptions) {
+      for (const key of absoluteKeys) {
+        if (!key.startsWith(sub.prefix)) continue;
+        // A partitioned client misses events, as a watch on a broken connection would.
+        if (!this.up || !sub.client.reachable) continue;
+        const relative = key.slice(sub.prefix.length);
+        queueMicrotask(() => {
+          if (!this.subscriptions.has(sub)) return;
+          try {
+            sub.listener(relative);
+          } catch {
+            // A throwing listener must not break the writer or other watchers.
+          }
+        });
+      }
+    }
+  }
+}
+
+/** Options of one client of an in-memory store. */
+export interface InMemoryDcsOptions {
+  /** Name of the agent using this client (diagnostics only). */
+  readonly clientId: string;
+  /** Cluster prefix (`/<namespace>/<scope>/`); default '' (the store holds one cluster). */
+  readonly prefix?: string;
+}
+
+/**
+ * One agent's view of an `InMemoryDcsStore`, with its own lease: the `Dcs` port with
+ * etcd's semantics (atomic create, revision and value compare-and-set, leased keys that
+ * vanish with their lease, prefix watch). `setReachable(false)` partitions this client only.
+ */
+export class InMemoryDcs implements Dcs {
+  readonly clientId: string;
+  private readonly prefix: string;
+  private leaseId: number | null = null;
+  private lastTtl = DEFAULT_LEASE_TTL_SECONDS;
+  private up = true;
+  private closed = false;
+  private readonly unsubscribers = new Set<() => void>();
+
+  constructor(
+    private readonly store: InMemoryDcsStore,
+    opts: InMemoryDcsOptions,
+  ) {
+    this.clientId = opts.clientId;
+    this.prefix = opts.prefix ?? '';
+  }
+
+  /** Whether this client can reach the store (its own link, not the store's state). */
+  get reachable(): boolean {
+    return this.up && !this.closed;
+  }
+
+  /** Partitions this client from the store (true heals it). */
+  setReachable(up: boolean): void {
+    this.up = up;
+  }
+
+  /** Id of this client's current lease, or null (for tests). */
+  get currentLeaseId(): number | null {
+    return this.leaseId;
+  }
+
+  async readAll(): Promise<DcsSnapshot> {
+    await this.ensureReachable('readAll');
+    return this.store.range(this.prefix);
+  }
+
+  async keepAlive(ttlSeconds: number): Promise<boolean> {
+    await this.ensureReachable('keepAlive');
+    this.lastTtl = ttlSeconds;
+    if (this.leaseId !== null && this.store.isLeaseAlive(this.leaseId) && this.store.leaseTtl(this.leaseId) === ttlSeconds) {
+      this.store.renewLease(this.leaseId);
+      return true;
+    }
+    // A lease of another TTL is left to expire: keys on it move over on their next leased write.
+    this.leaseId = this.store.grantLease(ttlSeconds);
+    return false;
+  }
+
+  async create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean> {
+    await this.ensureReachable('create');
+    return this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, { revision: '0' });
+  }
+
+  async put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
+    await this.ensureReachable('put');
+    return this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, opts?.if);
+  }
+
+  async delete(key: string, cond?: WriteCondition): Promise<boolean> {
+    await this.ensureReachable('delete');
+    return this.store.txnDelete(this.prefix + key, cond);
+  }
+
+  async revokeLease(): Promise<void> {
+    await this.ensureReachable('revokeLease');
+    if (this.leaseId !== null) this.store.revokeLease(this.leaseId);
+    this.leaseId = null;
+  }
+
+  watch(listener: (key: string) => void): () => void {
+    if (this.closed) return () => {};
+    const unsubscribe = this.store.subscribe({ client: this, prefix: this.prefix, listener });
+    const off = () => {
+      unsubscribe();
+      this.unsubscribers.delete(off);
+    };
+    this.unsubscribers.add(off);
+    return off;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const off of [...this.unsubscribers]) off();
+  }
+
+  /**
+   * The lease a leased write attaches to. Without a live one (never kept alive, expired,
+   * revoked) a new lease is granted with the last requested TTL, so a key is never put on
+   * a dead lease; the next keepAlive then renews it.
+   */
+  private liveLease(): number {
+    if (this.leaseId === null || !this.store.isLeaseAlive(this.leaseId)) this.leaseId = this.store.grantLease(this.lastTtl);
+    return this.leaseId;
+  }
+
+  private async ensureReachable(op: string): Promise<void> {
+    if (this.closed) throw new DcsUnavailableError(`in-memory DCS client ${this.clientId} is closed (${op})`);
+    if (this.up && this.store.reachable) return;
+    const delay = this.store.unavailableDelayMs;
+    if (delay > 0) await this.store.clock.sleep(delay);
+    const what = this.store.reachable ? `client ${this.clientId} is partitioned from the store` : 'the store is down';
+    throw new DcsUnavailableError(`in-memory DCS unreachable: ${what} (${op})`);
+  }
+}

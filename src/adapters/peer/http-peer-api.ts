@@ -1,0 +1,134 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { NodeStatus } from '../../domain/cluster/status.js';
+import type { PeerApi } from '../../ports/peer-api.js';
+
+/** How to reach peers: Basic auth and TLS settings of the cluster's REST APIs. */
+export interface HttpPeerApiOptions {
+  /** Sent as Basic auth on every request (peers require it on POST /failsafe when configured). */
+  readonly auth?: { readonly username: string; readonly password: string };
+  readonly tls?: {
+    /** Verify the peer's certificate (default true). */
+    readonly rejectUnauthorized?: boolean;
+    /** CA bundle (PEM) to verify peers with. */
+    readonly ca?: string | Buffer;
+    /** Client certificate and key (PEM), for peers with verify_client. */
+    readonly cert?: string | Buffer;
+    readonly key?: string | Buffer;
+  };
+  /** Largest response body read, bytes (default 1 MiB); a larger one counts as a failure. */
+  readonly maxBodyBytes?: number;
+}
+
+interface Reply {
+  readonly status: number;
+  readonly body: string;
+}
+
+/**
+ * Peers' REST APIs over HTTP(S) with node:http / node:https: keep-alive agents, a hard
+ * deadline per call (AbortSignal.timeout covers connect, headers and body), and no
+ * exceptions: any failure is null / false, as the leader race and failsafe mode expect.
+ * node:https is used rather than fetch because fetch needs the separate undici package
+ * for per-client TLS settings (CA, client certificate, rejectUnauthorized).
+ */
+export class HttpPeerApi implements PeerApi {
+  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  private readonly httpsAgent: https.Agent;
+  private readonly authHeader: string | null;
+  private readonly maxBodyBytes: number;
+
+  constructor(opts: HttpPeerApiOptions = {}) {
+    this.httpsAgent = new https.Agent({
+      keepAlive: true,
+      maxSockets: 8,
+      rejectUnauthorized: opts.tls?.rejectUnauthorized ?? true,
+      ...(opts.tls?.ca !== undefined ? { ca: opts.tls.ca } : {}),
+      ...(opts.tls?.cert !== undefined ? { cert: opts.tls.cert } : {}),
+      ...(opts.tls?.key !== undefined ? { key: opts.tls.key } : {}),
+    });
+    this.authHeader = opts.auth
+      ? `Basic ${Buffer.from(`${opts.auth.username}:${opts.auth.password}`, 'utf8').toString('base64')}`
+      : null;
+    this.maxBodyBytes = opts.maxBodyBytes ?? 1024 * 1024;
+  }
+
+  async fetchStatus(apiUrl: string, timeoutMs: number): Promise<NodeStatus | null> {
+    const reply = await this.request('GET', apiUrl, 'node', null, timeoutMs);
+    if (!reply || reply.status !== 200) return null;
+    try {
+      const doc: unknown = JSON.parse(reply.body);
+      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return null;
+      const d = doc as Record<string, unknown>;
+      return typeof d['state'] === 'string' && typeof d['role'] === 'string' ? (d as unknown as NodeStatus) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async postFailsafe(
+    apiUrl: string,
+    body: { readonly name: string; readonly members: Readonly<Record<string, string>> },
+    timeoutMs: number,
+  ): Promise<boolean> {
+    const reply = await this.request('POST', apiUrl, 'failsafe', JSON.stringify(body), timeoutMs);
+    return reply?.status === 200;
+  }
+
+  /** Closes idle keep-alive connections. */
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  private request(method: string, apiUrl: string, path: string, body: string | null, timeoutMs: number): Promise<Reply | null> {
+    let url: URL;
+    try {
+      url = new URL(path, apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`);
+    } catch {
+      return Promise.resolve(null);
+    }
+    const secure = url.protocol === 'https:';
+    if (!secure && url.protocol !== 'http:') return Promise.resolve(null);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.authHeader) headers['authorization'] = this.authHeader;
+    if (body !== null) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(body));
+    }
+    return new Promise<Reply | null>((resolve) => {
+      let settled = false;
+      const done = (r: Reply | null) => {
+        if (settled) return;
+        settled = true;
+        resolve(r);
+      };
+      try {
+        const options = { method, headers, signal: AbortSignal.timeout(Math.max(1, timeoutMs)) };
+        const req = secure
+          ? https.request(url, { ...options, agent: this.httpsAgent })
+          : http.request(url, { ...options, agent: this.httpAgent });
+        req.on('error', () => done(null));
+        req.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > this.maxBodyBytes) {
+              req.destroy();
+              done(null);
+              return;
+            }
+            chunks.push(chunk);
+          });
+          res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', () => done(null));
+          res.on('aborted', () => done(null));
+        });
+        req.end(body ?? undefined);
+      } catch {
+        done(null);
+      }
+    });
+  }
+}
