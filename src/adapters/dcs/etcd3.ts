@@ -1,0 +1,150 @@
+import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace } from 'etcd3';
+import type { DcsEntry, DcsSnapshot } from '../../domain/cluster/dcs-keys.js';
+import { DcsUnavailableError } from '../../domain/errors.js';
+import type { Dcs, PutOptions, WriteCondition } from '../../ports/dcs.js';
+import { withinDeadline } from './etcd3-deadline.js';
+import { Etcd3AgentLease } from './etcd3-lease.js';
+import { etcd3ClientOptions, type Etcd3DcsOptions } from './etcd3-options.js';
+import { Etcd3PrefixWatch } from './etcd3-watch.js';
+
+export type { Etcd3DcsOptions } from './etcd3-options.js';
+
+/** Whether a write condition has any member to compare. */
+function hasCondition(cond: WriteCondition | undefined): cond is WriteCondition {
+  return cond !== undefined && (cond.revision !== undefined || cond.value !== undefined);
+}
+
+/** How long close() and unsubscribe wait for etcd to confirm a watch cancel. */
+const WATCH_CANCEL_WAIT_MS = 500;
+
+/**
+ * The `Dcs` port over etcd v3 (`etcd3` package): one lease per agent, transactions for
+ * atomic create and compare-and-set, one serializable range read of the cluster prefix,
+ * and a prefix watch. Every call settles within `retryTimeoutMs` with a result or a
+ * `DcsUnavailableError`.
+ */
+export class Etcd3Dcs implements Dcs {
+  private readonly client: Etcd3;
+  private readonly ns: Namespace;
+  private readonly lease: Etcd3AgentLease;
+  private retryTimeoutMs: number;
+  private readonly watches = new Set<Etcd3PrefixWatch>();
+  private closed = false;
+
+  constructor(opts: Etcd3DcsOptions) {
+    this.retryTimeoutMs = opts.retryTimeoutMs;
+    const timeout = () => this.retryTimeoutMs;
+    this.client = new Etcd3(etcd3ClientOptions(opts, timeout));
+    this.ns = this.client.namespace(opts.prefix);
+    this.lease = new Etcd3AgentLease(this.ns.leaseClient, timeout);
+  }
+
+  /** Applies a new `retry_timeout` (the dynamic config changed) to every later call. */
+  setRetryTimeout(ms: number): void {
+    this.retryTimeoutMs = ms;
+  }
+
+  readAll(): Promise<DcsSnapshot> {
+    return this.bounded('readAll', async () => {
+      const res = await this.ns.getAll().all().serializable(true).exec();
+      const out = new Map<string, DcsEntry>();
+      for (const kv of res.kvs) {
+        out.set(kv.key.toString(), Object.freeze({ value: kv.value.toString(), revision: String(kv.mod_revision) }));
+      }
+      return out;
+    });
+  }
+
+  keepAlive(ttlSeconds: number): Promise<boolean> {
+    return this.bounded('keepAlive', () => this.lease.keepAlive(ttlSeconds));
+  }
+
+  create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean> {
+    return this.write('create', key, value, opts?.leased ?? false, { revision: '0' });
+  }
+
+  put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
+    return this.write('put', key, value, opts?.leased ?? false, opts?.if);
+  }
+
+  delete(key: string, cond?: WriteCondition): Promise<boolean> {
+    return this.bounded(`delete ${key}`, async () => {
+      const del = this.ns.delete().key(key);
+      if (!hasCondition(cond)) {
+        return Number((await del.exec()).deleted) > 0;
+      }
+      const res = await this.compare(key, cond).then(del).commit();
+      return res.succeeded && Number(res.responses[0]?.response_delete_range?.deleted ?? 0) > 0;
+    });
+  }
+
+  revokeLease(): Promise<void> {
+    return this.bounded('revokeLease', () => this.lease.revoke());
+  }
+
+  watch(listener: (key: string) => void): () => void {
+    if (this.closed) return () => {};
+    const w = new Etcd3PrefixWatch(this.ns, listener);
+    this.watches.add(w);
+    return () => {
+      if (!this.watches.delete(w)) return;
+      void w.stop(WATCH_CANCEL_WAIT_MS);
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const watches = [...this.watches];
+    this.watches.clear();
+    // Cancelled watchers leave the package's watch manager, so it schedules no more reconnects.
+    await Promise.all(watches.map((w) => w.stop(WATCH_CANCEL_WAIT_MS)));
+    this.client.close();
+  }
+
+  /** A put, as a transaction when `cond` has members; false when the condition failed. */
+  private write(op: string, key: string, value: string, leased: boolean, cond: WriteCondition | undefined): Promise<boolean> {
+    return this.bounded(`${op} ${key}`, () =>
+      this.withLease(leased, async (leaseId) => {
+        const put = this.ns.put(key).value(value);
+        if (leaseId !== null) put.lease(leaseId);
+        if (!hasCondition(cond)) {
+          await put.exec();
+          return true;
+        }
+        return (await this.compare(key, cond).then(put).commit()).succeeded;
+      }),
+    );
+  }
+
+  /** The transaction guard for `cond`: every given member must hold. */
+  private compare(key: string, cond: WriteCondition): ComparatorBuilder {
+    const guards: Array<[keyof typeof CompareTarget, string | number]> = [];
+    // Revision '0' means "absent": etcd reports create revision 0 for a missing key.
+    if (cond.revision !== undefined) guards.push(cond.revision === '0' ? ['Create', 0] : ['Mod', cond.revision]);
+    // A value compare on a missing key fails in etcd, as the port requires.
+    if (cond.value !== undefined) guards.push(['Value', cond.value]);
+    const [first, ...rest] = guards;
+    const txn = this.ns.if(key, first![0], '==', first![1]);
+    for (const [column, value] of rest) txn.and(key, column, '==', value);
+    return txn;
+  }
+
+  /** Runs a write with this agent's lease (when `leased`); a lease etcd lost is replaced once. */
+  private async withLease<T>(leased: boolean, write: (leaseId: string | null) => Promise<T>): Promise<T> {
+    if (!leased) return write(null);
+    const id = await this.lease.current();
+    try {
+      return await write(id);
+    } catch (e) {
+      if (!(e instanceof EtcdLeaseInvalidError)) throw e;
+      this.lease.forget(id);
+      return write(await this.lease.current());
+    }
+  }
+
+  private bounded<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new DcsUnavailableError(`etcd ${op}: client is closed`));
+    return withinDeadline(op, this.retryTimeoutMs, fn);
+  }
+}
