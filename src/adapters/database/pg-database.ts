@@ -1,0 +1,625 @@
+import { access, open, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HistoryLine } from '../../domain/cluster/cluster.js';
+import type { ParameterValue } from '../../domain/cluster/config.js';
+import { stoppedFacts, type LocalFacts } from '../../domain/cluster/facts.js';
+import { DatabaseError } from '../../domain/errors.js';
+import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { Logger } from '../../ports/logger.js';
+import { endpointFromUrl } from './conninfo.js';
+import { waitForDataDirProcesses } from './data-dir-processes.js';
+import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
+import { baseBackup, directoryEntries, emptyDirectory } from './pg-basebackup.js';
+import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
+import { cleanlyShutDown, readControlData } from './pg-controldata.js';
+import { PgCtl } from './pg-ctl.js';
+import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
+import { initdbArguments } from './pg-initdb-args.js';
+import { resolveOptions, type PgDatabaseOptions, type ResolvedPgOptions } from './pg-options.js';
+import { observe } from './pg-probe.js';
+import { pgRewind } from './pg-rewind.js';
+import { CommandFailure } from './run-command.js';
+import { PgSession, withClient, type SessionLimits, type SessionTarget } from './pg-session.js';
+import { syncSlots } from './pg-slots.js';
+import { PgStateTracker } from './pg-state.js';
+import { readTimelineHistory } from './pg-timeline-history.js';
+
+export type { PgDatabaseOptions } from './pg-options.js';
+
+/** Marker left in the data directory by a failed pg_rewind: such a directory must be rebuilt, never started. */
+const REWIND_FAILED_MARKER = 'warden.rewind_failed';
+const PROBE_BUDGET_MS = 2_000;
+const PROBE_LIMITS: SessionLimits = { connectTimeoutMs: 1_000, statementTimeoutMs: 1_000 };
+const MAINTENANCE_LIMITS: SessionLimits = { connectTimeoutMs: 5_000, statementTimeoutMs: 600_000 };
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function describe(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** SQLSTATE 57P03: the postmaster is up but refuses connections (starting, or reinitializing after a crash). */
+function cannotConnectNow(e: unknown): boolean {
+  return (e as { code?: unknown }).code === '57P03';
+}
+
+/** pg_rewind could not connect to its source (it stops before touching the target). */
+function sourceUnreachable(e: unknown): boolean {
+  return e instanceof CommandFailure && /could not connect|connection to server .* failed/i.test(e.stderr);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The Database port over a real PostgreSQL 15: pg_ctl/initdb/pg_basebackup/pg_rewind as the
+ * server's OS user, observation through one long-lived `pg` connection, agent-owned
+ * postgresql.conf and pg_hba.conf (see pg-config-files.ts). Operations run one at a time;
+ * probe() runs beside them and reports the state they set.
+ */
+export class PgDatabase implements Database {
+  private readonly o: ResolvedPgOptions;
+  private readonly log: Logger;
+  private readonly ctl: PgCtl;
+  private readonly files: PgConfigFiles;
+  private readonly session: PgSession;
+  private readonly states = new PgStateTracker();
+  private dynamic: Readonly<Record<string, ParameterValue>> = {};
+  private syncNames: string | undefined;
+  /** undefined until known: read back from the files on disk when needed. */
+  private recovery: RecoveryTarget | null | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private controlCache: { mtimeMs: number; systemIdentifier: string | null; timeline: number | null } | null = null;
+
+  constructor(options: PgDatabaseOptions) {
+    this.o = resolveOptions(options);
+    this.log = this.o.logger.child({ component: 'database' });
+    this.ctl = new PgCtl(this.o.binDir, this.o.dataDir, this.o.runAsUser);
+    this.files = new PgConfigFiles(this.o);
+    this.session = new PgSession(() => this.target(), PROBE_LIMITS, this.log);
+  }
+
+  private target(database?: string): SessionTarget {
+    return {
+      host: this.o.localHost,
+      port: this.o.listenPort,
+      user: this.o.superuser.username,
+      ...(this.o.superuser.password ? { password: this.o.superuser.password } : {}),
+      ...(database ? { database } : {}),
+    };
+  }
+
+  /** Runs operations one after the other; the state tracker knows one is running. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(async () => {
+      this.states.beginOperation();
+      try {
+        return await fn();
+      } finally {
+        this.states.endOperation();
+      }
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private fail(code: string, message: string, cause?: unknown): DatabaseError {
+    const full = cause === undefined ? message : `${message}: ${describe(cause)}`;
+    this.log.error(full, { code });
+    return new DatabaseError(code, full, cause);
+  }
+
+  // ---------------------------------------------------------------- observation
+
+  async probe(): Promise<LocalFacts> {
+    try {
+      return await this.probeOnce();
+    } catch (e) {
+      this.log.warn('probe failed', { error: describe(e) });
+      return stoppedFacts(this.states.current, false);
+    }
+  }
+
+  private async probeOnce(): Promise<LocalFacts> {
+    const started = Date.now();
+    const initialized = await exists(join(this.o.dataDir, 'global', 'pg_control'));
+    const pidFile = await exists(join(this.o.dataDir, 'postmaster.pid'));
+    const pid = await this.ctl.livePid();
+    if (pid === null) {
+      const state = this.states.observed({ alive: false, pidFile, answered: false, refusing: false });
+      return { ...stoppedFacts(state, initialized), ...(initialized ? await this.controlFacts() : {}) };
+    }
+    let timer: NodeJS.Timeout | undefined;
+    let overBudget = false;
+    try {
+      const budget = Math.max(100, PROBE_BUDGET_MS - (Date.now() - started) - 100);
+      const obs = await Promise.race([
+        observe(this.session),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            overBudget = true;
+            reject(new Error(`no answer within ${budget} ms`));
+          }, budget);
+        }),
+      ]);
+      const state = this.states.observed({ alive: true, pidFile: true, answered: true, refusing: false });
+      return { ...obs, state, initialized, running: true };
+    } catch (e) {
+      // a query still hanging on the connection would block the next probe: start afresh
+      if (overBudget) this.session.close();
+      this.log.debug('server did not answer the probe', { error: describe(e) });
+      const state = this.states.observed({ alive: true, pidFile: true, answered: false, refusing: cannotConnectNow(e) });
+      return stoppedFacts(state, initialized);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** System identifier and timeline of a stopped cluster, from pg_controldata (re-read only when pg_control changed). */
+  private async controlFacts(): Promise<Partial<LocalFacts>> {
+    try {
+      const { mtimeMs } = await stat(join(this.o.dataDir, 'global', 'pg_control'));
+      if (this.controlCache?.mtimeMs !== mtimeMs) {
+        const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser);
+        const tli = Number(cd["Latest checkpoint's TimeLineID"]);
+        this.controlCache = {
+          mtimeMs,
+          systemIdentifier: cd['Database system identifier'] ?? null,
+          timeline: Number.isInteger(tli) && tli > 0 ? tli : null,
+        };
+      }
+      return { systemIdentifier: this.controlCache.systemIdentifier, timeline: this.controlCache.timeline };
+    } catch {
+      return {};
+    }
+  }
+
+  async timelineHistory(): Promise<readonly HistoryLine[]> {
+    return readTimelineHistory(this.o.dataDir);
+  }
+
+  // ---------------------------------------------------------------- process control
+
+  initdb(): Promise<void> {
+    return this.exclusive(async () => {
+      this.states.set('initdb');
+      let pwFile: string | null = null;
+      try {
+        const entries = await directoryEntries(this.o.dataDir);
+        if (entries.length) throw new Error(`data directory ${this.o.dataDir} is not empty`);
+        await ensureOwnedDir(this.o.dataDir, this.o.runAsUser);
+        const args = [...initdbArguments(this.o.initdbOptions), '-U', this.o.superuser.username, '--no-instructions'];
+        if (this.o.superuser.password) {
+          pwFile = join(tmpdir(), `warden-initdb-${process.pid}-${Date.now()}.pw`);
+          await writeOwnedFile(pwFile, `${this.o.superuser.password}\n`, this.o.runAsUser);
+          args.push(`--pwfile=${pwFile}`);
+        }
+        await this.ctl.initdb(args);
+        await this.files.write(this.configInput(null));
+        await this.files.setStandby(false);
+        this.recovery = null;
+        this.controlCache = null;
+        this.states.set('stopped');
+      } catch (e) {
+        await emptyDirectory(this.o.dataDir).catch(() => undefined);
+        this.states.set('initdb_failed');
+        throw this.fail('initdb_failed', 'initdb failed', e);
+      } finally {
+        if (pwFile) await rm(pwFile, { force: true });
+      }
+    });
+  }
+
+  start(opts: StartOptions): Promise<void> {
+    return this.exclusive(async () => {
+      try {
+        const recovery: RecoveryTarget | null = opts.upstream
+          ? { upstream: endpointFromUrl(opts.upstream.connUrl), ...(opts.slotName ? { slotName: opts.slotName } : {}) }
+          : opts.standby
+            ? { upstream: null }
+            : null;
+        if ((await this.ctl.livePid()) !== null) {
+          this.log.info('start requested but the server is already running');
+          return;
+        }
+        await this.writeRole(recovery);
+      } catch (e) {
+        this.states.set('start_failed');
+        throw this.fail('start_failed', 'could not prepare the start', e);
+      }
+      await this.launch(opts.timeoutMs, 'starting', 'start_failed');
+    });
+  }
+
+  /** Writes the configuration and standby.signal for `recovery` (null: primary). */
+  private async writeRole(recovery: RecoveryTarget | null): Promise<boolean> {
+    const changed = await this.files.write(this.configInput(recovery));
+    await this.files.setStandby(recovery !== null);
+    this.recovery = recovery;
+    return changed;
+  }
+
+  private configInput(recovery: RecoveryTarget | null) {
+    return { dynamic: this.dynamic, recovery, ...(this.syncNames !== undefined ? { synchronousStandbyNames: this.syncNames } : {}) };
+  }
+
+  /** Launches the postmaster and waits until it accepts connections; sets `during` then running or `failed`. */
+  private async launch(timeoutMs: number, during: 'starting' | 'restarting', failed: 'start_failed' | 'restart_failed'): Promise<void> {
+    this.states.set(during);
+    const deadline = Date.now() + timeoutMs;
+    let logOffset = 0;
+    try {
+      if (await exists(join(this.o.dataDir, REWIND_FAILED_MARKER))) {
+        throw new Error('pg_rewind failed on this data directory: it must be reinitialized, not started');
+      }
+      await this.clearCrashLeftovers(Math.min(10_000, Math.max(0, timeoutMs)));
+      this.session.close();
+      logOffset = await stat(this.o.logFile).then((st) => st.size, () => 0);
+      await this.ctl.launch(this.o.logFile);
+    } catch (e) {
+      this.states.set(failed);
+      throw this.fail(failed, 'could not launch the server', e);
+    }
+    let seenPid = false;
+    let lastError: unknown;
+    const launchedAt = Date.now();
+    for (;;) {
+      const pid = await this.ctl.livePid();
+      if (pid !== null) {
+        seenPid = true;
+        try {
+          const [row] = await this.session.query<{ in_recovery: boolean }>('SELECT pg_is_in_recovery() AS in_recovery');
+          this.states.set('running');
+          if (row && !row.in_recovery) await this.ensureReplicationRole();
+          return;
+        } catch (e) {
+          lastError = e;
+        }
+      } else if (seenPid || Date.now() - launchedAt > 5_000 || /\b(FATAL|PANIC):/.test(await this.logSince(logOffset))) {
+        this.states.set(failed);
+        const log = (await this.logSince(logOffset)).trim().split('\n').slice(-15).join('\n');
+        throw this.fail(failed, `the server exited during start-up${log ? `; server log:\n${log}` : ''}`);
+      }
+      if (Date.now() >= deadline) {
+        // the server keeps starting: the probe reports `running` once it answers
+        throw this.fail(failed, `the server did not accept connections within ${timeoutMs} ms (${describe(lastError)})`, {
+          timedOut: true,
+        });
+      }
+      await sleep(50);
+    }
+  }
+
+  /**
+   * A postmaster.pid whose PID is dead (or a zombie its parent has not reaped yet, which
+   * PostgreSQL's own check takes for alive) would make the new postmaster refuse to start.
+   */
+  /** Makes a data directory whose postmaster died startable again (by us or by pg_rewind's single-user run). */
+  private async clearCrashLeftovers(timeoutMs: number): Promise<void> {
+    // survivors of a killed postmaster hold its shared memory: a new one would refuse to start
+    if (!(await waitForDataDirProcesses(this.o.dataDir, timeoutMs))) {
+      throw new Error('processes of a previous server still run in the data directory');
+    }
+    await this.removeStalePidFile();
+  }
+
+  private async removeStalePidFile(): Promise<void> {
+    const pidFile = await readPostmasterPid(this.o.dataDir);
+    if (!pidFile || (await postmasterAlive(pidFile.pid))) return;
+    this.log.info('removing a stale postmaster.pid', { pid: pidFile.pid });
+    // the socket lock files carry the same dead PID and would stop the new postmaster too
+    const socketDirs = new Set<string>(pidFile.socketDir ? [pidFile.socketDir] : []);
+    const configured = effectiveParameters(this.o, this.configInput(null))['unix_socket_directories'];
+    if (typeof configured === 'string') for (const d of configured.split(',')) if (d.trim()) socketDirs.add(d.trim());
+    for (const dir of socketDirs) {
+      const lock = join(dir, `.s.PGSQL.${pidFile.port || this.o.listenPort}.lock`);
+      const owner = Number((await readFile(lock, 'utf8').catch(() => '')).split('\n')[0]);
+      if (owner === pidFile.pid) await rm(lock, { force: true });
+    }
+    await rm(join(this.o.dataDir, 'postmaster.pid'), { force: true });
+  }
+
+  /**
+   * pg_ctl reload, then wait (bounded) until our own session has re-read the files: after
+   * that, pg_settings (pending_restart included) and every setting show the new state.
+   */
+  private async reloadAndWait(): Promise<void> {
+    const loadTime = async () => (await this.session.query<{ t: string }>('SELECT pg_conf_load_time()::text AS t'))[0]?.t ?? '';
+    const before = await loadTime().catch(() => null);
+    await this.ctl.reload();
+    if (before === null) return;
+    const deadline = Date.now() + 2_000;
+    while (Date.now() < deadline) {
+      await sleep(10);
+      const now = await loadTime().catch(() => null);
+      if (now === null || now !== before) return;
+    }
+  }
+
+  /** What the server wrote to the pg_ctl log after `offset` (its last 64 KiB at most; '' when unreadable). */
+  private async logSince(offset: number): Promise<string> {
+    const fh = await open(this.o.logFile, 'r').catch(() => null);
+    if (!fh) return '';
+    try {
+      const { size } = await fh.stat();
+      const from = Math.max(offset, size - 65_536, 0);
+      const buf = Buffer.alloc(Math.max(0, size - from));
+      await fh.read(buf, 0, buf.length, from);
+      return buf.toString('utf8');
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** Creates the replication role on a primary when it is missing (first start after initdb). */
+  private async ensureReplicationRole(): Promise<void> {
+    const { username, password } = this.o.replication;
+    if (username === this.o.superuser.username) return;
+    try {
+      const rows = await this.session.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [username]);
+      if (rows.length) return;
+      await withClient(this.target(), MAINTENANCE_LIMITS, async (c) => {
+        const pw = password ? ` PASSWORD ${c.escapeLiteral(password)}` : '';
+        await c.query(`CREATE ROLE ${c.escapeIdentifier(username)} WITH LOGIN REPLICATION${pw}`);
+      });
+      this.log.info('created the replication role', { role: username });
+    } catch (e) {
+      this.log.error('could not create the replication role', { role: username, error: describe(e) });
+    }
+  }
+
+  stop(mode: StopMode, timeoutMs?: number): Promise<void> {
+    return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed'));
+  }
+
+  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: string): Promise<void> {
+    const pid = await this.ctl.livePid();
+    this.session.close();
+    if (pid === null) {
+      this.states.set('stopped');
+      return;
+    }
+    this.states.set('stopping');
+    try {
+      await this.ctl.signalStop(mode);
+      let outcome = await this.ctl.waitForExit(pid, timeoutMs ?? this.o.stopHardLimitMs);
+      if (outcome === 'timeout' && timeoutMs !== undefined && mode !== 'immediate') {
+        this.log.warn('server did not stop in time: escalating to immediate', { mode, timeoutMs });
+        await this.ctl.signalStop('immediate');
+        outcome = await this.ctl.waitForExit(pid, this.o.stopHardLimitMs);
+      }
+      if (outcome === 'timeout') throw new Error(`postmaster ${pid} still running`);
+      this.states.set('stopped');
+    } catch (e) {
+      this.states.set('stop_failed');
+      throw this.fail(failCode, `${mode} stop failed`, e);
+    }
+  }
+
+  restart(timeoutMs: number): Promise<void> {
+    return this.exclusive(async () => {
+      this.states.set('restarting');
+      try {
+        const recovery = await this.currentRecovery();
+        await this.stopNow('fast', timeoutMs, 'restart_failed');
+        await this.writeRole(recovery);
+      } catch (e) {
+        this.states.set('restart_failed');
+        throw e instanceof DatabaseError ? e : this.fail('restart_failed', 'restart failed', e);
+      }
+      await this.launch(timeoutMs, 'restarting', 'restart_failed');
+    });
+  }
+
+  private async currentRecovery(): Promise<RecoveryTarget | null> {
+    if (this.recovery === undefined) this.recovery = await this.files.readRecoveryTarget();
+    return this.recovery;
+  }
+
+  async reload(): Promise<void> {
+    try {
+      if ((await this.ctl.livePid()) === null) throw new Error('the server is not running');
+      await this.reloadAndWait();
+    } catch (e) {
+      throw this.fail('reload_failed', 'reload failed', e);
+    }
+  }
+
+  promote(timeoutMs: number): Promise<void> {
+    return this.exclusive(async () => {
+      const deadline = Date.now() + timeoutMs;
+      try {
+        if ((await this.ctl.livePid()) === null) throw new Error('the server is not running');
+        if (!(await this.inRecovery())) return;
+        await this.ctl.requestPromote();
+        while (await this.inRecovery().catch(() => true)) {
+          if (Date.now() >= deadline) throw new Error(`still in recovery after ${timeoutMs} ms`);
+          await sleep(20);
+        }
+        // the server removed standby.signal itself; keep the files in step so a restart stays primary
+        await this.writeRole(null);
+        await this.reloadAndWait();
+      } catch (e) {
+        throw this.fail('promote_failed', 'promote failed', e);
+      }
+    });
+  }
+
+  private async inRecovery(): Promise<boolean> {
+    const [row] = await this.session.query<{ r: boolean }>('SELECT pg_is_in_recovery() AS r');
+    if (!row) throw new Error('no answer');
+    return row.r;
+  }
+
+  follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void> {
+    return this.exclusive(async () => {
+      let running: boolean;
+      let primary = false;
+      try {
+        const recovery: RecoveryTarget = {
+          upstream: upstream ? endpointFromUrl(upstream.connUrl) : null,
+          ...(opts.slotName ? { slotName: opts.slotName } : {}),
+        };
+        running = (await this.ctl.livePid()) !== null;
+        if (running) primary = !(await this.inRecovery());
+        const changed = await this.writeRole(recovery);
+        if (running && !primary) {
+          // PostgreSQL 15 reloads primary_conninfo and primary_slot_name: no restart for a replica
+          if (changed) await this.reloadAndWait();
+          return;
+        }
+      } catch (e) {
+        throw this.fail('follow_failed', 'follow failed', e);
+      }
+      try {
+        if (running && primary) await this.stopNow('fast', opts.timeoutMs, 'follow_failed');
+        await this.launch(opts.timeoutMs, 'starting', 'start_failed');
+      } catch (e) {
+        throw e instanceof DatabaseError && e.code === 'follow_failed' ? e : this.fail('follow_failed', 'follow failed', e);
+      }
+    });
+  }
+
+  rewind(source: Upstream): Promise<void> {
+    return this.exclusive(async () => {
+      const marker = join(this.o.dataDir, REWIND_FAILED_MARKER);
+      try {
+        if ((await this.ctl.livePid()) !== null) throw new Error('the server must be stopped');
+      } catch (e) {
+        throw this.fail('rewind_failed', `pg_rewind from ${source.name} refused`, e);
+      }
+      try {
+        const before = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser).catch(() => null);
+        if (before && !cleanlyShutDown(before)) {
+          this.log.info('target was not shut down cleanly: pg_rewind runs crash recovery first', {
+            state: before['Database cluster state'],
+          });
+        }
+        await this.clearCrashLeftovers(10_000);
+        const recovery = await this.currentRecovery();
+        const outcome = await pgRewind(this.o, endpointFromUrl(source.connUrl));
+        // pg_rewind copied the source's configuration files: put ours back
+        await this.writeRole(recovery);
+        await rm(marker, { force: true });
+        this.controlCache = null;
+        this.log.info('pg_rewind finished', { outcome, source: source.name });
+      } catch (e) {
+        // an unreachable source leaves the target untouched; any other failure may have half-rewritten it
+        if (!sourceUnreachable(e)) {
+          await writeOwnedFile(marker, `${new Date().toISOString()} ${describe(e)}\n`, this.o.runAsUser).catch(() => undefined);
+        }
+        throw this.fail('rewind_failed', `pg_rewind from ${source.name} failed`, e);
+      }
+    });
+  }
+
+  createReplica(source: Upstream): Promise<void> {
+    return this.exclusive(async () => {
+      this.states.set('creating_replica');
+      try {
+        if ((await this.ctl.livePid()) !== null) throw new Error('the server is running');
+        const endpoint = endpointFromUrl(source.connUrl);
+        const started = Date.now();
+        await baseBackup(this.o, endpoint);
+        // a copy started without standby.signal would become a second primary
+        await this.writeRole({ upstream: endpoint });
+        this.controlCache = null;
+        this.states.set('stopped');
+        this.log.info('base backup done', { source: source.name, ms: Date.now() - started });
+      } catch (e) {
+        await emptyDirectory(this.o.dataDir).catch(() => undefined);
+        this.states.set('stopped');
+        throw this.fail('create_replica_failed', `base backup from ${source.name} failed`, e);
+      }
+    });
+  }
+
+  removeDataDirectory(): Promise<void> {
+    return this.exclusive(async () => {
+      try {
+        if ((await this.ctl.livePid()) !== null) throw new Error('the server is running');
+        await emptyDirectory(this.o.dataDir);
+        this.recovery = undefined;
+        this.controlCache = null;
+        this.states.set('stopped');
+      } catch (e) {
+        throw this.fail('remove_data_failed', 'could not remove the data directory', e);
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------- SQL-level changes
+
+  async checkpoint(): Promise<void> {
+    try {
+      await withClient(this.target(), MAINTENANCE_LIMITS, (c) => c.query('CHECKPOINT'));
+    } catch (e) {
+      throw this.fail('checkpoint_failed', 'CHECKPOINT failed', e);
+    }
+  }
+
+  async configure(parameters: Readonly<Record<string, ParameterValue>>): Promise<void> {
+    this.dynamic = { ...parameters };
+    await this.applyConfiguration();
+  }
+
+  async setSynchronousStandbyNames(value: string): Promise<void> {
+    this.syncNames = value;
+    await this.applyConfiguration();
+  }
+
+  /** Rewrites the files (when a cluster exists) and reloads a running server so pg_settings shows pending restarts. */
+  private async applyConfiguration(): Promise<void> {
+    try {
+      if (!(await exists(join(this.o.dataDir, 'global', 'pg_control')))) return;
+      const changed = await this.files.write(this.configInput(await this.currentRecovery()));
+      if (changed && (await this.ctl.livePid()) !== null) await this.reloadAndWait();
+    } catch (e) {
+      throw this.fail('configure_failed', 'could not apply the configuration', e);
+    }
+  }
+
+  async syncSlots(wanted: readonly WantedSlot[]): Promise<void> {
+    try {
+      if ((await this.ctl.livePid()) === null || (await this.inRecovery())) return;
+      const problems = await syncSlots(this.session, this.target(), MAINTENANCE_LIMITS, wanted);
+      if (problems.length) throw new Error(problems.join('; '));
+    } catch (e) {
+      throw this.fail('slots_failed', 'replication slots not in sync', e);
+    }
+  }
+
+  async terminateClientSessions(): Promise<void> {
+    try {
+      // MATERIALIZED: the planner must not evaluate pg_terminate_backend before excluding our own pid
+      const rows = await this.session.query<{ pid: number }>(
+        `WITH targets AS MATERIALIZED (
+           SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid())
+         SELECT pid FROM targets WHERE pg_terminate_backend(pid)`,
+      );
+      const pids = rows.map((r) => r.pid);
+      // "at once": return only when the sessions are gone (bounded), not merely signalled
+      const deadline = Date.now() + 2_000;
+      while (pids.length && Date.now() < deadline) {
+        const [left] = await this.session.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)', [pids]);
+        if (!left?.n) break;
+        await sleep(10);
+      }
+      this.log.info('terminated client sessions', { count: pids.length });
+    } catch (e) {
+      this.log.warn('could not terminate client sessions', { error: describe(e) });
+    }
+  }
+
+  /** Closes the probe connection (the server keeps running). */
+  close(): void {
+    this.session.close();
+  }
+}

@@ -1,0 +1,109 @@
+import type { ParameterValue } from '../../domain/cluster/config.js';
+import type { Logger } from '../../ports/logger.js';
+
+/** A database role and its optional password. */
+export interface PgCredentials {
+  readonly username: string;
+  readonly password?: string;
+}
+
+/** Construction options of PgDatabase (the `db` section of the local YAML plus identity). */
+export interface PgDatabaseOptions {
+  /** Member name: application_name towards the upstream and basis of this member's slot name. */
+  readonly name: string;
+  /** Cluster name (cluster_name parameter). */
+  readonly scope: string;
+  readonly dataDir: string;
+  /** PostgreSQL binaries; default /usr/lib/postgresql/15/bin. */
+  readonly binDir?: string;
+  /** `host:port` the server listens on (listen_addresses, port). */
+  readonly listen: string;
+  /** `host:port` other members use to reach this server. */
+  readonly connectAddress: string;
+  readonly superuser: PgCredentials;
+  readonly replication: PgCredentials;
+  /** OS user running the server and its tools; default 'postgres' when this process is root, else none (run directly). */
+  readonly runAsUser?: string;
+  /** Local `db.parameters`: win over the dynamic ones. */
+  readonly localParameters?: Readonly<Record<string, ParameterValue>>;
+  /** Extra pg_hba.conf lines, placed before the generated ones (first match wins). */
+  readonly pgHba?: readonly string[];
+  /** bootstrap.initdb: `'data-checksums'` flags and `{encoding: 'UTF8'}` options. */
+  readonly initdbOptions?: readonly (string | Readonly<Record<string, string>>)[];
+  /** pg_ctl log (server output before logging starts); default `<dataDir>/postmaster.log`. */
+  readonly logFile?: string;
+  /** Bound on pg_basebackup; default none (large clusters take long). */
+  readonly createReplicaTimeoutMs?: number;
+  /** Bound on pg_rewind; default none. */
+  readonly rewindTimeoutMs?: number;
+  /** Hard bound on a stop called without a timeout, and on the immediate stop after escalation; default 300 000. */
+  readonly stopHardLimitMs?: number;
+  readonly logger?: Logger;
+}
+
+/** Options with every default applied and addresses split. */
+export interface ResolvedPgOptions extends Required<Omit<PgDatabaseOptions, 'runAsUser' | 'logger' | 'createReplicaTimeoutMs' | 'rewindTimeoutMs'>> {
+  readonly runAsUser: string | null;
+  readonly listenHost: string;
+  readonly listenPort: number;
+  /** Host our own probe connects to (loopback when listening on a wildcard). */
+  readonly localHost: string;
+  readonly createReplicaTimeoutMs: number;
+  readonly rewindTimeoutMs: number;
+  readonly logger: Logger;
+}
+
+/** Default directory of the PostgreSQL 15 binaries on Debian. */
+export const DEFAULT_BIN_DIR = '/usr/lib/postgresql/15/bin';
+
+/** Splits `host:port` (IPv6 in brackets allowed). */
+export function splitHostPort(value: string, what: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port > 0 && port < 65536)) throw new Error(`${what}: expected host:port, got ${JSON.stringify(value)}`);
+  return { host: m[1] ?? m[2] ?? '', port };
+}
+
+const silentLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  child: () => silentLogger,
+};
+
+function loopbackFor(host: string): string {
+  const first = host.split(',')[0]!.trim();
+  if (first === '' || first === '*' || first === '0.0.0.0') return '127.0.0.1';
+  if (first === '::') return '::1';
+  return first;
+}
+
+/** Applies defaults and validates the addresses. */
+export function resolveOptions(o: PgDatabaseOptions): ResolvedPgOptions {
+  const listen = splitHostPort(o.listen, 'db.listen');
+  splitHostPort(o.connectAddress, 'db.connect_address');
+  const isRoot = process.getuid?.() === 0;
+  return {
+    name: o.name,
+    scope: o.scope,
+    dataDir: o.dataDir,
+    binDir: o.binDir ?? DEFAULT_BIN_DIR,
+    listen: o.listen,
+    connectAddress: o.connectAddress,
+    superuser: o.superuser,
+    replication: o.replication,
+    runAsUser: o.runAsUser ?? (isRoot ? 'postgres' : null),
+    localParameters: o.localParameters ?? {},
+    pgHba: o.pgHba ?? [],
+    initdbOptions: o.initdbOptions ?? [],
+    logFile: o.logFile ?? `${o.dataDir.replace(/\/+$/, '')}/postmaster.log`,
+    createReplicaTimeoutMs: o.createReplicaTimeoutMs ?? 0,
+    rewindTimeoutMs: o.rewindTimeoutMs ?? 0,
+    stopHardLimitMs: o.stopHardLimitMs ?? 300_000,
+    listenHost: listen.host,
+    listenPort: listen.port,
+    localHost: loopbackFor(listen.host),
+    logger: o.logger ?? silentLogger,
+  };
+}

@@ -1,0 +1,133 @@
+import type { PendingChange, ReplicationRow } from '../../domain/cluster/facts.js';
+import { parseLsn } from '../../domain/cluster/lsn.js';
+import type { ReplicationState } from '../../domain/cluster/states.js';
+import { upstreamUrlFromConninfo } from './conninfo.js';
+import type { PgSession } from './pg-session.js';
+
+/** What one query round trip tells about a server that answers. */
+export interface Observation {
+  readonly inRecovery: boolean;
+  readonly systemIdentifier: string;
+  readonly serverVersion: number;
+  readonly postmasterStartTime: string;
+  readonly timeline: number | null;
+  readonly walLocation: number | null;
+  readonly receivedLocation: number | null;
+  readonly replayedLocation: number | null;
+  readonly replayedTimestamp: string | null;
+  readonly replayPaused: boolean;
+  readonly replicationState: ReplicationState | null;
+  readonly replication: readonly ReplicationRow[];
+  readonly upstreamConnUrl: string | null;
+  readonly pendingRestart: boolean;
+  readonly pendingRestartReason: Readonly<Record<string, PendingChange>>;
+  readonly synchronousStandbyNames: string;
+}
+
+// One round trip. CASE keeps functions that fail in recovery (or outside it) from running.
+const OBSERVE_SQL = `
+SELECT pg_is_in_recovery() AS in_recovery,
+  current_setting('server_version_num')::int AS server_version,
+  pg_postmaster_start_time()::text AS start_time,
+  (SELECT system_identifier::text FROM pg_control_system()) AS system_identifier,
+  CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_flush_lsn()::text END AS wal_flush,
+  CASE WHEN pg_is_in_recovery() THEN NULL
+       ELSE ('x' || substr(pg_walfile_name(pg_current_wal_flush_lsn()), 1, 8))::bit(32)::int END AS primary_tli,
+  (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli,
+  pg_last_wal_receive_lsn()::text AS received,
+  pg_last_wal_replay_lsn()::text AS replayed,
+  pg_last_xact_replay_timestamp()::text AS replay_ts,
+  CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() ELSE false END AS paused,
+  (SELECT status FROM pg_stat_wal_receiver LIMIT 1) AS receiver_status,
+  (SELECT received_tli FROM pg_stat_wal_receiver LIMIT 1) AS received_tli,
+  current_setting('primary_conninfo') AS primary_conninfo,
+  current_setting('synchronous_standby_names') AS sync_names,
+  (SELECT coalesce(json_agg(json_build_object(
+      'usename', usename, 'application_name', application_name, 'client_addr', host(client_addr),
+      'state', state, 'sync_state', sync_state, 'sync_priority', sync_priority,
+      'write_lsn', write_lsn::text, 'flush_lsn', flush_lsn::text, 'replay_lsn', replay_lsn::text)
+      ORDER BY application_name), '[]'::json) FROM pg_stat_replication) AS replication,
+  (SELECT coalesce(json_agg(json_build_object('name', s.name, 'old', current_setting(s.name),
+      'new', coalesce(f.setting, s.boot_val)) ORDER BY s.name), '[]'::json)
+     FROM pg_settings s
+     LEFT JOIN LATERAL (SELECT fs.setting FROM pg_file_settings fs
+                        WHERE fs.name = s.name ORDER BY fs.seqno DESC LIMIT 1) f ON true
+     WHERE s.pending_restart) AS pending`;
+
+interface ObserveRow {
+  in_recovery: boolean;
+  server_version: number;
+  start_time: string;
+  system_identifier: string;
+  wal_flush: string | null;
+  primary_tli: number | null;
+  checkpoint_tli: number | null;
+  received: string | null;
+  replayed: string | null;
+  replay_ts: string | null;
+  paused: boolean;
+  receiver_status: string | null;
+  received_tli: number | null;
+  primary_conninfo: string;
+  sync_names: string;
+  replication: {
+    usename: string | null;
+    application_name: string | null;
+    client_addr: string | null;
+    state: string | null;
+    sync_state: string | null;
+    sync_priority: number | null;
+    write_lsn: string | null;
+    flush_lsn: string | null;
+    replay_lsn: string | null;
+  }[];
+  pending: { name: string; old: string; new: string }[];
+}
+
+/** `2024-05-01 12:00:00.123+02` (PostgreSQL text) to ISO 8601 with a full offset. */
+export function pgTimestampToIso(text: string): string {
+  const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?)([+-]\d\d)(?::?(\d\d))?(?::?(\d\d))?$/.exec(text);
+  if (!m) return text;
+  return `${m[1]}T${m[2]}${m[3]}:${m[4] ?? '00'}`;
+}
+
+function lsn(text: string | null): number | null {
+  return text === null ? null : (parseLsn(text) ?? null);
+}
+
+/** Observes a server through `session`. Rejects when the server does not answer. */
+export async function observe(session: PgSession): Promise<Observation> {
+  const [r] = await session.query<ObserveRow>(OBSERVE_SQL);
+  if (!r) throw new Error('observation query returned no row');
+  const pendingRestartReason: Record<string, PendingChange> = {};
+  for (const p of r.pending) pendingRestartReason[p.name] = { old_value: p.old, new_value: p.new };
+  const receiverTli = r.received_tli !== null && r.received_tli > 0 ? r.received_tli : null;
+  return {
+    inRecovery: r.in_recovery,
+    systemIdentifier: r.system_identifier,
+    serverVersion: r.server_version,
+    postmasterStartTime: pgTimestampToIso(r.start_time),
+    timeline: r.in_recovery ? (receiverTli ?? r.checkpoint_tli) : r.primary_tli,
+    walLocation: lsn(r.wal_flush),
+    receivedLocation: r.in_recovery ? lsn(r.received) : null,
+    replayedLocation: r.in_recovery ? lsn(r.replayed) : null,
+    replayedTimestamp: r.in_recovery && r.replay_ts ? pgTimestampToIso(r.replay_ts) : null,
+    replayPaused: r.paused,
+    replicationState: r.in_recovery ? (r.receiver_status === 'streaming' ? 'streaming' : 'in archive recovery') : null,
+    replication: r.replication.map((x) => ({
+      usename: x.usename ?? '',
+      application_name: x.application_name ?? '',
+      client_addr: x.client_addr,
+      state: x.state ?? '',
+      sync_state: x.sync_state ?? '',
+      sync_priority: x.sync_priority ?? 0,
+      write_lsn: lsn(x.write_lsn),
+      flush_lsn: lsn(x.flush_lsn),
+      replay_lsn: lsn(x.replay_lsn),
+    })),
+    upstreamConnUrl: r.in_recovery ? upstreamUrlFromConninfo(r.primary_conninfo) : null,
+    pendingRestart: r.pending.length > 0,
+    pendingRestartReason,
+    synchronousStandbyNames: r.sync_names,
+  };
+}

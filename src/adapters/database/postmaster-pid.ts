@@ -1,0 +1,45 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** The lines of postmaster.pid that matter (see PostgreSQL's pidfile.h). */
+export interface PostmasterPid {
+  readonly pid: number;
+  /** Seconds since the epoch. */
+  readonly startTime: number;
+  readonly port: number;
+  /** First Unix socket directory ('' when none). */
+  readonly socketDir: string;
+  /** `starting`, `stopping`, `ready` or `standby`; '' while the postmaster has not written it. */
+  readonly status: string;
+}
+
+/** Parses postmaster.pid of `dataDir`; null when absent or unreadable. */
+export async function readPostmasterPid(dataDir: string): Promise<PostmasterPid | null> {
+  const text = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => null);
+  if (text === null) return null;
+  const lines = text.split('\n');
+  const pid = Number(lines[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  return { pid, startTime: Number(lines[2] ?? 0), port: Number(lines[3] ?? 0), socketDir: (lines[4] ?? '').trim(), status: (lines[7] ?? '').trim() };
+}
+
+/**
+ * True while `pid` is a live postgres process. A zombie (parent has not reaped it yet) or a
+ * PID reused by another program counts as dead.
+ */
+export async function postmasterAlive(pid: number): Promise<boolean> {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    // EPERM: exists but belongs to someone else (we are not root): trust /proc below
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return process.platform !== 'linux';
+  const open = stat.indexOf('(');
+  const close = stat.lastIndexOf(')');
+  const comm = stat.slice(open + 1, close);
+  const state = stat.charAt(close + 2);
+  return state !== 'Z' && state !== 'X' && (comm === 'postgres' || comm === 'postmaster');
+}
