@@ -1,0 +1,37 @@
+import 'reflect-metadata';
+import { inject, injectable } from 'inversify';
+import type { CollectorDefinition } from '../../domain/collectors/collector.js';
+import type { LoadedCollectors } from './config-files.js';
+import { CollectorLoaderToken, InitialCollectorsToken } from './tokens.js';
+
+/** Loads the collector configuration from where the exporter was told to (throws ValidationError). */
+export type CollectorLoader = () => Promise<LoadedCollectors>;
+
+/** The active collector configuration; replaced as a whole by a successful reload only. */
+@injectable()
+export class CollectorSet {
+  private loaded: LoadedCollectors;
+
+  constructor(
+    @inject(InitialCollectorsToken) initial: LoadedCollectors,
+    @inject(CollectorLoaderToken) private readonly loader: CollectorLoader,
+  ) {
+    this.loaded = initial;
+  }
+
+  /** The definitions in run order. The array identity changes only on reload. */
+  get collectors(): readonly CollectorDefinition[] {
+    return this.loaded.collectors;
+  }
+
+  get source(): LoadedCollectors {
+    return this.loaded;
+  }
+
+  /** Re-reads the configuration; on any problem throws and keeps the current one. */
+  async reload(): Promise<LoadedCollectors> {
+    const next = await this.loader();
+    this.loaded = next;
+    return next;
+  }
+}

@@ -1,0 +1,108 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Problem } from '../errors.js';
+import { USAGES } from './collector.js';
+
+const duration = { type: ['string', 'number'] };
+
+const metricColumnSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['usage'],
+  properties: {
+    usage: { enum: USAGES },
+    rename: { type: 'string', minLength: 1 },
+    description: { type: 'string' },
+    scale: { type: 'number' },
+    default: { type: 'number' },
+    bucket: { type: 'array', minItems: 1, items: { type: 'number' } },
+  },
+};
+
+/** JSON schema of one collector definition as written in YAML (before defaults and semantic checks). */
+export const COLLECTOR_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['query', 'metrics'],
+  properties: {
+    name: { type: 'string', minLength: 1 },
+    desc: { type: 'string' },
+    query: { type: 'string', minLength: 1 },
+    ttl: duration,
+    timeout: duration,
+    min_version: { type: 'integer', minimum: 0 },
+    max_version: { type: 'integer', minimum: 0 },
+    tags: { type: 'array', items: { type: 'string', minLength: 1 } },
+    fatal: { type: 'boolean' },
+    skip: { type: 'boolean' },
+    predicate_queries: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'predicate_query'],
+        properties: { name: { type: 'string', minLength: 1 }, predicate_query: { type: 'string', minLength: 1 }, ttl: duration },
+      },
+    },
+    metrics: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'object', minProperties: 1, maxProperties: 1, additionalProperties: metricColumnSchema },
+    },
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strictTypes: false });
+const validateCollector: ValidateFunction = ajv.compile(COLLECTOR_SCHEMA);
+
+/** `/metrics/1/xact_commit/usage` -> `metrics[1].xact_commit.usage`. */
+function pointerToPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
+}
+
+/** A short rendering of a found value for messages. */
+export function describeValue(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function join(base: string, key: string): string {
+  return key ? `${base}.${key}` : base;
+}
+
+function toProblem(key: string, e: ErrorObject): Problem {
+  const path = join(key, pointerToPath(e.instancePath));
+  const params = e.params as Record<string, unknown>;
+  const got = describeValue(e.data);
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const allowed = Object.keys((e.parentSchema as { properties?: object }).properties ?? {}).join(', ');
+      return { path: `${path}.${String(params['additionalProperty'])}`, message: `unknown field (expected one of ${allowed})` };
+    }
+    case 'required':
+      return { path: `${path}.${String(params['missingProperty'])}`, message: 'is required' };
+    case 'enum':
+      return { path, message: `expected one of ${(params['allowedValues'] as unknown[]).join(', ')}, got ${got}` };
+    case 'type':
+      return { path, message: `expected ${Array.isArray(params['type']) ? (params['type'] as string[]).join(' or ') : String(params['type'])}, got ${got}` };
+    case 'minProperties':
+    case 'maxProperties':
+      return { path, message: `each metrics entry maps exactly one column name to its settings, got ${got}` };
+    case 'minItems':
+      return { path, message: `expected at least ${String(params['limit'])} item(s), got ${got}` };
+    case 'minLength':
+      return { path, message: `expected a non-empty string, got ${got}` };
+    default:
+      return { path, message: `${e.message ?? 'invalid'}, got ${got}` };
+  }
+}
+
+/** Schema problems of one raw definition, each path starting with the collector key. */
+export function schemaProblems(key: string, raw: unknown): Problem[] {
+  if (validateCollector(raw)) return [];
+  return (validateCollector.errors ?? []).map((e) => toProblem(key, e));
+}

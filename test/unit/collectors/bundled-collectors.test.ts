@@ -1,0 +1,44 @@
+import { expect } from 'chai';
+import { loadCollectorFiles } from '../../../src/app/exporter/config-files.js';
+import { isValueUsage } from '../../../src/domain/collectors/collector.js';
+import { planCollectors } from '../../../src/domain/collectors/select.js';
+
+describe('the bundled collector set', () => {
+  it('loads without a problem, one file per area', async () => {
+    const l = await loadCollectorFiles();
+    expect(l.files.length).to.be.greaterThanOrEqual(8);
+    expect(l.collectors.length).to.be.greaterThanOrEqual(40);
+  });
+
+  it('describes every metric and every collector', async () => {
+    const { collectors } = await loadCollectorFiles();
+    const missing = collectors.flatMap((c) => [...(c.desc ? [] : [`${c.key} (desc)`]), ...c.metrics.filter((m) => !m.description).map((m) => `${c.key}.${m.column}`)]);
+    expect(missing).to.deep.equal([]);
+  });
+
+  it('every collector has a TTL (scrapes are served from the cache) and a version range from PostgreSQL 13', async () => {
+    const { collectors } = await loadCollectorFiles();
+    expect(collectors.filter((c) => c.ttlMs <= 0).map((c) => c.key)).to.deep.equal([]);
+    expect(collectors.filter((c) => (c.minVersion ?? 0) < 130000).map((c) => c.key)).to.deep.equal([]);
+  });
+
+  for (const version of [130012, 140009, 150004, 160002, 170000]) {
+    for (const role of ['primary', 'replica'] as const) {
+      it(`plans at least 40 metric families' worth of collectors on PostgreSQL ${Math.floor(version / 10000)} (${role})`, async () => {
+        const { collectors } = await loadCollectorFiles();
+        const plan = planCollectors(collectors, { server: { version, role }, main: { name: 'postgres', extensions: new Set() }, others: [], exporterTags: new Set() });
+        const families = plan.active.flatMap((p) => p.def.metrics.filter((m) => isValueUsage(m.usage)));
+        expect(plan.active.length).to.be.greaterThanOrEqual(30);
+        expect(families.length).to.be.greaterThanOrEqual(150);
+      });
+    }
+  }
+
+  it('covers the areas of spec §2', async () => {
+    const { collectors } = await loadCollectorFiles();
+    const text = collectors.map((c) => c.query).join('\n');
+    for (const source of ['pg_postmaster_start_time', 'pg_stat_activity', 'pg_stat_database', 'pg_database_size', 'pg_stat_replication', 'pg_stat_wal_receiver', 'pg_last_xact_replay_timestamp', 'pg_replication_slots', 'pg_stat_wal', 'pg_stat_bgwriter', 'pg_stat_checkpointer', 'pg_locks', 'backend_xmin', 'datfrozenxid', 'pg_stat_user_tables', 'pg_stat_user_indexes', 'pg_settings', 'pg_stat_archiver', 'pg_last_wal_replay_lsn']) {
+      expect(text, source).to.contain(source);
+    }
+  });
+});

@@ -1,0 +1,130 @@
+import { expect } from 'chai';
+import { createExporterApp, listenExporter, type ExporterApi, type ExporterHttpServer, type ReloadResult } from '../../../src/adapters/http/exporter-api.js';
+import type { ServerStatus } from '../../../src/domain/collectors/server-state.js';
+import { MemoryLogger } from './fakes.js';
+
+class FakeApi implements ExporterApi {
+  status: ServerStatus = 'primary';
+  ready = true;
+  reloads = 0;
+  reloadResult: ReloadResult = { status: 'success', message: 'ok', timestamp: '2024-01-01T00:00:00.000Z' };
+  get state() {
+    return { status: this.status, version: 150004, checkedAt: 0, error: null };
+  }
+  async scrape() {
+    return '# HELP db_up x\n# TYPE db_up gauge\ndb_up 1\n';
+  }
+  async reload() {
+    this.reloads++;
+    return this.reloadResult;
+  }
+  explain() {
+    return 'Collector: db_a\n';
+  }
+  stats() {
+    return [{ name: 'db_a', runs: 1, cacheHits: 2, errors: 0, lastDurationSeconds: 0.001, lastMetrics: 3, lastError: null }];
+  }
+}
+
+describe('exporter HTTP API', () => {
+  let api: FakeApi;
+  let http: ExporterHttpServer;
+  let base: string;
+  before(async () => {
+    api = new FakeApi();
+    http = await listenExporter(createExporterApp(api, { telemetryPath: '/metrics' }, new MemoryLogger()), '127.0.0.1', 0);
+    base = `http://127.0.0.1:${http.address.port}`;
+  });
+  after(() => http.close());
+  beforeEach(() => {
+    api.status = 'primary';
+    api.ready = true;
+  });
+
+  const get = async (path: string, init?: RequestInit) => {
+    const r = await fetch(base + path, init);
+    return { status: r.status, type: r.headers.get('content-type'), allow: r.headers.get('allow'), body: await r.text() };
+  };
+
+  it('GET /metrics: Prometheus text with the exposition content type', async () => {
+    const r = await get('/metrics');
+    expect(r.status).to.equal(200);
+    expect(r.type).to.equal('text/plain; version=0.0.4; charset=utf-8');
+    expect(r.body).to.contain('db_up 1\n');
+  });
+
+  const table: [ServerStatus, Record<string, number>][] = [
+    ['primary', { '/up': 200, '/health': 200, '/read': 200, '/primary': 200, '/leader': 200, '/master': 200, '/read-write': 200, '/rw': 200, '/replica': 404, '/standby': 404, '/slave': 404, '/read-only': 404, '/ro': 404 }],
+    ['replica', { '/up': 200, '/health': 200, '/read': 200, '/primary': 404, '/leader': 404, '/master': 404, '/read-write': 404, '/rw': 404, '/replica': 200, '/standby': 200, '/slave': 200, '/read-only': 200, '/ro': 200 }],
+    ['down', { '/up': 503, '/health': 503, '/read': 503, '/primary': 503, '/leader': 503, '/master': 503, '/read-write': 503, '/rw': 503, '/replica': 503, '/standby': 503, '/slave': 503, '/read-only': 503, '/ro': 503 }],
+    ['starting', { '/up': 503, '/primary': 503, '/replica': 503 }],
+  ];
+  for (const [status, codes] of table) {
+    it(`role checks on a ${status} server: ${Object.entries(codes).map(([p, c]) => `${p} ${c}`).join(', ')}`, async () => {
+      api.status = status;
+      for (const [path, code] of Object.entries(codes)) {
+        const r = await get(path);
+        expect(r.status, path).to.equal(code);
+        expect(r.type).to.equal('text/plain; charset=utf-8');
+        expect(r.body).to.equal(`${status}\n`);
+      }
+    });
+  }
+
+  it('/liveness is 200 even with the database down; /readiness follows readiness', async () => {
+    api.status = 'down';
+    api.ready = false;
+    expect((await get('/liveness')).status).to.equal(200);
+    expect(await get('/readiness')).to.include({ status: 503, body: 'down\n' });
+    api.status = 'primary';
+    expect(await get('/readiness')).to.include({ status: 503, body: 'starting\n' });
+    api.ready = true;
+    expect(await get('/readiness')).to.include({ status: 200, body: 'primary\n' });
+  });
+
+  it('/reload answers JSON on POST and GET, 200 or 500; other methods 405 with Allow: GET, POST', async () => {
+    const ok = await get('/reload', { method: 'POST' });
+    expect(ok.status).to.equal(200);
+    expect(ok.type).to.match(/^application\/json/);
+    expect(JSON.parse(ok.body)).to.deep.equal(api.reloadResult);
+    expect((await get('/reload')).status).to.equal(200);
+    api.reloadResult = { status: 'error', message: 'bad', timestamp: '2024-01-01T00:00:00.000Z' };
+    const bad = await get('/reload', { method: 'POST' });
+    expect(bad.status).to.equal(500);
+    expect(JSON.parse(bad.body)).to.include({ status: 'error', message: 'bad' });
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
+      const r = await get('/reload', { method });
+      expect(r.status, method).to.equal(405);
+      expect(r.allow).to.equal('GET, POST');
+    }
+    expect(api.reloads).to.equal(3);
+  });
+
+  it('/explain is plain text; /stat is a table or JSON', async () => {
+    expect(await get('/explain')).to.include({ status: 200, body: 'Collector: db_a\n', type: 'text/plain; charset=utf-8' });
+    const table = await get('/stat');
+    expect(table.status).to.equal(200);
+    expect(table.body).to.match(/^COLLECTOR\s+RUNS/);
+    const json = await get('/stat?format=json');
+    expect(JSON.parse(json.body)).to.deep.equal({ collectors: api.stats() });
+    expect((await get('/stat?format=xml')).status).to.equal(400);
+  });
+
+  it('unknown paths 404; POST on a GET endpoint 405 with Allow: GET', async () => {
+    expect((await get('/nope')).status).to.equal(404);
+    expect((await get('/metrics/x')).status).to.equal(404);
+    const r = await get('/primary', { method: 'POST' });
+    expect(r).to.include({ status: 405, allow: 'GET' });
+    expect((await get('/metrics', { method: 'HEAD' })).status).to.equal(200);
+  });
+
+  it('serves the telemetry path given by --web.telemetry-path', async () => {
+    const other = await listenExporter(createExporterApp(api, { telemetryPath: '/prom' }, new MemoryLogger()), '127.0.0.1', 0);
+    try {
+      expect((await fetch(`http://127.0.0.1:${other.address.port}/prom`)).status).to.equal(200);
+      expect((await fetch(`http://127.0.0.1:${other.address.port}/metrics`)).status).to.equal(404);
+    } finally {
+      await other.close();
+    }
+  });
+});

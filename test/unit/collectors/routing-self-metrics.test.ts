@@ -1,0 +1,64 @@
+import { expect } from 'chai';
+import { parseConstLabels } from '../../../src/domain/collectors/metric-naming.js';
+import { ROLE_CHECK_PATHS, roleCheckStatus } from '../../../src/domain/collectors/routing.js';
+import { renderBuildInfo, renderScrapeSelfStats, renderServerGauges } from '../../../src/domain/collectors/self-metrics.js';
+import { parseExposition } from './exposition-parser.js';
+
+describe('collectors: routing checks', () => {
+  const table: [string, string, number][] = [
+    ['up', 'primary', 200], ['up', 'replica', 200], ['up', 'down', 503], ['up', 'starting', 503],
+    ['primary', 'primary', 200], ['primary', 'replica', 404], ['primary', 'down', 503], ['primary', 'starting', 503],
+    ['replica', 'replica', 200], ['replica', 'primary', 404], ['replica', 'down', 503], ['replica', 'starting', 503],
+  ];
+  for (const [check, status, code] of table) {
+    it(`${check} on a ${status} server answers ${code}`, () => {
+      expect(roleCheckStatus(check as 'up', status as 'primary')).to.equal(code);
+    });
+  }
+  it('maps every alias of the seed', () => {
+    expect(Object.entries(ROLE_CHECK_PATHS).filter(([, c]) => c === 'up').map(([p]) => p)).to.deep.equal(['/up', '/health', '/read']);
+    expect(Object.entries(ROLE_CHECK_PATHS).filter(([, c]) => c === 'primary').map(([p]) => p)).to.deep.equal(['/primary', '/leader', '/master', '/read-write', '/rw']);
+    expect(Object.entries(ROLE_CHECK_PATHS).filter(([, c]) => c === 'replica').map(([p]) => p)).to.deep.equal(['/replica', '/standby', '/slave', '/read-only', '/ro']);
+  });
+});
+
+describe('collectors: built-in and self metrics', () => {
+  it('renders db_up, db_version, db_in_recovery and build info as valid exposition text', () => {
+    const text =
+      renderServerGauges('db', [['env', 'test']], { up: true, version: 150004, inRecovery: false }) +
+      renderBuildInfo('db', [['env', 'test']], { version: '0.1.0', branch: 'main', revision: 'abc' }) +
+      renderScrapeSelfStats('db', [['env', 'test']], {
+        lastScrapeDurationSeconds: 0.002,
+        scrapesTotal: 3,
+        scrapeErrorsTotal: 1,
+        lastScrapeTimestampSeconds: 1700000000.5,
+        collectors: [{ name: 'db_a', lastDurationSeconds: 0.001, errors: 0, cacheHits: 2, lastMetrics: 10 }],
+      });
+    const f = parseExposition(text);
+    expect(f.get('db_up')!.samples).to.deep.equal([{ name: 'db_up', labels: { env: 'test' }, value: 1 }]);
+    expect(f.get('db_version')!.samples[0]!.value).to.equal(150004);
+    expect(f.get('db_in_recovery')!.samples[0]!.value).to.equal(0);
+    expect(f.get('db_exporter_build_info')!.samples[0]!.labels).to.deep.equal({ version: '0.1.0', branch: 'main', revision: 'abc', env: 'test' });
+    for (const name of ['db_exporter_scrape_duration_seconds', 'db_exporter_scrape_total', 'db_exporter_scrape_errors_total', 'db_exporter_last_scrape_timestamp_seconds', 'db_exporter_query_duration_seconds', 'db_exporter_query_errors_total', 'db_exporter_query_cache_hits_total', 'db_exporter_query_metrics']) {
+      expect(f.has(name), name).to.equal(true);
+      expect(f.get(name)!.help).to.be.a('string').and.not.equal('');
+    }
+    expect(f.get('db_exporter_query_cache_hits_total')!.samples[0]!.labels).to.deep.equal({ collector: 'db_a', env: 'test' });
+  });
+
+  it('a down server has db_up 0, keeps the last version, and no db_in_recovery', () => {
+    const f = parseExposition(renderServerGauges('pg', [], { up: false, version: 150004, inRecovery: null }));
+    expect(f.get('pg_up')!.samples[0]!.value).to.equal(0);
+    expect(f.get('pg_version')!.samples[0]!.value).to.equal(150004);
+    expect(f.has('pg_in_recovery')).to.equal(false);
+    expect(parseExposition(renderServerGauges('pg', [], { up: false, version: null, inRecovery: null })).has('pg_version')).to.equal(false);
+  });
+
+  it('parses --const-labels', () => {
+    expect(parseConstLabels('a=b, c=d')).to.deep.equal([['a', 'b'], ['c', 'd']]);
+    expect(parseConstLabels('')).to.deep.equal([]);
+    expect(parseConstLabels('a')).to.equal('expected name=value, got "a"');
+    expect(parseConstLabels('1a=b')).to.equal('invalid label name "1a"');
+    expect(parseConstLabels('a=b,a=c')).to.equal('label a given twice');
+  });
+});
