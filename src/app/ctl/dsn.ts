@@ -1,0 +1,35 @@
+import type { Cluster, Member } from '../../domain/cluster/cluster.js';
+import { connHostPort } from '../../domain/cluster/cluster-document.js';
+import { leaderMember, matchesRole, memberOrFail, parseRoleFilter, readCluster } from './cluster-access.js';
+import type { CtlContext } from './context.js';
+import { CtlError } from './errors.js';
+
+/** Options shared by `dsn` and `query` to pick a member. */
+export interface MemberChoice {
+  /** leader | primary | standby-leader | replica | any (default: the leader). */
+  readonly role?: string;
+}
+
+/** The member to connect to: the named one, else the first with the role, else the leader. */
+export function chooseMember(cluster: Cluster, name: string | undefined, role: string | undefined): Member {
+  if (name && role) throw new CtlError('invalid_choice', 'give a member name or --role, not both');
+  if (name) return memberOrFail(cluster, name);
+  if (!role) return leaderMember(cluster);
+  const r = parseRoleFilter(role);
+  const running = cluster.members.filter((m) => matchesRole(cluster, m, r) && m.state === 'running');
+  const any = running[0] ?? cluster.members.find((m) => matchesRole(cluster, m, r));
+  if (!any) throw new CtlError('no_members', `no member with role ${role}`);
+  return any;
+}
+
+/** A libpq key/value DSN (`host=... port=...`) from a member's conn_url. */
+export function memberDsn(m: Member): string {
+  const { host, port } = connHostPort(m.connUrl);
+  if (!host) throw new CtlError('no_conn_url', `member ${m.name} publishes no usable conn_url (${JSON.stringify(m.connUrl)})`);
+  return port === undefined ? `host=${host}` : `host=${host} port=${port}`;
+}
+
+/** `dsn [member]`: how to connect to a member's database (the leader by default). */
+export async function dsn(ctx: CtlContext, name: string | undefined, opts: MemberChoice = {}): Promise<void> {
+  ctx.out(memberDsn(chooseMember(await readCluster(ctx), name, opts.role)));
+}

@@ -1,0 +1,133 @@
+import { createTwoFilesPatch } from 'diff';
+import YAML from 'yaml';
+import { mergePatch, validateConfig, type RawConfig } from '../../domain/cluster/config.js';
+import { DcsKey } from '../../domain/cluster/dcs-keys.js';
+import { confirmOrAbort } from './cluster-access.js';
+import type { CtlContext } from './context.js';
+import { CtlError } from './errors.js';
+
+/** Options of `edit-config`. */
+export interface EditConfigOptions {
+  /** `key.path=value` (value parsed as a YAML scalar; empty or `null` removes the key). */
+  readonly set?: readonly string[];
+  /** `name=value` of a server parameter (→ `db.parameters.name`). */
+  readonly param?: readonly string[];
+  /** A YAML/JSON fragment file merged in (`-` reads stdin). */
+  readonly apply?: string;
+  /** No confirmation. */
+  readonly force?: boolean;
+  /** Do not print the diff. */
+  readonly quiet?: boolean;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObject(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The configuration as stored, with the revision to compare against on write ('0': absent). */
+export async function readStoredConfig(ctx: CtlContext): Promise<{ value: RawConfig; revision: string }> {
+  const entry = (await ctx.dcs.readAll()).get(DcsKey.config);
+  if (!entry) return { value: {}, revision: '0' };
+  let value: unknown;
+  try {
+    value = JSON.parse(entry.value);
+  } catch (e) {
+    throw new CtlError('config_malformed', `the DCS config key is not valid JSON (${(e as Error).message}); replace it with PUT /config`);
+  }
+  if (!isObject(value)) throw new CtlError('config_malformed', 'the DCS config key is not a JSON object; replace it with PUT /config');
+  return { value, revision: entry.revision };
+}
+
+/** Parses a command-line value as a YAML scalar (`30` → 30, `true` → true, `` → null). */
+export function parseScalar(text: string): unknown {
+  if (text.trim() === '') return null;
+  try {
+    return YAML.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function splitAssignment(arg: string, flag: string): [string, string] {
+  const i = arg.indexOf('=');
+  if (i <= 0) throw new CtlError('invalid_assignment', `${flag} expects name=value; got ${JSON.stringify(arg)}`);
+  return [arg.slice(0, i).trim(), arg.slice(i + 1)];
+}
+
+/** The merge-patch fragment of one `-s key.path=value`. */
+export function setPatch(arg: string): Obj {
+  const [path, value] = splitAssignment(arg, '-s/--set');
+  const parts = path.split('.');
+  if (parts.some((p) => p === '')) throw new CtlError('invalid_assignment', `-s/--set: bad key path ${JSON.stringify(path)}`);
+  return parts.reduceRight<unknown>((inner, key) => ({ [key]: inner }), parseScalar(value)) as Obj;
+}
+
+/** The merge-patch fragment of one `-p name=value`. */
+export function paramPatch(arg: string): Obj {
+  const [name, value] = splitAssignment(arg, '-p/--param');
+  return { db: { parameters: { [name]: parseScalar(value) } } };
+}
+
+/** Parses a YAML or JSON document that must be a mapping. */
+function parseMapping(text: string, source: string): Obj {
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text);
+  } catch (e) {
+    throw new CtlError('invalid_yaml', `${source}: not valid YAML/JSON (${(e as Error).message.split('\n')[0]})`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (!isObject(doc)) throw new CtlError('invalid_yaml', `${source}: expected a mapping of configuration keys`);
+  return doc;
+}
+
+/** The configuration as YAML text, for editing and diffs. */
+export function configYaml(value: RawConfig): string {
+  return Object.keys(value).length ? YAML.stringify(value) : '';
+}
+
+/** A unified diff of two YAML texts (without the `====` banner). */
+export function unifiedDiff(before: string, after: string): string {
+  return createTwoFilesPatch('before', 'after', before, after, '', '', { context: 3 })
+    .split('\n')
+    .filter((l, i) => !(i === 0 && /^=+$/.test(l)))
+    .join('\n')
+    .trimEnd();
+}
+
+/**
+ * `edit-config`: change the dynamic configuration with `-s`/`-p`/`--apply`, or in `$EDITOR`.
+ * Shows the diff, validates like the API does, asks, then writes with a compare-and-set on
+ * the revision it read, so a concurrent change is refused instead of overwritten.
+ */
+export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}): Promise<void> {
+  const { value: before, revision } = await readStoredConfig(ctx);
+  let after: RawConfig = before;
+  const scripted = !!(opts.apply || opts.set?.length || opts.param?.length);
+  if (scripted) {
+    if (opts.apply) after = mergePatch(after, parseMapping(await ctx.readFile(opts.apply), opts.apply));
+    for (const s of opts.set ?? []) after = mergePatch(after, setPatch(s));
+    for (const p of opts.param ?? []) after = mergePatch(after, paramPatch(p));
+  } else {
+    after = parseMapping(await ctx.edit(configYaml(before)), 'edited configuration');
+  }
+  const beforeText = configYaml(before);
+  const afterText = configYaml(after);
+  if (beforeText === afterText) {
+    ctx.out('Not changed');
+    return;
+  }
+  if (!opts.quiet) ctx.out(unifiedDiff(beforeText, afterText));
+  const problems = validateConfig(after);
+  if (problems.length) {
+    throw new CtlError('config_invalid', `invalid configuration, nothing written: ${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ')}`);
+  }
+  await confirmOrAbort(ctx, opts.force, 'Apply these changes?');
+  const written = await ctx.dcs.put(DcsKey.config, JSON.stringify(after), { if: { revision } });
+  if (!written) {
+    throw new CtlError('concurrent_change', 'the configuration was changed by someone else since it was read; nothing was written (run edit-config again)');
+  }
+  ctx.out('Configuration changed');
+}

@@ -1,0 +1,79 @@
+import type { Member } from '../../domain/cluster/cluster.js';
+import { callMember, confirmOrAbort, isOk, parseRoleFilter, readCluster, selectMembers } from './cluster-access.js';
+import type { CtlContext } from './context.js';
+import { CtlError } from './errors.js';
+import { responseMessage } from './rest-client.js';
+import { parseDurationSeconds, parseScheduledAt } from './schedule.js';
+import { isPaused } from './switchover.js';
+
+/** Options of `restart`. */
+export interface RestartOptions {
+  /** leader | primary | standby-leader | replica | any */
+  readonly role?: string;
+  /** Only members with a pending restart (and the API re-checks it). */
+  readonly pending?: boolean;
+  /** ISO 8601 time or `now`. */
+  readonly scheduled?: string;
+  /** Only if the server version is lower than this (`X.Y` or `X.Y.Z`). */
+  readonly dbVersion?: string;
+  /** Seconds (or `30s`, `5min`) to wait for the database to accept connections. */
+  readonly timeout?: string | number;
+  readonly force?: boolean;
+}
+
+/** Runs one action on each member in turn; failures are printed, then summarised as one error. */
+export async function onEachMember(ctx: CtlContext, action: string, members: readonly Member[], run: (m: Member) => Promise<string>): Promise<void> {
+  const failed: string[] = [];
+  for (const m of members) {
+    try {
+      ctx.out(`${m.name}: ${await run(m)}`);
+    } catch (e) {
+      if (!(e instanceof CtlError)) throw e;
+      ctx.warn(`${m.name}: ${e.message}`);
+      failed.push(m.name);
+    }
+  }
+  if (failed.length) throw new CtlError('action_failed', `${action} failed on ${failed.length} of ${members.length} member(s): ${failed.join(', ')}`);
+}
+
+/** Throws a CtlError for a non-2xx answer; returns the answer's message otherwise. */
+export function okMessage(res: { status: number; body: unknown }): string {
+  if (!isOk(res)) throw new CtlError('api_error', `HTTP ${res.status}: ${responseMessage(res)}`);
+  return responseMessage(res);
+}
+
+/** `restart`: restart the database on members (POST /restart), now or scheduled, with conditions. */
+export async function restart(ctx: CtlContext, names: readonly string[], opts: RestartOptions = {}): Promise<void> {
+  const cluster = await readCluster(ctx);
+  let targets = selectMembers(cluster, names, parseRoleFilter(opts.role));
+  const at = parseScheduledAt(opts.scheduled, ctx.now());
+  if (opts.dbVersion !== undefined && !/^\d+\.\d+(\.\d+)?$/.test(opts.dbVersion)) {
+    throw new CtlError('invalid_db_version', `--db-version must look like X.Y or X.Y.Z; got ${opts.dbVersion}`);
+  }
+  const timeout = opts.timeout === undefined ? undefined : parseDurationSeconds(opts.timeout, '--timeout');
+  if (at && isPaused(cluster)) throw new CtlError('paused', 'cannot schedule a restart while the cluster is paused');
+  if (opts.pending) {
+    targets = targets.filter((m) => m.pendingRestart);
+    if (!targets.length) {
+      ctx.out('No selected member has a pending restart: nothing to do');
+      return;
+    }
+  }
+  const what = `${targets.map((m) => m.name).join(', ')} ${at ? `at ${at}` : 'now'}`;
+  const conditions = [opts.pending ? 'a restart is pending' : null, opts.dbVersion ? `the server version is below ${opts.dbVersion}` : null].filter(Boolean);
+  await confirmOrAbort(ctx, opts.force, `Restart ${what}${conditions.length ? ` (only where ${conditions.join(' and ')})` : ''}?`);
+  const body: Record<string, unknown> = {};
+  if (opts.pending) body['restart_pending'] = true;
+  if (opts.dbVersion) body['db_version'] = opts.dbVersion;
+  if (timeout !== undefined) body['timeout'] = timeout;
+  if (at) body['schedule'] = at;
+  const startTimeout = Number(cluster.config?.value['primary_start_timeout'] ?? 300);
+  const timeoutMs = ((timeout ?? (Number.isFinite(startTimeout) ? startTimeout : 300)) + 60) * 1000;
+  await onEachMember(ctx, 'restart', targets, async (m) => {
+    if (at && opts.force && m.scheduledRestart) {
+      const del = await callMember(ctx, m, 'DELETE', 'restart');
+      if (del.status !== 404) okMessage(del);
+    }
+    return okMessage(await callMember(ctx, m, 'POST', 'restart', body, { timeoutMs }));
+  });
+}

@@ -1,0 +1,62 @@
+import type { Cluster } from '../../domain/cluster/cluster.js';
+import { apiError, callAny, confirmOrAbort, isOk, leaderMember, memberOrFail, preferring, readCluster } from './cluster-access.js';
+import { clusterTable } from './cluster-table.js';
+import type { CtlContext } from './context.js';
+import { CtlError } from './errors.js';
+import { responseMessage, type RestResponse } from './rest-client.js';
+import { parseScheduledAt } from './schedule.js';
+import { renderTable } from './table-format.js';
+
+/** Options of `switchover`. */
+export interface SwitchoverOptions {
+  /** Expected current leader (refused when it is not). */
+  readonly leader?: string;
+  /** Member to promote; absent: every eligible member races. */
+  readonly candidate?: string;
+  /** ISO 8601 time or `now`. */
+  readonly scheduled?: string;
+  readonly force?: boolean;
+}
+
+/** How long an immediate switchover/failover may take (the API waits `2*max(10, loop_wait)` s), plus slack. */
+export function actionTimeoutMs(cluster: Cluster): number {
+  const lw = Number(cluster.config?.value['loop_wait'] ?? 10);
+  return (2 * Math.max(10, Number.isFinite(lw) ? lw : 10) + 30) * 1000;
+}
+
+/** Whether the cluster is in maintenance mode. */
+export function isPaused(cluster: Cluster): boolean {
+  return cluster.config?.value['pause'] === true;
+}
+
+/** Prints an action's answer, and the table after an immediate success. */
+export async function reportOutcome(ctx: CtlContext, action: string, member: string, res: RestResponse): Promise<void> {
+  if (!isOk(res)) throw apiError(action, member, res);
+  ctx.out(responseMessage(res));
+  if (res.status === 200) ctx.out(renderTable(clusterTable(ctx.scope, await readCluster(ctx)), 'pretty'));
+}
+
+/** `switchover`: planned change of leader, now or at a scheduled time (POST /switchover). */
+export async function switchover(ctx: CtlContext, opts: SwitchoverOptions = {}): Promise<void> {
+  const cluster = await readCluster(ctx);
+  const leader = leaderMember(cluster);
+  if (opts.leader && opts.leader !== leader.name) {
+    throw new CtlError('not_leader', `${opts.leader} is not the leader of cluster ${ctx.scope} (the leader is ${leader.name})`);
+  }
+  if (opts.candidate !== undefined) {
+    memberOrFail(cluster, opts.candidate);
+    if (opts.candidate === leader.name) throw new CtlError('candidate_is_leader', `${opts.candidate} is already the leader`);
+  }
+  const at = parseScheduledAt(opts.scheduled, ctx.now());
+  if (isPaused(cluster)) {
+    if (at) throw new CtlError('paused', 'cannot schedule a switchover while the cluster is paused');
+    if (!opts.candidate) throw new CtlError('paused', 'the cluster is paused: a switchover needs --candidate');
+  }
+  const to = opts.candidate ?? 'the best eligible member';
+  await confirmOrAbort(ctx, opts.force, `Switch over cluster ${ctx.scope} from ${leader.name} to ${to}${at ? ` at ${at}` : ' now'}?`);
+  const body: Record<string, string> = { leader: leader.name };
+  if (opts.candidate) body['candidate'] = opts.candidate;
+  if (at) body['scheduled_at'] = at;
+  const { member, res } = await callAny(ctx, preferring(cluster, leader.name, opts.candidate), 'POST', 'switchover', body, { timeoutMs: actionTimeoutMs(cluster) });
+  await reportOutcome(ctx, 'switchover', member.name, res);
+}

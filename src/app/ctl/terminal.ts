@@ -1,0 +1,99 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface, type Interface } from 'node:readline';
+import { CtlError } from './errors.js';
+
+/**
+ * Questions on stderr (stdout stays clean for tables and JSON), answers read line by line
+ * from stdin, so answers can be piped in. After stdin ends every question gets ''.
+ */
+export class Prompter {
+  private rl: Interface | null = null;
+  private readonly lines: string[] = [];
+  private readonly waiting: ((line: string) => void)[] = [];
+  private ended = false;
+
+  constructor(
+    private readonly input: NodeJS.ReadableStream = process.stdin,
+    private readonly output: NodeJS.WritableStream = process.stderr,
+  ) {}
+
+  private start(): void {
+    if (this.rl) return;
+    this.rl = createInterface({ input: this.input, terminal: false });
+    this.rl.on('line', (line) => {
+      const w = this.waiting.shift();
+      if (w) w(line);
+      else this.lines.push(line);
+    });
+    this.rl.on('close', () => {
+      this.ended = true;
+      for (const w of this.waiting.splice(0)) w('');
+    });
+  }
+
+  /** Writes the question and resolves with the next line of input ('' after end of input). */
+  ask(question: string): Promise<string> {
+    this.start();
+    this.output.write(question);
+    const queued = this.lines.shift();
+    const answer = queued !== undefined ? Promise.resolve(queued) : this.ended ? Promise.resolve('') : new Promise<string>((resolve) => this.waiting.push(resolve));
+    // A terminal echoes the user's Enter; piped answers do not, so end the prompt line here.
+    return (this.input as { isTTY?: boolean }).isTTY ? answer : answer.then((a) => (this.output.write('\n'), a));
+  }
+
+  /** Asks a yes/no question; only `y`/`yes` is yes. */
+  async confirm(question: string): Promise<boolean> {
+    return /^\s*y(es)?\s*$/i.test(await this.ask(`${question} [y/N]: `));
+  }
+
+  /** Stops reading stdin, so the process can exit. */
+  close(): void {
+    this.rl?.close();
+  }
+}
+
+/** Opens `text` in `$VISUAL`/`$EDITOR` (default vi; run by the shell, so it may carry arguments) and returns the saved file. */
+export function editInEditor(text: string, env: NodeJS.ProcessEnv = process.env): string {
+  const editor = (env['VISUAL'] || env['EDITOR'] || 'vi').trim();
+  const dir = mkdtempSync(join(tmpdir(), 'wardenctl-'));
+  const file = join(dir, 'config.yaml');
+  try {
+    writeFileSync(file, text, { mode: 0o600 });
+    const r = spawnSync('/bin/sh', ['-c', `${editor} "$1"`, 'sh', file], { stdio: 'inherit' });
+    if (r.error) throw new CtlError('editor_failed', `cannot run editor ${JSON.stringify(editor)}: ${r.error.message}`);
+    if (r.status !== 0) throw new CtlError('editor_failed', `editor ${JSON.stringify(editor)} exited with ${r.status ?? r.signal}; nothing changed`);
+    return readFileSync(file, 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Reads a file, or all of stdin for `-`. */
+export async function readInput(path: string): Promise<string> {
+  try {
+    if (path !== '-') return await readFile(path, 'utf8');
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  } catch (e) {
+    throw new CtlError('file_unreadable', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

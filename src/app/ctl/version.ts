@@ -1,0 +1,40 @@
+import { readFileSync } from 'node:fs';
+import { callMember, readCluster } from './cluster-access.js';
+import type { CtlContext } from './context.js';
+import { CtlError } from './errors.js';
+
+/** This package's version (package.json two levels above src/app/ctl and dist/app/ctl alike). */
+export function ctlVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** `150018` → `15.18`; `90624` → `9.6.24`. */
+export function formatServerVersion(v: number): string {
+  if (v >= 100000) return `${Math.floor(v / 10000)}.${v % 10000}`;
+  return `${Math.floor(v / 10000)}.${Math.floor(v / 100) % 100}.${v % 100}`;
+}
+
+/** `version`: wardenctl's version, then each member's agent and server version when a cluster is configured. */
+export async function version(out: (s: string) => void, ctx: CtlContext | null, names: readonly string[] = []): Promise<void> {
+  out(`wardenctl version ${ctlVersion()}`);
+  if (!ctx) return;
+  const cluster = await readCluster(ctx);
+  const members = names.length ? cluster.members.filter((m) => names.includes(m.name)) : cluster.members;
+  for (const m of members) {
+    try {
+      const res = await callMember(ctx, m, 'GET', 'node', undefined, { timeoutMs: 5000 });
+      const b = (res.body ?? {}) as { svc?: { version?: unknown }; server_version?: unknown };
+      const agent = typeof b.svc?.version === 'string' ? `warden ${b.svc.version}` : 'warden (version unknown)';
+      const db = typeof b.server_version === 'number' ? `, PostgreSQL ${formatServerVersion(b.server_version)}` : '';
+      out(`${m.name}: ${agent}${db}`);
+    } catch (e) {
+      if (!(e instanceof CtlError)) throw e;
+      out(`${m.name}: no answer (${e.message})`);
+    }
+  }
+}
