@@ -100,7 +100,11 @@ export async function observe(session: PgSession): Promise<Observation> {
   const [r] = await session.query<ObserveRow>(OBSERVE_SQL);
   if (!r) throw new Error('observation query returned no row');
   const pendingRestartReason: Record<string, PendingChange> = {};
-  for (const p of r.pending) pendingRestartReason[p.name] = { old_value: p.old, new_value: p.new };
+  // PostgreSQL also flags a postmaster parameter merely removed from the file (e.g. the
+  // recovery settings after a promotion) even when its value does not change: not a reason.
+  for (const p of r.pending) {
+    if (p.old !== p.new) pendingRestartReason[p.name] = { old_value: p.old, new_value: p.new };
+  }
   const receiverTli = r.received_tli !== null && r.received_tli > 0 ? r.received_tli : null;
   return {
     inRecovery: r.in_recovery,
@@ -126,7 +130,7 @@ export async function observe(session: PgSession): Promise<Observation> {
       replay_lsn: lsn(x.replay_lsn),
     })),
     upstreamConnUrl: r.in_recovery ? upstreamUrlFromConninfo(r.primary_conninfo) : null,
-    pendingRestart: r.pending.length > 0,
+    pendingRestart: Object.keys(pendingRestartReason).length > 0,
     pendingRestartReason,
     synchronousStandbyNames: r.sync_names,
   };
