@@ -1,0 +1,85 @@
+import { stringify } from 'yaml';
+
+/** One node of a local cluster: member name and loopback ports. */
+export interface NodeLayout {
+  readonly name: string;
+  readonly apiPort: number;
+  readonly pgPort: number;
+}
+
+/** Where and how a local cluster (one etcd + N agents) runs. */
+export interface ClusterLayout {
+  /** Folder holding every node's data, logs and the PID state file. */
+  readonly dir: string;
+  readonly scope: string;
+  readonly namespace: string;
+  readonly etcdClientPort: number;
+  readonly etcdPeerPort: number;
+  readonly nodes: readonly NodeLayout[];
+  /** bootstrap.dcs of the generated node files. */
+  readonly dcs: Readonly<Record<string, unknown>>;
+  /** REST API Basic auth, when asked for. */
+  readonly restAuth?: { readonly username: string; readonly password: string };
+  readonly binDir: string;
+}
+
+/** Demo defaults of issue 7: etcd 2379, APIs 8008-8010, PostgreSQL 15432-15434, each overridable. */
+export function demoLayout(env: NodeJS.ProcessEnv = process.env): ClusterLayout {
+  const num = (key: string, dflt: number) => (env[key] ? Number(env[key]) : dflt);
+  const apiBase = num('WARDEN_DEMO_API_PORT', 8008);
+  const pgBase = num('WARDEN_DEMO_PG_PORT', 15432);
+  const auth = env['WARDEN_DEMO_AUTH'];
+  return {
+    dir: env['WARDEN_DEMO_DIR'] ?? `${env['TMPDIR'] ?? '/tmp'}/warden-demo`,
+    scope: env['WARDEN_DEMO_SCOPE'] ?? 'demo',
+    namespace: '/service',
+    etcdClientPort: num('WARDEN_DEMO_ETCD_PORT', 2379),
+    etcdPeerPort: num('WARDEN_DEMO_ETCD_PEER_PORT', 2380),
+    nodes: [1, 2, 3].map((i) => ({ name: `node${i}`, apiPort: apiBase + i - 1, pgPort: pgBase + i - 1 })),
+    dcs: {
+      ttl: num('WARDEN_DEMO_TTL', 20),
+      loop_wait: num('WARDEN_DEMO_LOOP_WAIT', 2),
+      retry_timeout: num('WARDEN_DEMO_RETRY_TIMEOUT', 5),
+      maximum_lag_on_failover: 1048576,
+      db: { use_pg_rewind: true, use_slots: true, parameters: { max_connections: 100 } },
+    },
+    ...(auth ? { restAuth: { username: auth.split(':')[0]!, password: auth.split(':').slice(1).join(':') } } : {}),
+    binDir: env['WARDEN_PG_BIN_DIR'] ?? '/usr/lib/postgresql/15/bin',
+  };
+}
+
+/** Path of a node's YAML configuration file. */
+export function nodeConfigPath(layout: ClusterLayout, name: string): string {
+  return `${layout.dir}/${name}.yml`;
+}
+
+/** The node's local YAML configuration (spec §1). */
+export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?: Record<string, unknown> } = {}): string {
+  const api = `127.0.0.1:${node.apiPort}`;
+  const pg = `127.0.0.1:${node.pgPort}`;
+  return stringify({
+    scope: layout.scope,
+    namespace: layout.namespace,
+    name: node.name,
+    restapi: {
+      listen: api,
+      connect_address: api,
+      ...(layout.restAuth ? { authentication: layout.restAuth } : {}),
+    },
+    etcd3: { hosts: [`127.0.0.1:${layout.etcdClientPort}`] },
+    bootstrap: { dcs: layout.dcs, initdb: [{ encoding: 'UTF8' }, 'data-checksums'] },
+    db: {
+      listen: pg,
+      connect_address: pg,
+      data_dir: `${layout.dir}/${node.name}/data`,
+      bin_dir: layout.binDir,
+      authentication: {
+        superuser: { username: 'postgres', password: 'warden-demo-su' },
+        replication: { username: 'replicator', password: 'warden-demo-rep' },
+      },
+      parameters: {},
+    },
+    tags: { nofailover: false, noloadbalance: false, ...(extra.tags ?? {}) },
+    watchdog: { mode: 'off' },
+  });
+}

@@ -1,0 +1,214 @@
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { nodeConfigPath, nodeYaml, type ClusterLayout, type NodeLayout } from './cluster-layout.js';
+import { isAlive, spawnDetached, stopPid, waitFor } from './processes.js';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** PIDs of what the runner started, kept in `<dir>/state.json` so `down` stops exactly those. */
+interface RunnerState {
+  etcd?: number;
+  agents: Record<string, number>;
+}
+
+/** A member row of GET /cluster, as far as the runner reads it. */
+export interface ClusterMemberRow {
+  readonly name: string;
+  readonly role: string;
+  readonly state: string;
+  readonly lag?: number | string;
+  readonly replication_state?: string;
+  readonly [k: string]: unknown;
+}
+
+/** Starts, stops and inspects one local cluster (one etcd, one agent per node). */
+export class ClusterRunner {
+  constructor(readonly layout: ClusterLayout) {}
+
+  private get statePath(): string {
+    return join(this.layout.dir, 'state.json');
+  }
+
+  private readState(): RunnerState {
+    if (!existsSync(this.statePath)) return { agents: {} };
+    return JSON.parse(readFileSync(this.statePath, 'utf8')) as RunnerState;
+  }
+
+  private writeState(s: RunnerState): void {
+    writeFileSync(this.statePath, JSON.stringify(s, null, 2));
+  }
+
+  /** The agents' URLs by name. */
+  apiUrl(name: string): string {
+    const n = this.node(name);
+    return `http://127.0.0.1:${n.apiPort}`;
+  }
+
+  node(name: string): NodeLayout {
+    const n = this.layout.nodes.find((x) => x.name === name);
+    if (!n) throw new Error(`no node named ${name} (have ${this.layout.nodes.map((x) => x.name).join(', ')})`);
+    return n;
+  }
+
+  /** True when the state file names a live etcd or agent. */
+  isRunning(): boolean {
+    const s = this.readState();
+    return (s.etcd !== undefined && isAlive(s.etcd)) || Object.values(s.agents).some(isAlive);
+  }
+
+  /** Creates the folder tree (PostgreSQL's parts owned by the `postgres` user when we are root). */
+  prepare(fresh: boolean): void {
+    if (fresh) rmSync(this.layout.dir, { recursive: true, force: true });
+    mkdirSync(join(this.layout.dir, 'logs'), { recursive: true });
+    const pgUid = process.getuid?.() === 0 ? postgresIds() : undefined;
+    for (const n of this.layout.nodes) {
+      const nodeDir = join(this.layout.dir, n.name);
+      mkdirSync(nodeDir, { recursive: true });
+      if (pgUid) chownSync(nodeDir, pgUid.uid, pgUid.gid);
+      writeFileSync(nodeConfigPath(this.layout, n.name), nodeYaml(this.layout, n));
+    }
+  }
+
+  /** Starts etcd on the layout's loopback ports and waits until it answers. */
+  async startEtcd(): Promise<number> {
+    const s = this.readState();
+    if (s.etcd !== undefined && isAlive(s.etcd)) return s.etcd;
+    const { etcdClientPort: cp, etcdPeerPort: pp } = this.layout;
+    const pid = spawnDetached(
+      'etcd',
+      [
+        '--name', 'warden-etcd',
+        '--data-dir', join(this.layout.dir, 'etcd'),
+        '--listen-client-urls', `http://127.0.0.1:${cp}`,
+        '--advertise-client-urls', `http://127.0.0.1:${cp}`,
+        '--listen-peer-urls', `http://127.0.0.1:${pp}`,
+        '--initial-advertise-peer-urls', `http://127.0.0.1:${pp}`,
+        '--initial-cluster', `warden-etcd=http://127.0.0.1:${pp}`,
+      ],
+      join(this.layout.dir, 'logs', 'etcd.log'),
+    );
+    this.writeState({ ...s, etcd: pid });
+    await waitFor('etcd to answer', 20_000, async () => {
+      if (!isAlive(pid)) throw new Error(`etcd exited; see ${join(this.layout.dir, 'logs', 'etcd.log')}`);
+      const r = await fetch(`http://127.0.0.1:${cp}/health`, { signal: AbortSignal.timeout(1000) });
+      return r.ok ? true : undefined;
+    });
+    return pid;
+  }
+
+  /** Stops etcd (by PID) without touching the agents: an outage. */
+  async stopEtcd(): Promise<void> {
+    const s = this.readState();
+    if (s.etcd !== undefined) await stopPid(s.etcd);
+    delete s.etcd;
+    this.writeState(s);
+  }
+
+  /** Starts one node's agent (which starts its PostgreSQL). */
+  startAgent(name: string): number {
+    const s = this.readState();
+    const running = s.agents[name];
+    if (running !== undefined && isAlive(running)) return running;
+    const pid = spawnDetached(process.execPath, [join(repoRoot, 'bin/warden.js'), '-c', nodeConfigPath(this.layout, name)], join(this.layout.dir, 'logs', `${name}.log`));
+    s.agents[name] = pid;
+    this.writeState(s);
+    return pid;
+  }
+
+  /** The PID of a node's running agent, if any. */
+  agentPid(name: string): number | undefined {
+    const pid = this.readState().agents[name];
+    return pid !== undefined && isAlive(pid) ? pid : undefined;
+  }
+
+  /** The PID of a node's postmaster (from postmaster.pid), if it runs. */
+  postmasterPid(name: string): number | undefined {
+    const f = join(this.layout.dir, name, 'data', 'postmaster.pid');
+    if (!existsSync(f)) return undefined;
+    const pid = Number(readFileSync(f, 'utf8').split('\n')[0]);
+    return pid > 0 && isAlive(pid) ? pid : undefined;
+  }
+
+  /** Stops one node's agent cleanly (SIGTERM: it stops PostgreSQL); a postmaster left behind is stopped too. */
+  async stopAgent(name: string, timeoutMs = 60_000): Promise<void> {
+    const s = this.readState();
+    const pid = s.agents[name];
+    if (pid !== undefined) await stopPid(pid, timeoutMs);
+    delete s.agents[name];
+    this.writeState(s);
+    const pm = this.postmasterPid(name);
+    if (pm !== undefined) await stopPid(pm, 30_000, 'SIGINT');
+  }
+
+  /** kill -9 of a node's agent and postmaster: an unplanned crash of the whole host. */
+  killNode(name: string): void {
+    const s = this.readState();
+    const pm = this.postmasterPid(name);
+    const pid = s.agents[name];
+    for (const p of [pid, pm]) {
+      if (p !== undefined && isAlive(p)) process.kill(p, 'SIGKILL');
+    }
+    delete s.agents[name];
+    this.writeState(s);
+  }
+
+  /** Stops every agent, stray postmaster and etcd that this runner started. */
+  async down(): Promise<void> {
+    await Promise.all(this.layout.nodes.map((n) => this.stopAgent(n.name)));
+    await this.stopEtcd();
+  }
+
+  /** GET /cluster from the first agent that answers. */
+  async clusterDocument(): Promise<{ members: ClusterMemberRow[]; [k: string]: unknown } | undefined> {
+    for (const n of this.layout.nodes) {
+      try {
+        const r = await fetch(`http://127.0.0.1:${n.apiPort}/cluster`, { signal: AbortSignal.timeout(2000) });
+        if (r.ok) return (await r.json()) as { members: ClusterMemberRow[] };
+      } catch {
+        /* try the next node */
+      }
+    }
+    return undefined;
+  }
+
+  /** GET /node of one agent; undefined when it does not answer. */
+  async nodeStatus(name: string): Promise<NodeStatusView | undefined> {
+    try {
+      const r = await fetch(`${this.apiUrl(name)}/node`, { signal: AbortSignal.timeout(2000) });
+      return r.ok ? ((await r.json()) as NodeStatusView) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Waits for one running primary and every other node a streaming replica; returns the primary's name. */
+  async waitHealthy(timeoutMs: number, names: readonly string[] = this.layout.nodes.map((n) => n.name)): Promise<string> {
+    return waitFor(`a primary and ${names.length - 1} streaming replicas`, timeoutMs, async () => {
+      const docs = await Promise.all(names.map(async (n) => [n, await this.nodeStatus(n)] as const));
+      const primaries = docs.filter(([, d]) => d?.role === 'primary' && d.state === 'running');
+      const replicas = docs.filter(([, d]) => d?.role === 'replica' && d.state === 'running' && d.replication_state === 'streaming');
+      return primaries.length === 1 && replicas.length === names.length - 1 ? primaries[0]![0] : undefined;
+    }, 500);
+  }
+}
+
+/** The fields of the node status document the runner reads. */
+export interface NodeStatusView {
+  readonly state: string;
+  readonly role: string;
+  readonly replication_state?: string;
+  readonly timeline?: number;
+  readonly [k: string]: unknown;
+}
+
+function postgresIds(): { uid: number; gid: number } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    return { uid, gid };
+  } catch {
+    return undefined;
+  }
+}

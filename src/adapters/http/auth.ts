@@ -1,0 +1,94 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import type { Context } from 'koa';
+import { HttpError } from './errors.js';
+
+/** How the listener treats client certificates (spec §1 `restapi.verify_client`). */
+export type VerifyClient = 'none' | 'optional' | 'required';
+
+/** Access-control settings of the REST API (from `restapi` in the local YAML). */
+export interface AccessSettings {
+  /** Client IPs or CIDR ranges allowed to call unsafe endpoints; absent or empty: everyone. */
+  readonly allowlist?: readonly string[];
+  readonly verifyClient?: VerifyClient;
+  readonly authentication?: { readonly username: string; readonly password: string } | null;
+}
+
+/** The realm sent in `WWW-Authenticate` (spec §7). */
+export const AUTH_REALM = 'svc';
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** True for methods that change something and therefore go through access control. */
+export function isUnsafeMethod(method: string): boolean {
+  return UNSAFE_METHODS.has(method);
+}
+
+/** Parses an allowlist entry (`10.0.0.1`, `10.0.0.0/8`, `::1`, `fd00::/8`); undefined when it is neither. */
+export function parseAllowlistEntry(entry: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
+  const [address = '', prefixText, ...rest] = entry.trim().split('/');
+  const version = isIP(address);
+  if (!version || rest.length) return undefined;
+  const family = version === 4 ? 'ipv4' : 'ipv6';
+  const max = version === 4 ? 32 : 128;
+  if (prefixText === undefined) return { address, prefix: max, family };
+  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max) return undefined;
+  return { address, prefix: Number(prefixText), family };
+}
+
+/** A client address as the allowlist compares it: IPv4-mapped IPv6 (`::ffff:1.2.3.4`) becomes plain IPv4. */
+function normalizeAddress(address: string): { address: string; family: 'ipv4' | 'ipv6' } | undefined {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return { address: mapped[1]!, family: 'ipv4' };
+  const version = isIP(address);
+  return version ? { address, family: version === 4 ? 'ipv4' : 'ipv6' } : undefined;
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * Builds the access check of spec §7 for unsafe endpoints: allowlist (403), client
+ * certificate when `verify_client` is set (403), Basic auth when configured (401 with
+ * `WWW-Authenticate`). Credentials are compared as SHA-256 digests with timingSafeEqual, so
+ * neither the length nor the content of the secret leaks through timing.
+ */
+export function createAccessCheck(settings: AccessSettings): (ctx: Context) => void {
+  let allow: BlockList | null = null;
+  if (settings.allowlist && settings.allowlist.length > 0) {
+    allow = new BlockList();
+    for (const entry of settings.allowlist) {
+      const parsed = parseAllowlistEntry(entry);
+      if (!parsed) throw new TypeError(`invalid allowlist entry ${JSON.stringify(entry)}`);
+      allow.addSubnet(parsed.address, parsed.prefix, parsed.family);
+    }
+  }
+  const verifyClient = settings.verifyClient ?? 'none';
+  const auth = settings.authentication;
+  const expected = auth ? digest(`${auth.username}:${auth.password}`) : null;
+
+  return function checkAccess(ctx: Context): void {
+    if (allow) {
+      const client = normalizeAddress(ctx.req.socket.remoteAddress ?? '');
+      if (!client || !allow.check(client.address, client.family)) {
+        throw new HttpError(403, 'forbidden', `access from ${ctx.req.socket.remoteAddress ?? 'unknown address'} is not allowed`);
+      }
+    }
+    if (verifyClient !== 'none') {
+      const socket = ctx.req.socket as Partial<TLSSocket>;
+      if (socket.authorized !== true) throw new HttpError(403, 'client_certificate_required', 'a valid client certificate is required');
+    }
+    if (expected) {
+      const header = ctx.get('authorization');
+      const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+      const given = m ? digest(Buffer.from(m[1]!, 'base64').toString('utf8')) : null;
+      if (!given || !timingSafeEqual(given, expected)) {
+        throw new HttpError(401, 'unauthorized', header ? 'invalid credentials' : 'authentication required', {
+          'WWW-Authenticate': `Basic realm="${AUTH_REALM}"`,
+        });
+      }
+    }
+  };
+}

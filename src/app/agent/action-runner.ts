@@ -1,0 +1,268 @@
+import { failoverToJson, historyToJson, statusToJson, syncToJson } from '../../domain/cluster/cluster.js';
+import { LONG_ACTIONS, type Action, type Decision } from '../../domain/cluster/decision.js';
+import { DcsKey } from '../../domain/cluster/dcs-keys.js';
+import { historyAfterPromotion } from '../../domain/cluster/history.js';
+import { WardenError } from '../../domain/errors.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Database } from '../../ports/database.js';
+import type { Dcs } from '../../ports/dcs.js';
+import type { Logger } from '../../ports/logger.js';
+import type { Watchdog } from '../../ports/watchdog.js';
+import type { LoopState } from './loop-state.js';
+
+/** The ports the runner acts through. */
+export interface RunnerPorts {
+  readonly dcs: Dcs;
+  readonly db: Database;
+  readonly watchdog: Watchdog;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+/** Per-run facts the actions need. */
+export interface RunContext {
+  readonly me: string;
+  readonly ttlSeconds: number;
+}
+
+/** How a sequence ended. */
+export interface SequenceOutcome {
+  /** Every action ran and succeeded. */
+  readonly completed: boolean;
+  /** Index (in the decision's actions) of the action that stopped the sequence. */
+  readonly stoppedAt: number | null;
+  readonly error: unknown;
+}
+
+/** The database actions; they must never run while a background job runs. */
+const DATABASE_ACTIONS = new Set<Action['type']>([
+  ...LONG_ACTIONS,
+  'configure',
+  'setSynchronousStandbyNames',
+  'syncSlots',
+  'terminateSessions',
+]);
+
+/** Error thrown when an action meets a failed condition (a lost race, a changed key). */
+class ConditionFailed extends WardenError {
+  constructor(action: Action['type'], why: string) {
+    super('condition_failed', `${action}: ${why}`);
+  }
+}
+
+/** True for a database action. */
+export function isDatabaseAction(a: Action): boolean {
+  return DATABASE_ACTIONS.has(a.type);
+}
+
+/** Index of the first long action (from there a sequence runs as a background job), or -1. */
+export function firstLongAction(actions: readonly Action[]): number {
+  return actions.findIndex((a) => LONG_ACTIONS.has(a.type));
+}
+
+/**
+ * Applies a Decision's actions through the ports, in order, stopping at the first one that
+ * fails (throws, or meets a failed condition such as a lost race). Keeps the lock deadline
+ * in LoopState: set from the start of a successful acquire/refresh, dropped when a refresh
+ * finds the key gone. Answers waiting API commands, with the failure when the sequence
+ * stopped before their answer.
+ */
+export class ActionRunner {
+  constructor(
+    private readonly ports: RunnerPorts,
+    private readonly state: LoopState,
+    /** Called after every long action (success or not), so the published snapshot follows the server. */
+    private readonly afterLongAction: () => Promise<void> = async () => {},
+  ) {}
+
+  /** Runs `decision.actions[from..to)`; then the rollback when the failing action is in its range. `onAction` hears each action as it starts. */
+  async runRange(decision: Decision, from: number, to: number, ctx: RunContext, onAction?: (a: Action) => void): Promise<SequenceOutcome> {
+    const actions = decision.actions;
+    for (let i = from; i < to; i++) {
+      const action = actions[i]!;
+      onAction?.(action);
+      try {
+        try {
+          await this.apply(action, ctx);
+        } finally {
+          if (LONG_ACTIONS.has(action.type)) await this.afterLongAction();
+        }
+      } catch (error) {
+        this.logFailure(action, error);
+        this.failRemainingCommands(actions, i, actions.length, error);
+        const rb = decision.rollback;
+        if (rb && i >= rb.fromIndex && i < rb.untilIndex) await this.runRollback(rb.actions, ctx);
+        return { completed: false, stoppedAt: i, error };
+      }
+    }
+    return { completed: true, stoppedAt: null, error: null };
+  }
+
+  private async runRollback(actions: readonly Action[], ctx: RunContext): Promise<void> {
+    for (const a of actions) {
+      try {
+        await this.apply(a, ctx);
+      } catch (error) {
+        this.ports.logger.warn('rollback action failed', { action: a.type, error: describe(error) });
+      }
+    }
+  }
+
+  private logFailure(action: Action, error: unknown): void {
+    const quiet = error instanceof ConditionFailed;
+    (quiet ? this.ports.logger.info : this.ports.logger.warn).call(this.ports.logger, `${action.type} did not succeed`, { error: describe(error) });
+  }
+
+  private failRemainingCommands(actions: readonly Action[], from: number, to: number, error: unknown): void {
+    for (let j = from; j < to; j++) {
+      const a = actions[j]!;
+      if (a.type !== 'resolveCommand' || !a.ok) continue;
+      const code = error instanceof WardenError ? error.code : 'action_failed';
+      this.state.resolveCommand(a.id, { ok: false, error: code, message: describe(error) });
+    }
+  }
+
+  private async apply(a: Action, ctx: RunContext): Promise<void> {
+    const { dcs, db, watchdog, clock } = this.ports;
+    const st = this.state;
+    switch (a.type) {
+      case 'acquireLeader': {
+        const t0 = clock.now();
+        await dcs.keepAlive(ctx.ttlSeconds);
+        if (!(await dcs.create(DcsKey.leader, ctx.me, { leased: true }))) throw new ConditionFailed(a.type, 'another member holds the leader key');
+        st.lockDeadline = t0 + ctx.ttlSeconds * 1000;
+        return;
+      }
+      case 'refreshLeader': {
+        const t0 = clock.now();
+        try {
+          await dcs.keepAlive(ctx.ttlSeconds);
+          if (!(await dcs.put(DcsKey.leader, ctx.me, { leased: true, if: { value: ctx.me } }))) {
+            st.lockDeadline = null;
+            throw new ConditionFailed(a.type, 'the leader key is no longer ours');
+          }
+        } catch (e) {
+          st.lockLostAt = clock.now();
+          throw e;
+        }
+        st.lockDeadline = t0 + ctx.ttlSeconds * 1000;
+        return;
+      }
+      case 'releaseLeader':
+        st.lockDeadline = null;
+        await dcs.delete(DcsKey.leader, { value: ctx.me });
+        return;
+      case 'forgetLock':
+        st.lockDeadline = null;
+        return;
+      case 'extendLockByFailsafe':
+        if (st.failsafeRoundStartedAt !== null) st.lockDeadline = st.failsafeRoundStartedAt + ctx.ttlSeconds * 1000;
+        return;
+      case 'createInitialize':
+        if (!(await dcs.create(DcsKey.initialize, a.value))) throw new ConditionFailed(a.type, 'another member initializes the cluster');
+        return;
+      case 'writeInitialize': {
+        const facts = await db.probe();
+        if (!facts.systemIdentifier) throw new WardenError('initialize_failed', 'the new cluster has no system identifier');
+        await dcs.put(DcsKey.initialize, facts.systemIdentifier);
+        return;
+      }
+      case 'deleteInitialize':
+        await dcs.delete(DcsKey.initialize, a.revision === null ? { value: '' } : { revision: a.revision });
+        return;
+      case 'writeConfig':
+        await dcs.create(DcsKey.config, JSON.stringify(a.value));
+        return;
+      case 'recordPromotion': {
+        const lines = historyAfterPromotion(a.previous, await db.timelineHistory(), a, a.maxLines);
+        if (lines) await dcs.put(DcsKey.history, historyToJson(lines));
+        return;
+      }
+      case 'writeStatus':
+        await dcs.put(DcsKey.status, statusToJson({ optime: a.optime, slots: a.slots }));
+        return;
+      case 'writeSync': {
+        const value = syncToJson({ leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum });
+        if (!(await dcs.put(DcsKey.sync, value, { if: { revision: a.ifRevision } }))) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
+        return;
+      }
+      case 'deleteSync':
+        await dcs.delete(DcsKey.sync);
+        return;
+      case 'writeFailsafe':
+        await dcs.put(DcsKey.failsafe, JSON.stringify(a.members));
+        return;
+      case 'clearFailover':
+        this.ports.logger.info('clearing the failover key', { reason: a.reason });
+        await dcs.put(DcsKey.failover, failoverToJson(null), { if: { revision: a.revision } });
+        return;
+      case 'initdb':
+        return db.initdb();
+      case 'start':
+        return db.start({ upstream: a.upstream, standby: a.standby, ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
+      case 'stop':
+        return db.stop(a.mode, a.timeoutMs);
+      case 'restart':
+        return db.restart(a.timeoutMs);
+      case 'promote':
+        return db.promote(a.timeoutMs);
+      case 'follow':
+        return db.follow(a.upstream, { ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
+      case 'rewind':
+        return db.rewind(a.source);
+      case 'createReplica':
+        return db.createReplica(a.source);
+      case 'removeData':
+        return db.removeDataDirectory();
+      case 'checkpoint':
+        return db.checkpoint();
+      case 'configure':
+        await db.configure(a.parameters);
+        st.remember({ appliedParameters: a.key });
+        return;
+      case 'setSynchronousStandbyNames': {
+        await db.setSynchronousStandbyNames(a.value);
+        // Every commit acknowledged before now is at or below this position.
+        const after = await db.probe();
+        st.remember({ ssn: { value: a.value, lsn: after.walLocation ?? 0 } });
+        return;
+      }
+      case 'syncSlots':
+        await db.syncSlots(a.wanted);
+        st.remember({ appliedSlots: a.key });
+        return;
+      case 'terminateSessions':
+        return db.terminateClientSessions();
+      case 'armWatchdog': {
+        const ok = await watchdog.activate(a.timeoutSeconds);
+        st.watchdogUsable = ok;
+        if (!ok && a.required) throw new WardenError('watchdog_failed', 'the watchdog is required but could not be armed');
+        if (!ok) this.ports.logger.warn('the watchdog could not be armed; continuing without it (mode automatic)');
+        return;
+      }
+      case 'kickWatchdog': {
+        const ok = await watchdog.keepalive();
+        if (!ok && a.required) {
+          st.watchdogUsable = false;
+          st.lockLostAt = clock.now();
+          throw new WardenError('watchdog_failed', 'the watchdog is required but its keepalive failed');
+        }
+        if (!ok) this.ports.logger.warn('watchdog keepalive failed');
+        return;
+      }
+      case 'disarmWatchdog':
+        return watchdog.disable();
+      case 'remember':
+        st.remember(a.patch);
+        return;
+      case 'resolveCommand':
+        st.resolveCommand(a.id, a.ok ? { ok: true, message: a.message } : { ok: false, error: a.error ?? 'action_failed', message: a.message });
+        return;
+    }
+  }
+}
+
+/** A short text for an error of any kind. */
+export function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

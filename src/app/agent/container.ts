@@ -1,0 +1,183 @@
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { Container } from 'inversify';
+import type Koa from 'koa';
+import { clusterPrefix } from '../../domain/cluster/dcs-keys.js';
+import { SystemClock } from '../../adapters/clock/system-clock.js';
+import { PgDatabase } from '../../adapters/database/pg-database.js';
+import { Etcd3Dcs } from '../../adapters/dcs/etcd3.js';
+import { createAgentApi } from '../../adapters/http/agent-api.js';
+import type { AccessSettings } from '../../adapters/http/auth.js';
+import { createAgentServer, type AgentServer } from '../../adapters/http/server.js';
+import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { AgentMetrics } from '../../adapters/metrics/agent-metrics.js';
+import { HttpPeerApi } from '../../adapters/peer/http-peer-api.js';
+import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
+import { NoopWatchdog } from '../../adapters/watchdog/noop-watchdog.js';
+import { AgentControl } from '../../ports/agent-control.js';
+import { AgentMetricsSink } from '../../ports/agent-metrics.js';
+import { Clock } from '../../ports/clock.js';
+import { Database } from '../../ports/database.js';
+import { Dcs } from '../../ports/dcs.js';
+import { Logger } from '../../ports/logger.js';
+import { PeerApi } from '../../ports/peer-api.js';
+import { Watchdog } from '../../ports/watchdog.js';
+import { HaLoop } from './ha-loop.js';
+import type { LocalConfig } from './local-config.js';
+import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
+import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
+
+/** Tokens of the agent's composition root, besides the port tokens. */
+export const AgentTokens = {
+  /** The FileSettingsSource (also bound as AgentSettingsSource). */
+  LocalSettings: Symbol.for('warden.agent.LocalSettings'),
+  /** The AgentMetrics registry (also bound as AgentMetricsSink). */
+  Metrics: Symbol.for('warden.agent.Metrics'),
+  /** The HaLoop (also bound as AgentControl). */
+  HaLoop: Symbol.for('warden.agent.HaLoop'),
+  /** The Koa application of the REST API. */
+  Api: Symbol.for('warden.agent.Api'),
+  /** The HTTP(S) listener serving the API (not yet listening). */
+  Server: Symbol.for('warden.agent.Server'),
+} as const;
+
+/** Adapters to use instead of the production ones (embedding, tests). */
+export interface AgentAdapterOverrides {
+  readonly dcs?: Dcs;
+  readonly database?: Database;
+  readonly clock?: Clock;
+  readonly watchdog?: Watchdog;
+  readonly peers?: PeerApi;
+  readonly logger?: Logger;
+  readonly haLoopOptions?: HaLoopOptions;
+}
+
+/** What the composition root is built from. */
+export interface AgentContainerOptions {
+  readonly config: LocalConfig;
+  /** The file `config` came from; POST /reload and SIGHUP re-read it. */
+  readonly configPath: string;
+  readonly svcVersion: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly overrides?: AgentAdapterOverrides;
+}
+
+const DEFAULT_RETRY_TIMEOUT_SECONDS = 10;
+
+function retryTimeoutMs(cfg: LocalConfig): number {
+  const v = cfg.bootstrap.dcs['retry_timeout'];
+  return (typeof v === 'number' && v > 0 ? v : DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000;
+}
+
+function peerApiOf(cfg: LocalConfig): HttpPeerApi {
+  const r = cfg.restapi;
+  const presentsCert = r.certfile !== undefined && r.verify_client !== 'none';
+  return new HttpPeerApi({
+    ...(r.authentication ? { auth: { username: r.authentication.username, password: r.authentication.password ?? '' } } : {}),
+    tls: {
+      // Peers' certificates are verified when a CA is configured (self-signed setups otherwise).
+      rejectUnauthorized: r.cafile !== undefined,
+      ...(r.cafile ? { ca: readFileSync(r.cafile) } : {}),
+      ...(presentsCert ? { cert: readFileSync(r.certfile!), key: readFileSync(r.keyfile ?? r.certfile!) } : {}),
+    },
+  });
+}
+
+/**
+ * The agent's composition root (Inversify): binds every port to its production adapter
+ * (etcd v3, PostgreSQL, system clock, Linux or no-op watchdog per `watchdog.mode`, pino
+ * JSON logs, HTTP peers), the HA loop as AgentControl, the metrics registry as
+ * AgentMetricsSink, the local file as AgentSettingsSource, and the REST API and its
+ * listener. Every binding is a singleton; `overrides` swaps adapters (fakes for embedding).
+ */
+export function createAgentContainer(opts: AgentContainerOptions): Container {
+  const { config: cfg, overrides = {} } = opts;
+  const c = new Container({ defaultScope: 'Singleton' });
+  const settings = new FileSettingsSource(opts.configPath, cfg, opts.svcVersion, opts.env ?? process.env);
+
+  c.bind<Logger>(Logger).toConstantValue(
+    overrides.logger ?? PinoLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name } }),
+  );
+  c.bind<Clock>(Clock).toConstantValue(overrides.clock ?? new SystemClock());
+  c.bind<Dcs>(Dcs).toDynamicValue(
+    () =>
+      overrides.dcs ??
+      new Etcd3Dcs({
+        hosts: cfg.etcd3.hosts,
+        prefix: clusterPrefix(cfg.namespace, cfg.scope),
+        retryTimeoutMs: retryTimeoutMs(cfg),
+        ...(cfg.etcd3.protocol ? { protocol: cfg.etcd3.protocol } : {}),
+        ...(cfg.etcd3.username !== undefined ? { username: cfg.etcd3.username, password: cfg.etcd3.password ?? '' } : {}),
+        ...(cfg.etcd3.cacert ? { cacert: cfg.etcd3.cacert } : {}),
+        ...(cfg.etcd3.cert ? { cert: cfg.etcd3.cert } : {}),
+        ...(cfg.etcd3.key ? { key: cfg.etcd3.key } : {}),
+      }),
+  );
+  c.bind<Database>(Database).toDynamicValue(
+    (ctx) =>
+      overrides.database ??
+      new PgDatabase({
+        name: cfg.name,
+        scope: cfg.scope,
+        dataDir: cfg.db.data_dir,
+        binDir: cfg.db.bin_dir,
+        listen: cfg.db.listen,
+        connectAddress: cfg.db.connect_address,
+        superuser: cfg.db.authentication.superuser,
+        replication: cfg.db.authentication.replication,
+        localParameters: cfg.db.parameters,
+        pgHba: cfg.db.pg_hba,
+        initdbOptions: cfg.bootstrap.initdb.map((o) => (typeof o === 'string' ? o : Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)])))),
+        logger: ctx.get<Logger>(Logger),
+      }),
+  );
+  c.bind<Watchdog>(Watchdog).toDynamicValue(
+    () => overrides.watchdog ?? (cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device })),
+  );
+  c.bind<PeerApi>(PeerApi).toDynamicValue(() => overrides.peers ?? peerApiOf(cfg));
+  if (overrides.haLoopOptions) c.bind<HaLoopOptions>(HaLoopOptions).toConstantValue(overrides.haLoopOptions);
+
+  c.bind<FileSettingsSource>(AgentTokens.LocalSettings).toConstantValue(settings);
+  c.bind<AgentSettingsSource>(AgentSettingsSource).toService(AgentTokens.LocalSettings);
+  c.bind<AgentMetrics>(AgentTokens.Metrics).toConstantValue(new AgentMetrics({ scope: cfg.scope, name: cfg.name }));
+  c.bind<AgentMetricsSink>(AgentMetricsSink).toService(AgentTokens.Metrics);
+  c.bind<HaLoop>(AgentTokens.HaLoop).to(HaLoop);
+  c.bind<AgentControl>(AgentControl).toService(AgentTokens.HaLoop);
+
+  // The API follows reloads of restapi.authentication, allowlist and http_extra_headers.
+  let accessFor: { local: LocalConfig; access: AccessSettings } | null = null;
+  const access = (): AccessSettings => {
+    if (accessFor?.local !== settings.local) accessFor = { local: settings.local, access: accessSettingsOf(settings.local) };
+    return accessFor.access;
+  };
+  c.bind<Koa>(AgentTokens.Api).toDynamicValue((ctx) =>
+    createAgentApi({
+      control: ctx.get<AgentControl>(AgentControl),
+      dcs: ctx.get<Dcs>(Dcs),
+      clock: ctx.get<Clock>(Clock),
+      peers: ctx.get<PeerApi>(PeerApi),
+      metrics: ctx.get<AgentMetrics>(AgentTokens.Metrics),
+      logger: ctx.get<Logger>(Logger).child({ component: 'restapi' }),
+      access,
+      extraHeaders: () => settings.local.restapi.http_extra_headers,
+    }),
+  );
+  c.bind<AgentServer>(AgentTokens.Server).toDynamicValue((ctx) => {
+    const r = cfg.restapi;
+    return createAgentServer(ctx.get<Koa>(AgentTokens.Api).callback(), {
+      listen: r.listen,
+      ...(r.certfile
+        ? {
+            tls: {
+              certfile: r.certfile,
+              ...(r.keyfile ? { keyfile: r.keyfile } : {}),
+              ...(r.keyfile_password !== undefined ? { keyfilePassword: r.keyfile_password } : {}),
+              ...(r.cafile ? { cafile: r.cafile } : {}),
+              verifyClient: r.verify_client,
+            },
+          }
+        : {}),
+    });
+  });
+  return c;
+}

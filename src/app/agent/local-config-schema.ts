@@ -1,0 +1,125 @@
+/** `host:port` (IPv6 hosts in brackets); the port 1-65535 is checked after the pattern. */
+const hostPort = {
+  type: 'string',
+  pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]*):\\d{1,5}$',
+  description: 'host:port',
+} as const;
+const nonEmpty = { type: 'string', minLength: 1 } as const;
+const scalar = { type: ['string', 'number', 'boolean'] } as const;
+const credentials = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['username'],
+  properties: { username: nonEmpty, password: { type: 'string' } },
+} as const;
+
+/**
+ * JSON schema of the node's local YAML file (spec §1). Unknown keys are refused everywhere
+ * except `tags`, `db.parameters` and `bootstrap.dcs` (the dynamic configuration, checked by
+ * its own validator), so a typo is reported instead of silently ignored.
+ */
+export const LOCAL_CONFIG_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['scope', 'name', 'restapi', 'etcd3', 'db'],
+  properties: {
+    scope: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', description: 'a cluster name of letters, digits, ".", "_" or "-"' },
+    namespace: { type: 'string', pattern: '^/?[A-Za-z0-9._/-]*$', description: 'a path such as /service' },
+    name: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', description: 'a member name of letters, digits, ".", "_" or "-"' },
+    restapi: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['listen'],
+      properties: {
+        listen: hostPort,
+        connect_address: hostPort,
+        authentication: credentials,
+        certfile: nonEmpty,
+        keyfile: nonEmpty,
+        keyfile_password: { type: 'string' },
+        cafile: nonEmpty,
+        verify_client: { enum: ['none', 'optional', 'required'] },
+        allowlist: { type: 'array', items: nonEmpty },
+        http_extra_headers: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    },
+    etcd3: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['hosts'],
+      properties: {
+        hosts: { type: 'array', minItems: 1, items: nonEmpty },
+        protocol: { enum: ['http', 'https'] },
+        username: nonEmpty,
+        password: { type: 'string' },
+        cacert: nonEmpty,
+        cert: nonEmpty,
+        key: nonEmpty,
+      },
+    },
+    bootstrap: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        dcs: { type: 'object' },
+        initdb: {
+          type: 'array',
+          items: {
+            description: 'a flag such as data-checksums, or an option such as {encoding: UTF8}',
+            oneOf: [nonEmpty, { type: 'object', additionalProperties: { type: ['string', 'number'] } }],
+          },
+        },
+      },
+    },
+    db: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['listen', 'data_dir', 'authentication'],
+      properties: {
+        listen: hostPort,
+        connect_address: hostPort,
+        data_dir: nonEmpty,
+        bin_dir: nonEmpty,
+        authentication: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['superuser', 'replication'],
+          properties: { superuser: credentials, replication: credentials },
+        },
+        parameters: { type: 'object', additionalProperties: scalar },
+        pg_hba: { type: 'array', items: { type: 'string' } },
+      },
+    },
+    tags: { type: 'object', additionalProperties: scalar },
+    watchdog: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        mode: { enum: ['off', 'automatic', 'required'] },
+        device: nonEmpty,
+        safety_margin: { type: 'integer', minimum: 0 },
+      },
+    },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { level: { enum: ['debug', 'info', 'warn', 'error'] } },
+    },
+  },
+} as const;
+
+/** Top-level keys whose value is a plain scalar (`WARDEN_NAME`), not a section. */
+export const SCALAR_KEYS = ['scope', 'namespace', 'name'] as const;
+
+/** Sections that environment variables may override key by key (`WARDEN_RESTAPI_LISTEN`). */
+export const ENV_SECTIONS = ['restapi', 'etcd3', 'db', 'tags', 'watchdog', 'log'] as const;
+
+/** Environment keys that land deeper than `<section>.<key>` (credentials, as operators name them). */
+export const ENV_NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {
+  RESTAPI_USERNAME: ['restapi', 'authentication', 'username'],
+  RESTAPI_PASSWORD: ['restapi', 'authentication', 'password'],
+  DB_SUPERUSER_USERNAME: ['db', 'authentication', 'superuser', 'username'],
+  DB_SUPERUSER_PASSWORD: ['db', 'authentication', 'superuser', 'password'],
+  DB_REPLICATION_USERNAME: ['db', 'authentication', 'replication', 'username'],
+  DB_REPLICATION_PASSWORD: ['db', 'authentication', 'replication', 'password'],
+};

@@ -1,0 +1,265 @@
+import { readFile } from 'node:fs/promises';
+import { Ajv } from 'ajv';
+import { parseDocument } from 'yaml';
+import { validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config.js';
+import type { TagValue, WatchdogMode } from '../../domain/cluster/node.js';
+import { ValidationError, type Problem } from '../../domain/errors.js';
+import { ajvProblems } from '../../adapters/http/ajv-problems.js';
+import { parseAllowlistEntry, type VerifyClient } from '../../adapters/http/auth.js';
+import { ENV_NESTED_KEYS, ENV_SECTIONS, LOCAL_CONFIG_SCHEMA, SCALAR_KEYS } from './local-config-schema.js';
+
+/** Username and optional password. */
+export interface Credentials {
+  readonly username: string;
+  readonly password?: string;
+}
+
+/** The node's local YAML configuration (spec §1) with defaults applied. */
+export interface LocalConfig {
+  readonly scope: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly restapi: {
+    readonly listen: string;
+    readonly connect_address: string;
+    readonly authentication?: Credentials;
+    readonly certfile?: string;
+    readonly keyfile?: string;
+    readonly keyfile_password?: string;
+    readonly cafile?: string;
+    readonly verify_client: VerifyClient;
+    readonly allowlist: readonly string[];
+    readonly http_extra_headers: Readonly<Record<string, string>>;
+  };
+  readonly etcd3: {
+    readonly hosts: readonly string[];
+    readonly protocol?: 'http' | 'https';
+    readonly username?: string;
+    readonly password?: string;
+    readonly cacert?: string;
+    readonly cert?: string;
+    readonly key?: string;
+  };
+  readonly bootstrap: {
+    readonly dcs: RawConfig;
+    readonly initdb: readonly (string | Readonly<Record<string, string>>)[];
+  };
+  readonly db: {
+    readonly listen: string;
+    readonly connect_address: string;
+    readonly data_dir: string;
+    readonly bin_dir: string;
+    readonly authentication: { readonly superuser: Credentials; readonly replication: Credentials };
+    readonly parameters: Readonly<Record<string, ParameterValue>>;
+    readonly pg_hba: readonly string[];
+  };
+  readonly tags: Readonly<Record<string, TagValue>>;
+  readonly watchdog: { readonly mode: WatchdogMode; readonly device: string; readonly safety_margin: number };
+  readonly log: { readonly level: 'debug' | 'info' | 'warn' | 'error' };
+}
+
+/** The local configuration is unusable; `problems` lists every one found (path, expected, got). Exit code 2. */
+export class LocalConfigError extends ValidationError {
+  constructor(
+    readonly source: string,
+    problems: readonly Problem[],
+  ) {
+    super(problems, 'invalid_local_config');
+    this.message = `invalid configuration ${source}:\n${problems.map((p) => `  - ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n')}`;
+  }
+}
+
+/** Default of `db.bin_dir` (Debian's PostgreSQL 15). */
+export const DEFAULT_DB_BIN_DIR = '/usr/lib/postgresql/15/bin';
+
+const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
+const validateSchema = ajv.compile(LOCAL_CONFIG_SCHEMA);
+
+type Json = Record<string, unknown>;
+type SchemaNode = { type?: string | readonly string[]; properties?: Record<string, SchemaNode>; additionalProperties?: SchemaNode | boolean };
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Schema of the value at `path`, to type an environment string; undefined for unknown keys. */
+function schemaAt(path: readonly string[]): SchemaNode | undefined {
+  let node: SchemaNode | undefined = LOCAL_CONFIG_SCHEMA as unknown as SchemaNode;
+  for (const key of path) {
+    if (!node) return undefined;
+    node = node.properties?.[key] ?? (isObject(node.additionalProperties) ? (node.additionalProperties as SchemaNode) : undefined);
+  }
+  return node;
+}
+
+/** Converts an environment string to the type the schema wants there; what cannot convert stays a string for the validator to report. */
+function typedEnvValue(raw: string, schema: SchemaNode | undefined): unknown {
+  const types = schema?.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
+  const trimmed = raw.trim();
+  if (types.includes('array')) {
+    if (trimmed.startsWith('[')) return parseDocument(trimmed).toJS() as unknown;
+    return trimmed === '' ? [] : trimmed.split(',').map((s) => s.trim());
+  }
+  if (types.includes('object')) return parseDocument(trimmed).toJS() as unknown;
+  if (types.includes('boolean') && /^(true|false)$/i.test(trimmed)) return trimmed.toLowerCase() === 'true';
+  if ((types.includes('integer') || types.includes('number')) && /^-?\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  return raw;
+}
+
+function setPath(doc: Json, path: readonly string[], value: unknown): void {
+  let node = doc;
+  for (const key of path.slice(0, -1)) {
+    if (!isObject(node[key])) node[key] = {};
+    node = node[key] as Json;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+/**
+ * Applies `WARDEN_<SECTION>_<KEY>` variables over the parsed file: `WARDEN_NAME`,
+ * `WARDEN_RESTAPI_LISTEN`, `WARDEN_ETCD3_HOSTS=a:2379,b:2379`, `WARDEN_TAGS_NOFAILOVER=true`,
+ * `WARDEN_RESTAPI_USERNAME`... Keys (tag names too) are lowercased. Returns where each override landed (config path -> variable)
+ * so problems can name the variable. Variables of unknown sections are ignored.
+ */
+export function applyEnvOverrides(doc: Json, env: Readonly<Record<string, string | undefined>>): Map<string, string> {
+  const origin = new Map<string, string>();
+  for (const [variable, value] of Object.entries(env)) {
+    if (!variable.startsWith('WARDEN_') || value === undefined) continue;
+    const rest = variable.slice('WARDEN_'.length);
+    let path: readonly string[] | undefined = ENV_NESTED_KEYS[rest];
+    if (!path) {
+      const lower = rest.toLowerCase();
+      if ((SCALAR_KEYS as readonly string[]).includes(lower)) path = [lower];
+      else {
+        const section = ENV_SECTIONS.find((s) => lower.startsWith(`${s}_`) && lower.length > s.length + 1);
+        if (!section) continue;
+        path = [section, lower.slice(section.length + 1)];
+      }
+    }
+    setPath(doc, path, typedEnvValue(value, schemaAt(path)));
+    origin.set(path.join('.'), variable);
+  }
+  return origin;
+}
+
+function portProblem(path: string, value: unknown): Problem | null {
+  if (typeof value !== 'string') return null;
+  const port = Number(/:(\d+)$/.exec(value)?.[1]);
+  return port >= 1 && port <= 65535 ? null : { path, message: `expected host:port with a port from 1 to 65535, got ${JSON.stringify(value)}` };
+}
+
+/** Rules the schema cannot say: ports in range, TLS files that need each other, allowlist syntax, the bootstrap dynamic config. */
+function semanticProblems(doc: Json): Problem[] {
+  const out: Problem[] = [];
+  const restapi = isObject(doc['restapi']) ? doc['restapi'] : {};
+  const db = isObject(doc['db']) ? doc['db'] : {};
+  for (const [path, value] of [
+    ['restapi.listen', restapi['listen']],
+    ['restapi.connect_address', restapi['connect_address']],
+    ['db.listen', db['listen']],
+    ['db.connect_address', db['connect_address']],
+  ] as const) {
+    const p = portProblem(path, value);
+    if (p) out.push(p);
+  }
+  const tlsOnly = ['keyfile', 'cafile', 'keyfile_password'].filter((k) => restapi[k] !== undefined);
+  if (restapi['certfile'] === undefined) {
+    for (const k of tlsOnly) out.push({ path: `restapi.${k}`, message: 'expected restapi.certfile to be set too (HTTPS), got no certfile' });
+    if (restapi['verify_client'] !== undefined && restapi['verify_client'] !== 'none') {
+      out.push({ path: 'restapi.verify_client', message: `expected "none" without restapi.certfile (client certificates need HTTPS), got ${JSON.stringify(restapi['verify_client'])}` });
+    }
+  } else if (restapi['verify_client'] !== undefined && restapi['verify_client'] !== 'none' && restapi['cafile'] === undefined) {
+    out.push({ path: 'restapi.cafile', message: 'expected a CA file to verify client certificates with (verify_client is set), got nothing' });
+  }
+  if (Array.isArray(restapi['allowlist'])) {
+    restapi['allowlist'].forEach((entry, i) => {
+      if (typeof entry === 'string' && !parseAllowlistEntry(entry)) {
+        out.push({ path: `restapi.allowlist[${i}]`, message: `expected an IP address or CIDR range (10.0.0.0/8), got ${JSON.stringify(entry)}` });
+      }
+    });
+  }
+  const etcd = isObject(doc['etcd3']) ? doc['etcd3'] : {};
+  if ((etcd['cert'] === undefined) !== (etcd['key'] === undefined)) {
+    out.push({ path: etcd['cert'] === undefined ? 'etcd3.cert' : 'etcd3.key', message: 'expected etcd3.cert and etcd3.key together, got only one of them' });
+  }
+  const bootstrap = isObject(doc['bootstrap']) ? doc['bootstrap'] : {};
+  if (isObject(bootstrap['dcs'])) {
+    for (const p of validateConfig(bootstrap['dcs'])) out.push({ path: p.path ? `bootstrap.dcs.${p.path}` : 'bootstrap.dcs', message: p.message });
+  }
+  return out;
+}
+
+function withDefaults(doc: Json): LocalConfig {
+  const restapi = doc['restapi'] as Json;
+  const db = doc['db'] as Json;
+  const bootstrap = (doc['bootstrap'] ?? {}) as Json;
+  const watchdog = (doc['watchdog'] ?? {}) as Json;
+  const log = (doc['log'] ?? {}) as Json;
+  return {
+    ...(doc as unknown as LocalConfig),
+    namespace: (doc['namespace'] as string | undefined) ?? '/service',
+    restapi: {
+      ...(restapi as unknown as LocalConfig['restapi']),
+      connect_address: (restapi['connect_address'] ?? restapi['listen']) as string,
+      verify_client: (restapi['verify_client'] ?? 'none') as VerifyClient,
+      allowlist: (restapi['allowlist'] ?? []) as string[],
+      http_extra_headers: (restapi['http_extra_headers'] ?? {}) as Record<string, string>,
+    },
+    bootstrap: {
+      dcs: (bootstrap['dcs'] ?? {}) as RawConfig,
+      initdb: (bootstrap['initdb'] ?? []) as (string | Record<string, string>)[],
+    },
+    db: {
+      ...(db as unknown as LocalConfig['db']),
+      connect_address: (db['connect_address'] ?? db['listen']) as string,
+      bin_dir: (db['bin_dir'] ?? DEFAULT_DB_BIN_DIR) as string,
+      parameters: (db['parameters'] ?? {}) as Record<string, ParameterValue>,
+      pg_hba: (db['pg_hba'] ?? []) as string[],
+    },
+    tags: (doc['tags'] ?? {}) as Record<string, TagValue>,
+    watchdog: {
+      mode: (watchdog['mode'] ?? 'automatic') as WatchdogMode,
+      device: (watchdog['device'] ?? '/dev/watchdog') as string,
+      safety_margin: (watchdog['safety_margin'] ?? 5) as number,
+    },
+    log: { level: (log['level'] ?? 'info') as LocalConfig['log']['level'] },
+  };
+}
+
+/**
+ * Parses the YAML text of a local configuration, applies the environment overrides and
+ * validates the result. Throws LocalConfigError listing every problem (YAML syntax, unknown
+ * keys, types, values), each naming its path and, for overrides, the variable.
+ */
+export function parseLocalConfig(text: string, env: Readonly<Record<string, string | undefined>> = {}, source = 'local configuration'): LocalConfig {
+  const yaml = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (yaml.errors.length) {
+    throw new LocalConfigError(
+      source,
+      yaml.errors.map((e) => ({ path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '', message: e.message.split('\n')[0]! })),
+    );
+  }
+  const parsed: unknown = yaml.toJS();
+  const doc: Json = parsed === null || parsed === undefined ? {} : (parsed as Json);
+  if (!isObject(doc)) throw new LocalConfigError(source, [{ path: '', message: `expected a mapping of sections, got ${Array.isArray(doc) ? 'a list' : typeof doc}` }]);
+  const origin = applyEnvOverrides(doc, env);
+  const problems = validateSchema(doc) ? [] : ajvProblems(validateSchema.errors);
+  problems.push(...semanticProblems(doc));
+  if (problems.length) {
+    const named = problems.map((p) => {
+      const variable = [...origin].find(([path]) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`))?.[1];
+      return variable ? { path: p.path, message: `${p.message} (from ${variable})` } : p;
+    });
+    throw new LocalConfigError(source, named);
+  }
+  return withDefaults(doc);
+}
+
+/** Reads, parses and validates the local configuration file. Throws LocalConfigError (also when the file cannot be read). */
+export async function loadLocalConfig(path: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<LocalConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new LocalConfigError(path, [{ path: '', message: `cannot read the file: ${(e as Error).message}` }]);
+  }
+  return parseLocalConfig(text, env, path);
+}

@@ -1,0 +1,61 @@
+import type { Cluster, ScheduledRestart } from '../../domain/cluster/cluster.js';
+import type { DynamicConfig } from '../../domain/cluster/config.js';
+import type { LocalFacts } from '../../domain/cluster/facts.js';
+import type { NodeSnapshot } from '../../domain/cluster/snapshot.js';
+import { buildStatus } from '../../domain/cluster/status.js';
+import type { AgentSettings } from './tokens.js';
+
+/** What the published snapshot is made of. */
+export interface SnapshotInput {
+  readonly now: number;
+  /** When the HA loop last finished a tick (a job's progress does not count). */
+  readonly lastLoopAt: number;
+  readonly facts: LocalFacts;
+  readonly settings: AgentSettings;
+  readonly config: DynamicConfig;
+  readonly cluster: Cluster | null;
+  readonly clusterReadAt: number | null;
+  readonly dcsReachable: boolean;
+  readonly lockDeadline: number | null;
+  readonly jobName: string | null;
+  readonly failsafeAcceptedAt: number | null;
+  /** The decision kept this primary alive by a failsafe round. */
+  readonly failsafeActive: boolean;
+  readonly watchdogUsable: boolean;
+  readonly scheduledRestart: ScheduledRestart | null;
+}
+
+/**
+ * The NodeSnapshot the REST API answers from: the status document plus what health checks
+ * need (lock expiry, last loop, DCS view age). A replica shows failsafe as active while it
+ * has accepted a leader's failsafe ping within a ttl and has no DCS itself.
+ */
+export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
+  const running = i.facts.running;
+  const transitionalRole = !running && i.jobName === 'promote' ? 'promoted' : !running && i.jobName === 'demote' ? 'demoted' : undefined;
+  const acceptedRecently = i.failsafeAcceptedAt !== null && i.now - i.failsafeAcceptedAt < i.config.ttl * 1000;
+  const status = buildStatus({
+    facts: i.facts,
+    node: i.settings.node,
+    config: i.config,
+    cluster: i.cluster,
+    isLeader: i.lockDeadline !== null && i.now < i.lockDeadline,
+    standbyCluster: false,
+    dcsLastSeen: i.clusterReadAt === null ? null : Math.floor(i.clusterReadAt / 1000),
+    failsafeActive: i.failsafeActive || (!i.dcsReachable && acceptedRecently),
+    watchdogFailed: i.settings.node.watchdogMode === 'required' && !i.watchdogUsable,
+    scheduledRestart: i.scheduledRestart,
+    ...(transitionalRole ? { transitionalRole } : {}),
+  });
+  return Object.freeze({
+    status,
+    facts: i.facts,
+    node: i.settings.node,
+    config: i.config,
+    cluster: i.cluster,
+    clusterReadAt: i.clusterReadAt,
+    leaderLockExpiresAt: i.lockDeadline,
+    lastLoopAt: i.lastLoopAt,
+    standbyCluster: false,
+  });
+}

@@ -1,0 +1,91 @@
+import { bootstrapDecision } from './bootstrap.js';
+import { decision, type Action, type Decision, type TickInput } from './decision.js';
+import { demoteImmediate, releaseLock } from './demote.js';
+import { withoutDcs } from './failsafe.js';
+import { emptyDataDirectory, recoverStopped, replicaTick } from './follow.js';
+import { holdingLockAsReplica, leaderTick } from './leader.js';
+import { leaderRace } from './leader-race.js';
+import { commandsWhileBusy, configureActions, withCommands } from './maintenance.js';
+import { takeLeadership } from './promotion.js';
+import { clusterTimeline, tickContext, type TickContext } from './tick-context.js';
+import { leaderWatchdogActions } from './watchdog-policy.js';
+
+/**
+ * A background job runs: nothing touches the database. A leader keeps refreshing its key
+ * (a restart must not cost the lock), except while it is demoting past the checkpoint
+ * (until then it still is the full primary).
+ */
+function duringJob(ctx: TickContext, job: string, step: string): Decision {
+  const busy = commandsWhileBusy(ctx, job);
+  if (ctx.input.dcsReachable && ctx.leaderIsMe && (job !== 'demote' || step === 'checkpoint')) {
+    return decision(`${job} in progress; refreshed the leader key`, [{ type: 'refreshLeader' }, ...leaderWatchdogActions(ctx), ...busy]);
+  }
+  return decision(`${job} in progress`, busy);
+}
+
+/** The local data belongs to another cluster: never start or lead with it (POST /reinitialize replaces it). */
+function foreignData(ctx: TickContext): Decision | null {
+  const mine = ctx.facts.systemIdentifier;
+  const theirs = ctx.cluster.initialize;
+  if (!mine || !theirs || mine === theirs) return null;
+  const why = `the local data (system identifier ${mine}) belongs to another cluster than ${theirs}`;
+  if (ctx.leaderIsMe) return releaseLock(ctx, why);
+  if (ctx.isPrimary && !ctx.paused) return demoteImmediate(ctx, why);
+  return decision(`refusing to use the data directory: ${why}`);
+}
+
+/**
+ * An unlocked cluster: the race. In pause only a manual failover's candidate races, and a
+ * running primary takes the free key, unless a failover key names someone else or its
+ * timeline is behind the cluster's (a forgotten old primary must not lead the others).
+ */
+function unlocked(ctx: TickContext): Decision {
+  if (!ctx.paused) return leaderRace(ctx);
+  const candidate = ctx.cluster.failover?.member ?? null;
+  if (candidate === ctx.me) return leaderRace(ctx);
+  if (ctx.isPrimary && candidate === null) {
+    const clusterTl = clusterTimeline(ctx);
+    if (clusterTl !== null && (ctx.facts.timeline ?? 0) < clusterTl) {
+      return decision(`PAUSE: running as primary on timeline ${ctx.facts.timeline}, behind the cluster's ${clusterTl}: not taking the leader key`);
+    }
+    return takeLeadership(ctx, { acquire: true, why: 'PAUSE: the running primary takes the free leader key' });
+  }
+  return decision('PAUSE: the cluster has no leader; no automatic failover');
+}
+
+/** A running server in a cluster that is up and initialized. */
+function running(ctx: TickContext): Decision {
+  if (ctx.leaderIsMe) return ctx.isPrimary ? leaderTick(ctx) : holdingLockAsReplica(ctx);
+  if (ctx.leaderName !== null) {
+    if (!ctx.isPrimary) return replicaTick(ctx);
+    if (ctx.paused) return decision(`PAUSE: running as primary while ${ctx.leaderName} holds the leader key`);
+    return demoteImmediate(ctx, `${ctx.leaderName} holds the leader key`);
+  }
+  return unlocked(ctx);
+}
+
+/** Adds configure() to a decision that starts no job and asks for nothing. */
+function withConfigure(ctx: TickContext, d: Decision): Decision {
+  if (d.job !== null || d.need !== null) return d;
+  const extra: Action[] = configureActions(ctx);
+  return extra.length ? { ...d, actions: [...d.actions, ...extra] } : d;
+}
+
+/**
+ * One HA tick: from the cluster view, the local facts, the dynamic config, pending
+ * commands and `now`, what this node does. Pure and total. When it needs the other
+ * members' state (a leader race, a switchover) or a failsafe round, it says so in
+ * `need` and the loop calls it again with the answers.
+ */
+export function decide(input: TickInput): Decision {
+  const ctx = tickContext(input);
+  if (input.job) return duringJob(ctx, input.job.name, input.job.step);
+  if (!input.dcsReachable) return withoutDcs(ctx);
+  const c = ctx.cluster;
+  if (c.initialize === null || (c.initialize === '' && c.leader === null)) return bootstrapDecision(ctx);
+  const foreign = foreignData(ctx);
+  if (foreign) return withCommands(ctx, foreign);
+  if (!ctx.facts.initialized) return withCommands(ctx, emptyDataDirectory(ctx));
+  if (!ctx.running) return withCommands(ctx, withConfigure(ctx, recoverStopped(ctx)));
+  return withCommands(ctx, withConfigure(ctx, running(ctx)));
+}

@@ -1,0 +1,51 @@
+import { decision, type Action, type Decision, type UpstreamRef } from './decision.js';
+import { leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
+
+/**
+ * Immediate demotion of a primary that may no longer write (lock lost, refresh failed,
+ * DCS gone, another leader): client sessions are cut first so writes stop at once, then
+ * the server is stopped without a checkpoint and started again as a replica (of the known
+ * leader, or of nobody until one appears). `release` also drops the leader key when we
+ * still hold it (watchdog required but failing, a lost start race...).
+ */
+export function demoteImmediate(ctx: TickContext, why: string, opts: { readonly release?: boolean } = {}): Decision {
+  const upstream: UpstreamRef | null = leaderUpstream(ctx);
+  const actions: Action[] = [
+    { type: 'forgetLock' },
+    { type: 'terminateSessions' },
+    { type: 'stop', mode: 'immediate' },
+    { type: 'disarmWatchdog' },
+  ];
+  if (opts.release) actions.push({ type: 'releaseLeader' });
+  actions.push(
+    { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, ssn: null } },
+    { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
+  );
+  return decision(`demoting immediately: ${why}`, actions, { job: 'demote' });
+}
+
+/**
+ * Graceful demotion for a switchover: a checkpoint keeps the shutdown short, a fast
+ * shutdown lets every connected replica receive the last WAL, and only then is the leader
+ * key released, so nobody can promote while this server still accepts writes.
+ */
+export function demoteGraceful(ctx: TickContext, why: string): Decision {
+  const stopTimeout = ctx.config.primary_stop_timeout;
+  const actions: Action[] = [
+    { type: 'checkpoint' },
+    // primary_stop_timeout > 0: a shutdown that takes longer is escalated to immediate.
+    { type: 'stop', mode: 'fast', ...(stopTimeout > 0 ? { timeoutMs: stopTimeout * 1000 } : {}) },
+    { type: 'disarmWatchdog' },
+    { type: 'releaseLeader' },
+    { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, ssn: null } },
+    { type: 'start', upstream: null, standby: true, timeoutMs: startTimeoutMs(ctx) },
+  ];
+  return decision(`demoting gracefully: ${why}`, actions, { job: 'demote' });
+}
+
+/** Gives the leader key back without touching a server that is not a writable primary. */
+export function releaseLock(ctx: TickContext, why: string): Decision {
+  const actions: Action[] = [{ type: 'releaseLeader' }];
+  if (ctx.input.watchdog.active) actions.push({ type: 'disarmWatchdog' });
+  return decision(`releasing the leader key: ${why}`, actions);
+}

@@ -1,0 +1,36 @@
+import { decision, needs, type Decision } from './decision.js';
+import { demoteImmediate } from './demote.js';
+import { leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
+
+/**
+ * The DCS read failed this tick. A primary may not keep writing without a lock it can
+ * refresh: it demotes at once, unless paused (nothing automatic happens in pause) or
+ * failsafe mode applies: it was the leader, the failsafe key lists the members, and every
+ * one of them accepted our POST /failsafe this round (the loop runs the round on
+ * request). A stopped replica is started read-only; nothing else changes while blind.
+ */
+export function withoutDcs(ctx: TickContext): Decision {
+  if (ctx.isPrimary) {
+    if (ctx.paused) return decision('PAUSE: DCS is not accessible; not demoting');
+    const failsafeMembers = ctx.cluster.failsafe;
+    if (ctx.config.failsafe_mode && ctx.leaderIsMe && failsafeMembers && failsafeMembers[ctx.me] !== undefined) {
+      if (ctx.input.failsafeConfirmed === null) return needs('failsafe', 'DCS is not accessible: asking the failsafe members to confirm this primary');
+      if (ctx.input.failsafeConfirmed) {
+        const kick = ctx.input.watchdog.active ? [{ type: 'kickWatchdog' as const, required: ctx.input.node.watchdogMode === 'required' }] : [];
+        return decision('DCS is not accessible: continuing as primary because failsafe mode is enabled and every member confirmed', [
+          { type: 'extendLockByFailsafe' },
+          ...kick,
+        ], { publish: { failsafeActive: true } });
+      }
+      return demoteImmediate(ctx, 'DCS is not accessible and not every failsafe member confirmed this primary');
+    }
+    return demoteImmediate(ctx, 'DCS is not accessible');
+  }
+  if (!ctx.running && ctx.facts.initialized && !ctx.paused && ctx.facts.state !== 'starting' && ctx.facts.state !== 'restarting') {
+    const upstream = ctx.leaderIsMe ? null : leaderUpstream(ctx);
+    return decision('DCS is not accessible: starting read-only', [
+      { type: 'start', upstream, standby: true, ...(upstream ? mySlot(ctx) : {}), timeoutMs: startTimeoutMs(ctx) },
+    ], { job: 'start' });
+  }
+  return decision('DCS is not accessible: nothing to do');
+}

@@ -1,0 +1,61 @@
+import { decision, type Action, type Decision } from './decision.js';
+import { demoteImmediate, releaseLock } from './demote.js';
+import { failoverOnLeader } from './manual-switchover.js';
+import { slotActions } from './maintenance.js';
+import { takeLeadership } from './promotion.js';
+import { syncActions } from './sync-mode.js';
+import type { TickContext } from './tick-context.js';
+import { leaderWatchdogActions } from './watchdog-policy.js';
+
+/** The failsafe key the leader keeps: every member's api_url, so it can be asked when the DCS is gone. */
+function failsafeActions(ctx: TickContext): Action[] {
+  if (!ctx.config.failsafe_mode) return [];
+  const members: Record<string, string> = {};
+  for (const m of ctx.cluster.members) if (m.apiUrl) members[m.name] = m.apiUrl;
+  members[ctx.me] = ctx.input.node.apiUrl;
+  const current = ctx.cluster.failsafe ?? {};
+  const same = Object.keys(members).length === Object.keys(current).length && Object.entries(members).every(([k, v]) => current[k] === v);
+  return same ? [] : [{ type: 'writeFailsafe', members }];
+}
+
+/**
+ * A running primary holding the leader key: refresh the key (first: a failure stops the
+ * sequence and the loop re-decides at once), keep the watchdog fed, publish the `status`
+ * optime, manage synchronous replication, the failsafe key and the slots, and carry out a
+ * requested switchover.
+ */
+export function leaderTick(ctx: TickContext): Decision {
+  if (ctx.watchdogFailed && !ctx.paused) return demoteImmediate(ctx, 'the watchdog is required but not working', { release: true });
+  const base: Action[] = [{ type: 'refreshLeader' }, ...leaderWatchdogActions(ctx)];
+  const step = failoverOnLeader(ctx);
+  if (step.kind === 'decide') return step.decision;
+  const actions: Action[] = [...base];
+  const messages: string[] = [`no action: I am ${ctx.me}, the leader with the lock`];
+  let wakeAt: number | null = null;
+  if (step.kind === 'clear') {
+    actions.push(step.action);
+    messages.push(step.message);
+  } else if (step.kind === 'wait') {
+    wakeAt = step.at;
+    messages.push(step.message);
+  }
+  actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: {} });
+  actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...slotActions(ctx));
+  if (ctx.paused) messages.push('PAUSE');
+  return decision(messages.join('; '), actions, { wakeAt });
+}
+
+/**
+ * We hold the leader key but the server runs in recovery (it was started read-only
+ * because we had the key, or a promotion did not finish): promote, unless paused (then
+ * the key goes: the leader keeps it only while its server is primary), stepping down for
+ * a switchover, or not allowed to lead.
+ */
+export function holdingLockAsReplica(ctx: TickContext): Decision {
+  if (ctx.paused) return releaseLock(ctx, 'PAUSE: the server is not running as primary');
+  const fk = ctx.cluster.failover;
+  if (fk && fk.leader === ctx.me && fk.scheduledAt === null) return releaseLock(ctx, 'this node stepped down for a switchover');
+  if (ctx.nofailover) return releaseLock(ctx, 'this node is tagged nofailover');
+  if (ctx.watchdogFailed) return releaseLock(ctx, 'the watchdog is required but not usable');
+  return takeLeadership(ctx, { acquire: false, why: 'this node holds the leader key' });
+}

@@ -1,0 +1,44 @@
+import { decision, type Action, type Decision } from './decision.js';
+import { activeFailoverKey } from './failover-key.js';
+import { prePromoteSyncActions } from './sync-mode.js';
+import { startTimeoutMs, type TickContext } from './tick-context.js';
+import { leaderWatchdogActions, prePromoteWatchdogActions } from './watchdog-policy.js';
+
+/**
+ * Takes (or keeps) the leader key and makes this server the writable primary. The order
+ * is the safety argument: the key first (atomic create, or a refresh when we hold it), then
+ * in synchronous mode the sync key naming only us (so no stale standby can be promoted
+ * after us), then the watchdog, and only then the promotion. The history key records the
+ * new timeline afterwards, and a failover key that led here is cleared.
+ * A failure before the promotion gives the key back; a failed promotion keeps it (the
+ * server may still finish promoting) and the next tick tries again.
+ */
+export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boolean; readonly why: string }): Decision {
+  const lock: Action = opts.acquire ? { type: 'acquireLeader' } : { type: 'refreshLeader' };
+  // A request that led here (immediate, or scheduled and due) is done: clear it, or the new leader would act on it again.
+  const fk = activeFailoverKey(ctx);
+  const clear: Action[] = fk ? [{ type: 'clearFailover', revision: fk.revision, reason: 'the switchover/failover is done' }] : [];
+  if (ctx.isPrimary) {
+    return decision(`${opts.why}: took the leader key as the running primary`, [lock, ...leaderWatchdogActions(ctx), ...clear]);
+  }
+  const before: Action[] = [lock, ...prePromoteSyncActions(ctx), ...prePromoteWatchdogActions(ctx)];
+  const actions: Action[] = [
+    ...before,
+    { type: 'promote', timeoutMs: startTimeoutMs(ctx) },
+    {
+      type: 'recordPromotion',
+      previous: ctx.cluster.history?.lines ?? [],
+      timeline: ctx.facts.timeline,
+      lsn: ctx.myWal,
+      at: new Date(ctx.now).toISOString(),
+      leader: ctx.me,
+      maxLines: ctx.config.max_timelines_history,
+    },
+    { type: 'remember', patch: { lastRole: 'primary', primaryStartAt: null, appliedSlots: null } },
+    ...clear,
+  ];
+  return decision(`${opts.why}: promoting`, actions, {
+    job: 'promote',
+    rollback: { fromIndex: 1, untilIndex: before.length, actions: [{ type: 'disarmWatchdog' }, { type: 'releaseLeader' }] },
+  });
+}

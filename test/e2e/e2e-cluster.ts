@@ -1,0 +1,132 @@
+import { mkdtempSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import pg from 'pg';
+import { nodeConfigPath, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
+import { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
+import { sleep } from '../../scripts/lib/processes.js';
+import { freePorts } from '../support/free-port.js';
+
+/** Short timings so failovers take seconds, within spec minimums (ttl >= 20). */
+export const E2E_DCS = { ttl: 20, loop_wait: 1, retry_timeout: 5, maximum_lag_on_failover: 1048576, db: { use_pg_rewind: true, use_slots: true, parameters: {} } };
+
+/** A 3-node cluster on free loopback ports in a temp folder. */
+export async function e2eRunner(): Promise<ClusterRunner> {
+  const ports = await freePorts(8);
+  const dir = mkdtempSync(join(tmpdir(), 'warden-e2e-'));
+  chmodSync(dir, 0o755);
+  const layout: ClusterLayout = {
+    dir,
+    scope: 'e2e',
+    namespace: '/service',
+    etcdClientPort: ports[0]!,
+    etcdPeerPort: ports[1]!,
+    nodes: [0, 1, 2].map((i) => ({ name: `node${i + 1}`, apiPort: ports[2 + i]!, pgPort: ports[5 + i]! })),
+    dcs: E2E_DCS,
+    binDir: '/usr/lib/postgresql/15/bin',
+  };
+  return new ClusterRunner(layout);
+}
+
+/** JSON request to one agent. */
+export async function api(runner: ClusterRunner, node: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const r = await fetch(`${runner.apiUrl(node)}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(90_000),
+  });
+  const text = await r.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* plain text */
+  }
+  return { status: r.status, body: parsed };
+}
+
+/** Runs wardenctl against the cluster; returns stdout (throws with stderr on a non-zero exit). */
+export function wardenctl(runner: ClusterRunner, ...args: string[]): string {
+  const r = spawnSync(process.execPath, ['bin/wardenctl.js', '-c', nodeConfigPath(runner.layout, 'node1'), ...args], { encoding: 'utf8', timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`wardenctl ${args.join(' ')} exited ${r.status}: ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+
+/** A superuser connection to a node's PostgreSQL. */
+export function pgClient(runner: ClusterRunner, node: string): pg.Client {
+  return new pg.Client({ host: '127.0.0.1', port: runner.node(node).pgPort, user: 'postgres', password: 'warden-demo-su', database: 'postgres', connectionTimeoutMillis: 2000, statement_timeout: 10_000 });
+}
+
+/** Runs one statement on a node; throws when it fails. */
+export async function sql(runner: ClusterRunner, node: string, text: string, params: unknown[] = []): Promise<pg.QueryResult> {
+  const c = pgClient(runner, node);
+  await c.connect();
+  try {
+    return await c.query(text, params);
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Inserts a row every `everyMs` into whichever node accepts writes, remembering every id whose
+ * COMMIT was acknowledged and the timestamps of the last write before and first write after a gap.
+ */
+export class Writer {
+  readonly acknowledged: number[] = [];
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private next = 1;
+  /** Longest interval between two acknowledged writes, ms. */
+  maxGapMs = 0;
+  private lastAckAt = 0;
+
+  constructor(private readonly runner: ClusterRunner, private readonly everyMs = 10) {}
+
+  start(): void {
+    this.running = true;
+    this.lastAckAt = Date.now();
+    this.loop = this.run();
+  }
+
+  private async run(): Promise<void> {
+    const clients = new Map<string, pg.Client>();
+    while (this.running) {
+      for (const n of this.runner.layout.nodes) {
+        if (!this.running) break;
+        let c = clients.get(n.name);
+        try {
+          if (!c) {
+            c = pgClient(this.runner, n.name);
+            c.on('error', () => undefined);
+            await c.connect();
+            clients.set(n.name, c);
+          }
+          const id = this.next;
+          await c.query('INSERT INTO e2e_writes(id) VALUES ($1)', [id]);
+          this.next++;
+          this.acknowledged.push(id);
+          const now = Date.now();
+          this.maxGapMs = Math.max(this.maxGapMs, now - this.lastAckAt);
+          this.lastAckAt = now;
+          await sleep(this.everyMs);
+          break;
+        } catch {
+          if (c) {
+            clients.delete(n.name);
+            await c.end().catch(() => undefined);
+          }
+        }
+      }
+      await sleep(5);
+    }
+    await Promise.all([...clients.values()].map((c) => c.end().catch(() => undefined)));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+}

@@ -1,0 +1,168 @@
+import { failoverToJson } from '../../src/domain/cluster/cluster.js';
+import type { FakeDatabaseOp } from '../../src/adapters/database/fake-database.js';
+import type { Random } from './random.js';
+import type { SimCluster, SimNode } from './sim-cluster.js';
+
+/** Every kind of event a schedule is made of. */
+export const EVENT_WEIGHTS = {
+  crashMachine: 3,
+  killAgent: 2,
+  startAgent: 6,
+  crashDatabase: 3,
+  dcsDown: 1,
+  dcsUp: 2,
+  partition: 3,
+  healPartition: 4,
+  clockStep: 1,
+  slowOps: 2,
+  fastOps: 2,
+  failNext: 1,
+  switchover: 2,
+  failover: 1,
+  scheduledSwitchover: 1,
+  restart: 2,
+  reinitialize: 1,
+  pause: 1,
+  resume: 2,
+} as const;
+
+/** Name of an event kind. */
+export type EventKind = keyof typeof EVENT_WEIGHTS;
+
+const SLOW_OPS: readonly FakeDatabaseOp[] = ['start', 'stop', 'promote', 'checkpoint', 'follow', 'createReplica', 'rewind', 'restart', 'probe'];
+const FAILING_OPS: readonly FakeDatabaseOp[] = ['start', 'promote', 'stop', 'rewind', 'createReplica', 'follow'];
+
+/** Fault state the liveness check needs: what is broken right now. */
+export class FaultState {
+  dcsDown = false;
+  paused = false;
+  /** Nodes with injected delays. */
+  readonly slow = new Set<string>();
+  /** Last time something was broken or an operator acted (liveness windows start after it). */
+  lastDisturbance = 0;
+  /** Candidate of the last manual failover written: the operator accepted losing writes if it wins without a leader. */
+  manualFailoverTo: string | null = null;
+}
+
+/**
+ * Applies one random event to the cluster. Returns a short description for the replay log.
+ * Operator commands go where the REST API would put them (failover key, config key, loop).
+ */
+export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>): Promise<string> {
+  const kind = rnd.weighted(EVENT_WEIGHTS);
+  const nodes = [...sim.nodes.values()];
+  const node: SimNode = rnd.pick(nodes);
+  faults.lastDisturbance = Math.max(faults.lastDisturbance, sim.clock.now());
+  switch (kind) {
+    case 'crashMachine':
+      node.crash();
+      return `crash machine ${node.name}`;
+    case 'killAgent':
+      node.killAgent();
+      return `kill agent ${node.name}`;
+    case 'startAgent': {
+      const dead = nodes.filter((n) => !n.alive);
+      if (!dead.length) return 'start agent: none dead';
+      const n = rnd.pick(dead);
+      n.startAgent();
+      return `start agent ${n.name}`;
+    }
+    case 'crashDatabase':
+      node.db.crash();
+      return `crash database ${node.name}`;
+    case 'dcsDown':
+      sim.store.setReachable(false);
+      faults.dcsDown = true;
+      return 'DCS down';
+    case 'dcsUp':
+      sim.store.setReachable(true);
+      faults.dcsDown = false;
+      return 'DCS up';
+    case 'partition':
+      node.setDcsLink(false);
+      return `partition ${node.name} from the DCS`;
+    case 'healPartition':
+      node.setDcsLink(true);
+      return `heal ${node.name}'s DCS link`;
+    case 'clockStep': {
+      const jump = rnd.int(1, 60) * 1000;
+      sim.clock.set(sim.clock.now() + jump);
+      // Nobody could act during the jump: liveness windows start after it.
+      faults.lastDisturbance = sim.clock.now();
+      return `clock steps ${jump} ms`;
+    }
+    case 'slowOps': {
+      const op = rnd.pick(SLOW_OPS);
+      const ms = op === 'probe' ? rnd.int(100, 2000) : rnd.int(1, 40) * 1000;
+      node.db.setDelay(op, ms);
+      faults.slow.add(node.name);
+      return `slow ${op} on ${node.name}: ${ms} ms`;
+    }
+    case 'fastOps':
+      node.db.clearFaults();
+      faults.slow.delete(node.name);
+      return `clear faults on ${node.name}`;
+    case 'failNext': {
+      const op = rnd.pick(FAILING_OPS);
+      node.db.failNext(op);
+      return `next ${op} fails on ${node.name}`;
+    }
+    case 'switchover':
+    case 'failover':
+    case 'scheduledSwitchover': {
+      const leader = sim.leaderKey();
+      const candidate = rnd.chance(0.7) ? rnd.pick(nodes).name : null;
+      if (kind === 'failover') {
+        if (!candidate) return 'failover: no candidate';
+        if (!(await sim.putKey('failover', failoverToJson({ leader: null, member: candidate, scheduledAt: null })))) return 'failover: DCS down';
+        faults.manualFailoverTo = candidate;
+        return `failover to ${candidate}`;
+      }
+      if (!leader) return `${kind}: no leader`;
+      const atMs = sim.clock.now() + rnd.int(2, 60) * 1000;
+      const at = kind === 'scheduledSwitchover' ? new Date(atMs).toISOString() : null;
+      // The operator's action happens at T: liveness windows start then.
+      if (at) faults.lastDisturbance = atMs;
+      if (!(await sim.putKey('failover', failoverToJson({ leader, member: candidate === leader ? null : candidate, scheduledAt: at })))) return `${kind}: DCS down`;
+      return `${kind} from ${leader} to ${candidate ?? 'any'}${at ? ` at ${at}` : ''}`;
+    }
+    case 'restart':
+      if (!node.alive) return `restart: ${node.name} agent is down`;
+      void node.loop.restart({}).catch(() => undefined);
+      return `restart ${node.name}`;
+    case 'reinitialize': {
+      if (!node.alive) return `reinitialize: ${node.name} agent is down`;
+      const force = rnd.chance(0.5);
+      void node.loop.reinitialize({ force, fromLeader: rnd.chance(0.5) }).catch(() => undefined);
+      return `reinitialize ${node.name}${force ? ' (force)' : ''}`;
+    }
+    case 'pause':
+      if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, pause: true })))) return 'pause: DCS down';
+      faults.paused = true;
+      return 'pause';
+    case 'resume':
+      if (!(await sim.putKey('config', JSON.stringify(baseConfig)))) return 'resume: DCS down';
+      faults.paused = false;
+      return 'resume';
+  }
+}
+
+/** Ends every fault: all agents up, the DCS and every link up, no delays, not paused. */
+export async function healEverything(sim: SimCluster, faults: FaultState, baseConfig: Record<string, unknown>): Promise<void> {
+  sim.store.setReachable(true);
+  faults.dcsDown = false;
+  for (const n of sim.nodes.values()) {
+    n.setDcsLink(true);
+    n.db.clearFaults();
+    if (!n.alive) n.startAgent();
+  }
+  faults.slow.clear();
+  await sim.putKey('config', JSON.stringify(baseConfig));
+  faults.paused = false;
+  faults.lastDisturbance = Math.max(faults.lastDisturbance, sim.clock.now());
+}
+
+/** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down. */
+export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
+  return n.alive && n.dcsLinkUp && !faults.dcsDown && !faults.slow.has(n.name) && sim.store.reachable;
+}

@@ -1,0 +1,74 @@
+/**
+ * Deep runs of the randomized HA simulation.
+ *   npx tsx test/sim/run.ts --runs 100000 [--seed 1] [--keep-going] [--profile quick|deep]
+ *   npx tsx test/sim/run.ts --replay 12345 [--profile quick] [--verbose]
+ *     (one seed, with its event trace; --verbose adds every node's decision at every tick)
+ * Exit code 1 when an invariant broke; every failing seed is printed for replay.
+ */
+import { HaTicker } from '../../src/app/agent/ha-tick.js';
+import { runSchedule } from './simulation.js';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+/** Prints every tick's decision (replay --verbose). */
+function traceTicks(): void {
+  const tick = HaTicker.prototype.tick;
+  const t0 = Date.UTC(2024, 0, 1);
+  HaTicker.prototype.tick = async function (this: HaTicker) {
+    const r = await tick.call(this);
+    const f = this.facts;
+    const sync = this.cluster?.sync ? ` sync=${this.cluster.sync.leader}:${this.cluster.sync.syncStandby.join('+')}` : '';
+    console.log(
+      `  t=${this.snapshot.lastLoopAt - t0} ${this.settings.node.name} [${f.state} ${f.inRecovery === false ? 'primary' : f.inRecovery ? 'replica' : '-'} tl=${f.timeline ?? '-'}${sync}] ` +
+        `${r.decision.message} ${JSON.stringify(r.decision.actions.map((a) => a.type))}`,
+    );
+    return r;
+  };
+}
+
+async function main(): Promise<number> {
+  const profile = arg('profile') === 'quick' ? 'quick' : 'deep';
+  const replay = arg('replay');
+  if (replay !== undefined) {
+    if (process.argv.includes('--verbose')) traceTicks();
+    const r = await runSchedule(Number(replay), { profile, trace: (line) => console.log(line) });
+    console.log(r.ok ? `seed ${r.seed}: ok` : `seed ${r.seed}: VIOLATION\n${r.violation}`);
+    return r.ok ? 0 : 1;
+  }
+  const runs = Number(arg('runs') ?? 2000);
+  const first = Number(arg('seed') ?? 1);
+  const keepGoing = process.argv.includes('--keep-going');
+  const started = Date.now();
+  const failed: number[] = [];
+  let changes = 0;
+  let writes = 0;
+  let simulated = 0;
+  for (let i = 0; i < runs; i++) {
+    const r = await runSchedule(first + i, { profile });
+    changes += r.leaderChanges;
+    writes += r.acknowledgedWrites;
+    simulated += r.simulatedMs;
+    if (!r.ok) {
+      failed.push(r.seed);
+      console.log(`seed ${r.seed}: VIOLATION (replay: npx tsx test/sim/run.ts --replay ${r.seed})\n${r.violation}\n`);
+      if (!keepGoing) break;
+    }
+    if ((i + 1) % 1000 === 0) {
+      const secs = (Date.now() - started) / 1000;
+      console.log(`${i + 1} schedules, ${(((i + 1) / secs) || 0).toFixed(0)}/s, ${failed.length} failing`);
+    }
+  }
+  const secs = (Date.now() - started) / 1000;
+  const done = failed.length && !keepGoing ? first + runs - 1 : runs;
+  console.log(
+    `ran ${Math.min(done, runs)} schedules (seeds ${first}..${first + runs - 1}) in ${secs.toFixed(1)} s ` +
+      `(${(runs / secs).toFixed(0)} schedules/s), ${(simulated / 3_600_000).toFixed(1)} h of cluster time, ` +
+      `${changes} leader changes, ${writes} acknowledged writes; failing seeds: ${failed.length ? failed.join(', ') : 'none'}`,
+  );
+  return failed.length ? 1 : 0;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,297 @@
+import { FakeClock } from '../../src/adapters/clock/fake-clock.js';
+import { FakeDatabase, FakeDatabaseNetwork } from '../../src/adapters/database/fake-database.js';
+import { InMemoryDcs, InMemoryDcsStore } from '../../src/adapters/dcs/memory.js';
+import { MemoryLogger } from '../../src/adapters/logger/memory-logger.js';
+import { FakeWatchdog } from '../../src/adapters/watchdog/fake-watchdog.js';
+import { HaLoop } from '../../src/app/agent/ha-loop.js';
+import { fixedSettings } from '../../src/app/agent/tokens.js';
+import { parseCluster, type Cluster } from '../../src/domain/cluster/cluster.js';
+import type { RawConfig } from '../../src/domain/cluster/config.js';
+import type { TagValue, WatchdogMode } from '../../src/domain/cluster/node.js';
+import type { NodeStatus } from '../../src/domain/cluster/status.js';
+import type { Database } from '../../src/ports/database.js';
+import type { Logger } from '../../src/ports/logger.js';
+import type { PeerApi } from '../../src/ports/peer-api.js';
+import type { Watchdog } from '../../src/ports/watchdog.js';
+
+/** Per-node options of a simulated cluster. */
+export interface SimNodeOptions {
+  readonly tags?: Readonly<Record<string, TagValue>>;
+  readonly watchdogMode?: WatchdogMode;
+  readonly watchdogUsable?: boolean;
+}
+
+/** Options of a simulated cluster. */
+export interface SimClusterOptions {
+  readonly names: readonly string[];
+  /** bootstrap.dcs (the dynamic config the first node writes). */
+  readonly config?: RawConfig;
+  readonly nodes?: Readonly<Record<string, SimNodeOptions>>;
+  /** Keep every log line (default false: only warnings and errors are kept). */
+  readonly verboseLogs?: boolean;
+  /** Fake time between two housekeeping steps (lease expiry, replication), default 250 ms. */
+  readonly stepMs?: number;
+  /** How long a DCS call takes to fail while the DCS is unreachable (default 0: at once). */
+  readonly dcsFailDelayMs?: number;
+}
+
+/** A port whose every call fails once its process is dead (a killed agent must not act any more). */
+function killable<T extends object>(target: T, isDead: () => boolean, fail: () => Error): T {
+  return new Proxy(target, {
+    get(obj, prop) {
+      // The target's own code runs on the target itself, not through the proxy.
+      const value = Reflect.get(obj, prop, obj) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (isDead()) return Promise.reject(fail());
+        return (value as (...a: unknown[]) => unknown).apply(obj, args);
+      };
+    },
+  });
+}
+
+/** A logger that keeps only warnings and errors (the simulation runs thousands of ticks). */
+class QuietLogger extends MemoryLogger {
+  override debug(): void {}
+  override info(): void {}
+  override child(): Logger {
+    return this;
+  }
+}
+
+/** One simulated machine: its database (disk survives agent restarts), and the current agent process. */
+export class SimNode {
+  readonly db: FakeDatabase;
+  readonly logger: MemoryLogger;
+  dcs!: InMemoryDcs;
+  watchdog!: FakeWatchdog;
+  loop!: HaLoop;
+  /** The agent process is up (a dead one answers no API call and touches nothing). */
+  alive = false;
+  /** The node's link to the DCS is up. */
+  dcsLinkUp = true;
+  private generation = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly sim: SimCluster,
+    readonly options: SimNodeOptions,
+  ) {
+    this.db = new FakeDatabase({ name, connUrl: SimCluster.connUrl(name), network: sim.network, clock: sim.clock });
+    this.logger = sim.verboseLogs ? new MemoryLogger() : new QuietLogger();
+  }
+
+  get apiUrl(): string {
+    return `http://${this.name}:8008`;
+  }
+
+  /** Starts a fresh agent process (new DCS client and lease, new watchdog handle). */
+  startAgent(): void {
+    if (this.alive) return;
+    const gen = ++this.generation;
+    const dead = () => this.generation !== gen || !this.alive;
+    this.dcs = new InMemoryDcs(this.sim.store, { clientId: `${this.name}#${gen}` });
+    this.dcs.setReachable(this.dcsLinkUp);
+    this.watchdog = new FakeWatchdog({ usable: this.options.watchdogUsable ?? true, clock: this.sim.clock });
+    const db = killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`));
+    const watchdog = killable<Watchdog>(this.watchdog, dead, () => new Error(`${this.name}: agent process is dead`));
+    this.loop = new HaLoop(
+      this.dcs,
+      db,
+      this.sim.clock,
+      watchdog,
+      this.logger.child({ node: this.name }),
+      this.sim.peerApi,
+      fixedSettings({
+        node: {
+          scope: 'demo',
+          name: this.name,
+          apiUrl: this.apiUrl,
+          connUrl: SimCluster.connUrl(this.name),
+          tags: this.options.tags ?? {},
+          watchdogMode: this.options.watchdogMode ?? 'off',
+          svcVersion: '0.1.0',
+        },
+        local: { bootstrapDcs: this.sim.config, parameters: {}, watchdogSafetyMargin: 5 },
+      }),
+      { peerTimeoutMs: 500, failsafeTimeoutMs: 500 },
+    );
+    this.alive = true;
+    this.loop.start();
+  }
+
+  /** The agent process dies at once: no cleanup, its DCS client is cut, its lease runs out by itself. */
+  killAgent(): void {
+    if (!this.alive) return;
+    this.alive = false;
+    this.dcs.setReachable(false);
+    void this.dcs.close();
+    void this.loop.stop({ releaseLeader: false, stopDatabase: false }).catch(() => undefined);
+  }
+
+  /** The whole machine dies: agent and postmaster. */
+  crash(): void {
+    this.killAgent();
+    this.db.crash();
+  }
+
+  /** Cuts (false) or heals (true) this node's link to the DCS. */
+  setDcsLink(up: boolean): void {
+    this.dcsLinkUp = up;
+    if (this.alive) this.dcs.setReachable(up);
+  }
+
+  /** Holds a valid leader lock (by its own deadline) right now. */
+  believesLeader(): boolean {
+    const until = this.alive ? this.loop.lockHeldUntil() : null;
+    return until !== null && this.sim.clock.now() < until;
+  }
+}
+
+/** Routes PeerApi calls to the simulated agents' snapshots. */
+class SimPeerApi implements PeerApi {
+  constructor(private readonly sim: SimCluster) {}
+
+  async fetchStatus(apiUrl: string): Promise<NodeStatus | null> {
+    const node = this.sim.byApiUrl(apiUrl);
+    return node && node.alive ? node.loop.snapshot().status : null;
+  }
+
+  async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {
+    const node = this.sim.byApiUrl(apiUrl);
+    return node !== undefined && node.alive && node.loop.acceptFailsafe(body);
+  }
+}
+
+/**
+ * Several agents on one InMemoryDcsStore, FakeDatabaseNetwork and FakeClock: the scenario
+ * tests and the randomized simulation drive it by moving fake time.
+ */
+export class SimCluster {
+  readonly clock = new FakeClock();
+  readonly store: InMemoryDcsStore;
+  readonly network = new FakeDatabaseNetwork();
+  readonly peerApi: PeerApi = new SimPeerApi(this);
+  readonly nodes = new Map<string, SimNode>();
+  readonly config: RawConfig;
+  readonly verboseLogs: boolean;
+  readonly stepMs: number;
+
+  constructor(opts: SimClusterOptions) {
+    this.store = new InMemoryDcsStore(this.clock, { unavailableDelayMs: opts.dcsFailDelayMs ?? 0 });
+    this.config = opts.config ?? { ttl: 30, loop_wait: 10, retry_timeout: 10 };
+    this.verboseLogs = opts.verboseLogs ?? false;
+    this.stepMs = opts.stepMs ?? 250;
+    for (const name of opts.names) this.nodes.set(name, new SimNode(name, this, opts.nodes?.[name] ?? {}));
+  }
+
+  /** conn_url of a simulated node's database. */
+  static connUrl(name: string): string {
+    return `postgres://${name}:5432/postgres`;
+  }
+
+  node(name: string): SimNode {
+    const n = this.nodes.get(name);
+    if (!n) throw new Error(`no simulated node ${name}`);
+    return n;
+  }
+
+  byApiUrl(apiUrl: string): SimNode | undefined {
+    return [...this.nodes.values()].find((n) => n.apiUrl === apiUrl);
+  }
+
+  /** Starts the agent of every node (or of the named ones). */
+  startAll(names?: readonly string[]): void {
+    for (const n of names ?? [...this.nodes.keys()]) this.node(n).startAgent();
+  }
+
+  /** Checks run after every step (split brain is always checked). */
+  readonly checks: (() => void)[] = [];
+
+  /** Moves fake time by `ms` in steps, expiring leases and letting replicas stream after each. */
+  async advance(ms: number): Promise<void> {
+    let left = ms;
+    while (left > 0) {
+      const step = Math.min(this.stepMs, left);
+      await this.clock.advance(step);
+      this.store.expireLeases();
+      this.network.replicate();
+      this.assertNoSplitBrain();
+      for (const check of this.checks) check();
+      left -= step;
+    }
+  }
+
+  /** Throws when two nodes both hold a valid lock (by their own deadline) and accept writes. */
+  assertNoSplitBrain(): void {
+    const both = this.splitBrain();
+    if (both.length > 1) throw new Error(`split brain: ${both.map((n) => n.name).join(', ')}\n${this.describe()}`);
+  }
+
+  /** Writes a key as an operator (or the REST API) would; false when the DCS is down. */
+  async putKey(key: string, value: string): Promise<boolean> {
+    // A failing call would wait on the fake clock, which only this caller moves.
+    if (!this.store.reachable) return false;
+    const admin = new InMemoryDcs(this.store, { clientId: 'admin' });
+    try {
+      return await admin.put(key, value);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Advances until `pred` holds (checked after every step); throws after `timeoutMs` of fake time. */
+  async until(pred: () => boolean, timeoutMs: number, what = 'condition'): Promise<number> {
+    const start = this.clock.now();
+    while (!pred()) {
+      if (this.clock.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms of fake time waiting for ${what}\n${this.describe()}`);
+      await this.advance(this.stepMs);
+    }
+    return this.clock.now() - start;
+  }
+
+  /** The cluster as the DCS holds it right now. */
+  view(): Cluster {
+    return parseCluster(this.store.range('')).cluster;
+  }
+
+  /** Name in the leader key, or null. */
+  leaderKey(): string | null {
+    this.store.expireLeases();
+    return this.store.peek('leader')?.value || null;
+  }
+
+  /** Nodes whose database accepts writes. */
+  writable(): SimNode[] {
+    return [...this.nodes.values()].filter((n) => n.db.isWritable);
+  }
+
+  /** The single node that holds the lock and runs writable, or null. */
+  primary(): SimNode | null {
+    const p = [...this.nodes.values()].filter((n) => n.believesLeader() && n.db.isWritable);
+    return p.length === 1 ? p[0]! : null;
+  }
+
+  /** Nodes that believe they hold the lock and accept writes: more than one is split brain. */
+  splitBrain(): SimNode[] {
+    return [...this.nodes.values()].filter((n) => n.believesLeader() && n.db.isWritable);
+  }
+
+  /** Stops every agent (for test cleanup), without waiting on fake time. */
+  shutdown(): void {
+    for (const n of this.nodes.values()) n.killAgent();
+  }
+
+  /** One line per node, for failure messages. */
+  describe(): string {
+    const lines = [`t=${this.clock.now()} leader key=${this.leaderKey() ?? '-'}`];
+    for (const n of this.nodes.values()) {
+      lines.push(
+        `  ${n.name}: agent=${n.alive ? 'up' : 'down'} dcs=${n.dcsLinkUp ? 'up' : 'cut'} db=${n.db.state}${n.db.isWritable ? ' writable' : n.db.isInRecovery ? ' replica' : ''}` +
+          ` tl=${n.db.timeline ?? '-'} lsn=${n.db.lsn ?? '-'} lock=${n.believesLeader()} job=${n.alive ? n.loop.jobInProgress ?? '-' : '-'}` +
+          ` last="${n.alive ? n.loop.snapshot().status.role : ''}"`,
+      );
+    }
+    return lines.join('\n');
+  }
+}
