@@ -156,6 +156,12 @@ export class ClusterRunner {
 
   /** Stops every agent, stray postmaster and etcd that this runner started. */
   async down(): Promise<void> {
+    // Stop in parallel, then settle the state file once: concurrent read-modify-writes would keep stale PIDs.
+    const agents = this.readState().agents;
+    await Promise.all(
+      Object.values(agents).map((pid) => stopPid(pid, 60_000)),
+    );
+    this.writeState({ ...this.readState(), agents: {} });
     await Promise.all(this.layout.nodes.map((n) => this.stopAgent(n.name)));
     await this.stopEtcd();
   }
