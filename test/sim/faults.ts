@@ -36,8 +36,32 @@ const FAILING_OPS: readonly FakeDatabaseOp[] = ['start', 'promote', 'stop', 'rew
 export class FaultState {
   dcsDown = false;
   paused = false;
-  /** Nodes with injected delays. */
-  readonly slow = new Set<string>();
+  /** Nodes with injected delays: until when an operation may still be slow (Infinity while the delay is set). */
+  private readonly slowUntil = new Map<string, number>();
+  /** Longest delay injected per node (an operation started before the delay was cleared runs that long). */
+  private readonly longestDelay = new Map<string, number>();
+
+  /** Injects a delay on a node. */
+  setSlow(name: string, ms: number): void {
+    this.slowUntil.set(name, Infinity);
+    this.longestDelay.set(name, Math.max(ms, this.longestDelay.get(name) ?? 0));
+  }
+
+  /** Clears a node's delays at `now`; an operation already under way may still take its full delay. */
+  clearSlow(name: string, now: number): void {
+    if (this.slowUntil.get(name) === Infinity) this.slowUntil.set(name, now + (this.longestDelay.get(name) ?? 0));
+    this.longestDelay.delete(name);
+  }
+
+  /** The node's database may still be slowed down at `now`. */
+  isSlow(name: string, now: number): boolean {
+    return (this.slowUntil.get(name) ?? 0) > now;
+  }
+
+  /** When the last delayed operation under way can end at the latest (at least `now`). */
+  slowEnd(now: number): number {
+    return Math.max(now, ...this.slowUntil.values());
+  }
   /** Last time something was broken or an operator acted (liveness windows start after it). */
   lastDisturbance = 0;
   /** Candidate of the last manual failover written: the operator accepted losing writes if it wins without a leader. */
@@ -95,12 +119,12 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
       const op = rnd.pick(SLOW_OPS);
       const ms = op === 'probe' ? rnd.int(100, 2000) : rnd.int(1, 40) * 1000;
       node.db.setDelay(op, ms);
-      faults.slow.add(node.name);
+      faults.setSlow(node.name, ms);
       return `slow ${op} on ${node.name}: ${ms} ms`;
     }
     case 'fastOps':
       node.db.clearFaults();
-      faults.slow.delete(node.name);
+      faults.clearSlow(node.name, sim.clock.now());
       return `clear faults on ${node.name}`;
     case 'failNext': {
       const op = rnd.pick(FAILING_OPS);
@@ -154,15 +178,16 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
   for (const n of sim.nodes.values()) {
     n.setDcsLink(true);
     n.db.clearFaults();
+    faults.clearSlow(n.name, sim.clock.now());
     if (!n.alive) n.startAgent();
   }
-  faults.slow.clear();
   await sim.putKey('config', JSON.stringify(baseConfig));
   faults.paused = false;
-  faults.lastDisturbance = Math.max(faults.lastDisturbance, sim.clock.now());
+  // Healed once the slow operations already under way are over.
+  faults.lastDisturbance = Math.max(faults.lastDisturbance, faults.slowEnd(sim.clock.now()));
 }
 
 /** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down. */
 export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
-  return n.alive && n.dcsLinkUp && !faults.dcsDown && !faults.slow.has(n.name) && sim.store.reachable;
+  return n.alive && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
 }

@@ -59,8 +59,9 @@ function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
  * the lock. After every step of fake time: never two nodes that hold a valid lock and
  * accept writes; in synchronous mode every acknowledged write is on the current primary;
  * once a healthy majority (synchronous mode: every node) has been left alone for
- * ttl + loop_wait (+ two steps and a second), there is a writable primary (unless the
- * leader key's holder is itself slowed down: it keeps its key by design).
+ * ttl + loop_wait (+ two steps and a second; failsafe mode: + one more loop), there is a
+ * writable primary (unless the leader key's holder is itself slowed down: it keeps its key
+ * by design, or a node still believes the cluster paused).
  * Finally everything is healed and a primary must appear within the same bound.
  */
 export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Promise<ScheduleResult> {
@@ -80,7 +81,10 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   });
   const ttl = Number(config['ttl']) * 1000;
   const loopWait = Number(config['loop_wait']) * 1000;
-  const bound = ttl + loopWait + 2 * stepMs + 1000;
+  // Failsafe mode keeps a primary cut from the DCS until its key expired and one more failsafe round
+  // (every loop_wait, plus retry_timeout for its failing DCS read) is refused: one more loop.
+  const failsafeExtra = config['failsafe_mode'] ? loopWait + Number(config['retry_timeout']) * 1000 : 0;
+  const bound = ttl + loopWait + failsafeExtra + 2 * stepMs + 1000;
   const syncOn = config['synchronous_mode'] !== false;
   const faults = new FaultState();
   const log: string[] = [`seed ${seed}: ${count} nodes, config ${JSON.stringify(config)}`];
@@ -123,8 +127,10 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     const enough = syncOn ? healthy === count : healthy * 2 > count;
     // A leader busy with a slow operation keeps its key by design (primary_start_timeout bounds a start).
     const holder = sim.leaderKey();
-    const holderBusy = holder !== null && faults.slow.has(holder);
-    if (!enough || faults.paused || holderBusy) {
+    const holderBusy = holder !== null && faults.isSlow(holder, sim.clock.now());
+    // A node cut from the DCS since a pause still believes in it (and, as primary, keeps running).
+    const paused = faults.paused || [...sim.nodes.values()].some((n) => n.alive && n.loop.snapshot().config.pause);
+    if (!enough || paused || holderBusy) {
       healthySince = null;
       return;
     }
@@ -148,6 +154,8 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     await healEverything(sim, faults, config);
     trace('heal everything');
     requireLiveness = false;
+    // Delayed operations already under way end first; the bound runs from then.
+    await sim.advance(faults.lastDisturbance - sim.clock.now());
     await sim.until(() => sim.primary() !== null, bound, `a primary within ${bound} ms of healing`);
     requireLiveness = true;
     await sim.advance(quick ? loopWait : 2 * ttl);

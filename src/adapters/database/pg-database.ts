@@ -30,6 +30,8 @@ export type { PgDatabaseOptions } from './pg-options.js';
 /** Marker left in the data directory by a failed pg_rewind: such a directory must be rebuilt, never started. */
 const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 const PROBE_BUDGET_MS = 2_000;
+/** How often a promotion checks whether the server has left recovery. */
+const PROMOTE_POLL_MS = 10;
 const PROBE_LIMITS: SessionLimits = { connectTimeoutMs: 1_000, statementTimeoutMs: 1_000 };
 const MAINTENANCE_LIMITS: SessionLimits = { connectTimeoutMs: 5_000, statementTimeoutMs: 600_000 };
 
@@ -327,13 +329,13 @@ export class PgDatabase implements Database {
   }
 
   /**
-   * pg_ctl reload, then wait (bounded) until our own session has re-read the files: after
+   * pg_ctl reload (or `signal`), then wait (bounded) until our own session has re-read the files: after
    * that, pg_settings (pending_restart included) and every setting show the new state.
    */
-  private async reloadAndWait(): Promise<void> {
+  private async reloadAndWait(signal: () => Promise<void> = () => this.ctl.reload()): Promise<void> {
     const loadTime = async () => (await this.session.query<{ t: string }>('SELECT pg_conf_load_time()::text AS t'))[0]?.t ?? '';
     const before = await loadTime().catch(() => null);
-    await this.ctl.reload();
+    await signal();
     if (before === null) return;
     const deadline = Date.now() + 2_000;
     while (Date.now() < deadline) {
@@ -434,22 +436,56 @@ export class PgDatabase implements Database {
 
   promote(timeoutMs: number): Promise<void> {
     return this.exclusive(async () => {
-      const deadline = Date.now() + timeoutMs;
+      const started = Date.now();
+      const deadline = started + timeoutMs;
       try {
         if ((await this.ctl.livePid()) === null) throw new Error('the server is not running');
         if (!(await this.inRecovery())) return;
-        await this.ctl.requestPromote();
+        const via = await this.requestPromote();
+        // Every millisecond here is a millisecond of refused writes: poll tightly (one cheap query).
         while (await this.inRecovery().catch(() => true)) {
           if (Date.now() >= deadline) throw new Error(`still in recovery after ${timeoutMs} ms`);
-          await sleep(20);
+          await sleep(PROMOTE_POLL_MS);
         }
+        const writableMs = Date.now() - started;
         // the server removed standby.signal itself; keep the files in step so a restart stays primary
         await this.writeRole(null);
-        await this.reloadAndWait();
+        await this.reloadAndWait(() => this.reloadViaSession());
+        this.log.info('promoted', { via, writable_ms: writableMs, total_ms: Date.now() - started });
       } catch (e) {
         throw this.fail('promote_failed', 'promote failed', e);
       }
     });
+  }
+
+  /**
+   * Asks the server to promote with `pg_promote(wait => false)` on the session the agent
+   * already holds: `pg_ctl promote` costs two process start-ups (`runuser` opens a PAM
+   * session) before the server hears of it. pg_ctl remains the fallback when the query fails.
+   */
+  private async requestPromote(): Promise<'pg_promote' | 'pg_ctl'> {
+    try {
+      const [row] = await this.session.query<{ signalled: boolean }>('SELECT pg_promote(wait => false) AS signalled');
+      if (row?.signalled === true) return 'pg_promote';
+      this.log.warn('pg_promote() could not signal the postmaster; trying pg_ctl promote');
+    } catch (e) {
+      // "recovery is not in progress": it finished promoting meanwhile
+      if ((await this.inRecovery().catch(() => true)) === false) return 'pg_promote';
+      this.log.warn('pg_promote() failed; trying pg_ctl promote', { error: describe(e) });
+    }
+    await this.ctl.requestPromote();
+    return 'pg_ctl';
+  }
+
+  /** SIGHUP through `pg_reload_conf()` on the session, or pg_ctl reload when the query fails. */
+  private async reloadViaSession(): Promise<void> {
+    try {
+      const [row] = await this.session.query<{ signalled: boolean }>('SELECT pg_reload_conf() AS signalled');
+      if (row?.signalled === true) return;
+    } catch (e) {
+      this.log.debug('pg_reload_conf() failed; using pg_ctl reload', { error: describe(e) });
+    }
+    await this.ctl.reload();
   }
 
   private async inRecovery(): Promise<boolean> {

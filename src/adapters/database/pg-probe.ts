@@ -34,6 +34,9 @@ SELECT pg_is_in_recovery() AS in_recovery,
   CASE WHEN pg_is_in_recovery() THEN NULL
        ELSE ('x' || substr(pg_walfile_name(pg_current_wal_flush_lsn()), 1, 8))::bit(32)::int END AS primary_tli,
   (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli,
+  (SELECT min_recovery_end_timeline FROM pg_control_recovery()) AS min_recovery_tli,
+  CASE WHEN pg_is_in_recovery() THEN
+    (SELECT max(('x' || substr(name, 1, 8))::bit(32)::int) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$') END AS wal_file_tli,
   pg_last_wal_receive_lsn()::text AS received,
   pg_last_wal_replay_lsn()::text AS replayed,
   pg_last_xact_replay_timestamp()::text AS replay_ts,
@@ -54,7 +57,8 @@ SELECT pg_is_in_recovery() AS in_recovery,
                         WHERE fs.name = s.name ORDER BY fs.seqno DESC LIMIT 1) f ON true
      WHERE s.pending_restart) AS pending`;
 
-interface ObserveRow {
+/** One row of the observation query. */
+export interface ObserveRow {
   in_recovery: boolean;
   server_version: number;
   start_time: string;
@@ -62,6 +66,8 @@ interface ObserveRow {
   wal_flush: string | null;
   primary_tli: number | null;
   checkpoint_tli: number | null;
+  min_recovery_tli: number | null;
+  wal_file_tli: number | null;
   received: string | null;
   replayed: string | null;
   replay_ts: string | null;
@@ -95,6 +101,20 @@ function lsn(text: string | null): number | null {
   return text === null ? null : (parseLsn(text) ?? null);
 }
 
+/**
+ * A replica's timeline: no SQL function of PostgreSQL 15 shows the replay timeline, and
+ * each one that does show a timeline can lag it (the WAL receiver's exists only while it
+ * runs, the last restartpoint's and the minimum recovery point's can be several timelines
+ * old). The newest WAL segment in pg_wal names the timeline of the last WAL this server
+ * received (or recycled a segment for), which a restarting WAL receiver does not hide.
+ * Each is at most the timeline of the newest WAL the server holds, so the highest is the
+ * best estimate.
+ */
+export function replicaTimeline(r: Pick<ObserveRow, 'received_tli' | 'checkpoint_tli' | 'min_recovery_tli' | 'wal_file_tli'>): number | null {
+  const known = [r.received_tli, r.checkpoint_tli, r.min_recovery_tli, r.wal_file_tli].filter((v): v is number => v !== null && v > 0);
+  return known.length ? Math.max(...known) : null;
+}
+
 /** Observes a server through `session`. Rejects when the server does not answer. */
 export async function observe(session: PgSession): Promise<Observation> {
   const [r] = await session.query<ObserveRow>(OBSERVE_SQL);
@@ -105,13 +125,12 @@ export async function observe(session: PgSession): Promise<Observation> {
   for (const p of r.pending) {
     if (p.old !== p.new) pendingRestartReason[p.name] = { old_value: p.old, new_value: p.new };
   }
-  const receiverTli = r.received_tli !== null && r.received_tli > 0 ? r.received_tli : null;
   return {
     inRecovery: r.in_recovery,
     systemIdentifier: r.system_identifier,
     serverVersion: r.server_version,
     postmasterStartTime: pgTimestampToIso(r.start_time),
-    timeline: r.in_recovery ? (receiverTli ?? r.checkpoint_tli) : r.primary_tli,
+    timeline: r.in_recovery ? replicaTimeline(r) : r.primary_tli,
     walLocation: lsn(r.wal_flush),
     receivedLocation: r.in_recovery ? lsn(r.received) : null,
     replayedLocation: r.in_recovery ? lsn(r.replayed) : null,

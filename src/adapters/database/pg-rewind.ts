@@ -1,16 +1,37 @@
+import { access, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildConninfo, type Endpoint } from './conninfo.js';
+import { cleanlyShutDown, readControlData } from './pg-controldata.js';
 import type { ResolvedPgOptions } from './pg-options.js';
 import { runCommand } from './run-command.js';
 
 /** What pg_rewind did. */
 export type RewindOutcome = 'rewound' | 'not_needed';
 
+const STANDBY_SIGNAL = 'standby.signal';
+/** Where standby.signal waits while pg_rewind runs its single-user crash recovery. */
+const STANDBY_SIGNAL_ASIDE = 'standby.signal.warden-rewind';
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * pg_rewind of the stopped local data directory against `source` (the new primary), as the
  * superuser. pg_rewind (PostgreSQL 13+) itself runs single-user crash recovery first when the
  * target was not shut down cleanly, which is what a crashed old primary needs. It needs
  * wal_log_hints or data checksums on the target: both are on here.
+ *
+ * A standby that crashed (or an old primary that a start as a standby left in recovery)
+ * still has standby.signal, and a single-user server refuses standby mode ("standby mode
+ * is not supported by single-user servers"): the file is set aside for the rewind. The
+ * caller writes the recovery files afresh after a successful rewind; after a failed one the
+ * file is put back.
  */
 export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promise<RewindOutcome> {
   const conninfo = buildConninfo({
@@ -21,10 +42,25 @@ export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promi
     application_name: `${opts.name}_rewind`,
     connect_timeout: 10,
   });
-  const { stdout, stderr } = await runCommand(join(opts.binDir, 'pg_rewind'), ['-D', opts.dataDir, `--source-server=${conninfo}`], {
-    runAs: opts.runAsUser,
-    timeoutMs: opts.rewindTimeoutMs,
-    env: { LC_ALL: 'C', LANG: 'C', ...(opts.superuser.password ? { PGPASSWORD: opts.superuser.password } : {}) },
-  });
-  return /no rewind required/i.test(stdout + stderr) ? 'not_needed' : 'rewound';
+  const signal = join(opts.dataDir, STANDBY_SIGNAL);
+  const aside = join(opts.dataDir, STANDBY_SIGNAL_ASIDE);
+  let setAside = false;
+  if (await exists(signal)) {
+    const cd = await readControlData(opts.binDir, opts.dataDir, opts.runAsUser).catch(() => null);
+    if (cd && !cleanlyShutDown(cd)) {
+      await rename(signal, aside);
+      setAside = true;
+    }
+  }
+  try {
+    const { stdout, stderr } = await runCommand(join(opts.binDir, 'pg_rewind'), ['-D', opts.dataDir, `--source-server=${conninfo}`], {
+      runAs: opts.runAsUser,
+      timeoutMs: opts.rewindTimeoutMs,
+      env: { LC_ALL: 'C', LANG: 'C', ...(opts.superuser.password ? { PGPASSWORD: opts.superuser.password } : {}) },
+    });
+    return /no rewind required/i.test(stdout + stderr) ? 'not_needed' : 'rewound';
+  } finally {
+    // Put back in every case: after a success the caller rewrites the recovery files anyway.
+    if (setAside && !(await exists(signal))) await rename(aside, signal).catch(() => undefined);
+  }
 }

@@ -5,6 +5,7 @@ import type { ActionResult } from '../../ports/agent-control.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { readJsonObject } from './body.js';
 import { actionFailureStatus, sendError } from './errors.js';
+import { setJsonBody } from './json-body.js';
 import { restartRequest } from './restart-request.js';
 import type { Route } from './routes.js';
 import { validateBody } from './schemas.js';
@@ -12,14 +13,14 @@ import { cancelScheduledSwitchover, requestManualFailover, type ActionResponse }
 
 function respond(ctx: Context, res: ActionResponse): void {
   ctx.status = res.status;
-  ctx.body = res.body;
+  setJsonBody(ctx, res.body);
 }
 
 /** Sends an AgentControl result: `okStatus` with `{message}`, or the failure's status with `{error, message}`. */
 function respondResult(ctx: Context, result: ActionResult, okStatus: number, okMessage?: string): void {
   if (result.ok) {
     ctx.status = okStatus;
-    ctx.body = { message: okMessage ?? result.message };
+    setJsonBody(ctx, { message: okMessage ?? result.message });
   } else {
     sendError(ctx, actionFailureStatus(result.error), result.error, result.message);
   }
@@ -50,14 +51,14 @@ export function actionRoutes(deps: AgentApiDeps): Route[] {
           const result = await control.restart(req);
           if (result.ok) {
             ctx.status = result.scheduled ? 202 : 200;
-            ctx.body = result.scheduled ? { message: result.message, schedule: req.schedule } : { message: result.message };
+            setJsonBody(ctx, result.scheduled ? { message: result.message, schedule: req.schedule } : { message: result.message });
           } else {
             sendError(ctx, actionFailureStatus(result.error), result.error, result.message);
           }
         },
         DELETE: async (ctx) => {
           if (await control.cancelScheduledRestart()) {
-            ctx.body = { message: 'scheduled restart deleted' };
+            setJsonBody(ctx, { message: 'scheduled restart deleted' });
           } else {
             sendError(ctx, 404, 'not_scheduled', 'no restart is scheduled');
           }

@@ -6,10 +6,27 @@ import { clusterRoutes } from './cluster-routes.js';
 import { configRoutes } from './config-routes.js';
 import { errorMiddleware, sendError } from './errors.js';
 import { failsafeRoutes } from './failsafe-routes.js';
-import { healthMiddleware, StatusBodyCache } from './health-routes.js';
+import { withHealthFastPath, type RequestListener } from './health-fast-path.js';
+import { HealthResponder, healthMiddleware, StatusBodyCache } from './health-routes.js';
 import { RouteTable } from './routes.js';
 
 export type { AgentApiDeps, AgentApiOptions } from './api-deps.js';
+
+/** The agent's REST API: the Koa application and the request listener that serves it. */
+export interface AgentApi {
+  readonly koa: Koa;
+  /** The node:http listener: health paths and `/node` answered directly, everything else by Koa. */
+  callback(): RequestListener;
+}
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** `http_extra_headers` as a function of the moment (a fixed object, one asked per request, or none). */
+function extraHeadersOf(extra: AgentApiDeps['extraHeaders']): () => Readonly<Record<string, string>> {
+  if (typeof extra === 'function') return extra;
+  const fixed = extra ?? NO_HEADERS;
+  return () => fixed;
+}
 
 /** The access check for fixed settings, or one rebuilt whenever the settings function returns a new object. */
 function accessCheckOf(access: AgentApiDeps['access']): (ctx: Context) => void {
@@ -27,18 +44,20 @@ function accessCheckOf(access: AgentApiDeps['access']): (ctx: Context) => void {
 }
 
 /**
- * The agent's REST API as a Koa application (seed + spec §3-§9). Order of the chain:
- * error mapping and extra headers; the health checks and `/node` (answered from the
- * snapshot, no further middleware); then the route table, with access control in front of
- * every unsafe method. Serve it with `createAgentServer` or `app.callback()`.
+ * The agent's REST API (seed + spec §3-§9). The health checks and `GET|HEAD /node` are
+ * answered from the snapshot by a plain node:http handler in front of Koa (see
+ * health-fast-path.ts). The Koa chain: error mapping and extra headers; the same health
+ * answers for request targets only Koa parses; then the route table, with access control in
+ * front of every unsafe method. Serve it with `createAgentServer(api.callback(), ...)`.
  */
-export function createAgentApi(deps: AgentApiDeps): Koa {
+export function createAgentApi(deps: AgentApiDeps): AgentApi {
   const app = new Koa();
   // Errors are answered and logged by errorMiddleware; Koa's own stderr printing stays off.
   app.silent = true;
   app.on('error', (err: unknown) => deps.logger.warn('REST API connection error', { err: String(err) }));
 
   const statusCache = new StatusBodyCache();
+  const responder = new HealthResponder(deps.control, deps.clock, statusCache, extraHeadersOf(deps.extraHeaders));
   const checkAccess = accessCheckOf(deps.access);
   const table = new RouteTable([...clusterRoutes(deps, statusCache), ...configRoutes(deps), ...actionRoutes(deps), ...failsafeRoutes(deps)]);
   const handleErrors = errorMiddleware(deps.logger);
@@ -58,7 +77,7 @@ export function createAgentApi(deps: AgentApiDeps): Koa {
           }
         : handleErrors,
   );
-  app.use(healthMiddleware(deps.control, deps.clock, statusCache));
+  app.use(healthMiddleware(responder));
   app.use(async (ctx: Context) => {
     const found = table.resolve(ctx.path, ctx.method);
     switch (found.kind) {
@@ -79,5 +98,5 @@ export function createAgentApi(deps: AgentApiDeps): Koa {
         await found.handler(ctx);
     }
   });
-  return app;
+  return { koa: app, callback: () => withHealthFastPath(responder, app.callback()) };
 }

@@ -6,9 +6,12 @@ import type { PeerApi } from '../../ports/peer-api.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { AccessSettings } from './auth.js';
 
+/** Default of `AgentApiOptions.pollIntervalMs`. */
+export const DEFAULT_POLL_INTERVAL_MS = 100;
+
 /** Tunables of the API; the defaults suit production. */
 export interface AgentApiOptions {
-  /** How often a waiting switchover/failover re-reads the DCS (default 500 ms). */
+  /** How often a waiting switchover/failover re-reads the DCS besides the reads its watch triggers (default 100 ms). */
   readonly pollIntervalMs?: number;
   /** Bound on asking one member for its status while checking candidates (default 2000 ms). */
   readonly peerTimeoutMs?: number;

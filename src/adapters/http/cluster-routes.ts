@@ -1,23 +1,14 @@
-import { parseCluster, type Cluster } from '../../domain/cluster/cluster.js';
-import { clusterDocument } from '../../domain/cluster/cluster-document.js';
-import type { DcsSnapshot } from '../../domain/cluster/dcs-keys.js';
-import type { Dcs } from '../../ports/dcs.js';
-import type { Logger } from '../../ports/logger.js';
 import type { AgentApiDeps } from './api-deps.js';
+import { ClusterBodyCache, ClusterViewSource } from './cluster-view.js';
 import type { StatusBodyCache } from './health-routes.js';
+import { setJsonBody } from './json-body.js';
 import type { Route } from './routes.js';
 
-/** Reads and parses the cluster from the DCS (DcsUnavailableError -> 503); malformed keys are logged and treated as absent. */
-export async function readCluster(dcs: Dcs, logger: Logger): Promise<{ cluster: Cluster; raw: DcsSnapshot }> {
-  const raw = await dcs.readAll();
-  const { cluster, problems } = parseCluster(raw);
-  for (const p of problems) logger.warn('ignoring malformed DCS key', { path: p.path, problem: p.message });
-  return { cluster, raw };
-}
-
-/** `GET /node`, `/metrics`, `/cluster`, `/history` (spec §3, §6, §9). */
+/** `GET /node`, `/metrics`, `/cluster` (from a recent cluster view, see ClusterViewSource), `/history` (spec §3, §6, §9). */
 export function clusterRoutes(deps: AgentApiDeps, statusCache: StatusBodyCache): Route[] {
-  const { control, dcs, metrics, logger } = deps;
+  const { control, dcs, clock, metrics, logger } = deps;
+  const views = new ClusterViewSource(control, dcs, clock, logger);
+  const clusterBodies = new ClusterBodyCache();
   return [
     {
       path: '/node',
@@ -42,8 +33,9 @@ export function clusterRoutes(deps: AgentApiDeps, statusCache: StatusBodyCache):
       path: '/cluster',
       methods: {
         GET: async (ctx) => {
-          const { cluster } = await readCluster(dcs, logger);
-          ctx.body = clusterDocument(control.snapshot().node.scope, cluster);
+          const cluster = await views.current();
+          ctx.type = 'application/json';
+          ctx.body = clusterBodies.get(control.snapshot().node.scope, cluster);
         },
       },
     },
@@ -51,7 +43,7 @@ export function clusterRoutes(deps: AgentApiDeps, statusCache: StatusBodyCache):
       path: '/history',
       methods: {
         GET: async (ctx) => {
-          ctx.body = await control.history();
+          setJsonBody(ctx, await control.history());
         },
       },
     },

@@ -4,6 +4,7 @@ import { ValidationError } from '../../domain/errors.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { readJsonObject } from './body.js';
 import { HttpError } from './errors.js';
+import { setJsonBody } from './json-body.js';
 import type { Route } from './routes.js';
 
 /** The stored dynamic configuration and its revision (`'0'`: no key yet). */
@@ -38,7 +39,7 @@ export function configRoutes(deps: AgentApiDeps): Route[] {
       path: '/config',
       methods: {
         GET: async (ctx) => {
-          ctx.body = (await readStoredConfig(deps)).value;
+          setJsonBody(ctx, (await readStoredConfig(deps)).value);
         },
         PATCH: async (ctx) => {
           const patch = await readJsonObject(ctx);
@@ -54,7 +55,7 @@ export function configRoutes(deps: AgentApiDeps): Route[] {
             throw new HttpError(409, 'config_conflict', 'the configuration was changed by someone else meanwhile; read it again and retry');
           }
           control.wake();
-          ctx.body = merged;
+          setJsonBody(ctx, merged);
         },
         PUT: async (ctx) => {
           const body = await readJsonObject(ctx);
@@ -65,7 +66,7 @@ export function configRoutes(deps: AgentApiDeps): Route[] {
           }
           await dcs.put(DcsKey.config, JSON.stringify(body));
           control.wake();
-          ctx.body = body;
+          setJsonBody(ctx, body);
         },
       },
     },

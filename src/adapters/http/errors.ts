@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import { SCHEDULE_ERROR_STATUS } from '../../domain/cluster/schedule.js';
 import { DcsUnavailableError, ValidationError, WardenError, type Problem } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
+import { setJsonBody } from './json-body.js';
 
 /** An error that already knows its HTTP status; `code` is the stable `error` field of the body. */
 export class HttpError extends WardenError {
@@ -74,7 +75,7 @@ export function errorBody(err: unknown): { error: string; message: string; probl
 /** Sends a JSON error response on `ctx`. */
 export function sendError(ctx: Context, status: number, error: string, message: string, extra?: Record<string, unknown>): void {
   ctx.status = status;
-  ctx.body = { error, message, ...extra };
+  setJsonBody(ctx, { error, message, ...extra });
 }
 
 /**
@@ -92,7 +93,7 @@ export function errorMiddleware(logger: Logger) {
       }
       if (err instanceof HttpError && err.headers) ctx.set(err.headers);
       ctx.status = status;
-      ctx.body = errorBody(err);
+      setJsonBody(ctx, errorBody(err));
     }
   };
 }

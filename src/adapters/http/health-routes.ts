@@ -1,13 +1,16 @@
+import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { checkHealth, HEALTH_PATHS, type HealthEndpoint, type HealthQuery } from '../../domain/cluster/health.js';
 import type { NodeStatus } from '../../domain/cluster/status.js';
 import type { AgentControl } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';
-import { sendError, statusOf, errorBody } from './errors.js';
+import { errorBody, statusOf } from './errors.js';
+import { ResponseHeaders } from './response-headers.js';
 
 const HEALTH_ALLOW = 'GET, HEAD, OPTIONS';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const NO_QUERY: HealthQuery = Object.freeze({});
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * Serialises each published status document once: the snapshot object changes only when
@@ -28,50 +31,130 @@ export class StatusBodyCache {
 }
 
 /**
- * The health checks (seed table, spec §4-§5) and `GET /node`, answered first in the chain
- * with as little work as possible: one Map lookup, the check on the latest snapshot, and a
- * cached body. Nothing here awaits the HA loop, the DCS or the database. Other paths pass on.
+ * A complete answer to a health request: status, headers as a flat `[name, value, ...]`
+ * list, and the body's bytes as a latin1 string (null: none sent). A latin1 string maps
+ * byte for byte, and node sends a string body in one write with the headers where a Buffer
+ * takes a second chunk: ~5 % less CPU per request.
  */
-export function healthMiddleware(control: AgentControl, clock: Clock, cache: StatusBodyCache) {
-  const endpoints = new Map<string, HealthEndpoint>(Object.entries(HEALTH_PATHS));
+export interface HealthReply {
+  readonly status: number;
+  readonly headers: readonly string[];
+  readonly body: string | null;
+}
 
-  return function health(ctx: Context, next: Next): Promise<void> | void {
-    const path = ctx.path;
-    const endpoint = endpoints.get(path);
+/** The query string parsed the way Koa's `ctx.query` does: a repeated parameter becomes an array. */
+export function parseQueryString(querystring: string): HealthQuery {
+  if (querystring === '') return NO_QUERY;
+  const params = new URLSearchParams(querystring);
+  const query: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  for (const key of params.keys()) {
+    if (key in query) continue;
+    const values = params.getAll(key);
+    query[key] = values.length <= 1 ? values[0]! : values;
+  }
+  return query;
+}
+
+/** Headers of the snapshot and extra headers in force; rebuilt when either object changes. */
+interface PreparedHeaders {
+  readonly status: NodeStatus;
+  readonly extra: Readonly<Record<string, string>>;
+  /** The status document's JSON bytes, latin1-encoded (see HealthReply). */
+  readonly body: string;
+  /** GET and HEAD: extra headers, Content-Type, Content-Length of the body. */
+  readonly withBody: readonly string[];
+  /** OPTIONS: extra headers and `Content-Length: 0`. */
+  readonly empty: readonly string[];
+}
+
+/**
+ * The health checks (seed table, spec §4-§5) and `GET|HEAD /node`, answered from the latest
+ * snapshot with as little work as possible: one Map lookup, the check, and body and header
+ * lists prepared once per published snapshot. Nothing here awaits the HA loop, the DCS or
+ * the database. The headers are those the Koa chain sent for the same request, in the same
+ * order: `http_extra_headers` first, then the response's own (which win over an extra
+ * header of the same name).
+ */
+export class HealthResponder {
+  private readonly endpoints = new Map<string, HealthEndpoint>(Object.entries(HEALTH_PATHS));
+  private prepared: PreparedHeaders | null = null;
+
+  constructor(
+    private readonly control: AgentControl,
+    private readonly clock: Clock,
+    private readonly cache: StatusBodyCache,
+    private readonly extraHeaders: () => Readonly<Record<string, string>> = () => NO_HEADERS,
+  ) {}
+
+  /** The reply to `method path?querystring`, or undefined when the request is not one of the health paths or `GET|HEAD /node`. */
+  answer(method: string | undefined, path: string, querystring: string): HealthReply | undefined {
+    const endpoint = this.endpoints.get(path);
     if (endpoint === undefined) {
-      if (path === '/node' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
-        ctx.set('Content-Type', JSON_TYPE);
-        ctx.body = cache.get(control.snapshot().status);
-        return;
+      if (path === '/node' && (method === 'GET' || method === 'HEAD')) {
+        const p = this.prepare(this.control.snapshot().status);
+        return { status: 200, headers: p.withBody, body: method === 'GET' ? p.body : null };
       }
-      return next();
+      return undefined;
     }
-    const method = ctx.method;
     if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
-      ctx.set('Allow', HEALTH_ALLOW);
-      sendError(ctx, 405, 'method_not_allowed', `${method} is not allowed on ${path}; allowed: ${HEALTH_ALLOW}`);
-      return;
+      return this.error(method ?? '', 405, { error: 'method_not_allowed', message: `${method} is not allowed on ${path}; allowed: ${HEALTH_ALLOW}` }, [
+        'Allow',
+        HEALTH_ALLOW,
+      ]);
     }
-    const snap = control.snapshot();
+    const snap = this.control.snapshot();
     let code: number;
     try {
-      code = checkHealth(endpoint, snap, ctx.querystring === '' ? NO_QUERY : (ctx.query as HealthQuery), clock.now());
+      code = checkHealth(endpoint, snap, parseQueryString(querystring), this.clock.now());
     } catch (err) {
       // Invalid query parameters: 400 naming them, for GET, HEAD and OPTIONS alike.
-      const status = statusOf(err);
-      ctx.status = status;
-      if (method === 'GET' || method === 'HEAD') ctx.body = errorBody(err);
-      else ctx.body = null;
-      ctx.status = status;
-      return;
+      return this.error(method, statusOf(err), errorBody(err));
     }
+    const p = this.prepare(snap.status);
+    if (method === 'OPTIONS') return { status: code, headers: p.empty, body: null };
+    return { status: code, headers: p.withBody, body: method === 'GET' ? p.body : null };
+  }
+
+  private prepare(status: NodeStatus): PreparedHeaders {
+    const extra = this.extraHeaders();
+    const p = this.prepared;
+    if (p !== null && p.status === status && p.extra === extra) return p;
+    const body = this.cache.get(status);
+    const withBody = new ResponseHeaders(extra).set('Content-Type', JSON_TYPE).set('Content-Length', String(body.length)).list();
+    const empty = new ResponseHeaders(extra).remove('Content-Type').remove('Content-Length').remove('Transfer-Encoding').set('Content-Length', '0').list();
+    this.prepared = { status, extra, body: body.toString('latin1'), withBody, empty };
+    return this.prepared;
+  }
+
+  /** A JSON error (rare: built per request); OPTIONS gets the status without a body. */
+  private error(method: string, status: number, body: object, extraPair?: readonly [string, string]): HealthReply {
+    const headers = new ResponseHeaders(this.extraHeaders());
+    if (extraPair) headers.set(extraPair[0], extraPair[1]);
     if (method === 'OPTIONS') {
-      ctx.body = null;
-    } else {
-      // HEAD: Koa sends the headers of this body (Content-Length) without the body itself.
-      ctx.set('Content-Type', JSON_TYPE);
-      ctx.body = cache.get(snap.status);
+      return { status, headers: headers.remove('Content-Type').remove('Content-Length').remove('Transfer-Encoding').set('Content-Length', '0').list(), body: null };
     }
-    ctx.status = code;
+    const bytes = Buffer.from(JSON.stringify(body));
+    headers.remove('Content-Length').set('Content-Type', JSON_TYPE).set('Content-Length', String(bytes.length));
+    return { status, headers: headers.list(), body: method === 'HEAD' ? null : bytes.toString('latin1') };
+  }
+}
+
+/** Sends a prepared reply on a node:http response. */
+export function writeHealthReply(res: ServerResponse, reply: HealthReply): void {
+  res.writeHead(reply.status, reply.headers as string[]);
+  if (reply.body === null) res.end();
+  else res.end(reply.body, 'latin1');
+}
+
+/**
+ * The same answers inside the Koa chain, for request targets the fast path in front of Koa
+ * leaves to Koa's URL parsing (absolute form, a `#` in the target). Other paths pass on.
+ */
+export function healthMiddleware(responder: HealthResponder) {
+  return function health(ctx: Context, next: Next): Promise<void> | void {
+    const reply = responder.answer(ctx.method, ctx.path, ctx.querystring);
+    if (reply === undefined) return next();
+    writeHealthReply(ctx.res, reply);
+    ctx.respond = false;
   };
 }

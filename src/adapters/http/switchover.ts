@@ -12,8 +12,10 @@ import {
 import { switchoverScheduleFromKey } from '../../domain/cluster/schedule.js';
 import type { NodeStatus } from '../../domain/cluster/status.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
-import type { AgentApiDeps } from './api-deps.js';
-import { readCluster } from './cluster-routes.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Dcs } from '../../ports/dcs.js';
+import { DEFAULT_POLL_INTERVAL_MS, type AgentApiDeps } from './api-deps.js';
+import { readCluster } from './cluster-reader.js';
 import { HttpError } from './errors.js';
 import type { SwitchoverBody } from './schemas.js';
 
@@ -39,13 +41,54 @@ async function probe(deps: AgentApiDeps, members: readonly Member[]): Promise<Ma
   return new Map(entries);
 }
 
-/** Polls the DCS until the request's outcome is known or `2*max(10, loop_wait)` seconds pass (spec §7). */
-async function awaitOutcome(deps: AgentApiDeps, plan: ManualFailoverPlan, previousLeader: string | null, loopWait: number): Promise<ActionResponse> {
+/** Keys whose change can settle a request; the empty key is a DCS watch (re)connecting, after which changes may have been missed. */
+const OUTCOME_KEYS: ReadonlySet<string> = new Set([DcsKey.leader, DcsKey.failover, '']);
+
+/**
+ * Cuts a waiting request's sleep short when the leader or failover key changes, through a
+ * DCS watch taken before the failover key is written: the outcome is then read within
+ * milliseconds of the change instead of at the next poll.
+ */
+class OutcomeWake {
+  private ctl = new AbortController();
+  private readonly unwatch: () => void;
+
+  constructor(dcs: Dcs) {
+    this.unwatch = dcs.watch((key) => {
+      if (OUTCOME_KEYS.has(key)) this.ctl.abort();
+    });
+  }
+
+  /** Sleeps up to `ms`, less when a change arrived meanwhile (or since the last sleep). */
+  async sleep(clock: Clock, ms: number): Promise<void> {
+    await clock.sleep(ms, this.ctl.signal);
+    // A change during the read that follows must cut the next sleep short too.
+    if (this.ctl.signal.aborted) this.ctl = new AbortController();
+  }
+
+  close(): void {
+    this.unwatch();
+  }
+}
+
+/**
+ * Waits until the request's outcome is known or `2*max(10, loop_wait)` seconds pass (spec
+ * §7). The outcome is always judged on a DCS read made after the failover key was written:
+ * at once when the watch reports a change of the leader or failover key, and every
+ * `pollIntervalMs` in case the watch missed it.
+ */
+async function awaitOutcome(
+  deps: AgentApiDeps,
+  wake: OutcomeWake,
+  plan: ManualFailoverPlan,
+  previousLeader: string | null,
+  loopWait: number,
+): Promise<ActionResponse> {
   const { clock } = deps;
-  const interval = deps.options?.pollIntervalMs ?? 500;
+  const interval = deps.options?.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const deadline = clock.now() + 2 * Math.max(10, loopWait) * 1000;
   while (clock.now() < deadline) {
-    await clock.sleep(Math.min(interval, Math.max(0, deadline - clock.now())));
+    await wake.sleep(clock, Math.min(interval, Math.max(0, deadline - clock.now())));
     let cluster: Cluster;
     try {
       cluster = (await readCluster(deps.dcs, deps.logger)).cluster;
@@ -91,13 +134,19 @@ export async function requestManualFailover(deps: AgentApiDeps, action: ManualAc
     checkEligibleCandidate(plan, cluster, config, probed, await probe(deps, probed));
   }
   const value = failoverToJson({ leader: plan.leader, member: plan.candidate, scheduledAt: plan.scheduledAt });
-  const written = await dcs.put(DcsKey.failover, value, { if: { revision: raw.get(DcsKey.failover)?.revision ?? '0' } });
-  if (!written) throw new HttpError(503, 'dcs_write_failed', 'failed to write the failover key into the DCS: it was changed meanwhile');
-  control.wake();
-  if (plan.scheduledAt !== null) {
-    return { status: 202, body: { message: `${title(plan.action)} scheduled`, scheduled_at: plan.scheduledAt } };
+  // Watch before writing, so no change after the write can slip past the wait.
+  const wake = plan.scheduledAt === null ? new OutcomeWake(dcs) : null;
+  try {
+    const written = await dcs.put(DcsKey.failover, value, { if: { revision: raw.get(DcsKey.failover)?.revision ?? '0' } });
+    if (!written) throw new HttpError(503, 'dcs_write_failed', 'failed to write the failover key into the DCS: it was changed meanwhile');
+    control.wake();
+    if (wake === null) {
+      return { status: 202, body: { message: `${title(plan.action)} scheduled`, scheduled_at: plan.scheduledAt } };
+    }
+    return await awaitOutcome(deps, wake, plan, cluster.leader?.name ?? null, config.loop_wait);
+  } finally {
+    wake?.close();
   }
-  return awaitOutcome(deps, plan, cluster.leader?.name ?? null, config.loop_wait);
 }
 
 /** `DELETE /switchover`: removes a scheduled switchover (writes `{}` with compare-and-set); 404 when none is scheduled. */

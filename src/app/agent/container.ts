@@ -1,12 +1,11 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { Container } from 'inversify';
-import type Koa from 'koa';
 import { clusterPrefix } from '../../domain/cluster/dcs-keys.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { PgDatabase } from '../../adapters/database/pg-database.js';
 import { Etcd3Dcs } from '../../adapters/dcs/etcd3.js';
-import { createAgentApi } from '../../adapters/http/agent-api.js';
+import { createAgentApi, type AgentApi } from '../../adapters/http/agent-api.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
 import { createAgentServer, type AgentServer } from '../../adapters/http/server.js';
 import { PinoLogger } from '../../adapters/logger/pino-logger.js';
@@ -35,7 +34,7 @@ export const AgentTokens = {
   Metrics: Symbol.for('warden.agent.Metrics'),
   /** The HaLoop (also bound as AgentControl). */
   HaLoop: Symbol.for('warden.agent.HaLoop'),
-  /** The Koa application of the REST API. */
+  /** The REST API (its Koa application and the request listener in front of it). */
   Api: Symbol.for('warden.agent.Api'),
   /** The HTTP(S) listener serving the API (not yet listening). */
   Server: Symbol.for('warden.agent.Server'),
@@ -150,7 +149,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     if (accessFor?.local !== settings.local) accessFor = { local: settings.local, access: accessSettingsOf(settings.local) };
     return accessFor.access;
   };
-  c.bind<Koa>(AgentTokens.Api).toDynamicValue((ctx) =>
+  c.bind<AgentApi>(AgentTokens.Api).toDynamicValue((ctx) =>
     createAgentApi({
       control: ctx.get<AgentControl>(AgentControl),
       dcs: ctx.get<Dcs>(Dcs),
@@ -164,7 +163,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   );
   c.bind<AgentServer>(AgentTokens.Server).toDynamicValue((ctx) => {
     const r = cfg.restapi;
-    return createAgentServer(ctx.get<Koa>(AgentTokens.Api).callback(), {
+    return createAgentServer(ctx.get<AgentApi>(AgentTokens.Api).callback(), {
       listen: r.listen,
       ...(r.certfile
         ? {

@@ -4,13 +4,14 @@ import { DcsKey } from '../../domain/cluster/dcs-keys.js';
 import { decide } from '../../domain/cluster/decide.js';
 import { NO_COMMANDS, type Decision, type PendingCommands, type RestartConditions, type TickInput } from '../../domain/cluster/decision.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/facts.js';
+import { observeFacts } from '../../domain/cluster/observation.js';
 import type { NodeSnapshot } from '../../domain/cluster/snapshot.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 import { ClusterParser } from './cluster-parser.js';
 import { ActionRunner, describe, firstLongAction, isDatabaseAction, type RunnerPorts } from './action-runner.js';
 import { LoopState } from './loop-state.js';
-import { memberKeyValue } from './member-publisher.js';
+import { MemberPublisher, memberKeyValue } from './member-publisher.js';
 import { nodeSnapshot } from './node-snapshot.js';
 import { failsafeRound, gatherPeerStatuses, peerTargets } from './peer-queries.js';
 import type { AgentSettings, AgentSettingsSource } from './tokens.js';
@@ -66,8 +67,7 @@ export class HaTicker {
   private lastLeader: string | null | undefined = undefined;
   private resolvedFrom: unknown = null;
   private readonly parser: ClusterParser;
-  /** The member key value last written, so an unchanged one is not written again (the lease keeps it). */
-  private publishedMember: string | null = null;
+  private readonly memberPublisher: MemberPublisher;
 
   constructor(
     private readonly ports: TickPorts,
@@ -77,6 +77,7 @@ export class HaTicker {
   ) {
     this.runner = new ActionRunner(ports, this.state, () => this.refreshSnapshot());
     this.parser = new ClusterParser(ports.logger);
+    this.memberPublisher = new MemberPublisher(ports.dcs, ports.logger);
     this.settings = settingsSource.current();
     this.config = resolveConfig(this.settings.local.bootstrapDcs);
     this.lastTickAt = ports.clock.now();
@@ -91,8 +92,7 @@ export class HaTicker {
     try {
       await this.reloadSettings();
       await this.readDcs();
-      this.facts = await this.ports.db.probe();
-      this.observe();
+      this.facts = this.absorb(await this.ports.db.probe());
       await this.checkWatchdog();
       const commands = this.commands();
       const d = await this.decide(this.input(commands));
@@ -119,7 +119,7 @@ export class HaTicker {
   /** Re-probes and republishes the snapshot (after each step of a job: peers then see the server as it is). */
   private async refreshSnapshot(): Promise<void> {
     try {
-      this.facts = await this.ports.db.probe();
+      this.facts = this.absorb(await this.ports.db.probe());
       this.snapshot = this.buildSnapshot(this.lastDecision);
     } catch (error) {
       this.ports.logger.warn('probe after a database action failed', { error: describe(error) });
@@ -169,15 +169,11 @@ export class HaTicker {
     }
   }
 
-  /** What the loop learns from the probe alone: the role last seen running. */
-  private observe(): void {
-    const f = this.facts;
-    if (!f.running) return;
-    const role = f.inRecovery ? 'replica' : 'primary';
-    const m = this.state.memory;
-    if (m.lastRole !== role || (role === 'primary' && m.primaryStartAt !== null)) {
-      this.state.remember({ lastRole: role, ...(role === 'primary' ? { primaryStartAt: null } : {}) });
-    }
+  /** Takes a fresh probe in: what the loop learns from it alone (see observeFacts), and the facts as decide() sees them. */
+  private absorb(probed: LocalFacts): LocalFacts {
+    const { facts, patch } = observeFacts(probed, this.state.memory, this.ports.clock.now());
+    if (Object.keys(patch).length) this.state.remember(patch);
+    return facts;
   }
 
   private async checkWatchdog(): Promise<void> {
@@ -219,8 +215,8 @@ export class HaTicker {
         const targets = peerTargets(current.cluster, current.node.name, current.config.failsafe_mode);
         const statuses = await gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs);
         // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us.
-        this.facts = await this.ports.db.probe();
-        current = { ...current, now: clock.now(), peers: statuses, facts: this.facts };
+        this.facts = this.absorb(await this.ports.db.probe());
+        current = { ...current, now: clock.now(), peers: statuses, facts: this.facts, memory: this.state.memory };
       } else if (d.need === 'failsafe' && current.failsafeConfirmed === null) {
         this.state.failsafeRoundStartedAt = clock.now();
         const ok = await failsafeRound(peers, current.cluster.failsafe ?? {}, current.node.name, this.options.failsafeTimeoutMs);
@@ -273,20 +269,10 @@ export class HaTicker {
 
   private async publishMember(): Promise<void> {
     if (!this.dcsReachable) return;
-    const { dcs, metrics } = this.ports;
-    const status = this.snapshot.status;
-    const value = memberKeyValue(this.settings.node, this.facts, status, this.state.memory.scheduledRestart);
-    try {
-      const leaseKept = await dcs.keepAlive(this.config.ttl);
-      const key = DcsKey.member(this.settings.node.name);
-      if (leaseKept && value === this.publishedMember && this.cluster?.members.some((m) => m.name === this.settings.node.name)) return;
-      this.publishedMember = null;
-      await dcs.put(key, value, { leased: true });
-      this.publishedMember = value;
-    } catch (error) {
-      metrics?.dcsError('write');
-      this.ports.logger.warn('could not publish the member key', { error: describe(error) });
-    }
+    const memory = this.state.memory;
+    const value = memberKeyValue(this.settings.node, this.facts, this.snapshot.status, memory.scheduledRestart, memory.checkpointAfterPromote);
+    const listed = this.cluster?.members.some((m) => m.name === this.settings.node.name) ?? false;
+    if (!(await this.memberPublisher.publish(this.settings.node.name, value, this.config.ttl, listed))) this.ports.metrics?.dcsError('write');
   }
 
   /** The snapshot the API reads. */

@@ -1,11 +1,24 @@
 import { memberToJson, type ScheduledRestart } from '../../domain/cluster/cluster.js';
 import { walPosition, type LocalFacts } from '../../domain/cluster/facts.js';
 import type { NodeSettings } from '../../domain/cluster/node.js';
+import { DcsKey } from '../../domain/cluster/dcs-keys.js';
 import { stateText } from '../../domain/cluster/states.js';
 import type { NodeStatus } from '../../domain/cluster/status.js';
+import type { Dcs } from '../../ports/dcs.js';
+import type { Logger } from '../../ports/logger.js';
 
-/** The member key's JSON (spec §10) for this node's latest facts and status. */
-export function memberKeyValue(node: NodeSettings, facts: LocalFacts, status: NodeStatus, scheduledRestart: ScheduledRestart | null): string {
+/**
+ * The member key's JSON (spec §10) for this node's latest facts and status, plus
+ * `checkpoint_after_promote` while a promotion's checkpoint is pending or just done
+ * (rewinders wait for it: pg_rewind reads the new timeline from the control file).
+ */
+export function memberKeyValue(
+  node: NodeSettings,
+  facts: LocalFacts,
+  status: NodeStatus,
+  scheduledRestart: ScheduledRestart | null,
+  checkpointAfterPromote: boolean | null = null,
+): string {
   const replica = facts.running && facts.inRecovery === true;
   return memberToJson({
     connUrl: node.connUrl,
@@ -22,5 +35,34 @@ export function memberKeyValue(node: NodeSettings, facts: LocalFacts, status: No
     pendingRestart: facts.pendingRestart,
     pendingRestartReason: facts.pendingRestart ? facts.pendingRestartReason : null,
     scheduledRestart,
+    ...(checkpointAfterPromote === null ? {} : { checkpointAfterPromote }),
   });
+}
+
+/**
+ * Keeps this node's member key on its lease: the lease is renewed every tick, the key is
+ * written only when its value changed, the lease was recreated, or the key went missing.
+ */
+export class MemberPublisher {
+  private published: string | null = null;
+
+  constructor(
+    private readonly dcs: Dcs,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Renews the lease and writes `value` when needed; false when the DCS failed. */
+  async publish(name: string, value: string, ttlSeconds: number, listed: boolean): Promise<boolean> {
+    try {
+      const leaseKept = await this.dcs.keepAlive(ttlSeconds);
+      if (leaseKept && listed && value === this.published) return true;
+      this.published = null;
+      await this.dcs.put(DcsKey.member(name), value, { leased: true });
+      this.published = value;
+      return true;
+    } catch (error) {
+      this.logger.warn('could not publish the member key', { error: error instanceof Error ? error.message : String(error) });
+      return false;
+    }
+  }
 }

@@ -34,6 +34,8 @@ export interface Member {
   readonly pendingRestart: boolean;
   readonly pendingRestartReason: Readonly<Record<string, PendingChange>> | null;
   readonly scheduledRestart: ScheduledRestart | null;
+  /** A freshly promoted primary: false until its checkpoint after the promotion is done (absent: nothing pending). */
+  readonly checkpointAfterPromote?: boolean;
 }
 
 /** The leader key: the only source of "who may write". */
@@ -189,7 +191,8 @@ class FieldReader {
 /** Parses a member key's JSON. Throws ValidationError naming every bad field. */
 export function parseMember(name: string, text: string, revision: string): Member {
   const key = DcsKey.member(name);
-  const r = new FieldReader(key, jsonObject(key, text));
+  const obj = jsonObject(key, text);
+  const r = new FieldReader(key, obj);
   const tags = r.object('tags') ?? {};
   const tagValues: Record<string, TagValue> = {};
   for (const [k, v] of Object.entries(tags)) {
@@ -214,6 +217,7 @@ export function parseMember(name: string, text: string, revision: string): Membe
     pendingRestart: r.boolean('pending_restart'),
     pendingRestartReason: (r.object('pending_restart_reason') as Record<string, PendingChange> | null) ?? null,
     scheduledRestart: sr && typeof sr['schedule'] === 'string' ? (sr as unknown as ScheduledRestart) : null,
+    ...(obj['checkpoint_after_promote'] === undefined ? {} : { checkpointAfterPromote: r.boolean('checkpoint_after_promote') }),
   };
   return r.done(Object.freeze(member));
 }
@@ -232,6 +236,7 @@ export function memberToJson(m: Omit<Member, 'name' | 'revision'>): string {
     if (m.pendingRestartReason) out['pending_restart_reason'] = m.pendingRestartReason;
   }
   if (m.scheduledRestart) out['scheduled_restart'] = m.scheduledRestart;
+  if (m.checkpointAfterPromote !== undefined) out['checkpoint_after_promote'] = m.checkpointAfterPromote;
   return JSON.stringify(out);
 }
 

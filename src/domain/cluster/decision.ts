@@ -69,6 +69,21 @@ export interface LoopMemory {
   readonly rewindFailedOnTimeline: number | null;
   /** The empty `initialize` key (a bootstrap in progress) with the time it was first seen, to clean up after a dead bootstrapper. */
   readonly initializeSeen: { readonly revision: string; readonly since: number } | null;
+  /**
+   * Highest timeline the local data was seen on (per system identifier): a replica's
+   * probe may report an older one while its WAL receiver restarts, and a stopped server's
+   * control file only knows its last checkpoint's.
+   */
+  readonly timelineSeen: { readonly systemIdentifier: string; readonly timeline: number } | null;
+  /** Since when this running replica has not streamed from `upstream` (its configured conn_url). */
+  readonly notStreamingSince: { readonly since: number; readonly upstream: string | null } | null;
+  /** Consecutive failed starts as a replica: repeated failures escalate to a rewind, then a reinitialize. */
+  readonly startFailures: number;
+  /**
+   * After this node's promotion: false until the CHECKPOINT that puts the new timeline into
+   * the control file is done (pg_rewind reads it from there), then true; null otherwise.
+   */
+  readonly checkpointAfterPromote: boolean | null;
 }
 
 /** Memory of a freshly started agent. */
@@ -82,6 +97,10 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   reinitializeQueued: null,
   rewindFailedOnTimeline: null,
   initializeSeen: null,
+  timelineSeen: null,
+  notStreamingSince: null,
+  startFailures: 0,
+  checkpointAfterPromote: null,
 });
 
 /** Local settings decide() needs besides NodeSettings. */

@@ -18,7 +18,7 @@ export function demoteImmediate(ctx: TickContext, why: string, opts: { readonly 
   ];
   if (opts.release) actions.push({ type: 'releaseLeader' });
   actions.push(
-    { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, ssn: null } },
+    { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, ssn: null, checkpointAfterPromote: null } },
     { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
   );
   return decision(`demoting immediately: ${why}`, actions, { job: 'demote' });
@@ -37,7 +37,7 @@ export function demoteGraceful(ctx: TickContext, why: string): Decision {
     { type: 'stop', mode: 'fast', ...(stopTimeout > 0 ? { timeoutMs: stopTimeout * 1000 } : {}) },
     { type: 'disarmWatchdog' },
     { type: 'releaseLeader' },
-    { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, ssn: null } },
+    { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, ssn: null, checkpointAfterPromote: null } },
     { type: 'start', upstream: null, standby: true, timeoutMs: startTimeoutMs(ctx) },
   ];
   return decision(`demoting gracefully: ${why}`, actions, { job: 'demote' });

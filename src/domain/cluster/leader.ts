@@ -22,7 +22,8 @@ function failsafeActions(ctx: TickContext): Action[] {
  * A running primary holding the leader key: refresh the key (first: a failure stops the
  * sequence and the loop re-decides at once), keep the watchdog fed, publish the `status`
  * optime, manage synchronous replication, the failsafe key and the slots, and carry out a
- * requested switchover.
+ * requested switchover. After a promotion, a CHECKPOINT (PostgreSQL 15 only requests a
+ * spread one, and pg_rewind reads the timeline from the control file it updates).
  */
 export function leaderTick(ctx: TickContext): Decision {
   if (ctx.watchdogFailed && !ctx.paused) return demoteImmediate(ctx, 'the watchdog is required but not working', { release: true });
@@ -42,6 +43,12 @@ export function leaderTick(ctx: TickContext): Decision {
   actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: {} });
   actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...slotActions(ctx));
   if (ctx.paused) messages.push('PAUSE');
+  if (ctx.input.memory.checkpointAfterPromote === false) {
+    // After the rest of the tick, in the background: the server is writable already.
+    actions.push({ type: 'checkpoint' }, { type: 'remember', patch: { checkpointAfterPromote: true } });
+    messages.push('checkpoint after the promotion');
+    return decision(messages.join('; '), actions, { wakeAt, job: 'checkpoint' });
+  }
   return decision(messages.join('; '), actions, { wakeAt });
 }
 

@@ -1,5 +1,5 @@
 import type { ParameterValue } from './config.js';
-import { decision, type Action, type Decision, type SlotSpec } from './decision.js';
+import { decision, type Action, type Decision, type LoopMemory, type SlotSpec } from './decision.js';
 import { restartConditionProblem } from './restart-conditions.js';
 import { restartScheduleFrom, scheduleVerdict } from './schedule.js';
 import { leaderUpstream, mySlot, slotNameFor, startTimeoutMs, type TickContext } from './tick-context.js';
@@ -32,6 +32,18 @@ export function configureActions(ctx: TickContext): Action[] {
   return key === ctx.input.memory.appliedParameters ? [] : [{ type: 'configure', parameters, key }];
 }
 
+/**
+ * configure() ahead of a start (or of a new data directory): the server must start with the
+ * cluster's parameters, not with what the files held before this agent ran. A standby
+ * whose max_connections and the like are below the primary's refuses to start at all.
+ * `always`: also when they look applied (a fresh data directory has default files).
+ */
+export function configureBeforeStart(ctx: TickContext, always = false): Action[] {
+  const parameters = desiredParameters(ctx);
+  const key = canonicalJson(parameters);
+  return !always && key === ctx.input.memory.appliedParameters ? [] : [{ type: 'configure', parameters, key }];
+}
+
 /** Slots the primary keeps: one per other member (use_slots), plus the permanent ones of the config. */
 export function wantedSlots(ctx: TickContext): SlotSpec[] {
   const out: SlotSpec[] = [];
@@ -51,6 +63,16 @@ export function slotActions(ctx: TickContext): Action[] {
   const key = canonicalJson(wanted);
   return key === ctx.input.memory.appliedSlots ? [] : [{ type: 'syncSlots', wanted, key }];
 }
+
+/** What the loop forgets about data directories it replaces (a base backup of the leader). */
+export const FRESH_DATA: Partial<LoopMemory> = Object.freeze({
+  rewindFailedOnTimeline: null,
+  lastRole: null,
+  appliedParameters: null,
+  timelineSeen: null,
+  startFailures: 0,
+  checkpointAfterPromote: null,
+});
 
 /** Answers a command with a failure. */
 export function reject(id: number, error: string, message: string): Action {
@@ -83,7 +105,8 @@ function reinitializeActions(ctx: TickContext): Action[] | string {
   return [
     { type: 'stop', mode: 'immediate' },
     { type: 'removeData' },
-    { type: 'remember', patch: { reinitializeQueued: null, rewindFailedOnTimeline: null, lastRole: null, appliedParameters: null } },
+    { type: 'remember', patch: { reinitializeQueued: null, ...FRESH_DATA } },
+    ...configureBeforeStart(ctx, true),
     { type: 'createReplica', source: upstream },
     { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
   ];

@@ -11,7 +11,9 @@ import { leaderWatchdogActions, prePromoteWatchdogActions } from './watchdog-pol
  * after us), then the watchdog, and only then the promotion. The history key records the
  * new timeline afterwards, and a failover key that led here is cleared.
  * A failure before the promotion gives the key back; a failed promotion keeps it (the
- * server may still finish promoting) and the next tick tries again.
+ * server may still finish promoting) and the next tick tries again. The checkpoint that
+ * puts the new timeline into the control file follows on the leader's next tick
+ * (leaderTick), so it never delays writability.
  */
 export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boolean; readonly why: string }): Decision {
   const lock: Action = opts.acquire ? { type: 'acquireLeader' } : { type: 'refreshLeader' };
@@ -24,6 +26,8 @@ export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boole
   const before: Action[] = [lock, ...prePromoteSyncActions(ctx), ...prePromoteWatchdogActions(ctx)];
   const actions: Action[] = [
     ...before,
+    // Published until the leader's checkpoint after the promotion is done (rewinders wait for it).
+    { type: 'remember', patch: { checkpointAfterPromote: false } },
     { type: 'promote', timeoutMs: startTimeoutMs(ctx) },
     {
       type: 'recordPromotion',

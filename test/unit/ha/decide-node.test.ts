@@ -3,7 +3,7 @@ import { EMPTY_CLUSTER } from '../../../src/domain/cluster/cluster.js';
 import { decide } from '../../../src/domain/cluster/decide.js';
 import { EMPTY_MEMORY } from '../../../src/domain/cluster/decision.js';
 import { stoppedFacts } from '../../../src/domain/cluster/facts.js';
-import { cluster, input, leaderInput, member, NOW, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
+import { cluster, input, leaderInput, member, NOW, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
 
 const stopped = (extra = {}) => ({ ...stoppedFacts('stopped', true), systemIdentifier: '7300', ...extra });
 
@@ -33,7 +33,7 @@ describe('decide(): bootstrap', () => {
     expect(types(decide(input({ cluster: boot, facts: stoppedFacts('stopped', false), memory })))).to.deep.equal([]);
     const d = decide(input({ cluster: cluster('node1'), facts: stoppedFacts('stopped', false) }));
     expect(d.job).to.equal('create replica');
-    expect(types(d)).to.deep.equal(['remember', 'createReplica', 'start']);
+    expect(types(d)).to.deep.equal(['remember', 'configure', 'createReplica', 'start']);
   });
 
   it('an empty initialize key left by a vanished bootstrapper is deleted after a ttl', () => {
@@ -95,16 +95,19 @@ describe('decide(): a replica', () => {
     expect(types(d)).to.deep.equal(['follow']);
   });
 
-  it('rewinds when its timeline branched off the leader, reinitializes without pg_rewind or after a failed rewind', () => {
+  it('rewinds when its timeline branched off the leader and it has not streamed for the grace period; reinitializes without pg_rewind or after a failed rewind', () => {
     const history = { lines: [[1, 4000, 'no recovery target specified', null, 'node1'] as const], revision: '6' };
-    const c = cluster('node1', { history, members: [member('node1', { timeline: 2 }), member('node2'), member('node3')] });
+    const c = cluster('node1', { history, members: [member('node1', { timeline: 2, role: 'primary' }), member('node2'), member('node3')] });
     const diverged = replicaFacts(5000, 'node1', { replicationState: null });
-    expect(types(decide(input({ cluster: c, facts: diverged })))).to.deep.equal(['stop', 'rewind', 'start']);
-    expect(decide(input({ cluster: c, facts: diverged, raw: { db: { use_pg_rewind: false } } })).job).to.equal('reinitialize');
-    expect(decide(input({ cluster: c, facts: diverged, memory: { ...EMPTY_MEMORY, appliedParameters: '{}', rewindFailedOnTimeline: 1 } })).job).to.equal('reinitialize');
+    const waited = { ...EMPTY_MEMORY, appliedParameters: '{}', notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node1:5432/postgres' } };
+    const peers = new Map([['node1', peerStatus('primary', 6000, { timeline: 2 })], ['node3', null]]);
+    expect(decide(input({ cluster: c, facts: diverged, memory: waited })).need).to.equal('peers');
+    expect(types(decide(input({ cluster: c, facts: diverged, memory: waited, peers })))).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(decide(input({ cluster: c, facts: diverged, memory: waited, peers, raw: { db: { use_pg_rewind: false } } })).job).to.equal('reinitialize');
+    expect(decide(input({ cluster: c, facts: diverged, memory: { ...waited, rewindFailedOnTimeline: 1 }, peers })).job).to.equal('reinitialize');
     // Behind the branch point it is not diverged; streaming proves it either way.
-    expect(types(decide(input({ cluster: c, facts: replicaFacts(3000, 'node1', { replicationState: null }) })))).to.deep.equal([]);
-    expect(types(decide(input({ cluster: c, facts: replicaFacts(5000, 'node1') })))).to.deep.equal([]);
+    expect(types(decide(input({ cluster: c, facts: replicaFacts(3000, 'node1', { replicationState: null }), memory: waited })))).to.deep.equal([]);
+    expect(types(decide(input({ cluster: c, facts: replicaFacts(5000, 'node1'), memory: waited })))).to.deep.equal([]);
   });
 
   it('applies changed server parameters (local ones win over the dynamic ones)', () => {
@@ -140,7 +143,7 @@ describe('decide(): commands and scheduled restarts', () => {
 
   it('reinitialize: stop, wipe, clone, start on a replica; refused on the leader', () => {
     const d = decide(input({ commands: { restart: null, reinitialize: { id: 3, force: false, fromLeader: true } } }));
-    expect(types(d)).to.deep.equal(['resolveCommand', 'stop', 'removeData', 'remember', 'createReplica', 'start']);
+    expect(types(d)).to.deep.equal(['resolveCommand', 'stop', 'removeData', 'remember', 'configure', 'createReplica', 'start']);
     const onLeader = decide(leaderInput({ commands: { restart: null, reinitialize: { id: 3, force: false, fromLeader: false } } }));
     expect(onLeader.actions).to.deep.include({ type: 'resolveCommand', id: 3, ok: false, error: 'not_allowed_on_leader', message: 'I am the leader, can not reinitialize' });
   });

@@ -13,9 +13,10 @@ describe('decide(): the leader race', () => {
     expect(decide(base).need).to.equal('peers');
     const d = decide({ ...base, peers: peers() });
     expect(d.job).to.equal('promote');
-    expect(types(d)).to.deep.equal(['acquireLeader', 'promote', 'recordPromotion', 'remember']);
+    expect(types(d)).to.deep.equal(['acquireLeader', 'remember', 'promote', 'recordPromotion', 'remember']);
+    expect(d.actions[1]).to.deep.equal({ type: 'remember', patch: { checkpointAfterPromote: false } });
     expect(d.rollback).to.deep.include({ fromIndex: 1, untilIndex: 1 });
-    const rec = d.actions[2] as Extract<Action, { type: 'recordPromotion' }>;
+    const rec = d.actions[3] as Extract<Action, { type: 'recordPromotion' }>;
     expect(rec).to.deep.include({ timeline: 1, lsn: 5000, leader: 'node2' });
   });
 
@@ -66,7 +67,7 @@ describe('decide(): the leader race', () => {
   it('synchronous mode: the sync key is written naming only this node before promoting; non-members never win', () => {
     const sync = { leader: 'node1', syncStandby: ['node2'], quorum: 0, revision: '3' };
     const d = decide(input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: true }, peers: peers() }));
-    expect(types(d)).to.deep.equal(['acquireLeader', 'writeSync', 'setSynchronousStandbyNames', 'promote', 'recordPromotion', 'remember']);
+    expect(types(d)).to.deep.equal(['acquireLeader', 'writeSync', 'setSynchronousStandbyNames', 'remember', 'promote', 'recordPromotion', 'remember']);
     expect(d.actions[1]).to.deep.include({ leader: 'node2', syncStandby: [], ifRevision: '3' });
     const notSync = decide(input({ cluster: cluster(null, { sync: { ...sync, syncStandby: ['node3'] } }), raw: { synchronous_mode: true }, peers: peers() }));
     expect(types(notSync)).to.deep.equal([]);
@@ -89,5 +90,24 @@ describe('decide(): the leader race', () => {
     const d = decide(input({ cluster: cluster(null, { failover: failover('node2', null) }), peers: peers() }));
     expect(types(d)).to.deep.equal([]);
     expect(decide(input({ cluster: cluster(null, { failover: failover('node2', null) }), peers: peers({ node3: null }) })).job).to.equal('promote');
+  });
+
+  it('the old leader of a switchover without candidate races when no eligible member has everything it has', () => {
+    const d = decide(input({ cluster: cluster(null, { failover: failover('node2', null) }), facts: replicaFacts(6000), peers: peers() }));
+    expect(d.job).to.equal('promote');
+  });
+
+  it('a requested candidate that fails the switchover rules still races under the automatic ones', () => {
+    // node2 is the primary the sync key names (it has every commit) but not one of its standbys.
+    const sync = { leader: 'node2', syncStandby: [], quorum: 0, revision: '3' };
+    const d = decide(input({ raw: { synchronous_mode: true }, cluster: cluster(null, { sync, failover: failover('node1', 'node2') }), peers: peers() }));
+    expect(d.job).to.equal('promote');
+  });
+
+  it('pause: a running primary takes a free key, unless its timeline is behind the cluster or a candidate is named', () => {
+    expect(types(decide(input({ cluster: unlocked, raw: { pause: true }, facts: primaryFacts() })))).to.deep.equal(['acquireLeader']);
+    const history = { lines: [[1, 100, 'r', null, 'node3'] as const], revision: '6' };
+    expect(types(decide(input({ cluster: cluster(null, { history }), raw: { pause: true }, facts: primaryFacts() })))).to.deep.equal([]);
+    expect(types(decide(input({ cluster: cluster(null, { failover: failover(null, 'node3') }), raw: { pause: true }, facts: primaryFacts() })))).to.deep.equal([]);
   });
 });

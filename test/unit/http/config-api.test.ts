@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { DcsKey } from '../../../src/domain/cluster/dcs-keys.js';
 import { DATABASE_STATES } from '../../../src/domain/cluster/states.js';
-import { memberJson, primaryFacts, snapshot, startApi, type ApiHarness } from './support.js';
+import { clusterView, memberJson, NOW, primaryFacts, snapshot, startApi, type ApiHarness } from './support.js';
 
 describe('REST API: /config, /cluster, /history, /metrics', function () {
   let api: ApiHarness;
@@ -107,6 +107,8 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
           [DcsKey.failover]: JSON.stringify({ leader: 'node0', member: 'node2', scheduled_at: '2030-01-01T01:00:00+00:00' }),
           [DcsKey.config]: JSON.stringify({ pause: true }),
         },
+        // The HA loop's own view is older than ttl (30 s): /cluster must read the DCS.
+        snapshot: snapshot({ clusterReadAt: NOW - 31_000 }),
       });
     });
 
@@ -136,6 +138,42 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       const res = await api.request('GET', '/cluster');
       expect(res.status).to.equal(503);
       expect(res.json.error).to.equal('dcs_unavailable');
+    });
+
+    it('GET /cluster: a loop view younger than 1 s is served without reading the DCS', async () => {
+      api.control.snap = snapshot({ cluster: clusterView({ leader: 'node7' }), clusterReadAt: NOW - 999 });
+      api.store.setReachable(false);
+      const res = await api.request('GET', '/cluster');
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+      expect(res.json).to.deep.equal({ scope: 'demo', members: [] });
+    });
+
+    it('GET /cluster: an older view is replaced by a DCS read, then reused for 1 s whatever the load', async () => {
+      api.control.snap = snapshot({ cluster: clusterView({ leader: 'node7' }), clusterReadAt: NOW - 1000 });
+      let reads = 0;
+      const readAll = api.dcs.readAll.bind(api.dcs);
+      api.dcs.readAll = () => {
+        reads++;
+        return readAll();
+      };
+      const answers = await Promise.all(Array.from({ length: 20 }, () => api.request('GET', '/cluster')));
+      expect(answers.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
+      expect(answers[0]!.json.members).to.have.length(3);
+      expect(reads).to.be.at.most(2);
+      const before = reads;
+      for (let i = 0; i < 5; i++) expect((await api.request('GET', '/cluster')).json.members).to.have.length(3);
+      expect(reads).to.equal(before);
+    });
+
+    it('GET /cluster: with the DCS down, a view up to ttl old answers; older is 503', async () => {
+      api.store.setReachable(false);
+      api.control.snap = snapshot({ cluster: clusterView({ leader: 'node7' }), clusterReadAt: NOW - 29_000 });
+      const res = await api.request('GET', '/cluster');
+      expect(res.status).to.equal(200);
+      expect(res.json).to.deep.equal({ scope: 'demo', members: [] });
+      api.control.snap = snapshot({ clusterReadAt: NOW - 31_000 });
+      expect((await api.request('GET', '/cluster')).status).to.equal(503);
     });
 
     it('GET /history: the agent history lines; [] on timeline 1', async () => {

@@ -250,7 +250,7 @@ export interface ApiHarness {
   readonly control: FakeControl;
   readonly dcs: InMemoryDcs;
   readonly store: InMemoryDcsStore;
-  readonly clock: SteppingClock;
+  readonly clock: Clock;
   readonly peers: TablePeers;
   readonly logger: ListLogger;
   readonly metrics: AgentMetrics;
@@ -275,12 +275,17 @@ export async function startApi(
     /** A control of the test's own (a FakeControl subclass); default a FakeControl over `snapshot`. */
     control?: FakeControl;
     access?: AccessSettings;
-    extraHeaders?: Record<string, string>;
+    /** `http_extra_headers`; a function is asked per request, as the agent does after reloads. */
+    extraHeaders?: Record<string, string> | (() => Record<string, string>);
     tls?: TlsSettings;
     prefill?: Record<string, string>;
+    /** Default a SteppingClock (virtual time). */
+    clock?: Clock;
+    /** How often a waiting switchover re-reads the DCS besides its watch (default 500 ms). */
+    pollIntervalMs?: number;
   } = {},
 ): Promise<ApiHarness> {
-  const clock = new SteppingClock();
+  const clock = opts.clock ?? new SteppingClock();
   const store = new InMemoryDcsStore(clock);
   const dcs = new InMemoryDcs(store, { clientId: 'node1' });
   for (const [k, v] of Object.entries(opts.prefill ?? {})) await dcs.put(k, v);
@@ -296,7 +301,7 @@ export async function startApi(
     logger,
     access: opts.access ?? {},
     extraHeaders: opts.extraHeaders,
-    options: { pollIntervalMs: 500, peerTimeoutMs: 100 },
+    options: { pollIntervalMs: opts.pollIntervalMs ?? 500, peerTimeoutMs: 100 },
   };
   const app = createAgentApi(deps);
   const server = createAgentServer(app.callback(), { listen: '127.0.0.1:0', tls: opts.tls });

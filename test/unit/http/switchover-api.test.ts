@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { DcsKey } from '../../../src/domain/cluster/dcs-keys.js';
 import { DcsUnavailableError } from '../../../src/domain/errors.js';
+import { SystemClock } from '../../../src/adapters/clock/system-clock.js';
+import type { Clock } from '../../../src/ports/clock.js';
 import { clusterView, memberJson, NOW, primaryFacts, replicaFacts, snapshot, startApi, type ApiHarness } from './support.js';
 
 const FUTURE = '2030-01-01T01:00:00+00:00';
@@ -11,7 +13,9 @@ function peerStatus(name: string, over: Parameters<typeof replicaFacts>[0] = {},
 }
 
 /** A healthy three-node cluster in the DCS: node0 leads, node1 (this node) and node2 replicate. */
-async function healthyCluster(opts: { config?: Record<string, unknown>; sync?: string[]; leader?: string | null } = {}): Promise<ApiHarness> {
+async function healthyCluster(
+  opts: { config?: Record<string, unknown>; sync?: string[]; leader?: string | null; clock?: Clock; pollIntervalMs?: number } = {},
+): Promise<ApiHarness> {
   const leader = opts.leader === undefined ? 'node0' : opts.leader;
   const prefill: Record<string, string> = {
     [DcsKey.member('node0')]: memberJson('node0', { role: 'primary', xlog_location: 100_000_000 }),
@@ -24,6 +28,8 @@ async function healthyCluster(opts: { config?: Record<string, unknown>; sync?: s
   if (opts.sync) prefill[DcsKey.sync] = JSON.stringify({ leader, sync_standby: opts.sync, quorum: 0 });
   const api = await startApi({
     prefill,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
     snapshot: snapshot({ facts: replicaFacts(), config: opts.config ?? {}, cluster: clusterView({ leader, config: opts.config ?? {} }) }),
   });
   api.peers.statuses.set('http://127.0.0.1:8008', snapshot({ facts: primaryFacts(), node: { name: 'node0' }, leader: true }).status);
@@ -263,6 +269,20 @@ describe('REST API: /switchover and /failover (spec §7 order)', function () {
       const start = api.clock.now();
       await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });
       expect(api.clock.now() - start).to.equal(30_000);
+    });
+
+    it('the answer follows the new leader key within milliseconds (DCS watch), not at the next poll', async () => {
+      await api.close();
+      api = await healthyCluster({ clock: new SystemClock(), pollIntervalMs: 10_000 });
+      api.control.onWake = () => {
+        setTimeout(() => void api.dcs.put(DcsKey.leader, 'node2'), 100);
+      };
+      const started = Date.now();
+      const res = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });
+      const took = Date.now() - started;
+      expect(res.status).to.equal(200);
+      expect(res.json.leader).to.equal('node2');
+      expect(took).to.be.within(100, 2_000);
     });
 
     it('a DCS outage while waiting is ridden out', async () => {
