@@ -75,15 +75,23 @@ export async function sql(runner: ClusterRunner, node: string, text: string, par
  * COMMIT was acknowledged and the timestamps of the last write before and first write after a gap.
  */
 export class Writer {
+  /** Each writer numbers its rows from its own base: the table keeps the rows of earlier writers. */
+  private static nextBase = 1;
   readonly acknowledged: number[] = [];
   private running = false;
   private loop: Promise<void> | undefined;
-  private next = 1;
+  private next = Writer.claimBase();
   /** Longest interval between two acknowledged writes, ms. */
   maxGapMs = 0;
   private lastAckAt = 0;
 
   constructor(private readonly runner: ClusterRunner, private readonly everyMs = 10) {}
+
+  private static claimBase(): number {
+    const base = Writer.nextBase;
+    Writer.nextBase += 100_000_000;
+    return base;
+  }
 
   start(): void {
     this.running = true;

@@ -75,8 +75,11 @@ export interface LoopMemory {
    * control file only knows its last checkpoint's.
    */
   readonly timelineSeen: { readonly systemIdentifier: string; readonly timeline: number } | null;
-  /** Since when this running replica has not streamed from `upstream` (its configured conn_url). */
-  readonly notStreamingSince: { readonly since: number; readonly upstream: string | null } | null;
+  /**
+   * Since when this running replica has neither streamed from `upstream` (its configured
+   * conn_url) nor moved on from WAL position `position` (replaying a local backlog is progress).
+   */
+  readonly notStreamingSince: { readonly since: number; readonly upstream: string | null; readonly position: number | null } | null;
   /** Consecutive failed starts as a replica: repeated failures escalate to a rewind, then a reinitialize. */
   readonly startFailures: number;
   /**

@@ -1,5 +1,6 @@
 import { decision, needs, type Decision } from './decision.js';
 import { demoteImmediate } from './demote.js';
+import { configureBeforeStart } from './maintenance.js';
 import { leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /**
@@ -29,6 +30,7 @@ export function withoutDcs(ctx: TickContext): Decision {
   if (!ctx.running && ctx.facts.initialized && !ctx.paused && ctx.facts.state !== 'starting' && ctx.facts.state !== 'restarting') {
     const upstream = ctx.leaderIsMe ? null : leaderUpstream(ctx);
     return decision('DCS is not accessible: starting read-only', [
+      ...configureBeforeStart(ctx),
       { type: 'start', upstream, standby: true, ...(upstream ? mySlot(ctx) : {}), timeoutMs: startTimeoutMs(ctx) },
     ], { job: 'start' });
   }

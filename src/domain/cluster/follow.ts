@@ -147,15 +147,19 @@ export function emptyDataDirectory(ctx: TickContext): Decision {
  * not contain minimum recovery point"), so it is rewound before its first start; pg_rewind
  * runs the crash recovery itself and changes nothing when the WAL did not go past.
  * Known from this loop's memory, or from the history key: the line of timeline N-1 names
- * the node promoted into N.
+ * the node promoted into N. A stopped server's timeline comes from its last checkpoint,
+ * which can predate its promotion (killed before the checkpoint after it finished): a
+ * promotion into a later timeline than that counts too.
  */
 export function formerPrimaryBehind(ctx: TickContext): string | null {
   const tl = ctx.facts.timeline;
   const clusterTl = clusterTimeline(ctx);
-  if (tl === null || clusterTl === null || tl >= clusterTl) return null;
-  const promotedInto = (ctx.cluster.history?.lines ?? []).find((l) => l[0] === tl - 1)?.[4] ?? null;
-  if (ctx.input.memory.lastRole !== 'primary' && promotedInto !== ctx.me) return null;
-  return `this node was the primary of timeline ${tl} and the cluster is on timeline ${clusterTl}`;
+  if (clusterTl === null) return null;
+  const ledInto = (ctx.cluster.history?.lines ?? []).filter((l) => l[4] === ctx.me).map((l) => l[0] + 1);
+  const led = ledInto.length ? Math.max(...ledInto) : null;
+  const mine = led !== null && led >= (tl ?? 0) ? led : ctx.input.memory.lastRole === 'primary' ? tl : null;
+  if (mine === null || mine >= clusterTl) return null;
+  return `this node was the primary of timeline ${mine} and the cluster is on timeline ${clusterTl}`;
 }
 
 /** Starts as a replica of `upstream`, counting a failure (repeated ones escalate, see recoverStopped). */
@@ -166,8 +170,9 @@ function startAsReplica(ctx: TickContext, upstream: UpstreamRef): Decision {
     { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
   ];
   const at = actions.length - 1;
+  const tl = ctx.facts.timeline === null ? '' : ` from timeline ${ctx.facts.timeline}`;
   const note = failures > 0 ? ` (${failures} failed start${failures > 1 ? 's' : ''} so far)` : '';
-  return decision(`starting as a replica of ${upstream.name}${note}`, actions, {
+  return decision(`starting as a replica of ${upstream.name}${tl}${note}`, actions, {
     job: 'start',
     rollback: { fromIndex: at, untilIndex: at + 1, actions: [{ type: 'remember', patch: { startFailures: failures + 1 } }] },
   });

@@ -1,5 +1,5 @@
 import type { LoopMemory } from './decision.js';
-import type { LocalFacts } from './facts.js';
+import { walPosition, type LocalFacts } from './facts.js';
 
 /** The facts as decide() should see them, and what the loop remembers from them. */
 export interface Observed {
@@ -15,7 +15,8 @@ export interface Observed {
  * - the highest timeline its data was seen on: a replica's probe can report an older one
  *   (PostgreSQL 15 shows the replay timeline nowhere; see pg-probe.ts) and a stopped
  *   server's control file only knows its last checkpoint's, so the facts are lifted to it;
- * - since when a running replica has not streamed from its configured upstream.
+ * - since when a running replica has neither streamed from its configured upstream nor
+ *   made progress (a replica replaying a local backlog is not stuck).
  */
 export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number): Observed {
   const patch: { -readonly [K in keyof LoopMemory]?: LoopMemory[K] } = {};
@@ -42,7 +43,11 @@ export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number)
 
   const waiting = memory.notStreamingSince;
   if (facts.running && facts.inRecovery === true && facts.replicationState !== 'streaming') {
-    if (waiting === null || waiting.upstream !== facts.upstreamConnUrl) patch.notStreamingSince = { since: now, upstream: facts.upstreamConnUrl };
+    const position = walPosition(facts);
+    const moved = waiting !== null && position !== null && (waiting.position === null || position > waiting.position);
+    if (waiting === null || waiting.upstream !== facts.upstreamConnUrl || moved) {
+      patch.notStreamingSince = { since: now, upstream: facts.upstreamConnUrl, position };
+    }
   } else if (waiting !== null) {
     patch.notStreamingSince = null;
   }

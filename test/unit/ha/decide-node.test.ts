@@ -99,7 +99,7 @@ describe('decide(): a replica', () => {
     const history = { lines: [[1, 4000, 'no recovery target specified', null, 'node1'] as const], revision: '6' };
     const c = cluster('node1', { history, members: [member('node1', { timeline: 2, role: 'primary' }), member('node2'), member('node3')] });
     const diverged = replicaFacts(5000, 'node1', { replicationState: null });
-    const waited = { ...EMPTY_MEMORY, appliedParameters: '{}', notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node1:5432/postgres' } };
+    const waited = { ...EMPTY_MEMORY, appliedParameters: '{}', notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node1:5432/postgres', position: 5000 } };
     const peers = new Map([['node1', peerStatus('primary', 6000, { timeline: 2 })], ['node3', null]]);
     expect(decide(input({ cluster: c, facts: diverged, memory: waited })).need).to.equal('peers');
     expect(types(decide(input({ cluster: c, facts: diverged, memory: waited, peers })))).to.deep.equal(['stop', 'rewind', 'start']);

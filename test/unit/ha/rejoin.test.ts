@@ -24,22 +24,22 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const fresh = decide(input({ cluster: onTimeline2(), facts: pastBranch }));
     expect(types(fresh)).to.deep.equal([]);
     expect(fresh.wakeAt).to.equal(NOW + 20_000);
-    const fewSeconds = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 8000, upstream: NODE1 } }) }));
+    const fewSeconds = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 8000, upstream: NODE1, position: null } }) }));
     expect(types(fewSeconds)).to.deep.equal([]);
     // Time spent not streaming from another upstream does not count.
-    const other = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres' } }) }));
+    const other = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres', position: null } }) }));
     expect(types(other)).to.deep.equal([]);
-    const long = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: NODE1 } }), peers: answering() }));
+    const long = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: NODE1, position: null } }), peers: answering() }));
     expect(types(long)).to.deep.equal(['stop', 'rewind', 'start']);
   });
 
   it('a replica that cannot stream from a leader that answers (the WAL it needs is gone there) is reinitialized after a while', () => {
     const behind = replicaFacts(3000, 'node1', { replicationState: null, timeline: 2 });
     const c = onTimeline2({ checkpointAfterPromote: true });
-    const young = decide(input({ cluster: c, facts: behind, memory: memory({ notStreamingSince: { since: NOW - 10_000, upstream: NODE1 } }), peers: answering() }));
+    const young = decide(input({ cluster: c, facts: behind, memory: memory({ notStreamingSince: { since: NOW - 10_000, upstream: NODE1, position: null } }), peers: answering() }));
     expect(types(young)).to.deep.equal([]);
     expect(young.wakeAt).to.equal(NOW + 20_000);
-    const stuck = memory({ notStreamingSince: { since: NOW - 31_000, upstream: NODE1 } });
+    const stuck = memory({ notStreamingSince: { since: NOW - 31_000, upstream: NODE1, position: null } });
     expect(decide(input({ cluster: c, facts: behind, memory: stuck })).need).to.equal('peers');
     expect(types(decide(input({ cluster: c, facts: behind, memory: stuck, peers: new Map([['node1', null]]) })))).to.deep.equal([]);
     const d = decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering() }));
@@ -50,12 +50,12 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
   });
 
   it('a replica pointed at the old primary follows the new leader first, without a divergence verdict', () => {
-    const d = decide(input({ cluster: onTimeline2(), facts: replicaFacts(5000, 'node3', { replicationState: null }), memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres' } }) }));
+    const d = decide(input({ cluster: onTimeline2(), facts: replicaFacts(5000, 'node3', { replicationState: null }), memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres', position: null } }) }));
     expect(types(d)).to.deep.equal(['follow']);
   });
 
   it('a rewind waits until the leader is a running primary on the new timeline whose checkpoint after the promotion is done', () => {
-    const waited = memory({ notStreamingSince: { since: NOW - 60_000, upstream: NODE1 } });
+    const waited = memory({ notStreamingSince: { since: NOW - 60_000, upstream: NODE1, position: null } });
     const pending = decide(input({ cluster: onTimeline2({ checkpointAfterPromote: false }), facts: pastBranch, memory: waited }));
     expect(types(pending)).to.deep.equal([]);
     expect(pending.message).to.match(/checkpoint after the promotion/);
@@ -82,6 +82,10 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const anonymous: HistoryLine[] = [[1, 4000, 'r', null, 'node1'], [2, 9000, 'r', null, 'node3']];
     const c2 = { ...c, history: { lines: anonymous, revision: '7' } };
     expect(types(decide(input({ cluster: c2, facts: stopped({ timeline: 2 }), memory: memory({ lastRole: 'primary' }), peers: answering('node3', 3) })))).to.deep.equal(['stop', 'rewind', 'start']);
+    // Killed before the checkpoint after its promotion: its control file still shows the timeline before.
+    const early = decide(input({ cluster: c, facts: stopped({ state: 'crashed', timeline: 1 }), peers: answering('node3', 3) }));
+    expect(types(early), early.message).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(early.message).to.match(/primary of timeline 2 and the cluster is on timeline 3/);
     // A former replica just starts; so does a former primary already on the cluster's timeline.
     expect(types(decide(input({ cluster: c2, facts: stopped({ timeline: 2 }) })))).to.deep.equal(['start']);
     expect(types(decide(input({ cluster: c, facts: stopped({ timeline: 3 }), memory: memory({ lastRole: 'primary' }) })))).to.deep.equal(['start']);
@@ -157,12 +161,15 @@ describe('observeFacts(): what the loop learns from a probe', () => {
     expect(other.patch.timelineSeen).to.deep.equal({ systemIdentifier: '9999', timeline: 1 });
   });
 
-  it('times how long a replica has not streamed from its configured upstream, and clears failed starts once it runs', () => {
+  it('times how long a replica has neither streamed from its configured upstream nor made progress, and clears failed starts once it runs', () => {
     const first = observeFacts(replicaFacts(5000, 'node1', { replicationState: null }), memory({ startFailures: 2 }), NOW);
-    expect(first.patch).to.deep.include({ notStreamingSince: { since: NOW, upstream: NODE1 }, startFailures: 0, lastRole: 'replica' });
-    const still = observeFacts(replicaFacts(5000, 'node1', { replicationState: null }), memory({ lastRole: 'replica', notStreamingSince: { since: NOW - 5000, upstream: NODE1 } }), NOW);
+    expect(first.patch).to.deep.include({ notStreamingSince: { since: NOW, upstream: NODE1, position: 5000 }, startFailures: 0, lastRole: 'replica' });
+    const still = observeFacts(replicaFacts(5000, 'node1', { replicationState: null }), memory({ lastRole: 'replica', notStreamingSince: { since: NOW - 5000, upstream: NODE1, position: 5000 } }), NOW);
     expect(still.patch).to.not.have.property('notStreamingSince');
-    const streaming = observeFacts(replicaFacts(5000, 'node1'), memory({ lastRole: 'replica', notStreamingSince: { since: NOW - 5000, upstream: NODE1 } }), NOW);
+    // Replaying a local backlog before the WAL receiver starts is progress, not a stuck replica.
+    const replaying = observeFacts(replicaFacts(7000, 'node1', { replicationState: null }), memory({ lastRole: 'replica', notStreamingSince: { since: NOW - 5000, upstream: NODE1, position: 5000 } }), NOW);
+    expect(replaying.patch.notStreamingSince).to.deep.equal({ since: NOW, upstream: NODE1, position: 7000 });
+    const streaming = observeFacts(replicaFacts(5000, 'node1'), memory({ lastRole: 'replica', notStreamingSince: { since: NOW - 5000, upstream: NODE1, position: 5000 } }), NOW);
     expect(streaming.patch).to.deep.include({ notStreamingSince: null });
   });
 });

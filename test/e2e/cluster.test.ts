@@ -1,0 +1,222 @@
+import { expect } from 'chai';
+import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
+import { sleep, waitFor } from '../../scripts/lib/processes.js';
+import { api, e2eRunner, sql, wardenctl, Writer } from './e2e-cluster.js';
+
+/**
+ * One real 3-node cluster (real etcd, three agents, three PostgreSQL 15 servers) driven
+ * through the REST API and wardenctl. The steps run in order on the same cluster.
+ */
+describe('e2e: a real 3-node cluster', function () {
+  this.timeout(180_000);
+  let runner: ClusterRunner;
+  let primary: string;
+
+  const others = (name: string) => runner.layout.nodes.map((n) => n.name).filter((n) => n !== name);
+
+  async function currentPrimary(timeoutMs = 60_000): Promise<string> {
+    return runner.waitHealthy(timeoutMs);
+  }
+
+  async function writable(node: string): Promise<boolean> {
+    try {
+      const r = await sql(runner, node, 'SELECT pg_is_in_recovery() AS r');
+      return r.rows[0].r === false;
+    } catch {
+      return false;
+    }
+  }
+
+  before(async function () {
+    this.timeout(240_000);
+    runner = await e2eRunner();
+    runner.prepare(true);
+    await runner.startEtcd();
+    for (const n of runner.layout.nodes) runner.startAgent(n.name);
+    primary = await currentPrimary(180_000);
+    await sql(runner, primary, 'CREATE TABLE IF NOT EXISTS e2e_writes (id bigint PRIMARY KEY, at timestamptz DEFAULT now())');
+  });
+
+  after(async function () {
+    this.timeout(120_000);
+    if (runner) await runner.down();
+  });
+
+  it('bootstraps one leader and two streaming replicas, and /cluster agrees with wardenctl list', async () => {
+    const doc = (await api(runner, primary, 'GET', '/cluster')).body;
+    const leaders = doc.members.filter((m: any) => m.role === 'leader');
+    expect(leaders.map((m: any) => m.name)).to.deep.equal([primary]);
+    expect(doc.members).to.have.length(3);
+    const listed = JSON.parse(wardenctl(runner, 'list', '-f', 'json')) as any[];
+    const listedLeader = listed.filter((r) => (r.Role ?? r.role) === 'Leader' || (r.Role ?? r.role) === 'leader');
+    expect(listedLeader.map((r) => r.Member ?? r.member ?? r.name)).to.deep.equal([primary]);
+    expect(listed).to.have.length(3);
+  });
+
+  it('switches over through the API: the candidate becomes primary, the old one follows, writes resume, /history gains a line', async () => {
+    const before = (await api(runner, primary, 'GET', '/history')).body as unknown[];
+    const candidate = others(primary)[0]!;
+    const writer = new Writer(runner);
+    writer.start();
+    await sleep(300);
+    const t0 = Date.now();
+    const r = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate });
+    const answeredMs = Date.now() - t0;
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(r.body.message).to.contain(candidate);
+    const newPrimary = await currentPrimary(60_000);
+    await sleep(500);
+    await writer.stop();
+    console.log(`      switchover: API answered in ${answeredMs} ms, write gap ${writer.maxGapMs} ms (ttl ${runner.layout.dcs['ttl']}, loop_wait ${runner.layout.dcs['loop_wait']})`);
+    expect(newPrimary).to.equal(candidate);
+    expect(await writable(candidate)).to.equal(true);
+    const after = (await api(runner, candidate, 'GET', '/history')).body as unknown[];
+    expect(after.length).to.equal(before.length + 1);
+    const stored = await sql(runner, candidate, 'SELECT count(*)::int AS n FROM e2e_writes WHERE id = ANY($1)', [writer.acknowledged]);
+    expect(stored.rows[0].n).to.equal(writer.acknowledged.length);
+    primary = candidate;
+  });
+
+  it('switches over through wardenctl', async () => {
+    const candidate = others(primary)[0]!;
+    wardenctl(runner, 'switchover', '--leader', primary, '--candidate', candidate, '--force');
+    expect(await currentPrimary(60_000)).to.equal(candidate);
+    primary = candidate;
+  });
+
+  it('runs a scheduled switchover at its time, and DELETE /switchover cancels one', async () => {
+    const candidate = others(primary)[0]!;
+    const far = new Date(Date.now() + 3600_000).toISOString();
+    const r1 = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate, scheduled_at: far });
+    expect(r1.status, JSON.stringify(r1.body)).to.equal(202);
+    expect((await api(runner, primary, 'DELETE', '/switchover')).status).to.equal(200);
+    expect((await api(runner, primary, 'DELETE', '/switchover')).status).to.equal(404);
+
+    const at = new Date(Date.now() + 4000).toISOString();
+    const r2 = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate, scheduled_at: at });
+    expect(r2.status, JSON.stringify(r2.body)).to.equal(202);
+    expect(await currentPrimary(10_000)).to.equal(primary);
+    await waitFor('the scheduled switchover', 60_000, async () => ((await runner.nodeStatus(candidate))?.role === 'primary' ? true : undefined));
+    primary = await currentPrimary(60_000);
+    expect(primary).to.equal(candidate);
+  });
+
+  it('fails over after kill -9 of the primary agent and postmaster; the old node rejoins as a replica', async () => {
+    const victim = primary;
+    const killedAt = Date.now();
+    runner.killNode(victim);
+    const [a, b] = others(victim);
+    const winner = await waitFor('a writable replica', 90_000, async () => ((await writable(a!)) ? a : (await writable(b!)) ? b : undefined), 50);
+    const writableAt = Date.now();
+    console.log(`      failover: kill -9 to writable ${writableAt - killedAt} ms (ttl ${runner.layout.dcs['ttl']})`);
+    expect(writableAt - killedAt).to.be.lessThan(((runner.layout.dcs['ttl'] as number) + 10) * 1000);
+    runner.startAgent(victim);
+    primary = await currentPrimary(120_000);
+    expect(primary).to.equal(winner);
+    expect((await runner.nodeStatus(victim))?.role).to.equal('replica');
+  });
+
+  it('does not fail over in pause when the primary postmaster dies; resume restores automation', async () => {
+    wardenctl(runner, 'pause', '--wait');
+    const pm = runner.postmasterPid(primary)!;
+    process.kill(pm, 'SIGKILL');
+    await sleep(((runner.layout.dcs['ttl'] as number) + 3) * 1000);
+    for (const n of others(primary)) expect(await writable(n), `${n} must not be promoted in pause`).to.equal(false);
+    wardenctl(runner, 'resume', '--wait');
+    primary = await currentPrimary(120_000);
+    expect(await writable(primary)).to.equal(true);
+  });
+
+  it('shows pending_restart on every node after a restart-needing PATCH /config; wardenctl restart --pending clears it', async () => {
+    const r = await api(runner, primary, 'PATCH', '/config', { db: { parameters: { max_connections: 120 } } });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    for (const n of runner.layout.nodes) {
+      await waitFor(`${n.name} pending_restart`, 30_000, async () => ((await runner.nodeStatus(n.name))?.['pending_restart'] === true ? true : undefined));
+    }
+    wardenctl(runner, 'restart', '--pending', '--force');
+    for (const n of runner.layout.nodes) {
+      await waitFor(`${n.name} restarted`, 60_000, async () => ((await runner.nodeStatus(n.name))?.['pending_restart'] === undefined ? true : undefined));
+    }
+    primary = await currentPrimary(60_000);
+    const mc = await sql(runner, primary, 'SHOW max_connections');
+    expect(mc.rows[0].max_connections).to.equal('120');
+  });
+
+  it('restarts with conditions and reinitializes a replica', async () => {
+    const replica = others(primary)[0]!;
+    const refused = await api(runner, replica, 'POST', '/restart', { role: 'primary' });
+    expect(refused.status).to.equal(503);
+    const done = await api(runner, replica, 'POST', '/restart', { role: 'replica' });
+    expect(done.status, JSON.stringify(done.body)).to.equal(200);
+    expect((await api(runner, primary, 'POST', '/reinitialize', {})).status).to.equal(503);
+    const startedBefore = (await runner.nodeStatus(replica))?.['postmaster_start_time'];
+    const re = await api(runner, replica, 'POST', '/reinitialize', { force: true });
+    expect(re.status, JSON.stringify(re.body)).to.equal(200);
+    // The reinitialize runs in the background: wait for the new copy to stream, not for the old server's last status.
+    await waitFor(`${replica} reinitialized and streaming`, 120_000, async () => {
+      const s = await runner.nodeStatus(replica);
+      return s?.state === 'running' && s.replication_state === 'streaming' && s['postmaster_start_time'] !== startedBefore ? true : undefined;
+    });
+    await currentPrimary(120_000);
+  });
+
+  it('loses no acknowledged write in synchronous mode across a switchover and a kill -9 failover', async () => {
+    const r = await api(runner, primary, 'PATCH', '/config', { synchronous_mode: true });
+    expect(r.status).to.equal(200);
+    const syncName = await waitFor('a sync standby', 60_000, async () => {
+      for (const n of others(primary)) if ((await runner.nodeStatus(n))?.['sync_standby'] === true) return n;
+      return undefined;
+    });
+    const writer = new Writer(runner, 5);
+    writer.start();
+    await sleep(1000);
+    const sw = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate: syncName });
+    expect(sw.status, JSON.stringify(sw.body)).to.equal(200);
+    primary = await currentPrimary(60_000);
+    await waitFor('a sync standby after switchover', 60_000, async () => {
+      for (const n of others(primary)) if ((await runner.nodeStatus(n))?.['sync_standby'] === true) return n;
+      return undefined;
+    });
+    await sleep(1000);
+    const victim = primary;
+    runner.killNode(victim);
+    const survivors = others(victim);
+    await waitFor('a new primary', 90_000, async () => {
+      for (const n of survivors) if (await writable(n)) return n;
+      return undefined;
+    }, 100);
+    await sleep(1000);
+    await writer.stop();
+    const newPrimary = (await Promise.all(survivors.map(async (n) => ((await writable(n)) ? n : undefined)))).find(Boolean)!;
+    const stored = await sql(runner, newPrimary, 'SELECT id FROM e2e_writes WHERE id = ANY($1)', [writer.acknowledged]);
+    console.log(`      synchronous mode: ${writer.acknowledged.length} acknowledged writes, ${stored.rowCount} present after switchover + failover`);
+    expect(writer.acknowledged.length, 'writes were acknowledged').to.be.greaterThan(0);
+    expect(stored.rowCount).to.equal(writer.acknowledged.length);
+    runner.startAgent(victim);
+    primary = await currentPrimary(120_000);
+    expect((await api(runner, primary, 'PATCH', '/config', { synchronous_mode: false })).status).to.equal(200);
+  });
+
+  it('demotes the primary when etcd is down longer than ttl without failsafe, and recovers when etcd is back', async () => {
+    const ttl = runner.layout.dcs['ttl'] as number;
+    await runner.stopEtcd();
+    await sleep((ttl + 5) * 1000);
+    for (const n of runner.layout.nodes) expect(await writable(n.name), `${n.name} must not be writable without the DCS`).to.equal(false);
+    await runner.startEtcd();
+    primary = await currentPrimary(120_000);
+    expect(await writable(primary)).to.equal(true);
+  });
+
+  it('keeps the primary running with failsafe_mode while every member answers, and recovers after etcd returns', async () => {
+    const ttl = runner.layout.dcs['ttl'] as number;
+    expect((await api(runner, primary, 'PATCH', '/config', { failsafe_mode: true })).status).to.equal(200);
+    await sleep(3000);
+    await runner.stopEtcd();
+    await sleep((ttl + 5) * 1000);
+    expect(await writable(primary), 'failsafe keeps the primary').to.equal(true);
+    expect((await runner.nodeStatus(primary))?.['failsafe_mode_is_active']).to.equal(true);
+    await runner.startEtcd();
+    primary = await currentPrimary(120_000);
+    expect((await api(runner, primary, 'PATCH', '/config', { failsafe_mode: false })).status).to.equal(200);
+  });
+});
