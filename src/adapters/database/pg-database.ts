@@ -1,4 +1,4 @@
-import { access, open, readFile, rm, stat } from 'node:fs/promises';
+import { open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/cluster.js';
@@ -24,6 +24,7 @@ import { PgSession, withClient, type SessionLimits, type SessionTarget } from '.
 import { syncSlots } from './pg-slots.js';
 import { PgStateTracker } from './pg-state.js';
 import { readTimelineHistory } from './pg-timeline-history.js';
+import { pathExists } from './path-exists.js';
 
 export type { PgDatabaseOptions } from './pg-options.js';
 
@@ -51,14 +52,6 @@ function sourceUnreachable(e: unknown): boolean {
   return e instanceof CommandFailure && /could not connect|connection to server .* failed/i.test(e.stderr);
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The Database port over a real PostgreSQL 15: pg_ctl/initdb/pg_basebackup/pg_rewind as the
@@ -131,8 +124,8 @@ export class PgDatabase implements Database {
 
   private async probeOnce(): Promise<LocalFacts> {
     const started = Date.now();
-    const initialized = await exists(join(this.o.dataDir, 'global', 'pg_control'));
-    const pidFile = await exists(join(this.o.dataDir, 'postmaster.pid'));
+    const initialized = await pathExists(join(this.o.dataDir, 'global', 'pg_control'));
+    const pidFile = await pathExists(join(this.o.dataDir, 'postmaster.pid'));
     const pid = await this.ctl.livePid();
     if (pid === null) {
       const state = this.states.observed({ alive: false, pidFile, answered: false, refusing: false });
@@ -258,7 +251,7 @@ export class PgDatabase implements Database {
     const deadline = Date.now() + timeoutMs;
     let logOffset = 0;
     try {
-      if (await exists(join(this.o.dataDir, REWIND_FAILED_MARKER))) {
+      if (await pathExists(join(this.o.dataDir, REWIND_FAILED_MARKER))) {
         throw new Error('pg_rewind failed on this data directory: it must be reinitialized, not started');
       }
       await this.clearCrashLeftovers(Math.min(10_000, Math.max(0, timeoutMs)));
@@ -614,7 +607,7 @@ export class PgDatabase implements Database {
   /** Rewrites the files (when a cluster exists) and reloads a running server so pg_settings shows pending restarts. */
   private async applyConfiguration(): Promise<void> {
     try {
-      if (!(await exists(join(this.o.dataDir, 'global', 'pg_control')))) return;
+      if (!(await pathExists(join(this.o.dataDir, 'global', 'pg_control')))) return;
       const changed = await this.files.write(this.configInput(await this.currentRecovery()));
       if (changed && (await this.ctl.livePid()) !== null) await this.reloadAndWait();
     } catch (e) {

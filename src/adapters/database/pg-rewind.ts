@@ -1,9 +1,10 @@
-import { access, rename } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildConninfo, type Endpoint } from './conninfo.js';
 import { cleanlyShutDown, readControlData } from './pg-controldata.js';
 import type { ResolvedPgOptions } from './pg-options.js';
 import { runCommand } from './run-command.js';
+import { pathExists } from './path-exists.js';
 
 /** What pg_rewind did. */
 export type RewindOutcome = 'rewound' | 'not_needed';
@@ -12,14 +13,6 @@ const STANDBY_SIGNAL = 'standby.signal';
 /** Where standby.signal waits while pg_rewind runs its single-user crash recovery. */
 const STANDBY_SIGNAL_ASIDE = 'standby.signal.warden-rewind';
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * pg_rewind of the stopped local data directory against `source` (the new primary), as the
@@ -45,7 +38,7 @@ export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promi
   const signal = join(opts.dataDir, STANDBY_SIGNAL);
   const aside = join(opts.dataDir, STANDBY_SIGNAL_ASIDE);
   let setAside = false;
-  if (await exists(signal)) {
+  if (await pathExists(signal)) {
     const cd = await readControlData(opts.binDir, opts.dataDir, opts.runAsUser).catch(() => null);
     if (cd && !cleanlyShutDown(cd)) {
       await rename(signal, aside);
@@ -61,6 +54,6 @@ export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promi
     return /no rewind required/i.test(stdout + stderr) ? 'not_needed' : 'rewound';
   } finally {
     // Put back in every case: after a success the caller rewrites the recovery files anyway.
-    if (setAside && !(await exists(signal))) await rename(aside, signal).catch(() => undefined);
+    if (setAside && !(await pathExists(signal))) await rename(aside, signal).catch(() => undefined);
   }
 }
