@@ -1,3 +1,4 @@
+import { nodeSettings as baseNodeSettings, primaryFacts } from '../domain/cluster/fixtures.js';
 import { EMPTY_CLUSTER, type Cluster, type HistoryLine } from '../../../src/domain/cluster/cluster.js';
 import { resolveConfig, type RawConfig } from '../../../src/domain/cluster/config.js';
 import type { LocalFacts } from '../../../src/domain/cluster/facts.js';
@@ -54,42 +55,11 @@ export class ListLogger implements Logger {
   }
 }
 
-export function nodeSettings(over: Partial<NodeSettings> = {}): NodeSettings {
-  return {
-    scope: 'demo',
-    name: 'node1',
-    apiUrl: 'http://127.0.0.1:8008',
-    connUrl: 'postgres://127.0.0.1:5432/postgres',
-    tags: {},
-    watchdogMode: 'off',
-    svcVersion: '1.2.0',
-    ...over,
-  };
-}
+export { primaryFacts };
 
-export function primaryFacts(over: Partial<LocalFacts> = {}): LocalFacts {
-  return {
-    state: 'running',
-    initialized: true,
-    running: true,
-    inRecovery: false,
-    systemIdentifier: '7300000000000000001',
-    serverVersion: 150018,
-    postmasterStartTime: '2029-12-31T23:00:00.000+00:00',
-    timeline: 2,
-    walLocation: 100_000_000,
-    receivedLocation: null,
-    replayedLocation: null,
-    replayedTimestamp: null,
-    replayPaused: false,
-    replicationState: null,
-    replication: [],
-    upstreamConnUrl: null,
-    pendingRestart: false,
-    pendingRestartReason: {},
-    synchronousStandbyNames: '',
-    ...over,
-  };
+/** The domain fixtures' node, at an svc version whose metric encoding is easy to check (010200). */
+export function nodeSettings(over: Partial<NodeSettings> = {}): NodeSettings {
+  return baseNodeSettings({ svcVersion: '1.2.0', ...over });
 }
 
 export function replicaFacts(over: Partial<LocalFacts> = {}): LocalFacts {
