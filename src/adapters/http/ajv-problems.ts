@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { Problem } from '../../domain/errors.js';
+import { pointerToPath } from '../../domain/json-path.js';
 
 /** Short description of a JSON value for "expected X, got Y" messages. */
 export function describeValue(v: unknown): string {
@@ -9,17 +10,6 @@ export function describeValue(v: unknown): string {
   if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
   if (typeof v === 'number' || typeof v === 'boolean') return `${typeof v} ${String(v)}`;
   return typeof v === 'object' ? 'an object' : typeof v;
-}
-
-/** `/a/b/0` (JSON pointer) to `a.b[0]`, prefixed with `root` when given. */
-function dotted(pointer: string, root: string): string {
-  const parts = pointer
-    .split('/')
-    .slice(1)
-    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  let out = root;
-  for (const p of parts) out = /^\d+$/.test(p) ? `${out}[${p}]` : out ? `${out}.${p}` : p;
-  return out;
 }
 
 /**
@@ -41,7 +31,7 @@ export function ajvProblems(errors: readonly ErrorObject[] | null | undefined, r
     (errors ?? []).filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf').map((e) => e.instancePath),
   );
   for (const e of errors ?? []) {
-    const at = dotted(e.instancePath, root);
+    const at = pointerToPath(e.instancePath, root);
     const p = e.params as Record<string, unknown>;
     switch (e.keyword) {
       case 'additionalProperties':

@@ -1,6 +1,9 @@
 import { Ajv, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Problem } from '../errors.js';
 import { isSize } from './size.js';
+import { describeValue, pointerToPath } from '../json-path.js';
+
+export { describeValue, pointerToPath };
 
 /** Server parameters Warden sets itself from the local configuration; the dynamic config may not override them. */
 export const FORBIDDEN_DYNAMIC_PARAMETERS = ['listen_addresses', 'port', 'cluster_name'] as const;
@@ -102,23 +105,6 @@ export const partValidators = {
   ignoredSlot: ajv.compile(ignoredSlot),
   boolean: ajv.compile(bool),
 };
-
-/** `/db/parameters/port` -> `db.parameters.port`; `/ignore_slots/0/name` -> `ignore_slots[0].name`. */
-export function pointerToPath(pointer: string): string {
-  if (!pointer) return '';
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
-}
-
-/** A short rendering of a found value for error messages. */
-export function describeValue(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  const text = JSON.stringify(v);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
 
 function typeWords(type: unknown): string {
   const one = (t: string) => ({ integer: 'an integer', object: 'an object', array: 'an array', null: 'null' })[t] ?? `a ${t}`;

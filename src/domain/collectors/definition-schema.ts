@@ -1,6 +1,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Problem } from '../errors.js';
 import { USAGES } from './collector.js';
+import { describeValue, pointerToPath } from '../json-path.js';
+
+export { describeValue };
 
 const duration = { type: ['string', 'number'] };
 
@@ -53,22 +56,6 @@ export const COLLECTOR_SCHEMA = {
 
 const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strictTypes: false });
 const validateCollector: ValidateFunction = ajv.compile(COLLECTOR_SCHEMA);
-
-/** `/metrics/1/xact_commit/usage` -> `metrics[1].xact_commit.usage`. */
-function pointerToPath(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
-}
-
-/** A short rendering of a found value for messages. */
-export function describeValue(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  const text = JSON.stringify(v) ?? String(v);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
 
 function join(base: string, key: string): string {
   return key ? `${base}.${key}` : base;
