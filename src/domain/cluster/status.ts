@@ -105,7 +105,10 @@ export function buildStatus(input: StatusInput): NodeStatus {
   if (running && role !== 'primary' && facts.replicationState !== null) doc['replication_state'] = facts.replicationState;
   if (role === 'primary' && facts.replication.length > 0) doc['replication'] = facts.replication;
   if (config.pause) doc['pause'] = true;
-  if (cluster === null || cluster.leader === null) doc['cluster_unlocked'] = true;
+  // A lock we refreshed ourselves means locked, even while the view published with it predates the
+  // acquisition; a lock kept only by failsafe (DCS gone) is the seed's "unlocked with failsafe" case.
+  const heldInDcs = input.isLeader && !input.failsafeActive;
+  if (!heldInDcs && (cluster === null || cluster.leader === null)) doc['cluster_unlocked'] = true;
   if (input.failsafeActive) doc['failsafe_mode_is_active'] = true;
   if (input.dcsLastSeen !== null) doc['dcs_last_seen'] = input.dcsLastSeen;
   if (Object.keys(node.tags).length > 0) doc['tags'] = node.tags;

@@ -84,6 +84,10 @@ describe('domain/cluster/status: buildStatus (spec §3)', () => {
     expect(buildStatus(statusInput())).not.to.have.property('pause');
   });
 
+  it('cluster_unlocked: absent on the lock holder even when its published view predates the acquisition', () => {
+    expect(buildStatus(statusInput({ isLeader: true, cluster: clusterView({ leader: null }) })).cluster_unlocked).to.equal(undefined);
+  });
+
   it('cluster_unlocked: true when the cluster view has no leader (or there is no view yet)', () => {
     expect(buildStatus(replicaInput({ cluster: clusterView({ leader: null }) })).cluster_unlocked).to.equal(true);
     expect(buildStatus(replicaInput({ cluster: null })).cluster_unlocked).to.equal(true);
