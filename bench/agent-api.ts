@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
-import { primaryFacts, snapshot, startApi } from '../test/unit/http/support.js';
+import { primaryFacts, snapshot, startApi } from '../test/unit/adapters/http/support.js';
 
 const { values } = parseArgs({
   options: {

@@ -1,5 +1,5 @@
-import type { HistoryLine } from '../domain/cluster/cluster.js';
-import type { NodeSnapshot } from '../domain/cluster/snapshot.js';
+import type { HistoryLine } from '../domain/cluster/model/cluster.js';
+import type { NodeSnapshot } from '../domain/cluster/model/snapshot.js';
 
 /** Conditions and options of a restart (`POST /restart`). */
 export interface RestartRequest {

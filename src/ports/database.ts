@@ -1,6 +1,6 @@
-import type { HistoryLine } from '../domain/cluster/cluster.js';
-import type { ParameterValue } from '../domain/cluster/config.js';
-import type { LocalFacts } from '../domain/cluster/facts.js';
+import type { HistoryLine } from '../domain/cluster/model/cluster.js';
+import type { ParameterValue } from '../domain/cluster/config/config.js';
+import type { LocalFacts } from '../domain/cluster/model/facts.js';
 
 /** How to stop the server: wait for clients, disconnect them, or abort without a checkpoint. */
 export type StopMode = 'smart' | 'fast' | 'immediate';

@@ -1,4 +1,4 @@
-import type { DcsSnapshot } from '../domain/cluster/dcs-keys.js';
+import type { DcsSnapshot } from '../domain/cluster/model/dcs-keys.js';
 
 /** Condition a conditional write or delete must meet; all given members must hold. */
 export interface WriteCondition {

@@ -1,4 +1,4 @@
-import type { NodeStatus } from '../domain/cluster/status.js';
+import type { NodeStatus } from '../domain/cluster/model/status.js';
 
 /** The REST API of other members, as the leader race and failsafe mode use it. */
 export interface PeerApi {

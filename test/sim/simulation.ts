@@ -1,4 +1,4 @@
-import type { RawConfig } from '../../src/domain/cluster/config.js';
+import type { RawConfig } from '../../src/domain/cluster/config/config.js';
 import { FaultState, applyRandomEvent, healEverything, isHealthy } from './faults.js';
 import { Random } from './random.js';
 import { SimCluster } from './sim-cluster.js';

@@ -1,7 +1,7 @@
-import type { HistoryLine } from '../../domain/cluster/cluster.js';
-import type { ParameterValue } from '../../domain/cluster/config.js';
-import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow } from '../../domain/cluster/facts.js';
-import type { DatabaseState } from '../../domain/cluster/states.js';
+import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
+import type { ParameterValue } from '../../domain/cluster/config/config.js';
+import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow } from '../../domain/cluster/model/facts.js';
+import type { DatabaseState } from '../../domain/cluster/model/states.js';
 import { DatabaseError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';

@@ -7,7 +7,7 @@
  */
 import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ParameterValue } from '../../domain/cluster/config.js';
+import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { buildConninfo, parseConninfo, type Endpoint } from './conninfo.js';
 import type { ResolvedPgOptions } from './pg-options.js';
 import { writeOwnedFile } from './owned-files.js';

@@ -1,9 +1,9 @@
 import { open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HistoryLine } from '../../domain/cluster/cluster.js';
-import type { ParameterValue } from '../../domain/cluster/config.js';
-import { stoppedFacts, type LocalFacts } from '../../domain/cluster/facts.js';
+import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
+import type { ParameterValue } from '../../domain/cluster/config/config.js';
+import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
 import { DatabaseError } from '../../domain/errors.js';
 import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
 import type { Logger } from '../../ports/logger.js';

@@ -1,4 +1,4 @@
-import type { ParameterValue } from '../../domain/cluster/config.js';
+import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import type { Logger } from '../../ports/logger.js';
 
 /** A database role and its optional password. */

@@ -1,6 +1,6 @@
-import type { PendingChange, ReplicationRow } from '../../domain/cluster/facts.js';
-import { parseLsn } from '../../domain/cluster/lsn.js';
-import type { ReplicationState } from '../../domain/cluster/states.js';
+import type { PendingChange, ReplicationRow } from '../../domain/cluster/model/facts.js';
+import { parseLsn } from '../../domain/cluster/model/lsn.js';
+import type { ReplicationState } from '../../domain/cluster/model/states.js';
 import { upstreamUrlFromConninfo } from './conninfo.js';
 import type { PgSession } from './pg-session.js';
 

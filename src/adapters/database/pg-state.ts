@@ -1,4 +1,4 @@
-import type { DatabaseState } from '../../domain/cluster/states.js';
+import type { DatabaseState } from '../../domain/cluster/model/states.js';
 
 /** What one probe saw of the postmaster. */
 export interface ProcessView {

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { HistoryLine } from '../../domain/cluster/cluster.js';
-import { parseLsn } from '../../domain/cluster/lsn.js';
+import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
+import { parseLsn } from '../../domain/cluster/model/lsn.js';
 
 /** Parses a `.history` file: `parentTLI<TAB>switchpoint<TAB>reason` lines into [tl, lsn, reason, null, null]. */
 export function parseHistoryFile(text: string): HistoryLine[] {

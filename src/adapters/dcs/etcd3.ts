@@ -1,5 +1,5 @@
 import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace } from 'etcd3';
-import type { DcsEntry, DcsSnapshot } from '../../domain/cluster/dcs-keys.js';
+import type { DcsEntry, DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Dcs, PutOptions, WriteCondition } from '../../ports/dcs.js';
 import { withinDeadline } from './etcd3-deadline.js';

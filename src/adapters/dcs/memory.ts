@@ -1,4 +1,4 @@
-import type { DcsEntry, DcsSnapshot } from '../../domain/cluster/dcs-keys.js';
+import type { DcsEntry, DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Dcs, PutOptions, WriteCondition } from '../../ports/dcs.js';

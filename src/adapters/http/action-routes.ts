@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import { holdsLeaderLock } from '../../domain/cluster/health.js';
-import type { ManualAction } from '../../domain/cluster/manual-failover.js';
+import { holdsLeaderLock } from '../../domain/cluster/rules/health.js';
+import type { ManualAction } from '../../domain/cluster/rules/manual-failover.js';
 import type { ActionResult } from '../../ports/agent-control.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { readJsonObject } from './body.js';

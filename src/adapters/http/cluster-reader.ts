@@ -1,5 +1,5 @@
-import { parseCluster, type Cluster } from '../../domain/cluster/cluster.js';
-import type { DcsSnapshot } from '../../domain/cluster/dcs-keys.js';
+import { parseCluster, type Cluster } from '../../domain/cluster/model/cluster.js';
+import type { DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
 import type { Dcs } from '../../ports/dcs.js';
 import type { Logger } from '../../ports/logger.js';
 

@@ -1,5 +1,5 @@
-import type { Cluster } from '../../domain/cluster/cluster.js';
-import { clusterDocument } from '../../domain/cluster/cluster-document.js';
+import type { Cluster } from '../../domain/cluster/model/cluster.js';
+import { clusterDocument } from '../../domain/cluster/model/cluster-document.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { AgentControl } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';

@@ -1,5 +1,5 @@
-import { mergePatch, validateConfigOrThrow, type RawConfig } from '../../domain/cluster/config.js';
-import { DcsKey } from '../../domain/cluster/dcs-keys.js';
+import { mergePatch, validateConfigOrThrow, type RawConfig } from '../../domain/cluster/config/config.js';
+import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { readJsonObject } from './body.js';

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { SCHEDULE_ERROR_STATUS } from '../../domain/cluster/schedule.js';
+import { SCHEDULE_ERROR_STATUS } from '../../domain/cluster/rules/schedule.js';
 import { DcsUnavailableError, ValidationError, WardenError, type Problem } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
 import { setJsonBody } from './json-body.js';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
-import { checkHealth, HEALTH_PATHS, type HealthEndpoint, type HealthQuery } from '../../domain/cluster/health.js';
-import type { NodeStatus } from '../../domain/cluster/status.js';
+import { checkHealth, HEALTH_PATHS, type HealthEndpoint, type HealthQuery } from '../../domain/cluster/rules/health.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { AgentControl } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';
 import { errorBody, statusOf } from './errors.js';

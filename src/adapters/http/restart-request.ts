@@ -1,4 +1,4 @@
-import { parseScheduleTime } from '../../domain/cluster/schedule.js';
+import { parseScheduleTime } from '../../domain/cluster/rules/schedule.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { RestartRequest } from '../../ports/agent-control.js';
 import type { RestartBody } from './schemas.js';

@@ -1,6 +1,6 @@
-import { failoverToJson, type Cluster, type Member } from '../../domain/cluster/cluster.js';
-import { resolveConfig } from '../../domain/cluster/config.js';
-import { DcsKey, type DcsSnapshot } from '../../domain/cluster/dcs-keys.js';
+import { failoverToJson, type Cluster, type Member } from '../../domain/cluster/model/cluster.js';
+import { resolveConfig } from '../../domain/cluster/config/config.js';
+import { DcsKey, type DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
 import {
   candidatesToProbe,
   checkEligibleCandidate,
@@ -8,9 +8,9 @@ import {
   manualFailoverOutcome,
   type ManualAction,
   type ManualFailoverPlan,
-} from '../../domain/cluster/manual-failover.js';
-import { switchoverScheduleFromKey } from '../../domain/cluster/schedule.js';
-import type { NodeStatus } from '../../domain/cluster/status.js';
+} from '../../domain/cluster/rules/manual-failover.js';
+import { switchoverScheduleFromKey } from '../../domain/cluster/rules/schedule.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Dcs } from '../../ports/dcs.js';

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { NodeSnapshot } from '../../domain/cluster/snapshot.js';
-import { stateMetricHelp } from '../../domain/cluster/states.js';
+import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
+import { stateMetricHelp } from '../../domain/cluster/model/states.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import { snapshotMetricValues, SNAPSHOT_METRICS } from './agent-snapshot-metrics.js';
 

@@ -1,5 +1,5 @@
-import type { NodeSnapshot } from '../../domain/cluster/snapshot.js';
-import { stateNumber } from '../../domain/cluster/states.js';
+import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
+import { stateNumber } from '../../domain/cluster/model/states.js';
 
 /** One node metric of spec §9: name, Prometheus type and HELP text. */
 export interface SnapshotMetric {

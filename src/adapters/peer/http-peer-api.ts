@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { NodeStatus } from '../../domain/cluster/status.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 
 /** How to reach peers: Basic auth and TLS settings of the cluster's REST APIs. */

@@ -1,7 +1,7 @@
-import { failoverToJson, historyToJson, statusToJson, syncToJson } from '../../domain/cluster/cluster.js';
-import { LONG_ACTIONS, type Action, type Decision } from '../../domain/cluster/decision.js';
-import { DcsKey } from '../../domain/cluster/dcs-keys.js';
-import { historyAfterPromotion } from '../../domain/cluster/history.js';
+import { failoverToJson, historyToJson, statusToJson, syncToJson } from '../../domain/cluster/model/cluster.js';
+import { LONG_ACTIONS, type Action, type Decision } from '../../domain/cluster/ha/decision.js';
+import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
+import { historyAfterPromotion } from '../../domain/cluster/model/history.js';
 import { WardenError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Database } from '../../ports/database.js';

@@ -1,5 +1,5 @@
-import { EMPTY_CLUSTER, parseCluster, type Cluster, type Member, type ParsedCluster } from '../../domain/cluster/cluster.js';
-import { DcsKey, type DcsSnapshot } from '../../domain/cluster/dcs-keys.js';
+import { EMPTY_CLUSTER, parseCluster, type Cluster, type Member, type ParsedCluster } from '../../domain/cluster/model/cluster.js';
+import { DcsKey, type DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
 import type { Problem } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
 

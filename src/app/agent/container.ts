@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { Container } from 'inversify';
-import { clusterPrefix } from '../../domain/cluster/dcs-keys.js';
+import { clusterPrefix } from '../../domain/cluster/model/dcs-keys.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { PgDatabase } from '../../adapters/database/pg-database.js';
 import { Etcd3Dcs } from '../../adapters/dcs/etcd3.js';

@@ -1,9 +1,9 @@
 import { inject, injectable, optional } from 'inversify';
-import type { HistoryLine } from '../../domain/cluster/cluster.js';
-import { DcsKey } from '../../domain/cluster/dcs-keys.js';
-import type { Decision } from '../../domain/cluster/decision.js';
-import type { NodeSnapshot } from '../../domain/cluster/snapshot.js';
-import { ScheduleError, restartScheduleFrom, scheduleRestart } from '../../domain/cluster/schedule.js';
+import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
+import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
+import type { Decision } from '../../domain/cluster/ha/decision.js';
+import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
+import { ScheduleError, restartScheduleFrom, scheduleRestart } from '../../domain/cluster/rules/schedule.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { ActionResult, AgentControl, RestartRequest } from '../../ports/agent-control.js';
 import { AgentMetricsSink } from '../../ports/agent-metrics.js';

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
 import { parseDocument } from 'yaml';
-import { validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config.js';
-import type { TagValue, WatchdogMode } from '../../domain/cluster/node.js';
+import { validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config/config.js';
+import type { TagValue, WatchdogMode } from '../../domain/cluster/model/node.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
 import { ajvProblems } from '../../adapters/http/ajv-problems.js';
 import { parseAllowlistEntry, type VerifyClient } from '../../adapters/http/auth.js';

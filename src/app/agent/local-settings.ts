@@ -1,4 +1,4 @@
-import type { NodeSettings } from '../../domain/cluster/node.js';
+import type { NodeSettings } from '../../domain/cluster/model/node.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
 import { loadLocalConfig, type LocalConfig } from './local-config.js';
 import type { AgentSettings, AgentSettingsSource } from './tokens.js';

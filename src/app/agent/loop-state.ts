@@ -1,4 +1,4 @@
-import { EMPTY_MEMORY, type LoopMemory } from '../../domain/cluster/decision.js';
+import { EMPTY_MEMORY, type LoopMemory } from '../../domain/cluster/ha/decision.js';
 import type { ActionResult } from '../../ports/agent-control.js';
 
 /** A command an API call is waiting on. */

@@ -1,9 +1,9 @@
-import { memberToJson, type ScheduledRestart } from '../../domain/cluster/cluster.js';
-import { walPosition, type LocalFacts } from '../../domain/cluster/facts.js';
-import type { NodeSettings } from '../../domain/cluster/node.js';
-import { DcsKey } from '../../domain/cluster/dcs-keys.js';
-import { stateText } from '../../domain/cluster/states.js';
-import type { NodeStatus } from '../../domain/cluster/status.js';
+import { memberToJson, type ScheduledRestart } from '../../domain/cluster/model/cluster.js';
+import { walPosition, type LocalFacts } from '../../domain/cluster/model/facts.js';
+import type { NodeSettings } from '../../domain/cluster/model/node.js';
+import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
+import { stateText } from '../../domain/cluster/model/states.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { Dcs } from '../../ports/dcs.js';
 import type { Logger } from '../../ports/logger.js';
 

@@ -1,8 +1,8 @@
-import type { Cluster, ScheduledRestart } from '../../domain/cluster/cluster.js';
-import type { DynamicConfig } from '../../domain/cluster/config.js';
-import type { LocalFacts } from '../../domain/cluster/facts.js';
-import type { NodeSnapshot } from '../../domain/cluster/snapshot.js';
-import { buildStatus } from '../../domain/cluster/status.js';
+import type { Cluster, ScheduledRestart } from '../../domain/cluster/model/cluster.js';
+import type { DynamicConfig } from '../../domain/cluster/config/config.js';
+import type { LocalFacts } from '../../domain/cluster/model/facts.js';
+import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
+import { buildStatus } from '../../domain/cluster/model/status.js';
 import type { AgentSettings } from './tokens.js';
 
 /** What the published snapshot is made of. */

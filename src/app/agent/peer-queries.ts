@@ -1,5 +1,5 @@
-import type { Cluster } from '../../domain/cluster/cluster.js';
-import type { NodeStatus } from '../../domain/cluster/status.js';
+import type { Cluster } from '../../domain/cluster/model/cluster.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { LocalOptions } from '../../domain/cluster/decision.js';
-import type { NodeSettings } from '../../domain/cluster/node.js';
+import type { LocalOptions } from '../../domain/cluster/ha/decision.js';
+import type { NodeSettings } from '../../domain/cluster/model/node.js';
 
 /** The node-local settings the HA loop works with (from the YAML file). */
 export interface AgentSettings {

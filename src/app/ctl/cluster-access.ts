@@ -1,5 +1,5 @@
-import { parseCluster, type Cluster, type Member } from '../../domain/cluster/cluster.js';
-import { clusterRoleOf } from '../../domain/cluster/cluster-document.js';
+import { parseCluster, type Cluster, type Member } from '../../domain/cluster/model/cluster.js';
+import { clusterRoleOf } from '../../domain/cluster/model/cluster-document.js';
 import type { CtlContext } from './context.js';
 import { AbortedError, CtlError, RestUnreachableError } from './errors.js';
 import { responseMessage, type HttpMethod, type RestRequestOptions, type RestResponse } from './rest-client.js';

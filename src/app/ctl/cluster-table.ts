@@ -1,6 +1,6 @@
-import type { Cluster, Member } from '../../domain/cluster/cluster.js';
-import { clusterDocument, type ClusterDocumentMember } from '../../domain/cluster/cluster-document.js';
-import type { ClusterRole } from '../../domain/cluster/states.js';
+import type { Cluster, Member } from '../../domain/cluster/model/cluster.js';
+import { clusterDocument, type ClusterDocumentMember } from '../../domain/cluster/model/cluster-document.js';
+import type { ClusterRole } from '../../domain/cluster/model/states.js';
 import type { Cell, Column, TableData } from './table-format.js';
 
 /** Labels of cluster roles in tables. */

@@ -1,5 +1,5 @@
-import type { Cluster, Member } from '../../domain/cluster/cluster.js';
-import { connHostPort } from '../../domain/cluster/cluster-document.js';
+import type { Cluster, Member } from '../../domain/cluster/model/cluster.js';
+import { connHostPort } from '../../domain/cluster/model/cluster-document.js';
 import { leaderMember, matchesRole, memberOrFail, parseRoleFilter, readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';

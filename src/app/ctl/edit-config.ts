@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from 'diff';
 import YAML from 'yaml';
-import { mergePatch, validateConfig, type RawConfig } from '../../domain/cluster/config.js';
-import { DcsKey } from '../../domain/cluster/dcs-keys.js';
+import { mergePatch, validateConfig, type RawConfig } from '../../domain/cluster/config/config.js';
+import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import { confirmOrAbort } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';

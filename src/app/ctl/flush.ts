@@ -1,4 +1,4 @@
-import { DcsKey } from '../../domain/cluster/dcs-keys.js';
+import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import { apiError, callAny, callMember, confirmOrAbort, isOk, parseRoleFilter, preferring, readCluster, selectMembers } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';

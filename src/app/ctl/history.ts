@@ -1,5 +1,5 @@
-import type { HistoryLine } from '../../domain/cluster/cluster.js';
-import { formatLsn } from '../../domain/cluster/lsn.js';
+import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
+import { formatLsn } from '../../domain/cluster/model/lsn.js';
 import { callAny, isOk, preferring, readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { clusterPrefix } from '../../domain/cluster/dcs-keys.js';
+import { clusterPrefix } from '../../domain/cluster/model/dcs-keys.js';
 import { DcsUnavailableError, WardenError } from '../../domain/errors.js';
 import { Etcd3Dcs } from '../../adapters/dcs/etcd3.js';
 import type { Dcs } from '../../ports/dcs.js';

@@ -1,4 +1,4 @@
-import type { Cluster, Member } from '../../domain/cluster/cluster.js';
+import type { Cluster, Member } from '../../domain/cluster/model/cluster.js';
 import { apiError, callAny, callMember, isOk, preferring, readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError, RestUnreachableError } from './errors.js';

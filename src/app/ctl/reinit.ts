@@ -1,4 +1,4 @@
-import type { Member } from '../../domain/cluster/cluster.js';
+import type { Member } from '../../domain/cluster/model/cluster.js';
 import { callMember, clusterRole, confirmOrAbort, memberOrFail, readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError, RestUnreachableError } from './errors.js';

@@ -1,4 +1,4 @@
-import { parseCluster } from '../../domain/cluster/cluster.js';
+import { parseCluster } from '../../domain/cluster/model/cluster.js';
 import type { CtlContext } from './context.js';
 import { AbortedError, CtlError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import type { Member } from '../../domain/cluster/cluster.js';
+import type { Member } from '../../domain/cluster/model/cluster.js';
 import { callMember, confirmOrAbort, isOk, parseRoleFilter, readCluster, selectMembers } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';

@@ -1,4 +1,4 @@
-import type { Cluster } from '../../domain/cluster/cluster.js';
+import type { Cluster } from '../../domain/cluster/model/cluster.js';
 import { apiError, callAny, confirmOrAbort, isOk, leaderMember, memberOrFail, preferring, readCluster } from './cluster-access.js';
 import { clusterTable } from './cluster-table.js';
 import type { CtlContext } from './context.js';

@@ -1,9 +1,9 @@
-import { EMPTY_CLUSTER, type Cluster, type SyncState } from '../../../../src/domain/cluster/cluster.js';
-import { resolveConfig, type DynamicConfig, type RawConfig } from '../../../../src/domain/cluster/config.js';
-import type { LocalFacts } from '../../../../src/domain/cluster/facts.js';
-import type { NodeSettings } from '../../../../src/domain/cluster/node.js';
-import type { NodeSnapshot } from '../../../../src/domain/cluster/snapshot.js';
-import { buildStatus, type StatusInput } from '../../../../src/domain/cluster/status.js';
+import { EMPTY_CLUSTER, type Cluster, type SyncState } from '../../../../src/domain/cluster/model/cluster.js';
+import { resolveConfig, type DynamicConfig, type RawConfig } from '../../../../src/domain/cluster/config/config.js';
+import type { LocalFacts } from '../../../../src/domain/cluster/model/facts.js';
+import type { NodeSettings } from '../../../../src/domain/cluster/model/node.js';
+import type { NodeSnapshot } from '../../../../src/domain/cluster/model/snapshot.js';
+import { buildStatus, type StatusInput } from '../../../../src/domain/cluster/model/status.js';
 
 /** A fixed "now" (2030-01-01T00:00:00Z) so tests never read the clock. */
 export const NOW = Date.UTC(2030, 0, 1);

@@ -1,0 +1,162 @@
+import { Ajv, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Problem } from '../../errors.js';
+import { isSize } from '../model/size.js';
+import { describeValue, pointerToPath } from '../../json-path.js';
+
+export { describeValue, pointerToPath };
+
+/** Server parameters Warden sets itself from the local configuration; the dynamic config may not override them. */
+export const FORBIDDEN_DYNAMIC_PARAMETERS = ['listen_addresses', 'port', 'cluster_name'] as const;
+
+const bool = { type: 'boolean' } as const;
+const nonEmpty = { type: 'string', minLength: 1 } as const;
+const slotName = '^[a-z0-9_]{1,63}$';
+
+const dbParameters = {
+  type: 'object',
+  properties: Object.fromEntries(FORBIDDEN_DYNAMIC_PARAMETERS.map((p) => [p, false])),
+  additionalProperties: { type: ['string', 'number', 'boolean'] },
+} as const;
+
+const permanentSlot = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type'],
+  properties: { type: { enum: ['physical', 'logical'] }, database: nonEmpty, plugin: nonEmpty },
+  if: { properties: { type: { const: 'logical' } }, required: ['type'] },
+  then: { required: ['database', 'plugin'] },
+} as const;
+
+const ignoredSlot = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { name: nonEmpty, type: { enum: ['physical', 'logical'] }, database: nonEmpty, plugin: nonEmpty },
+} as const;
+
+const standbyCluster = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: {
+    host: nonEmpty,
+    port: { type: 'integer', minimum: 1, maximum: 65535 },
+    primary_slot_name: { type: 'string', pattern: slotName },
+    restore_command: nonEmpty,
+  },
+} as const;
+
+/**
+ * JSON schema of the dynamic configuration (the DCS `config` key, spec §2). Unknown keys are
+ * refused at the top level and inside `db`, `slots` entries and `standby_cluster`, so a typo
+ * never silently does nothing. `maximumLagSize` is a Warden keyword: bytes or a size string.
+ * Cross-field rules (the ttl rule, standby_cluster source) are checked by validateConfig.
+ */
+export const DYNAMIC_CONFIG_SCHEMA = {
+  $id: 'warden:dynamic-config',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ttl: { type: 'integer', minimum: 20 },
+    loop_wait: { type: 'integer', minimum: 1 },
+    retry_timeout: { type: 'integer', minimum: 3 },
+    maximum_lag_on_failover: { maximumLagSize: true },
+    max_timelines_history: { type: 'integer', minimum: 0 },
+    primary_start_timeout: { type: 'number', minimum: 0 },
+    primary_stop_timeout: { type: 'number', minimum: 0 },
+    synchronous_mode: { enum: [true, false, 'quorum'] },
+    synchronous_mode_strict: bool,
+    synchronous_node_count: { type: 'integer', minimum: 1 },
+    failsafe_mode: bool,
+    check_timeline: bool,
+    pause: bool,
+    db: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { use_pg_rewind: bool, use_slots: bool, parameters: dbParameters },
+    },
+    slots: { type: 'object', propertyNames: { pattern: slotName }, additionalProperties: permanentSlot },
+    ignore_slots: { type: 'array', items: ignoredSlot },
+    standby_cluster: standbyCluster,
+  },
+} as const;
+
+/** Top-level keys the dynamic configuration accepts. */
+export const DYNAMIC_CONFIG_KEYS: readonly string[] = Object.freeze(Object.keys(DYNAMIC_CONFIG_SCHEMA.properties));
+
+const SIZE_EXPECTED = 'a non-negative integer (bytes) or a size such as "1MB" (units B, kB, MB, GB, TB)';
+
+/** True for a valid `maximum_lag_on_failover`: whole non-negative bytes or a size string. */
+export function isLagValue(v: unknown): boolean {
+  return (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) || (typeof v === 'string' && isSize(v));
+}
+
+const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strictTypes: false });
+ajv.addKeyword({ keyword: 'maximumLagSize', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => isLagValue(v) });
+
+/** The compiled validator of the whole document. */
+export const validateDynamicConfigSchema: ValidateFunction = ajv.compile(DYNAMIC_CONFIG_SCHEMA);
+
+/** Compiled validators of the parts resolveConfig accepts or drops one by one. */
+export const partValidators = {
+  key: Object.fromEntries(
+    Object.entries(DYNAMIC_CONFIG_SCHEMA.properties).map(([k, s]) => [k, ajv.compile(s as AnySchemaObject)]),
+  ) as Record<keyof typeof DYNAMIC_CONFIG_SCHEMA.properties, ValidateFunction>,
+  parameterValue: ajv.compile(dbParameters.additionalProperties),
+  slot: ajv.compile(permanentSlot),
+  ignoredSlot: ajv.compile(ignoredSlot),
+  boolean: ajv.compile(bool),
+};
+
+function typeWords(type: unknown): string {
+  const one = (t: string) => ({ integer: 'an integer', object: 'an object', array: 'an array', null: 'null' })[t] ?? `a ${t}`;
+  return Array.isArray(type) ? type.map(one).join(' or ') : one(String(type));
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+/** Turns one ajv error into a Problem with path, expected and got; null for wrapper errors that repeat another. */
+function toProblem(e: ErrorObject): Problem | null {
+  const path = pointerToPath(e.instancePath);
+  const got = describeValue(e.data);
+  const ps = e.parentSchema as { type?: unknown; properties?: Record<string, unknown> } | undefined;
+  const params = e.params as Record<string, unknown>;
+  if (e.keyword === 'propertyNames' || e.keyword === 'if') return null;
+  if (e.propertyName !== undefined) {
+    return { path: join(path, e.propertyName), message: `invalid name: expected lowercase letters, digits and _ (at most 63), got ${describeValue(e.propertyName)}` };
+  }
+  switch (e.keyword) {
+    case 'type':
+      return { path, message: `expected ${typeWords(params['type'])}, got ${got}` };
+    case 'minimum':
+    case 'maximum':
+      return { path, message: `expected ${typeWords(ps?.type ?? 'number')} ${e.keyword === 'minimum' ? '>=' : '<='} ${String(params['limit'])}, got ${got}` };
+    case 'enum':
+      return { path, message: `expected one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${got}` };
+    case 'additionalProperties': {
+      const key = String(params['additionalProperty']);
+      const allowed = Object.keys(ps?.properties ?? {}).join(', ');
+      return { path: join(path, key), message: `unknown key (a typo?): expected one of ${allowed}, got ${describeValue((e.data as Record<string, unknown>)[key])}` };
+    }
+    case 'false schema': {
+      const name = path.split('.').pop();
+      return { path, message: `${name} cannot be set in the dynamic configuration (Warden sets it from the node's local configuration), got ${got}` };
+    }
+    case 'required':
+      return { path: join(path, String(params['missingProperty'])), message: `expected a value (required here), got nothing` };
+    case 'minLength':
+      return { path, message: `expected a non-empty string, got ${got}` };
+    case 'pattern':
+      return { path, message: `expected a string matching ${String(params['pattern'])}, got ${got}` };
+    case 'maximumLagSize':
+      return { path, message: `expected ${SIZE_EXPECTED}, got ${got}` };
+    default:
+      return { path, message: `${e.message ?? 'invalid'}, got ${got}` };
+  }
+}
+
+/** Every schema problem of a dynamic configuration document, in document order. */
+export function schemaProblems(raw: unknown): Problem[] {
+  if (validateDynamicConfigSchema(raw)) return [];
+  return (validateDynamicConfigSchema.errors ?? []).map(toProblem).filter((p): p is Problem => p !== null);
+}

@@ -1,0 +1,186 @@
+import { ValidationError, type Problem } from '../../errors.js';
+import { FORBIDDEN_DYNAMIC_PARAMETERS, describeValue, isLagValue, partValidators, schemaProblems } from './config-schema.js';
+import { parseSize } from '../model/size.js';
+
+export { DYNAMIC_CONFIG_SCHEMA, DYNAMIC_CONFIG_KEYS, FORBIDDEN_DYNAMIC_PARAMETERS } from './config-schema.js';
+
+/** Synchronous replication policy: off, on (priority-based), or quorum-based. */
+export type SynchronousMode = boolean | 'quorum';
+
+/** A server parameter value as it may appear in YAML or JSON. */
+export type ParameterValue = string | number | boolean;
+
+/** A permanent replication slot kept on the primary. */
+export interface PermanentSlot {
+  readonly type: 'physical' | 'logical';
+  readonly database?: string;
+  readonly plugin?: string;
+}
+
+/** Settings of a standby cluster (replicates from a remote primary). */
+export interface StandbyClusterConfig {
+  readonly host?: string;
+  readonly port?: number;
+  readonly primary_slot_name?: string;
+  readonly restore_command?: string;
+}
+
+/** The dynamic (cluster-wide) configuration with every default filled in. */
+export interface DynamicConfig {
+  readonly ttl: number;
+  readonly loop_wait: number;
+  readonly retry_timeout: number;
+  /** Bytes. */
+  readonly maximum_lag_on_failover: number;
+  readonly max_timelines_history: number;
+  readonly primary_start_timeout: number;
+  readonly primary_stop_timeout: number;
+  readonly synchronous_mode: SynchronousMode;
+  readonly synchronous_mode_strict: boolean;
+  readonly synchronous_node_count: number;
+  readonly failsafe_mode: boolean;
+  readonly check_timeline: boolean;
+  readonly pause: boolean;
+  readonly db: {
+    readonly use_pg_rewind: boolean;
+    readonly use_slots: boolean;
+    readonly parameters: Readonly<Record<string, ParameterValue>>;
+  };
+  readonly slots: Readonly<Record<string, PermanentSlot>>;
+  readonly ignore_slots: readonly Readonly<Record<string, string>>[];
+  readonly standby_cluster: StandbyClusterConfig | null;
+}
+
+/** Defaults of spec §2. */
+export const DEFAULT_CONFIG: DynamicConfig = Object.freeze({
+  ttl: 30,
+  loop_wait: 10,
+  retry_timeout: 10,
+  maximum_lag_on_failover: 1048576,
+  max_timelines_history: 0,
+  primary_start_timeout: 300,
+  primary_stop_timeout: 0,
+  synchronous_mode: false,
+  synchronous_mode_strict: false,
+  synchronous_node_count: 1,
+  failsafe_mode: false,
+  check_timeline: false,
+  pause: false,
+  db: Object.freeze({ use_pg_rewind: true, use_slots: true, parameters: Object.freeze({}) }),
+  slots: Object.freeze({}),
+  ignore_slots: Object.freeze([]) as readonly Readonly<Record<string, string>>[],
+  standby_cluster: null,
+});
+
+/** JSON as stored in the DCS `config` key: any subset of the settings. */
+export type RawConfig = Readonly<Record<string, unknown>>;
+
+/** True for a plain JSON object (not null, not an array). */
+function isObject(v: unknown): v is Readonly<Record<string, unknown>> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function mergeValue(base: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out: Record<string, unknown> = isObject(base) ? { ...base } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergeValue(out[key], value);
+  }
+  return out;
+}
+
+/**
+ * JSON merge patch (RFC 7396) of `PATCH /config`: objects merge recursively, a key set to
+ * `null` is removed (back to its default), arrays and scalars replace whole. Returns a new
+ * object; neither input is changed.
+ */
+export function mergePatch(base: RawConfig, patch: RawConfig): RawConfig {
+  return mergeValue(base, patch) as RawConfig;
+}
+
+/**
+ * Every problem of a dynamic configuration document (spec §2): types, minimums, enums,
+ * unknown keys, forbidden server parameters, and the cross-field rules
+ * `loop_wait + 2*retry_timeout <= ttl` and "a standby cluster needs host or restore_command".
+ * Empty when valid. Each problem says where, what was expected and what was found.
+ */
+export function validateConfig(raw: unknown): Problem[] {
+  const problems = schemaProblems(raw);
+  if (!isObject(raw)) return problems;
+  const timing = (k: 'ttl' | 'loop_wait' | 'retry_timeout'): number | null => {
+    if (raw[k] === undefined) return DEFAULT_CONFIG[k];
+    return partValidators.key[k](raw[k]) ? (raw[k] as number) : null;
+  };
+  const [ttl, loopWait, retry] = [timing('ttl'), timing('loop_wait'), timing('retry_timeout')];
+  if (ttl !== null && loopWait !== null && retry !== null && loopWait + 2 * retry > ttl) {
+    problems.push({
+      path: 'ttl',
+      message: `expected loop_wait + 2*retry_timeout <= ttl, got ${loopWait} + 2*${retry} = ${loopWait + 2 * retry} > ttl ${ttl} (defaults count for absent keys)`,
+    });
+  }
+  const sc = raw['standby_cluster'];
+  if (isObject(sc) && partValidators.key.standby_cluster(sc) && sc['host'] === undefined && sc['restore_command'] === undefined) {
+    problems.push({ path: 'standby_cluster', message: `expected host or restore_command (where to get WAL from), got ${describeValue(sc)}` });
+  }
+  return problems;
+}
+
+/** Returns `raw` when it is a valid dynamic configuration; otherwise throws ValidationError code `invalid_config` listing every problem. */
+export function validateConfigOrThrow(raw: unknown): RawConfig {
+  const problems = validateConfig(raw);
+  if (problems.length) throw new ValidationError(problems, 'invalid_config');
+  return raw as RawConfig;
+}
+
+function pick<T>(value: unknown, valid: (v: unknown) => boolean, fallback: T): T {
+  return value !== undefined && valid(value) ? (value as T) : fallback;
+}
+
+function validEntries<T>(value: unknown, valid: (key: string, v: unknown) => boolean): Readonly<Record<string, T>> {
+  if (!isObject(value)) return Object.freeze({});
+  return Object.freeze(Object.fromEntries(Object.entries(value).filter(([k, v]) => valid(k, v)).map(([k, v]) => [k, Object.freeze(v) as T])));
+}
+
+/**
+ * The effective configuration: `raw` (the DCS `config` key) over DEFAULT_CONFIG. Never
+ * throws: a missing or invalid value (or one invalid parameter or slot) falls back to its
+ * default alone, so a bad write by hand cannot stop the HA loop. Sizes become bytes.
+ * Cross-field rules are not enforced here; validateConfig refuses such documents at write time.
+ */
+export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig {
+  const r: Readonly<Record<string, unknown>> = isObject(raw) ? raw : {};
+  const v = partValidators.key;
+  const d = DEFAULT_CONFIG;
+  const db = isObject(r['db']) ? r['db'] : {};
+  const lag = r['maximum_lag_on_failover'];
+  const sc = r['standby_cluster'];
+  const forbidden: readonly string[] = FORBIDDEN_DYNAMIC_PARAMETERS;
+  return Object.freeze({
+    ttl: pick(r['ttl'], v.ttl, d.ttl),
+    loop_wait: pick(r['loop_wait'], v.loop_wait, d.loop_wait),
+    retry_timeout: pick(r['retry_timeout'], v.retry_timeout, d.retry_timeout),
+    maximum_lag_on_failover: isLagValue(lag) ? (typeof lag === 'string' ? parseSize(lag) : (lag as number)) : d.maximum_lag_on_failover,
+    max_timelines_history: pick(r['max_timelines_history'], v.max_timelines_history, d.max_timelines_history),
+    primary_start_timeout: pick(r['primary_start_timeout'], v.primary_start_timeout, d.primary_start_timeout),
+    primary_stop_timeout: pick(r['primary_stop_timeout'], v.primary_stop_timeout, d.primary_stop_timeout),
+    synchronous_mode: pick(r['synchronous_mode'], v.synchronous_mode, d.synchronous_mode),
+    synchronous_mode_strict: pick(r['synchronous_mode_strict'], v.synchronous_mode_strict, d.synchronous_mode_strict),
+    synchronous_node_count: pick(r['synchronous_node_count'], v.synchronous_node_count, d.synchronous_node_count),
+    failsafe_mode: pick(r['failsafe_mode'], v.failsafe_mode, d.failsafe_mode),
+    check_timeline: pick(r['check_timeline'], v.check_timeline, d.check_timeline),
+    pause: pick(r['pause'], v.pause, d.pause),
+    db: Object.freeze({
+      use_pg_rewind: pick(db['use_pg_rewind'], partValidators.boolean, d.db.use_pg_rewind),
+      use_slots: pick(db['use_slots'], partValidators.boolean, d.db.use_slots),
+      parameters: validEntries<ParameterValue>(db['parameters'], (k, p) => !forbidden.includes(k) && partValidators.parameterValue(p)),
+    }),
+    slots: validEntries<PermanentSlot>(r['slots'], (k, s) => /^[a-z0-9_]{1,63}$/.test(k) && partValidators.slot(s)),
+    ignore_slots: Object.freeze(
+      (Array.isArray(r['ignore_slots']) ? r['ignore_slots'] : []).filter((s) => partValidators.ignoredSlot(s)).map((s) => Object.freeze({ ...(s as Record<string, string>) })),
+    ),
+    standby_cluster: isObject(sc) && v.standby_cluster(sc) && (sc['host'] !== undefined || sc['restore_command'] !== undefined)
+      ? Object.freeze({ ...sc } as StandbyClusterConfig)
+      : null,
+  });
+}

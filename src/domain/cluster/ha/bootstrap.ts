@@ -1,0 +1,64 @@
+import { decision, type Action, type Decision } from './decision.js';
+import { stateText } from '../model/states.js';
+import { startTimeoutMs, watchdogTimeoutSeconds, type TickContext } from './tick-context.js';
+
+/** States in which a member is creating the cluster (its member key shows it while it works). */
+const BOOTSTRAPPING_STATES = new Set([stateText('initdb'), stateText('custom_bootstrap'), stateText('bootstrap_starting')]);
+
+/**
+ * A cluster with no `initialize` key, or with the empty one a bootstrap in progress
+ * leaves and no leader yet.
+ *
+ * No key and an empty data directory: race for the key by atomic create of an empty
+ * value; the winner runs initdb, takes the leader key, starts read-write, then writes the
+ * system identifier and the `bootstrap.dcs` configuration. Losers wait for a leader and
+ * then clone it. A node that already holds data (the DCS was wiped) registers its system
+ * identifier instead. An empty key whose bootstrapper vanished (no leader, no member
+ * bootstrapping for a whole ttl) is deleted so the race can run again.
+ */
+export function bootstrapDecision(ctx: TickContext): Decision {
+  const init = ctx.cluster.initialize;
+  const facts = ctx.facts;
+  if (init === null) {
+    if (facts.initialized) {
+      if (facts.systemIdentifier === null) return decision('no initialize key; waiting to learn the system identifier of the local data');
+      const actions: Action[] = [{ type: 'createInitialize', value: facts.systemIdentifier }];
+      if (ctx.cluster.config === null) actions.push({ type: 'writeConfig', value: ctx.input.local.bootstrapDcs });
+      return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data`, actions);
+    }
+    if (ctx.nofailover) return decision('waiting for another node to bootstrap the cluster (tagged nofailover)');
+    if (ctx.watchdogFailed) return decision('waiting for another node to bootstrap the cluster (watchdog required but not usable)');
+    const mode = ctx.input.node.watchdogMode;
+    const actions: Action[] = [
+      { type: 'createInitialize', value: '' },
+      { type: 'initdb' },
+      { type: 'acquireLeader' },
+      ...(mode === 'off' ? [] : [{ type: 'armWatchdog', timeoutSeconds: watchdogTimeoutSeconds(ctx), required: mode === 'required' } as Action]),
+      { type: 'start', upstream: null, standby: false, timeoutMs: startTimeoutMs(ctx) },
+      { type: 'writeInitialize' },
+      { type: 'writeConfig', value: ctx.input.local.bootstrapDcs },
+      { type: 'remember', patch: { lastRole: 'primary' } },
+    ];
+    return decision('bootstrapping a new cluster', actions, {
+      job: 'bootstrap',
+      rollback: {
+        fromIndex: 1,
+        untilIndex: actions.length,
+        actions: [
+          { type: 'stop', mode: 'immediate' },
+          { type: 'disarmWatchdog' },
+          { type: 'releaseLeader' },
+          { type: 'removeData' },
+          { type: 'deleteInitialize', revision: null },
+        ],
+      },
+    });
+  }
+  const seen = ctx.input.memory.initializeSeen;
+  const someoneBootstrapping = ctx.cluster.members.some((m) => m.name !== ctx.me && BOOTSTRAPPING_STATES.has(m.state));
+  // The loop tracks since when it sees this revision of the empty key (memory.initializeSeen).
+  if (!someoneBootstrapping && seen && ctx.now - seen.since > ctx.ttlMs) {
+    return decision('the bootstrap in progress was abandoned: deleting the empty initialize key', [{ type: 'deleteInitialize', revision: seen.revision }]);
+  }
+  return decision('waiting for the leader to finish bootstrapping the cluster');
+}

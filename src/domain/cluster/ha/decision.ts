@@ -1,0 +1,276 @@
+import type { Cluster, HistoryLine, ScheduledRestart } from '../model/cluster.js';
+import type { DynamicConfig, ParameterValue, RawConfig } from '../config/config.js';
+import type { LocalFacts } from '../model/facts.js';
+import type { NodeSettings } from '../model/node.js';
+import type { NodeStatus } from '../model/status.js';
+
+/** A server to replicate from: a member's name and its conn_url (mirrors the Database port's Upstream). */
+export interface UpstreamRef {
+  readonly name: string;
+  readonly connUrl: string;
+}
+
+/** A replication slot the primary must keep (mirrors the Database port's WantedSlot). */
+export interface SlotSpec {
+  readonly name: string;
+  readonly type: 'physical' | 'logical';
+  readonly database?: string;
+  readonly plugin?: string;
+}
+
+/** How a server is stopped (mirrors the Database port's StopMode). */
+export type StopModeName = 'smart' | 'fast' | 'immediate';
+
+/** Conditions of a restart (`POST /restart` and scheduled restarts). */
+export interface RestartConditions {
+  readonly restart_pending?: boolean;
+  readonly role?: string;
+  readonly db_version?: string;
+  /** Seconds; overrides primary_start_timeout. */
+  readonly timeout?: number;
+}
+
+/** Commands an API call left for the loop. `id` ties the outcome back to the waiting caller. */
+export interface PendingCommands {
+  readonly restart: { readonly id: number; readonly conditions: RestartConditions } | null;
+  readonly reinitialize: { readonly id: number; readonly force: boolean; readonly fromLeader: boolean } | null;
+}
+
+/** No command waiting. */
+export const NO_COMMANDS: PendingCommands = Object.freeze({ restart: null, reinitialize: null });
+
+/** A database job the loop runs in the background; while it runs, decide() touches nothing on the database. */
+export interface RunningJob {
+  /** `promote`, `demote`, `restart`, `reinitialize`, `bootstrap`, `create replica`, `start`, `rewind`, `follow`, `stop`. */
+  readonly name: string;
+  /** epoch ms */
+  readonly startedAt: number;
+  /** The action the job is running now. */
+  readonly step: string;
+}
+
+/** What the loop remembers between ticks (updated by `remember` actions and by the loop's own observations). */
+export interface LoopMemory {
+  /** Role the server had the last time it was seen running: tells a crashed primary from a crashed replica. */
+  readonly lastRole: 'primary' | 'replica' | null;
+  /** When this node began starting its crashed primary while holding the lock (primary_start_timeout). */
+  readonly primaryStartAt: number | null;
+  /** Canonical JSON of the parameters last given to configure(); null before the first. */
+  readonly appliedParameters: string | null;
+  /** Canonical JSON of the slots last given to syncSlots(); null before the first. */
+  readonly appliedSlots: string | null;
+  /** synchronous_standby_names last set by this node, with the primary's WAL position right after. */
+  readonly ssn: { readonly value: string; readonly lsn: number } | null;
+  /** This node's scheduled restart (also published in its member key). */
+  readonly scheduledRestart: ScheduledRestart | null;
+  /** A forced reinitialize waiting for the running job to end. */
+  readonly reinitializeQueued: { readonly fromLeader: boolean } | null;
+  /** A rewind failed on this timeline: reinitialize instead of trying again. */
+  readonly rewindFailedOnTimeline: number | null;
+  /** The empty `initialize` key (a bootstrap in progress) with the time it was first seen, to clean up after a dead bootstrapper. */
+  readonly initializeSeen: { readonly revision: string; readonly since: number } | null;
+  /**
+   * Highest timeline the local data was seen on (per system identifier): a replica's
+   * probe may report an older one while its WAL receiver restarts, and a stopped server's
+   * control file only knows its last checkpoint's.
+   */
+  readonly timelineSeen: { readonly systemIdentifier: string; readonly timeline: number } | null;
+  /**
+   * Since when this running replica has neither streamed from `upstream` (its configured
+   * conn_url) nor moved on from WAL position `position` (replaying a local backlog is progress).
+   */
+  readonly notStreamingSince: { readonly since: number; readonly upstream: string | null; readonly position: number | null } | null;
+  /** Consecutive failed starts as a replica: repeated failures escalate to a rewind, then a reinitialize. */
+  readonly startFailures: number;
+  /**
+   * After this node's promotion: false until the CHECKPOINT that puts the new timeline into
+   * the control file is done (pg_rewind reads it from there), then true; null otherwise.
+   */
+  readonly checkpointAfterPromote: boolean | null;
+}
+
+/** Memory of a freshly started agent. */
+export const EMPTY_MEMORY: LoopMemory = Object.freeze({
+  lastRole: null,
+  primaryStartAt: null,
+  appliedParameters: null,
+  appliedSlots: null,
+  ssn: null,
+  scheduledRestart: null,
+  reinitializeQueued: null,
+  rewindFailedOnTimeline: null,
+  initializeSeen: null,
+  timelineSeen: null,
+  notStreamingSince: null,
+  startFailures: 0,
+  checkpointAfterPromote: null,
+});
+
+/** Local settings decide() needs besides NodeSettings. */
+export interface LocalOptions {
+  /** `bootstrap.dcs`: the dynamic configuration the bootstrap winner writes. */
+  readonly bootstrapDcs: RawConfig;
+  /** `db.parameters` of the local file (win over the dynamic ones). */
+  readonly parameters: Readonly<Record<string, ParameterValue>>;
+  /** `watchdog.safety_margin` seconds: the device fires this long before the leader key would expire. */
+  readonly watchdogSafetyMargin: number;
+}
+
+/** What the watchdog looks like this tick. */
+export interface WatchdogView {
+  readonly active: boolean;
+  /** Last known result of isUsable() (or of activate()). */
+  readonly usable: boolean;
+}
+
+/** Everything one HA tick decides from. Plain data: decide() does no I/O. */
+export interface TickInput {
+  /** epoch ms */
+  readonly now: number;
+  readonly node: NodeSettings;
+  readonly local: LocalOptions;
+  readonly config: DynamicConfig;
+  /** The last successful DCS view (fresh when dcsReachable). */
+  readonly cluster: Cluster;
+  /** The DCS read of this tick succeeded. */
+  readonly dcsReachable: boolean;
+  readonly facts: LocalFacts;
+  /** Our own leader-lock deadline (start of the last successful acquire/refresh + ttl); null when not held. */
+  readonly lockDeadline: number | null;
+  /** Other members' /node documents (null = unreachable), gathered on request; null when not gathered this tick. */
+  readonly peers: ReadonlyMap<string, NodeStatus | null> | null;
+  /** Result of the failsafe round (every failsafe member accepted our POST /failsafe), gathered on request. */
+  readonly failsafeConfirmed: boolean | null;
+  readonly watchdog: WatchdogView;
+  /** The background database job in progress, if any. */
+  readonly job: RunningJob | null;
+  readonly commands: PendingCommands;
+  readonly memory: LoopMemory;
+}
+
+/** Every action decide() can ask for. The runner applies them in order and stops at the first failure. */
+export type Action =
+  // ---- DCS
+  | { readonly type: 'acquireLeader' }
+  | { readonly type: 'refreshLeader' }
+  | { readonly type: 'releaseLeader' }
+  /** Stop believing we hold the lock (a demotion without access to the key). */
+  | { readonly type: 'forgetLock' }
+  /** Atomic create of the initialize key (`''` while bootstrapping, else a system identifier); fails when it exists. */
+  | { readonly type: 'createInitialize'; readonly value: string }
+  /** Writes the new cluster's system identifier (read from the database) into the initialize key. */
+  | { readonly type: 'writeInitialize' }
+  | { readonly type: 'deleteInitialize'; readonly revision: string | null }
+  /** Creates the config key when absent. */
+  | { readonly type: 'writeConfig'; readonly value: RawConfig }
+  /** Appends the promotion to the history key; the runner takes the switch LSN from the server's history files when it can. */
+  | {
+      readonly type: 'recordPromotion';
+      readonly previous: readonly HistoryLine[];
+      readonly timeline: number | null;
+      readonly lsn: number | null;
+      readonly at: string;
+      readonly leader: string;
+      readonly maxLines: number;
+    }
+  | { readonly type: 'writeStatus'; readonly optime: number; readonly slots: Readonly<Record<string, number>> }
+  /** Compare-and-set of the sync key on `ifRevision` (`'0'`: must be absent). */
+  | {
+      readonly type: 'writeSync';
+      readonly leader: string;
+      readonly syncStandby: readonly string[];
+      readonly quorum: number;
+      readonly ifRevision: string;
+    }
+  | { readonly type: 'deleteSync' }
+  | { readonly type: 'writeFailsafe'; readonly members: Readonly<Record<string, string>> }
+  /** Writes `{}` to the failover key when its revision is still `revision`. */
+  | { readonly type: 'clearFailover'; readonly revision: string; readonly reason: string }
+  // ---- database (the long ones run as a background job)
+  | { readonly type: 'initdb' }
+  | { readonly type: 'start'; readonly upstream: UpstreamRef | null; readonly standby: boolean; readonly slotName?: string; readonly timeoutMs: number }
+  | { readonly type: 'stop'; readonly mode: StopModeName; readonly timeoutMs?: number }
+  | { readonly type: 'restart'; readonly timeoutMs: number }
+  | { readonly type: 'promote'; readonly timeoutMs: number }
+  | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
+  | { readonly type: 'rewind'; readonly source: UpstreamRef }
+  | { readonly type: 'createReplica'; readonly source: UpstreamRef }
+  | { readonly type: 'removeData' }
+  | { readonly type: 'checkpoint' }
+  | { readonly type: 'configure'; readonly parameters: Readonly<Record<string, ParameterValue>>; readonly key: string }
+  /** Sets synchronous_standby_names; the runner remembers it with the WAL position right after. */
+  | { readonly type: 'setSynchronousStandbyNames'; readonly value: string }
+  | { readonly type: 'syncSlots'; readonly wanted: readonly SlotSpec[]; readonly key: string }
+  | { readonly type: 'terminateSessions' }
+  // ---- watchdog
+  /** Arms the watchdog; with `required`, a failure stops the sequence. */
+  | { readonly type: 'armWatchdog'; readonly timeoutSeconds: number; readonly required: boolean }
+  /** Kicks the watchdog; with `required`, a failure stops the sequence. */
+  | { readonly type: 'kickWatchdog'; readonly required: boolean }
+  | { readonly type: 'disarmWatchdog' }
+  // ---- loop state
+  | { readonly type: 'remember'; readonly patch: Partial<LoopMemory> }
+  /** Answers a waiting API command (a failure before it answers it with that failure instead). */
+  | { readonly type: 'resolveCommand'; readonly id: number; readonly ok: boolean; readonly error?: string; readonly message: string }
+  /** The failsafe round succeeded: hold the lock for another ttl from the round's start. */
+  | { readonly type: 'extendLockByFailsafe' };
+
+/** Name of an action type. */
+export type ActionType = Action['type'];
+
+/** Database actions that may take long: from the first of them on, a sequence runs as a background job. */
+export const LONG_ACTIONS: ReadonlySet<ActionType> = new Set<ActionType>([
+  'initdb',
+  'start',
+  'stop',
+  'restart',
+  'promote',
+  'follow',
+  'rewind',
+  'createReplica',
+  'removeData',
+  'checkpoint',
+]);
+
+/** What the loop must gather before decide() can answer: peers' /node documents, or a failsafe round. */
+export type DecisionNeed = 'peers' | 'failsafe';
+
+/** Flags for the published status that only the decision knows. */
+export interface PublishHints {
+  /** The failsafe round kept this primary running without the DCS. */
+  readonly failsafeActive: boolean;
+}
+
+/** The outcome of one tick. */
+export interface Decision {
+  /** One line for the log: what was decided and why. */
+  readonly message: string;
+  readonly actions: readonly Action[];
+  /** Name of the background job the long part of `actions` forms (`promote`, `demote`...). */
+  readonly job: string | null;
+  /** When set, `actions` is empty: gather this, then call decide() again. */
+  readonly need: DecisionNeed | null;
+  /** Actions to run (best effort) when an action at index `fromIndex` <= i < `untilIndex` fails. */
+  readonly rollback: { readonly fromIndex: number; readonly untilIndex: number; readonly actions: readonly Action[] } | null;
+  /** Earliest moment decide() wants another tick (a scheduled action), epoch ms. */
+  readonly wakeAt: number | null;
+  readonly publish: PublishHints;
+}
+
+/** Builds a Decision with defaults for the fields not given. */
+export function decision(message: string, actions: readonly Action[] = [], extra: Partial<Omit<Decision, 'message' | 'actions'>> = {}): Decision {
+  return Object.freeze({
+    message,
+    actions: Object.freeze([...actions]),
+    job: extra.job ?? null,
+    need: extra.need ?? null,
+    rollback: extra.rollback ?? null,
+    wakeAt: extra.wakeAt ?? null,
+    publish: extra.publish ?? { failsafeActive: false },
+  });
+}
+
+/** A decision that asks the loop to gather something first. */
+export function needs(what: DecisionNeed, message: string): Decision {
+  return decision(message, [], { need: what });
+}

@@ -1,0 +1,259 @@
+import { decision, needs, type Action, type Decision, type UpstreamRef } from './decision.js';
+import { releaseLock } from './demote.js';
+import { hasDiverged } from '../model/history.js';
+import { configureBeforeStart, FRESH_DATA } from './maintenance.js';
+import { clusterTimeline, leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
+import { leaderWatchdogActions } from './watchdog-policy.js';
+
+/** Server states in which another action would only get in the way. */
+const TRANSITIONAL = new Set(['starting', 'restarting', 'stopping', 'creating_replica', 'initdb', 'bootstrap_starting', 'custom_bootstrap']);
+
+/** Failed starts as a replica after which the data directory is repaired: a rewind first, a reinitialize after that. */
+export const START_FAILURES_BEFORE_REPAIR = 3;
+
+/**
+ * How long a replica that is not streaming, and whose position looks past the leader's
+ * branch point, gets to reach streaming before it is rewound. PostgreSQL follows a
+ * timeline switch by itself (recovery_target_timeline = latest) but its WAL receiver
+ * retries only every wal_retrieve_retry_interval (5 s): a replica in the middle of that is
+ * not diverged, and rewinding it would be a needless outage.
+ */
+export function divergenceGraceMs(ctx: TickContext): number {
+  return Math.max(15_000, 2 * ctx.loopWaitMs);
+}
+
+/**
+ * How long a replica may fail to stream from a leader that answers as a running primary,
+ * with no sign of divergence, before it is reinitialized: the WAL it needs is gone from
+ * the leader (a leader cloned or promoted after it fell behind; no archive to fetch it
+ * from), so it can never catch up on its own.
+ */
+export function stuckReplicaMs(ctx: TickContext): number {
+  return Math.max(30_000, 3 * ctx.loopWaitMs);
+}
+
+/**
+ * Why the leader cannot serve as pg_rewind's source yet (null: it can). pg_rewind reads
+ * the source's timeline from its control file, which a promotion updates only with the
+ * checkpoint after it: rewinding earlier compares the wrong timelines. So the leader must
+ * be a running primary whose member key shows the cluster's timeline and no pending
+ * checkpoint after its promotion.
+ */
+export function rewindSourceNotReady(ctx: TickContext): string | null {
+  const m = ctx.leaderMember;
+  if (!m) return `leader ${ctx.leaderName ?? '?'} has not published its member key`;
+  if (m.state !== 'running' || m.role !== 'primary') return `leader ${m.name} is not a running primary yet`;
+  const clusterTl = clusterTimeline(ctx);
+  if (clusterTl !== null && (m.timeline ?? 0) < clusterTl) return `leader ${m.name} does not show timeline ${clusterTl} yet`;
+  if (m.checkpointAfterPromote === false) return `leader ${m.name} has not finished its checkpoint after the promotion`;
+  return null;
+}
+
+/**
+ * Brings a diverged server back: pg_rewind when allowed and not already failed on this
+ * timeline (once the leader can be its source), else a fresh copy. Either needs the
+ * leader, so it must answer as a running primary now (asked through `peers`).
+ * `reinitialize` skips the rewind (it was tried and the server still does not start).
+ */
+export function rewindOrReinitialize(ctx: TickContext, upstream: UpstreamRef, why: string, opts: { readonly reinitialize?: boolean; readonly before?: readonly Action[] } = {}): Decision {
+  const timeline = ctx.facts.timeline;
+  const start: Action = { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) };
+  const before = opts.before ?? [];
+  const rewind = ctx.config.db.use_pg_rewind && ctx.input.memory.rewindFailedOnTimeline !== timeline && !opts.reinitialize;
+  const notReady = rewind ? rewindSourceNotReady(ctx) : ctx.leaderMember?.state !== 'running' ? `leader ${upstream.name} is not running` : null;
+  if (notReady) return decision(`${why}: waiting to ${rewind ? 'rewind' : 'reinitialize'}: ${notReady}`);
+  // Its member key outlives a dead leader by up to a ttl: only a leader that answers now is worth stopping this server for.
+  if (ctx.input.peers === null) return needs('peers', `${why}: asking ${upstream.name} whether it answers`);
+  const leaderNow = ctx.input.peers.get(upstream.name) ?? null;
+  if (!leaderNow || leaderNow.xlog === undefined || leaderNow.role !== 'primary') {
+    return decision(`${why}: waiting to ${rewind ? 'rewind' : 'reinitialize'}: leader ${upstream.name} does not answer as a running primary`);
+  }
+  if (rewind) {
+    const actions: Action[] = [...before, ...configureBeforeStart(ctx), { type: 'stop', mode: 'fast' }, { type: 'rewind', source: upstream }, start];
+    const rewindAt = actions.findIndex((a) => a.type === 'rewind');
+    return decision(`${why}: rewinding from ${upstream.name}`, actions, {
+      job: 'rewind',
+      rollback: { fromIndex: rewindAt, untilIndex: rewindAt + 1, actions: [{ type: 'remember', patch: { rewindFailedOnTimeline: timeline } }] },
+    });
+  }
+  const actions: Action[] = [
+    ...before,
+    { type: 'stop', mode: 'immediate' },
+    { type: 'removeData' },
+    { type: 'remember', patch: FRESH_DATA },
+    ...configureBeforeStart(ctx, true),
+    { type: 'createReplica', source: upstream },
+    start,
+  ];
+  return decision(`${why}: reinitializing from ${upstream.name}`, actions, { job: 'reinitialize' });
+}
+
+/**
+ * A running replica with another node as leader: point it at the leader when it follows
+ * someone else. A replica that does not stream although its position is past the point
+ * where the leader's timeline branched off its own has diverged: it is rewound (or
+ * reinitialized) once it has had divergenceGraceMs to reach streaming on its own. One that
+ * has not diverged but still cannot stream for stuckReplicaMs from a leader that answers
+ * is reinitialized.
+ */
+export function replicaTick(ctx: TickContext): Decision {
+  const upstream = leaderUpstream(ctx);
+  if (!upstream) return decision(`following nobody: leader ${ctx.leaderName} has not published its address yet`);
+  if (ctx.facts.upstreamConnUrl !== upstream.connUrl) {
+    // The grace before a rewind starts afresh: the loop times "not streaming" per configured upstream.
+    return decision(`following the new leader ${upstream.name}`, [{ type: 'follow', upstream, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
+  }
+  const mine = `I am ${ctx.me}, a replica following ${upstream.name}${ctx.paused ? '; PAUSE' : ''}`;
+  // Streaming proves the WAL agrees with the upstream's.
+  if (ctx.facts.replicationState === 'streaming') return decision(`no action: ${mine}`);
+  const tl = ctx.facts.timeline;
+  // The leader's member key lags a promotion by up to a tick; the history key is written right after it.
+  const leaderTl = clusterTimeline(ctx);
+  if (ctx.paused) return decision(`no action: ${mine} (not streaming)`);
+  const since = ctx.input.memory.notStreamingSince;
+  const from = since !== null && since.upstream === upstream.connUrl ? since.since : ctx.now;
+  const waited = `not streaming for ${Math.round((ctx.now - from) / 1000)} s`;
+  const diverged = tl !== null && leaderTl !== null && ctx.myWal !== null && hasDiverged(tl, ctx.myWal, leaderTl, ctx.cluster.history?.lines ?? []) === true;
+  if (diverged) {
+    const until = from + divergenceGraceMs(ctx);
+    if (ctx.now < until) {
+      return decision(`no action: ${mine}; ${waited} and its position is past the branch point of timeline ${tl}: rewinding if it does not stream within ${Math.round(divergenceGraceMs(ctx) / 1000)} s`, [], { wakeAt: until });
+    }
+    return rewindOrReinitialize(ctx, upstream, `timeline ${tl} diverged from leader ${upstream.name} (timeline ${leaderTl})`);
+  }
+  const until = from + stuckReplicaMs(ctx);
+  if (ctx.now < until) return decision(`no action: ${mine} (${waited})`, [], { wakeAt: until });
+  return rewindOrReinitialize(ctx, upstream, `${waited} from leader ${upstream.name}`, { reinitialize: true });
+}
+
+/** The data directory is empty (a new node, or wiped): clone the leader. */
+export function emptyDataDirectory(ctx: TickContext): Decision {
+  if (ctx.leaderIsMe) return releaseLock(ctx, 'this node has no data');
+  if (ctx.paused) return decision('PAUSE: no data directory; not creating a replica');
+  const upstream = leaderUpstream(ctx);
+  if (!upstream || ctx.leaderMember?.state !== 'running') return decision('waiting for a running leader to create a replica from');
+  return decision(`creating a replica from ${upstream.name}`, [
+    { type: 'remember', patch: FRESH_DATA },
+    ...configureBeforeStart(ctx, true),
+    { type: 'createReplica', source: upstream },
+    { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
+  ], { job: 'create replica' });
+}
+
+/**
+ * A stopped server that was the primary of a timeline the cluster has left: a crashed
+ * (or forgotten) old primary. Its WAL may go past the point where the new leader branched
+ * off, and PostgreSQL then refuses to start it as a replica ("requested timeline does
+ * not contain minimum recovery point"), so it is rewound before its first start; pg_rewind
+ * runs the crash recovery itself and changes nothing when the WAL did not go past.
+ * Known from this loop's memory, or from the history key: the line of timeline N-1 names
+ * the node promoted into N. A stopped server's timeline comes from its last checkpoint,
+ * which can predate its promotion (killed before the checkpoint after it finished): a
+ * promotion into a later timeline than that counts too.
+ */
+export function formerPrimaryBehind(ctx: TickContext): string | null {
+  const tl = ctx.facts.timeline;
+  const clusterTl = clusterTimeline(ctx);
+  if (clusterTl === null) return null;
+  const ledInto = (ctx.cluster.history?.lines ?? []).filter((l) => l[4] === ctx.me).map((l) => l[0] + 1);
+  const led = ledInto.length ? Math.max(...ledInto) : null;
+  const mine = led !== null && led >= (tl ?? 0) ? led : ctx.input.memory.lastRole === 'primary' ? tl : null;
+  if (mine === null || mine >= clusterTl) return null;
+  return `this node was the primary of timeline ${mine} and the cluster is on timeline ${clusterTl}`;
+}
+
+/** Starts as a replica of `upstream`, counting a failure (repeated ones escalate, see recoverStopped). */
+function startAsReplica(ctx: TickContext, upstream: UpstreamRef): Decision {
+  const failures = ctx.input.memory.startFailures;
+  const actions: Action[] = [
+    ...configureBeforeStart(ctx),
+    { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
+  ];
+  const at = actions.length - 1;
+  const tl = ctx.facts.timeline === null ? '' : ` from timeline ${ctx.facts.timeline}`;
+  const note = failures > 0 ? ` (${failures} failed start${failures > 1 ? 's' : ''} so far)` : '';
+  return decision(`starting as a replica of ${upstream.name}${tl}${note}`, actions, {
+    job: 'start',
+    rollback: { fromIndex: at, untilIndex: at + 1, actions: [{ type: 'remember', patch: { startFailures: failures + 1 } }] },
+  });
+}
+
+/** A replica that failed to start START_FAILURES_BEFORE_REPAIR times: rewind once, then reinitialize. */
+function repairAfterFailedStarts(ctx: TickContext, upstream: UpstreamRef): Decision {
+  const failures = ctx.input.memory.startFailures;
+  const why = `the server failed to start as a replica ${failures} times`;
+  // Counted first: a rewind that does not cure it leads to a reinitialize next time.
+  const count: Action = { type: 'remember', patch: { startFailures: failures + 1 } };
+  return rewindOrReinitialize(ctx, upstream, why, { reinitialize: failures > START_FAILURES_BEFORE_REPAIR, before: [count] });
+}
+
+/**
+ * The server is initialized but not running. Paused: leave it (and give the key back).
+ * Holding the key after a crash as primary: start it as primary again within
+ * primary_start_timeout (0 or timed out: give the key up and start as a replica). Holding
+ * the key otherwise: start read-only, the next tick promotes. Else start as a replica of
+ * the leader (a former primary left behind is rewound first; repeated start failures are
+ * repaired), or of nobody until there is one.
+ */
+export function recoverStopped(ctx: TickContext): Decision {
+  const state = ctx.facts.state;
+  if (TRANSITIONAL.has(state)) {
+    if (!ctx.leaderIsMe || ctx.paused) return decision(`waiting: the server is ${state}`);
+    // A leader whose server does not come up within primary_start_timeout gives the key up.
+    const since = ctx.input.memory.primaryStartAt;
+    if (since !== null && ctx.now - since > startTimeoutMs(ctx)) {
+      return decision(`the server is still ${state} after primary_start_timeout: stopping it and giving the key up`, [
+        { type: 'disarmWatchdog' },
+        { type: 'releaseLeader' },
+        { type: 'remember', patch: { primaryStartAt: null } },
+        { type: 'stop', mode: 'immediate' },
+      ], { job: 'stop' });
+    }
+    return decision(`waiting: the server is ${state} (holding the leader key)`, [
+      { type: 'refreshLeader' },
+      ...leaderWatchdogActions(ctx),
+      ...(since === null ? [{ type: 'remember' as const, patch: { primaryStartAt: ctx.now } }] : []),
+    ]);
+  }
+  if (ctx.paused) {
+    if (ctx.leaderIsMe) return releaseLock(ctx, 'PAUSE: the server is not running');
+    return decision('PAUSE: the server is not running; not starting it');
+  }
+  const timeoutMs = startTimeoutMs(ctx);
+  const configure = configureBeforeStart(ctx);
+  const asReplicaOf = (upstream: UpstreamRef | null): Action => ({ type: 'start', upstream, standby: true, ...(upstream ? mySlot(ctx) : {}), timeoutMs });
+  if (ctx.leaderIsMe) {
+    const memory = ctx.input.memory;
+    if (memory.lastRole === 'primary') {
+      const since = memory.primaryStartAt;
+      if (ctx.config.primary_start_timeout === 0 || (since !== null && ctx.now - since > timeoutMs)) {
+        return decision('the primary did not come back within primary_start_timeout: giving the key up to fail over', [
+          { type: 'disarmWatchdog' },
+          { type: 'releaseLeader' },
+          { type: 'remember', patch: { primaryStartAt: null, lastRole: 'replica' } },
+          ...configure,
+          asReplicaOf(null),
+        ], { job: 'start' });
+      }
+      const left = since === null ? timeoutMs : Math.max(1000, timeoutMs - (ctx.now - since));
+      return decision('starting the primary again after a crash (holding the leader key)', [
+        { type: 'refreshLeader' },
+        ...leaderWatchdogActions(ctx),
+        { type: 'remember', patch: { primaryStartAt: since ?? ctx.now } },
+        ...configure,
+        { type: 'start', upstream: null, standby: false, timeoutMs: left },
+      ], { job: 'start' });
+    }
+    return decision('starting read-only because this node holds the leader key', [{ type: 'refreshLeader' }, ...configure, asReplicaOf(null)], { job: 'start' });
+  }
+  const upstream = leaderUpstream(ctx);
+  if (upstream) {
+    if (ctx.input.memory.startFailures >= START_FAILURES_BEFORE_REPAIR) return repairAfterFailedStarts(ctx, upstream);
+    const behind = formerPrimaryBehind(ctx);
+    if (behind && ctx.config.db.use_pg_rewind && ctx.input.memory.rewindFailedOnTimeline !== ctx.facts.timeline) {
+      return rewindOrReinitialize(ctx, upstream, behind);
+    }
+    return startAsReplica(ctx, upstream);
+  }
+  return decision('starting as a replica (no leader yet)', [...configure, asReplicaOf(null)], { job: 'start' });
+}

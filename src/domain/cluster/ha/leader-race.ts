@@ -1,0 +1,103 @@
+import type { Member } from '../model/cluster.js';
+import { activeFailoverKey } from './failover-key.js';
+import { decision, needs, type Decision } from './decision.js';
+import { demoteImmediate } from './demote.js';
+import { eligibility, statusWalPosition, type CandidateInfo, type ElectionKind } from '../rules/eligibility.js';
+import { takeLeadership } from './promotion.js';
+import { stateText } from '../model/states.js';
+import type { NodeStatus } from '../model/status.js';
+import { quorumReached } from './sync-mode.js';
+import { electionContext, myStatus, type TickContext } from './tick-context.js';
+
+/** What the race knows of a peer: its /node document (null: unreachable) and tags. */
+export function candidate(ctx: TickContext, member: Member): CandidateInfo {
+  const status = ctx.input.peers?.get(member.name) ?? null;
+  return { name: member.name, status, tags: status?.tags ?? member.tags };
+}
+
+/** (timeline, position) of `a` is ahead of `b`'s: a later timeline wins, then more WAL. */
+function ahead(a: { tl: number; wal: number }, b: { tl: number; wal: number }): boolean {
+  return a.tl > b.tl || (a.tl === b.tl && a.wal > b.wal);
+}
+
+function position(status: NodeStatus): { tl: number; wal: number } {
+  return { tl: status.timeline ?? 0, wal: statusWalPosition(status) ?? 0 };
+}
+
+/** Not taking part in the race: a replica just waits; a primary without the key must stop writing. */
+function backOff(ctx: TickContext, why: string): Decision {
+  if (ctx.isPrimary) return demoteImmediate(ctx, `no leader key and ${why}`);
+  return decision(`not racing for the leader key: ${why}`);
+}
+
+/**
+ * The leader race of an unlocked cluster (spec: "healthy standby" rules). Every other
+ * member's /node is asked in parallel (the loop gathers them on request); this node backs
+ * off when a reachable member runs as primary, when an eligible member is ahead of it, or
+ * when a failover key names someone else who can take over. The winner takes the key by
+ * atomic create, then promotes.
+ */
+export function leaderRace(ctx: TickContext): Decision {
+  if (ctx.nofailover) return backOff(ctx, 'this node is tagged nofailover');
+  if (ctx.watchdogFailed) return backOff(ctx, 'the watchdog is required but not usable');
+  if (ctx.input.peers === null) return needs('peers', 'cluster has no leader: asking the other members for their state');
+  const fk = activeFailoverKey(ctx);
+  const others = ctx.cluster.members.filter((m) => m.name !== ctx.me);
+  let kind: ElectionKind = 'automatic';
+  let chosen = false;
+  if (fk && fk.member === ctx.me) {
+    kind = fk.leader ? 'switchover' : 'failover';
+    chosen = true;
+  } else if (fk && fk.member) {
+    const target = others.find((m) => m.name === fk.member);
+    const fkKind: ElectionKind = fk.leader ? 'switchover' : 'failover';
+    if (target && eligibility(candidate(ctx, target), electionContext(ctx, fkKind, false)).eligible) {
+      return backOff(ctx, `${fk.member} is the requested candidate`);
+    }
+  } else if (fk && fk.leader === ctx.me) {
+    // Stepped down for a switchover without candidate: leave the race to an eligible member that has
+    // everything this node has; if none has, this node stays the best choice (everyone else backs off).
+    const auto = electionContext(ctx, 'automatic', false);
+    const mineNow = { tl: ctx.facts.timeline ?? 0, wal: ctx.myWal ?? 0 };
+    const someone = others.find((m) => {
+      const c = candidate(ctx, m);
+      return c.status !== null && !ahead(mineNow, position(c.status)) && eligibility(c, auto).eligible;
+    });
+    if (someone) return backOff(ctx, `this node stepped down for a switchover and ${someone.name} can take over`);
+  }
+  const self_ = { name: ctx.me, status: myStatus(ctx), tags: ctx.input.node.tags };
+  let mine = eligibility(self_, electionContext(ctx, kind, false));
+  if (!mine.eligible && chosen) {
+    // Being the requested candidate never makes a node less able to lead than the automatic rules allow
+    // (e.g. the primary the sync key names, asked to take over again).
+    kind = 'automatic';
+    chosen = false;
+    mine = eligibility(self_, electionContext(ctx, kind, false));
+  }
+  if (!mine.eligible) return backOff(ctx, mine.detail);
+  // Any node that answers as primary (a member, or a failsafe-kept primary whose member key expired) stops
+  // the race; one already shutting down does not (it accepts no new connections).
+  for (const [name, status] of ctx.input.peers) {
+    if (status && status.xlog !== undefined && status.role === 'primary' && status.state !== stateText('stopping')) {
+      return backOff(ctx, `${name} is running as primary`);
+    }
+  }
+  const self = { tl: ctx.facts.timeline ?? 0, wal: ctx.myWal ?? 0 };
+  const auto = electionContext(ctx, 'automatic', false);
+  const visible: string[] = [];
+  for (const m of others) {
+    const status = ctx.input.peers.get(m.name) ?? null;
+    if (!status || status.xlog === undefined) continue;
+    visible.push(m.name);
+    // The operator's choice needs no WAL comparison: the old leader handed everything over.
+    if (chosen) continue;
+    if (ahead(position(status), self) && eligibility(candidate(ctx, m), auto).eligible) {
+      return backOff(ctx, `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`);
+    }
+  }
+  if (kind === 'automatic' && !quorumReached(ctx, visible)) {
+    return backOff(ctx, 'too few synchronous quorum members answered to be sure this node holds every commit');
+  }
+  const why = chosen ? `${kind === 'failover' ? 'manual failover' : 'switchover'} to this node` : 'this node is the healthiest';
+  return takeLeadership(ctx, { acquire: true, why });
+}

@@ -1,0 +1,179 @@
+import type { ParameterValue } from '../config/config.js';
+import { decision, type Action, type Decision, type LoopMemory, type SlotSpec } from './decision.js';
+import { restartConditionProblem } from '../rules/restart-conditions.js';
+import { restartScheduleFrom, scheduleVerdict } from '../rules/schedule.js';
+import { leaderUpstream, mySlot, slotNameFor, startTimeoutMs, type TickContext } from './tick-context.js';
+
+/** JSON with sorted keys, so equal settings compare equal. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    return `{${Object.keys(obj)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Server parameters to apply: dynamic ones, overridden by the local file. synchronous_standby_names is the loop's own in sync mode. */
+export function desiredParameters(ctx: TickContext): Record<string, ParameterValue> {
+  const out: Record<string, ParameterValue> = { ...ctx.config.db.parameters, ...ctx.input.local.parameters };
+  if (ctx.config.synchronous_mode !== false) delete out['synchronous_standby_names'];
+  return out;
+}
+
+/** configure() when the wanted parameters differ from the last ones applied. */
+export function configureActions(ctx: TickContext): Action[] {
+  if (!ctx.facts.initialized) return [];
+  const parameters = desiredParameters(ctx);
+  const key = canonicalJson(parameters);
+  return key === ctx.input.memory.appliedParameters ? [] : [{ type: 'configure', parameters, key }];
+}
+
+/**
+ * configure() ahead of a start (or of a new data directory): the server must start with the
+ * cluster's parameters, not with what the files held before this agent ran. A standby
+ * whose max_connections and the like are below the primary's refuses to start at all.
+ * `always`: also when they look applied (a fresh data directory has default files).
+ */
+export function configureBeforeStart(ctx: TickContext, always = false): Action[] {
+  const parameters = desiredParameters(ctx);
+  const key = canonicalJson(parameters);
+  return !always && key === ctx.input.memory.appliedParameters ? [] : [{ type: 'configure', parameters, key }];
+}
+
+/** Slots the primary keeps: one per other member (use_slots), plus the permanent ones of the config. */
+export function wantedSlots(ctx: TickContext): SlotSpec[] {
+  const out: SlotSpec[] = [];
+  if (ctx.config.db.use_slots) {
+    for (const m of ctx.cluster.members) if (m.name !== ctx.me) out.push({ name: slotNameFor(m.name), type: 'physical' });
+  }
+  for (const [name, slot] of Object.entries(ctx.config.slots)) {
+    if (out.some((s) => s.name === name)) continue;
+    out.push({ name, type: slot.type, ...(slot.database ? { database: slot.database } : {}), ...(slot.plugin ? { plugin: slot.plugin } : {}) });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** syncSlots() on the primary when the wanted slots changed since the last sync. */
+export function slotActions(ctx: TickContext): Action[] {
+  const wanted = wantedSlots(ctx);
+  const key = canonicalJson(wanted);
+  return key === ctx.input.memory.appliedSlots ? [] : [{ type: 'syncSlots', wanted, key }];
+}
+
+/** What the loop forgets about data directories it replaces (a base backup of the leader). */
+export const FRESH_DATA: Partial<LoopMemory> = Object.freeze({
+  rewindFailedOnTimeline: null,
+  lastRole: null,
+  appliedParameters: null,
+  timelineSeen: null,
+  startFailures: 0,
+  checkpointAfterPromote: null,
+});
+
+/** Answers a command with a failure. */
+export function reject(id: number, error: string, message: string): Action {
+  return { type: 'resolveCommand', id, ok: false, error, message };
+}
+
+/** Rejects the pending commands because a job runs; a forced reinitialize is queued instead. */
+export function commandsWhileBusy(ctx: TickContext, busyWith: string): Action[] {
+  const { restart, reinitialize } = ctx.input.commands;
+  const out: Action[] = [];
+  if (restart) out.push(reject(restart.id, 'action_in_progress', `${busyWith} already in progress`));
+  if (reinitialize) {
+    if (reinitialize.force) {
+      out.push(
+        { type: 'remember', patch: { reinitializeQueued: { fromLeader: reinitialize.fromLeader } } },
+        { type: 'resolveCommand', id: reinitialize.id, ok: true, message: `reinitialize started (after the ${busyWith} in progress)` },
+      );
+    } else {
+      out.push(reject(reinitialize.id, 'action_in_progress', `${busyWith} already in progress`));
+    }
+  }
+  return out;
+}
+
+/** The actions of a reinitialization: stop, wipe, base backup from the leader, start as its replica. */
+function reinitializeActions(ctx: TickContext): Action[] | string {
+  if (ctx.leaderIsMe) return 'I am the leader, can not reinitialize';
+  const upstream = leaderUpstream(ctx);
+  if (!upstream) return 'the cluster has no leader to reinitialize from';
+  return [
+    { type: 'stop', mode: 'immediate' },
+    { type: 'removeData' },
+    { type: 'remember', patch: { reinitializeQueued: null, ...FRESH_DATA } },
+    ...configureBeforeStart(ctx, true),
+    { type: 'createReplica', source: upstream },
+    { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
+  ];
+}
+
+/** `d` with `first` run before its actions (the rollback range moves along). */
+function prepend(d: Decision, first: readonly Action[]): Decision {
+  if (!first.length) return d;
+  const rb = d.rollback;
+  const rollback = rb ? { ...rb, fromIndex: rb.fromIndex + first.length, untilIndex: rb.untilIndex + first.length } : null;
+  return { ...d, actions: [...first, ...d.actions], rollback };
+}
+
+/**
+ * Adds API commands and the scheduled restart to a steady-state decision. A decision that
+ * already starts a job (a demote, a follow...) wins: commands are refused as "in progress".
+ */
+export function withCommands(ctx: TickContext, base: Decision): Decision {
+  const { restart, reinitialize } = ctx.input.commands;
+  if (base.need !== null) return base;
+  if (base.job !== null) return prepend(base, commandsWhileBusy(ctx, base.job));
+  const actions = [...base.actions];
+  const messages = [base.message];
+  let wakeAt = base.wakeAt;
+  const queued = ctx.input.memory.reinitializeQueued;
+  if (reinitialize || queued) {
+    const plan = reinitializeActions(ctx);
+    if (typeof plan === 'string') {
+      if (reinitialize) actions.push(reject(reinitialize.id, ctx.leaderIsMe ? 'not_allowed_on_leader' : 'no_leader', plan));
+      if (queued) actions.push({ type: 'remember', patch: { reinitializeQueued: null } });
+    } else {
+      if (restart) actions.push(reject(restart.id, 'action_in_progress', 'reinitialize in progress'));
+      if (reinitialize) actions.push({ type: 'resolveCommand', id: reinitialize.id, ok: true, message: 'reinitialize started' });
+      return decision([...messages, 'reinitializing'].join('; '), [...actions, ...plan], { publish: base.publish, job: 'reinitialize', wakeAt });
+    }
+  }
+  const timeoutOf = (seconds: number | undefined) => (seconds !== undefined ? Math.max(1, seconds) * 1000 : startTimeoutMs(ctx));
+  if (restart) {
+    const problem = restartConditionProblem(restart.conditions, ctx.facts);
+    if (problem) {
+      actions.push(reject(restart.id, 'restart_conditions_not_met', `restart conditions are not satisfied: ${problem}`));
+    } else {
+      actions.push({ type: 'restart', timeoutMs: timeoutOf(restart.conditions.timeout) }, { type: 'resolveCommand', id: restart.id, ok: true, message: 'restarted successfully' });
+      return decision([...messages, 'restarting on request'].join('; '), actions, { publish: base.publish, job: 'restart', wakeAt });
+    }
+  }
+  const scheduled = restartScheduleFrom(ctx.input.memory.scheduledRestart);
+  if (scheduled.kind === 'scheduled') {
+    const verdict = scheduleVerdict(scheduled.at, ctx.now, ctx.config.loop_wait);
+    const clear: Action = { type: 'remember', patch: { scheduledRestart: null } };
+    if (verdict === 'wait') {
+      wakeAt = wakeAt === null ? scheduled.at : Math.min(wakeAt, scheduled.at);
+    } else if (verdict === 'stale') {
+      actions.push(clear);
+      messages.push('dropped a scheduled restart that missed its time');
+    } else {
+      const problem = restartConditionProblem(scheduled.restart, ctx.facts);
+      actions.push(clear);
+      if (problem) {
+        messages.push(`scheduled restart cancelled: ${problem}`);
+      } else {
+        actions.push({ type: 'restart', timeoutMs: timeoutOf(scheduled.restart.timeout) });
+        return decision([...messages, 'running the scheduled restart'].join('; '), actions, { publish: base.publish, job: 'restart', wakeAt });
+      }
+    }
+  } else if (ctx.input.memory.scheduledRestart !== null) {
+    actions.push({ type: 'remember', patch: { scheduledRestart: null } });
+  }
+  return decision(messages.join('; '), actions, { publish: base.publish, rollback: base.rollback, wakeAt });
+}

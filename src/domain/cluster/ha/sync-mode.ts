@@ -1,0 +1,151 @@
+import type { Action } from './decision.js';
+import type { ReplicationRow } from '../model/facts.js';
+import { tagIsTrue } from '../model/node.js';
+import type { TickContext } from './tick-context.js';
+
+/**
+ * Synchronous replication, managed by the primary. Two things must agree:
+ * `synchronous_standby_names` (ssn: who must confirm a commit) and the `sync` key (who may
+ * be promoted). The safety rule is that every member the key allows to be promoted holds
+ * every acknowledged commit (quorum: any `|L| - k + 1` of them include one that does).
+ * Every change is made in steps that keep that rule true at each moment:
+ *   1. an empty key is always safe, and so is shrinking the key (members removed first);
+ *   2. ssn may be strengthened to "all of the target set" while the key is safe under it;
+ *   3. once every member of the target set confirmed everything written up to the moment
+ *      ssn became "all of them", the key may name them;
+ *   4. then ssn relaxes to the target form (quorum: ANY k).
+ */
+
+/** Double-quoted standby name (keeps the member name's exact case). */
+function quote(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** `FIRST n ("a","b")`: every listed standby must confirm. */
+export function allOf(names: readonly string[]): string {
+  return names.length ? `FIRST ${names.length} (${names.map(quote).join(',')})` : '';
+}
+
+/** `ANY k ("a","b")`: any k of them confirm. */
+export function anyOf(k: number, names: readonly string[]): string {
+  return names.length ? `ANY ${k} (${names.map(quote).join(',')})` : '';
+}
+
+function position(row: ReplicationRow): number {
+  return row.flush_lsn ?? row.write_lsn ?? row.replay_lsn ?? 0;
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+/** The standbys that should be synchronous: streaming from us, members, not `nosync`; current ones first, then the most advanced. */
+export function syncCandidates(ctx: TickContext, current: readonly string[]): string[] {
+  const allowed = new Set(
+    ctx.cluster.members.filter((m) => m.name !== ctx.me && !tagIsTrue(m.tags, 'nosync') && !tagIsTrue(m.tags, 'nostream')).map((m) => m.name),
+  );
+  const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && allowed.has(r.application_name));
+  rows.sort((a, b) => {
+    const ca = current.includes(a.application_name) ? 0 : 1;
+    const cb = current.includes(b.application_name) ? 0 : 1;
+    return ca - cb || position(b) - position(a) || (a.application_name < b.application_name ? -1 : 1);
+  });
+  return [...new Set(rows.map((r) => r.application_name))];
+}
+
+/** Target: who should be in the key, the quorum size, and the ssn to end with. */
+function target(ctx: TickContext, current: readonly string[]): { names: string[]; k: number; ssn: string } {
+  const n = ctx.config.synchronous_node_count;
+  const strict = ctx.config.synchronous_mode_strict;
+  const candidates = syncCandidates(ctx, current);
+  if (ctx.config.synchronous_mode === 'quorum') {
+    const names = candidates;
+    const k = names.length === 0 ? 0 : strict ? n : Math.min(n, names.length);
+    return { names, k, ssn: names.length ? anyOf(k, names) : strict ? '*' : '' };
+  }
+  const names = candidates.slice(0, n);
+  return { names, k: 0, ssn: names.length ? allOf(names) : strict ? '*' : '' };
+}
+
+/** Every name in `names` confirmed the WAL written up to when ssn became "all of them". */
+function caughtUp(ctx: TickContext, names: readonly string[]): boolean {
+  const remembered = ctx.input.memory.ssn;
+  const threshold = remembered && remembered.value === ctx.facts.synchronousStandbyNames ? remembered.lsn : ctx.facts.walLocation ?? Infinity;
+  return names.every((name) => {
+    const row = ctx.facts.replication.find((r) => r.application_name === name && r.state === 'streaming');
+    return row !== undefined && position(row) >= threshold;
+  });
+}
+
+/** The key `(keyNames, k)` stays safe while ssn requires every one of `all`. */
+function safeUnderAll(keyNames: readonly string[], k: number, all: readonly string[], quorum: boolean): boolean {
+  if (quorum) return keyNames.length === 0 || keyNames.filter((x) => all.includes(x)).length >= k;
+  return keyNames.every((x) => all.includes(x));
+}
+
+/**
+ * One tick of sync management on the leader: the key and ssn actions, in order (a key
+ * write that fails stops the sequence before ssn changes).
+ */
+export function syncActions(ctx: TickContext): Action[] {
+  const me = ctx.me;
+  const key = ctx.cluster.sync;
+  const mode = ctx.config.synchronous_mode;
+  const currentSsn = ctx.facts.synchronousStandbyNames;
+  if (mode === false) {
+    const wanted = String(ctx.input.local.parameters['synchronous_standby_names'] ?? ctx.config.db.parameters['synchronous_standby_names'] ?? '');
+    const out: Action[] = [];
+    if (key) out.push({ type: 'deleteSync' });
+    if (currentSsn !== wanted) out.push({ type: 'setSynchronousStandbyNames', value: wanted });
+    return out;
+  }
+  const quorum = mode === 'quorum';
+  const revision = key?.revision ?? '0';
+  if (!key || key.leader !== me) {
+    return [{ type: 'writeSync', leader: me, syncStandby: [], quorum: 0, ifRevision: revision }];
+  }
+  const keyNames = key.syncStandby;
+  const keyK = quorum ? key.quorum : 0;
+  const t = target(ctx, keyNames);
+  const write = (names: readonly string[], k: number): Action => ({ type: 'writeSync', leader: me, syncStandby: [...names], quorum: quorum ? k : 0, ifRevision: revision });
+  const setSsn = (value: string): Action[] => (value === currentSsn ? [] : [{ type: 'setSynchronousStandbyNames', value }]);
+
+  if (sameSet(keyNames, t.names) && keyK === t.k) return setSsn(t.ssn);
+  if (t.names.length === 0) return [write([], 0), ...setSsn(t.ssn)];
+
+  const all = allOf(t.names);
+  if (currentSsn === all && caughtUp(ctx, t.names)) return [write(t.names, t.k), ...setSsn(t.ssn)];
+  if (safeUnderAll(keyNames, keyK, t.names, quorum)) return setSsn(all);
+
+  // Shrink first: drop the members that will not stay (quorum: lower k by as many).
+  const kept = keyNames.filter((x) => t.names.includes(x));
+  const keptK = quorum ? keyK - (keyNames.length - kept.length) : 0;
+  const shrunk = kept.length === 0 || (quorum && keptK < 1) ? { names: [] as string[], k: 0 } : { names: kept, k: keptK };
+  return [write(shrunk.names, shrunk.k), ...setSsn(all)];
+}
+
+/** Sync actions a new primary takes before promoting: it alone is promotable until standbys confirm again. */
+export function prePromoteSyncActions(ctx: TickContext): Action[] {
+  if (ctx.config.synchronous_mode === false) return [];
+  return [
+    { type: 'writeSync', leader: ctx.me, syncStandby: [], quorum: 0, ifRevision: ctx.cluster.sync?.revision ?? '0' },
+    { type: 'setSynchronousStandbyNames', value: ctx.config.synchronous_mode_strict ? '*' : '' },
+  ];
+}
+
+/**
+ * Quorum mode: a candidate must see at least `|L| - k + 1` members of the key's list
+ * (itself included) so that one of them holds every acknowledged commit; `visible` are the
+ * members of L whose /node answered. True outside quorum mode, without a key, and for the
+ * primary the key names.
+ */
+export function quorumReached(ctx: TickContext, visible: readonly string[]): boolean {
+  const key = ctx.cluster.sync;
+  if (ctx.config.synchronous_mode !== 'quorum' || !key || key.syncStandby.length === 0) return true;
+  // The last primary the key names holds every commit it acknowledged.
+  if (key.leader === ctx.me) return true;
+  const needed = key.syncStandby.length - key.quorum + 1;
+  const seen = new Set(visible.filter((n) => key.syncStandby.includes(n)));
+  if (key.syncStandby.includes(ctx.me)) seen.add(ctx.me);
+  return seen.size >= needed;
+}

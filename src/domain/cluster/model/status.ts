@@ -1,0 +1,124 @@
+import type { Cluster, ScheduledRestart } from './cluster.js';
+import type { DynamicConfig } from '../config/config.js';
+import type { LocalFacts, PendingChange, ReplicationRow } from './facts.js';
+import type { NodeSettings, TagValue } from './node.js';
+import { stateText, type Role } from './states.js';
+
+/** WAL positions in the status document: the primary shows one, a replica three plus flags. */
+export type XlogDocument =
+  | { readonly location: number }
+  | {
+      readonly received_location: number | null;
+      readonly replayed_location: number | null;
+      readonly replayed_timestamp: string | null;
+      readonly paused: boolean;
+    };
+
+/**
+ * The node status document (spec §3): body of `GET /node` and of every health check.
+ * Key order matters for readers: builders must create keys in this order.
+ */
+export interface NodeStatus {
+  readonly state: string;
+  readonly postmaster_start_time?: string;
+  readonly role: string;
+  readonly server_version?: number;
+  readonly xlog?: XlogDocument;
+  readonly sync_standby?: true;
+  readonly quorum_standby?: true;
+  readonly timeline?: number;
+  readonly replication_state?: string;
+  readonly replication?: readonly ReplicationRow[];
+  readonly pause?: true;
+  readonly cluster_unlocked?: true;
+  readonly failsafe_mode_is_active?: true;
+  readonly dcs_last_seen?: number;
+  readonly tags?: Readonly<Record<string, TagValue>>;
+  readonly database_system_identifier?: string;
+  readonly pending_restart?: true;
+  readonly pending_restart_reason?: Readonly<Record<string, PendingChange>>;
+  readonly scheduled_restart?: ScheduledRestart;
+  readonly watchdog_failed?: true;
+  readonly svc: { readonly version: string; readonly scope: string; readonly name: string };
+}
+
+/** Everything the status document is built from. */
+export interface StatusInput {
+  readonly facts: LocalFacts;
+  readonly node: NodeSettings;
+  readonly config: DynamicConfig;
+  /** Last DCS view; null before the first successful read. */
+  readonly cluster: Cluster | null;
+  /** This node holds the leader lock. */
+  readonly isLeader: boolean;
+  /** This cluster replicates from a remote primary (standby_cluster configured). */
+  readonly standbyCluster: boolean;
+  /** epoch seconds */
+  readonly dcsLastSeen: number | null;
+  readonly failsafeActive: boolean;
+  readonly watchdogFailed: boolean;
+  readonly scheduledRestart: ScheduledRestart | null;
+  /** Set by the HA loop while a promote or demote is in flight and the server is down. */
+  readonly transitionalRole?: 'demoted' | 'promoted';
+}
+
+/**
+ * The role a node reports. Running: from pg_is_in_recovery() and the lock. Not running,
+ * spec §3 allows only transitional roles: the one the HA loop names, `uninitialized`
+ * without a data directory, else `demoted` (it serves nothing until it starts again).
+ */
+export function statusRole(input: Pick<StatusInput, 'facts' | 'isLeader' | 'standbyCluster' | 'transitionalRole'>): Role {
+  const { facts } = input;
+  if (facts.running && facts.inRecovery === false) return 'primary';
+  if (facts.running) return input.isLeader && input.standbyCluster ? 'standby_leader' : 'replica';
+  return input.transitionalRole ?? (facts.initialized ? 'demoted' : 'uninitialized');
+}
+
+function xlogOf(facts: LocalFacts, role: Role): XlogDocument {
+  if (role === 'primary') return { location: facts.walLocation ?? 0 };
+  return {
+    received_location: facts.receivedLocation,
+    replayed_location: facts.replayedLocation,
+    replayed_timestamp: facts.replayedTimestamp,
+    paused: facts.replayPaused,
+  };
+}
+
+/**
+ * Builds the node status document of spec §3 (body of `/node` and every health check).
+ * Keys are created in the spec's order; optional keys appear only when they apply, and
+ * there is no `xlog` unless the database answers (peers read that as unreachable).
+ */
+export function buildStatus(input: StatusInput): NodeStatus {
+  const { facts, node, config, cluster } = input;
+  const role = statusRole(input);
+  const running = facts.running;
+  const serving = role === 'primary' || role === 'replica' || role === 'standby_leader';
+  const inSyncKey = role === 'replica' && cluster?.sync?.syncStandby.includes(node.name) === true;
+  const doc: Record<string, unknown> = { state: stateText(facts.state) };
+  if (running && facts.postmasterStartTime !== null) doc['postmaster_start_time'] = facts.postmasterStartTime;
+  doc['role'] = role;
+  if (running && facts.serverVersion !== null) doc['server_version'] = facts.serverVersion;
+  if (running && serving) doc['xlog'] = xlogOf(facts, role);
+  if (inSyncKey) doc[config.synchronous_mode === 'quorum' ? 'quorum_standby' : 'sync_standby'] = true;
+  if (running && facts.timeline !== null) doc['timeline'] = facts.timeline;
+  if (running && role !== 'primary' && facts.replicationState !== null) doc['replication_state'] = facts.replicationState;
+  if (role === 'primary' && facts.replication.length > 0) doc['replication'] = facts.replication;
+  if (config.pause) doc['pause'] = true;
+  // A lock we refreshed ourselves means locked, even while the view published with it predates the
+  // acquisition; a lock kept only by failsafe (DCS gone) is the seed's "unlocked with failsafe" case.
+  const heldInDcs = input.isLeader && !input.failsafeActive;
+  if (!heldInDcs && (cluster === null || cluster.leader === null)) doc['cluster_unlocked'] = true;
+  if (input.failsafeActive) doc['failsafe_mode_is_active'] = true;
+  if (input.dcsLastSeen !== null) doc['dcs_last_seen'] = input.dcsLastSeen;
+  if (Object.keys(node.tags).length > 0) doc['tags'] = node.tags;
+  if (facts.systemIdentifier !== null) doc['database_system_identifier'] = facts.systemIdentifier;
+  if (facts.pendingRestart) {
+    doc['pending_restart'] = true;
+    if (Object.keys(facts.pendingRestartReason).length > 0) doc['pending_restart_reason'] = facts.pendingRestartReason;
+  }
+  if (input.scheduledRestart !== null) doc['scheduled_restart'] = input.scheduledRestart;
+  if (input.watchdogFailed) doc['watchdog_failed'] = true;
+  doc['svc'] = { version: node.svcVersion, scope: node.scope, name: node.name };
+  return Object.freeze(doc) as unknown as NodeStatus;
+}

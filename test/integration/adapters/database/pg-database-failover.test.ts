@@ -1,0 +1,248 @@
+/**
+ * PgDatabase on real PostgreSQL 15: a primary, a replica made by pg_basebackup, promotion of
+ * the replica, fencing and demotion of the old primary, pg_rewind and following the new one.
+ * The steps depend on each other and run in order.
+ */
+import { expect } from 'chai';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DatabaseError } from '../../../../src/domain/errors.js';
+import { freePort, startPrimary } from '../../../support/postgres-server.js';
+import { connect, destroyNodes, makeNode, probeUntil, sql, type TestCredentials, type TestNode } from './pg-test-nodes.js';
+
+const creds: TestCredentials = {
+  superuser: { username: 'postgres', password: 'su-secret' },
+  replication: { username: 'replicator', password: 'repl secret \'quoted\'' },
+};
+const START_MS = 30_000;
+
+describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', function () {
+  this.timeout(60_000);
+  let a: TestNode;
+  let b: TestNode;
+
+  before(async () => {
+    a = await makeNode('node_a', creds);
+    b = await makeNode('node_b', creds);
+  });
+  after(destroyNodes);
+
+  it('initdb + start a primary', async () => {
+    expect((await a.db.probe()).state).to.equal('stopped');
+    await a.db.initdb();
+    const stopped = await a.db.probe();
+    expect(stopped).to.include({ state: 'stopped', initialized: true, running: false });
+    expect(stopped.systemIdentifier).to.match(/^\d+$/);
+
+    await a.db.start({ upstream: null, timeoutMs: START_MS });
+    const f = await a.db.probe();
+    expect(f).to.include({ state: 'running', running: true, inRecovery: false, timeline: 1, replicationState: null });
+    expect(f.serverVersion).to.be.within(150000, 159999);
+    expect(f.systemIdentifier).to.equal(stopped.systemIdentifier);
+    expect(f.postmasterStartTime).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$/);
+    expect(f.walLocation).to.be.a('number').and.greaterThan(0);
+    expect(f.pendingRestart).to.equal(false);
+    const [checksums] = await sql<{ data_checksums: string }>(a, 'SHOW data_checksums');
+    expect(checksums!.data_checksums).to.equal('on');
+    // the replication role was created with its password (scram over TCP works)
+    const roles = await sql<{ rolreplication: boolean }>(a, "SELECT rolreplication FROM pg_roles WHERE rolname = 'replicator'");
+    expect(roles).to.deep.equal([{ rolreplication: true }]);
+    await sql(a, 'CREATE TABLE t (x int); INSERT INTO t VALUES (1)');
+  });
+
+  it('creates a replica with pg_basebackup and sees it streaming through a slot', async () => {
+    await a.db.syncSlots([{ name: 'node_b', type: 'physical' }]);
+    const t0 = performance.now();
+    await b.db.createReplica({ name: 'node_a', connUrl: a.connUrl });
+    console.log(`      basebackup of an empty cluster: ${(performance.now() - t0).toFixed(0)} ms`);
+    expect((await b.db.probe()).state).to.equal('stopped');
+
+    await b.db.start({ upstream: { name: 'node_a', connUrl: a.connUrl }, slotName: 'node_b', timeoutMs: START_MS });
+    const fb = await probeUntil(b, (f) => f.replicationState === 'streaming');
+    expect(fb).to.include({ state: 'running', inRecovery: true, timeline: 1, upstreamConnUrl: a.connUrl });
+    expect(fb.receivedLocation).to.be.a('number').and.greaterThan(0);
+    expect(fb.replayedLocation).to.be.a('number').and.greaterThan(0);
+    expect(fb.walLocation).to.equal(null);
+
+    const fa = await probeUntil(a, (f) => f.replication.some((r) => r.application_name === 'node_b' && r.state === 'streaming'));
+    const row = fa.replication.find((r) => r.application_name === 'node_b')!;
+    expect(row).to.include({ usename: 'replicator', client_addr: '127.0.0.1', sync_state: 'async' });
+    const [slot] = await sql<{ active: boolean }>(a, "SELECT active FROM pg_replication_slots WHERE slot_name = 'node_b'");
+    expect(slot!.active).to.equal(true);
+
+    await sql(a, 'INSERT INTO t VALUES (2)');
+    await probeUntil(b, (f) => (f.replayedLocation ?? 0) >= ((fa.walLocation ?? 0) + 1));
+    const rows = await sql<{ n: number }>(b, 'SELECT count(*)::int AS n FROM t');
+    expect(rows[0]!.n).to.equal(2);
+  });
+
+  it('keeps wanted slots and drops obsolete physical ones', async () => {
+    await sql(a, "SELECT pg_create_physical_replication_slot('gone_member')");
+    await a.db.syncSlots([{ name: 'node_b', type: 'physical' }, { name: 'permanent_one', type: 'physical' }]);
+    const names = (await sql<{ slot_name: string }>(a, 'SELECT slot_name FROM pg_replication_slots ORDER BY 1')).map((r) => r.slot_name);
+    expect(names).to.deep.equal(['node_b', 'permanent_one']);
+    await a.db.syncSlots([{ name: 'node_b', type: 'physical' }]);
+  });
+
+  it('promotes the replica: timeline 2 and writable', async () => {
+    const t0 = performance.now();
+    await b.db.promote(START_MS);
+    const ms = performance.now() - t0;
+    await sql(b, 'INSERT INTO t VALUES (3)');
+    console.log(`      promote (request to writable): ${ms.toFixed(0)} ms`);
+    const fb = await b.db.probe();
+    expect(fb).to.include({ state: 'running', inRecovery: false, timeline: 2, replicationState: null, upstreamConnUrl: null });
+    const history = await b.db.timelineHistory();
+    expect(history).to.have.length(1);
+    expect(history[0]![0]).to.equal(1);
+    expect(history[0]![1]).to.be.a('number').and.greaterThan(0);
+    expect(history[0]![3]).to.equal(null);
+    expect(await a.db.timelineHistory()).to.deep.equal([]);
+  });
+
+  it('fences the old primary: client sessions are terminated at once', async () => {
+    // the old primary diverges: a write the new timeline never saw
+    await sql(a, 'INSERT INTO t VALUES (99)');
+    const client = await connect(a);
+    await client.query('SELECT 1');
+    await a.db.terminateClientSessions();
+    let error: unknown;
+    try {
+      await client.query('INSERT INTO t VALUES (100)');
+    } catch (e) {
+      error = e;
+    }
+    expect(error, 'the fenced session could still write').to.be.instanceOf(Error);
+    await client.end().catch(() => undefined);
+    // the agent's own probe connection survives the fencing
+    expect((await a.db.probe()).running).to.equal(true);
+  });
+
+  it('demotes the old primary to a read-only standby', async () => {
+    const t0 = performance.now();
+    await a.db.follow({ name: 'node_b', connUrl: b.connUrl }, { slotName: 'node_a', timeoutMs: START_MS });
+    const ms = performance.now() - t0;
+    const [ro] = await sql<{ r: boolean }>(a, 'SELECT pg_is_in_recovery() AS r');
+    console.log(`      demote (request to read-only): ${ms.toFixed(0)} ms`);
+    expect(ro!.r).to.equal(true);
+    let error: unknown;
+    try {
+      await sql(a, 'INSERT INTO t VALUES (101)');
+    } catch (e) {
+      error = e;
+    }
+    expect((error as { code?: string }).code).to.equal('25006'); // read_only_sql_transaction
+    // diverged from timeline 2: it cannot stream from the new primary
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await a.db.probe()).replicationState).to.equal('in archive recovery');
+  });
+
+  it('rewinds the old primary and makes it follow the new one', async () => {
+    await b.db.syncSlots([{ name: 'node_a', type: 'physical' }]);
+    await a.db.stop('fast', 10_000);
+    expect((await a.db.probe()).state).to.equal('stopped');
+    const t0 = performance.now();
+    await a.db.rewind({ name: 'node_b', connUrl: b.connUrl });
+    console.log(`      pg_rewind: ${(performance.now() - t0).toFixed(0)} ms`);
+    await a.db.follow({ name: 'node_b', connUrl: b.connUrl }, { slotName: 'node_a', timeoutMs: START_MS });
+    const fa = await probeUntil(a, (f) => f.replicationState === 'streaming' && f.timeline === 2);
+    expect(fa).to.include({ state: 'running', inRecovery: true, upstreamConnUrl: b.connUrl });
+    await probeUntil(b, (f) => f.replication.some((r) => r.application_name === 'node_a' && r.state === 'streaming'));
+    await sql(b, 'INSERT INTO t VALUES (4)');
+    const wanted = (await b.db.probe()).walLocation!;
+    await probeUntil(a, (f) => (f.replayedLocation ?? 0) >= wanted);
+    const xs = (await sql<{ x: number }>(a, 'SELECT x FROM t ORDER BY x')).map((r) => r.x);
+    expect(xs).to.deep.equal([1, 2, 3, 4]); // the diverged row 99 is gone
+    // the port and our generated files survived pg_rewind's copy of the source's files
+    const [port] = await sql<{ port: string }>(a, 'SHOW port');
+    expect(Number(port!.port)).to.equal(a.port);
+  });
+
+  it('follow() on a running replica switches upstream with a reload, not a restart', async () => {
+    const before = (await a.db.probe()).postmasterStartTime;
+    await a.db.follow(null, { timeoutMs: START_MS });
+    const f = await probeUntil(a, (x) => x.upstreamConnUrl === null);
+    expect(f.postmasterStartTime).to.equal(before);
+    expect(f.inRecovery).to.equal(true);
+    await a.db.follow({ name: 'node_b', connUrl: b.connUrl }, { slotName: 'node_a', timeoutMs: START_MS });
+    await probeUntil(a, (x) => x.replicationState === 'streaming' && x.upstreamConnUrl === b.connUrl);
+  });
+
+  it('refuses pg_rewind on a running server without harming it', async () => {
+    let error: unknown;
+    try {
+      await a.db.rewind({ name: 'node_b', connUrl: b.connUrl });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).to.be.instanceOf(DatabaseError);
+    expect((error as DatabaseError).code).to.equal('rewind_failed');
+    expect(await a.db.probe()).to.include({ state: 'running', replicationState: 'streaming' });
+  });
+
+  it('reports a failed pg_rewind and never starts that data directory; reinitializing recovers', async () => {
+    const stranger = await startPrimary(); // another cluster: pg_rewind refuses a foreign system
+    try {
+      await a.db.stop('fast');
+      let error: unknown;
+      try {
+        await a.db.rewind({ name: 'stranger', connUrl: `postgres://127.0.0.1:${stranger.port}/postgres` });
+      } catch (e) {
+        error = e;
+      }
+      expect((error as DatabaseError).code).to.equal('rewind_failed');
+      expect((error as Error).message).to.match(/different systems/);
+    } finally {
+      await stranger.destroy();
+    }
+    let startError: unknown;
+    try {
+      await a.db.follow({ name: 'node_b', connUrl: b.connUrl }, { slotName: 'node_a', timeoutMs: START_MS });
+    } catch (e) {
+      startError = e;
+    }
+    expect((startError as DatabaseError).code).to.equal('follow_failed');
+    expect((startError as Error).message).to.include('pg_rewind failed');
+    expect(await a.db.probe()).to.include({ state: 'start_failed', running: false });
+
+    await a.db.removeDataDirectory();
+    expect((await a.db.probe()).initialized).to.equal(false);
+    await a.db.createReplica({ name: 'node_b', connUrl: b.connUrl });
+    await a.db.start({ upstream: { name: 'node_b', connUrl: b.connUrl }, slotName: 'node_a', timeoutMs: START_MS });
+    await probeUntil(a, (f) => f.replicationState === 'streaming' && f.timeline === 2);
+  });
+
+  it('rewinds an old primary that crashed (kill -9) and makes it follow', async () => {
+    // roles swap again: a becomes primary on timeline 3, b diverges on timeline 2 and crashes
+    await a.db.promote(START_MS);
+    await sql(b, 'INSERT INTO t VALUES (98)');
+    const pid = Number((await readFile(join(b.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(pid, 'SIGKILL');
+    await probeUntil(b, (f) => f.state === 'crashed', 5_000);
+    await a.db.syncSlots([{ name: 'node_b', type: 'physical' }]);
+    const t0 = performance.now();
+    await b.db.rewind({ name: 'node_a', connUrl: a.connUrl });
+    console.log(`      pg_rewind of a crashed primary: ${(performance.now() - t0).toFixed(0)} ms`);
+    await b.db.follow({ name: 'node_a', connUrl: a.connUrl }, { slotName: 'node_b', timeoutMs: START_MS });
+    await probeUntil(b, (f) => f.state === 'running' && f.replicationState === 'streaming' && f.timeline === 3);
+    await sql(a, 'INSERT INTO t VALUES (5)');
+    const wanted = (await a.db.probe()).walLocation!;
+    await probeUntil(b, (f) => (f.replayedLocation ?? 0) >= wanted);
+    const xs = (await sql<{ x: number }>(b, 'SELECT x FROM t ORDER BY x')).map((r) => r.x);
+    expect(xs).to.deep.equal([1, 2, 3, 4, 5]);
+    expect((await a.db.timelineHistory()).map((l) => l[0])).to.deep.equal([1, 2]);
+  });
+
+  it('cleans up after a failed base backup', async () => {
+    const c = await makeNode('node_c', creds);
+    let error: unknown;
+    try {
+      await c.db.createReplica({ name: 'nobody', connUrl: `postgres://127.0.0.1:${await freePort()}/postgres` });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as DatabaseError).code).to.equal('create_replica_failed');
+    expect(await readdir(c.dataDir)).to.deep.equal([]);
+    expect((await c.db.probe()).state).to.equal('stopped');
+  });
+});

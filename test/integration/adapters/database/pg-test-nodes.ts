@@ -1,0 +1,106 @@
+/** Shared set-up of the PgDatabase integration suites: members in temp dirs on free ports. */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { LocalFacts } from '../../../../src/domain/cluster/model/facts.js';
+import { PgDatabase, type PgDatabaseOptions } from '../../../../src/adapters/database/pg-database.js';
+import { assertPostgresBinaries, freePort, makeBaseDir, stopPostmasterOf } from '../../../support/postgres-server.js';
+
+/** One member under test. */
+export interface TestNode {
+  readonly name: string;
+  readonly port: number;
+  readonly baseDir: string;
+  readonly dataDir: string;
+  readonly connUrl: string;
+  readonly db: PgDatabase;
+  readonly options: PgDatabaseOptions;
+}
+
+/** Credentials used by a suite; undefined passwords give trust on loopback. */
+export interface TestCredentials {
+  readonly superuser: { username: string; password?: string };
+  readonly replication: { username: string; password?: string };
+}
+
+const nodes: TestNode[] = [];
+
+/** A PgDatabase for member `name` in a fresh temp dir on a free port (nothing started). */
+export async function makeNode(name: string, creds: TestCredentials, extra: Partial<PgDatabaseOptions> = {}): Promise<TestNode> {
+  await assertPostgresBinaries();
+  const baseDir = await makeBaseDir();
+  const port = await freePort();
+  const dataDir = join(baseDir, 'data');
+  const options: PgDatabaseOptions = {
+    name,
+    scope: 'itest',
+    dataDir,
+    listen: `127.0.0.1:${port}`,
+    connectAddress: `127.0.0.1:${port}`,
+    superuser: creds.superuser,
+    replication: creds.replication,
+    // small, fast servers on a shared machine; the socket in the temp dir
+    localParameters: { unix_socket_directories: baseDir, shared_buffers: '16MB', max_connections: 30, fsync: false },
+    initdbOptions: [{ encoding: 'UTF8' }, { locale: 'C' }, 'no-sync'],
+    ...extra,
+  };
+  const node: TestNode = {
+    name,
+    port,
+    baseDir,
+    dataDir,
+    connUrl: `postgres://127.0.0.1:${port}/postgres`,
+    db: new PgDatabase(options),
+    options,
+  };
+  nodes.push(node);
+  return node;
+}
+
+/** Stops every node's postmaster by PID and deletes the temp dirs (after() hook). */
+export async function destroyNodes(): Promise<void> {
+  const all = nodes.splice(0);
+  await Promise.all(
+    all.map(async (n) => {
+      n.db.close();
+      await stopPostmasterOf(n.dataDir);
+      await rm(n.baseDir, { recursive: true, force: true });
+    }),
+  );
+}
+
+/** A client connection as the superuser. */
+export async function connect(node: TestNode): Promise<pg.Client> {
+  const c = new pg.Client({
+    host: '127.0.0.1',
+    port: node.port,
+    user: node.options.superuser.username,
+    password: node.options.superuser.password,
+    database: 'postgres',
+  });
+  c.on('error', () => undefined);
+  await c.connect();
+  return c;
+}
+
+/** Runs one statement on a short-lived connection. */
+export async function sql<R extends object = Record<string, unknown>>(node: TestNode, text: string, params: unknown[] = []): Promise<R[]> {
+  const c = await connect(node);
+  try {
+    return (await c.query(text, params)).rows as R[];
+  } finally {
+    await c.end();
+  }
+}
+
+/** Probes until `ok` holds (or fails after `timeoutMs` with the last facts). */
+export async function probeUntil(node: TestNode, ok: (f: LocalFacts) => boolean, timeoutMs = 20_000): Promise<LocalFacts> {
+  const deadline = Date.now() + timeoutMs;
+  let facts = await node.db.probe();
+  while (!ok(facts)) {
+    if (Date.now() > deadline) throw new Error(`${node.name}: condition not met within ${timeoutMs} ms; last facts ${JSON.stringify(facts)}`);
+    await new Promise((r) => setTimeout(r, 50));
+    facts = await node.db.probe();
+  }
+  return facts;
+}

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
+import { FakeDatabase } from '../../../../src/adapters/database/fake-database.js';
+import { Etcd3Dcs } from '../../../../src/adapters/dcs/etcd3.js';
+import { InMemoryDcs, InMemoryDcsStore } from '../../../../src/adapters/dcs/memory.js';
+import type { AgentServer } from '../../../../src/adapters/http/server.js';
+import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
+import { AgentMetrics } from '../../../../src/adapters/metrics/agent-metrics.js';
+import { HttpPeerApi } from '../../../../src/adapters/peer/http-peer-api.js';
+import { LinuxWatchdog } from '../../../../src/adapters/watchdog/linux-watchdog.js';
+import { NoopWatchdog } from '../../../../src/adapters/watchdog/noop-watchdog.js';
+import { AgentTokens, createAgentContainer } from '../../../../src/app/agent/container.js';
+import { HaLoop } from '../../../../src/app/agent/ha-loop.js';
+import { parseLocalConfig } from '../../../../src/app/agent/local-config.js';
+import { FileSettingsSource } from '../../../../src/app/agent/local-settings.js';
+import { EXIT_INVALID_CONFIG, main, parseArgs } from '../../../../src/app/agent/main.js';
+import { AgentControl } from '../../../../src/ports/agent-control.js';
+import { AgentMetricsSink } from '../../../../src/ports/agent-metrics.js';
+import { Database } from '../../../../src/ports/database.js';
+import { Dcs } from '../../../../src/ports/dcs.js';
+import { PeerApi } from '../../../../src/ports/peer-api.js';
+import { Watchdog } from '../../../../src/ports/watchdog.js';
+import { AgentSettingsSource } from '../../../../src/app/agent/tokens.js';
+import { freePort } from '../../../support/free-port.js';
+
+let apiPort = 0;
+const yaml = (extra = '') => `
+scope: demo
+name: node1
+restapi: {listen: 127.0.0.1:${apiPort}${extra}}
+etcd3: {hosts: [127.0.0.1:2379]}
+db:
+  listen: 127.0.0.1:15432
+  data_dir: /tmp/warden-never-used
+  authentication: {superuser: {username: postgres}, replication: {username: replicator}}
+watchdog: {mode: off}
+`;
+
+describe('composition root (container.ts, main.ts)', () => {
+  let dir: string;
+  beforeEach(async () => {
+    apiPort = await freePort();
+    dir = mkdtempSync(join(tmpdir(), 'warden-container-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('binds the ports to the production adapters', async () => {
+    const c = createAgentContainer({ config: parseLocalConfig(yaml()), configPath: join(dir, 'n.yml'), svcVersion: '1.2.0' });
+    const dcs = c.get<Dcs>(Dcs);
+    expect(dcs).to.be.instanceOf(Etcd3Dcs);
+    expect(c.get(Watchdog)).to.be.instanceOf(NoopWatchdog);
+    expect(c.get(PeerApi)).to.be.instanceOf(HttpPeerApi);
+    expect(c.get<Database>(Database).constructor.name).to.equal('PgDatabase');
+    expect(c.get(AgentSettingsSource)).to.be.instanceOf(FileSettingsSource);
+    const loop = c.get<HaLoop>(AgentTokens.HaLoop);
+    expect(loop).to.be.instanceOf(HaLoop);
+    expect(c.get(AgentControl)).to.equal(loop);
+    expect(c.get(AgentMetricsSink)).to.equal(c.get(AgentTokens.Metrics)).and.be.instanceOf(AgentMetrics);
+    await dcs.close();
+  });
+
+  it('watchdog mode automatic/required uses the Linux device', () => {
+    const config = parseLocalConfig(yaml().replace('mode: off', 'mode: required'));
+    expect(createAgentContainer({ config, configPath: 'x', svcVersion: '1' }).get(Watchdog)).to.be.instanceOf(LinuxWatchdog);
+  });
+
+  it('serves the API from the container over fakes; reload applies new credentials', async () => {
+    const path = join(dir, 'n.yml');
+    writeFileSync(path, yaml());
+    const clock = new FakeClock();
+    const logger = new MemoryLogger();
+    const c = createAgentContainer({
+      config: parseLocalConfig(yaml()),
+      configPath: path,
+      svcVersion: '1.2.0',
+      env: {},
+      overrides: {
+        clock,
+        logger,
+        dcs: new InMemoryDcs(new InMemoryDcsStore(clock), { clientId: 'node1' }),
+        database: new FakeDatabase({ name: 'node1', connUrl: 'postgres://127.0.0.1:15432/postgres', clock }),
+      },
+    });
+    const server = c.get<AgentServer>(AgentTokens.Server);
+    await server.listen();
+    try {
+      const node = await fetch(`${server.url()}/node`);
+      expect(node.status).to.equal(200);
+      expect(((await node.json()) as { svc: unknown }).svc).to.deep.equal({ version: '1.2.0', scope: 'demo', name: 'node1' });
+      expect((await fetch(`${server.url()}/reload`, { method: 'POST' })).status).to.equal(202);
+
+      writeFileSync(path, yaml(', authentication: {username: admin, password: pw}, http_extra_headers: {X-A: b}'));
+      await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
+      const denied = await fetch(`${server.url()}/reload`, { method: 'POST' });
+      expect(denied.status).to.equal(401);
+      expect(denied.headers.get('x-a')).to.equal('b');
+      const allowed = await fetch(`${server.url()}/reload`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('admin:pw').toString('base64')}` } });
+      expect(allowed.status).to.equal(202);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('warden -c file / warden file; no file is an error', () => {
+    expect(parseArgs(['-c', 'a.yml'], '1')).to.equal('a.yml');
+    expect(parseArgs(['--config', 'a.yml'], '1')).to.equal('a.yml');
+    expect(parseArgs(['b.yml'], '1')).to.equal('b.yml');
+    expect(() => parseArgs([], '1')).to.throw(/configuration file is required/);
+  });
+
+  it('main: an invalid file exits with code 2 and lists every problem on stderr', async () => {
+    const path = join(dir, 'bad.yml');
+    writeFileSync(path, 'scope: demo\nname: node1\nrestapi: {listen: nowhere}\n');
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((s: string) => {
+      written.push(String(s));
+      return true;
+    }) as typeof process.stderr.write;
+    let code: number;
+    try {
+      code = await main(['-c', path], {});
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(code).to.equal(EXIT_INVALID_CONFIG);
+    const text = written.join('');
+    expect(text).to.include('restapi.listen').and.include('etcd3').and.include('db');
+  });
+});

@@ -1,0 +1,100 @@
+import { expect } from 'chai';
+import { SimCluster } from '../../../sim/sim-cluster.js';
+import { healthyCluster, loopWaitMs, primaryName, ttlMs } from './scenarios/helpers.js';
+
+describe('HaLoop: AgentControl', () => {
+  let sim: SimCluster;
+  afterEach(() => sim?.shutdown());
+
+  it('publishes a snapshot the API reads without waiting, and the member key', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    const snap = sim.node('node1').loop.snapshot();
+    expect(snap.status.role).to.equal('primary');
+    expect(snap.leaderLockExpiresAt).to.be.greaterThan(sim.clock.now());
+    expect(snap.cluster?.leader?.name).to.equal('node1');
+    const m = sim.view().members.find((x) => x.name === 'node2')!;
+    expect(m).to.deep.include({ role: 'replica', state: 'running', apiUrl: 'http://node2:8008', timeline: 1 });
+  });
+
+  it('restart of the primary: answers once done; the key is kept (refreshed) while it runs', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    const n1 = sim.node('node1');
+    n1.db.setDelay('start', 45_000);
+    let result: unknown = null;
+    void n1.loop.restart({}).then((r) => (result = r));
+    await sim.advance(40_000);
+    expect(result).to.equal(null);
+    expect(sim.leaderKey(), 'key kept past ttl during the restart').to.equal('node1');
+    expect(n1.loop.jobInProgress).to.equal('restart');
+    expect(await n1.loop.restart({})).to.deep.include({ ok: false, error: 'action_in_progress' });
+    await sim.until(() => result !== null, 20_000, 'the restart to answer');
+    expect(result).to.deep.equal({ ok: true, message: 'restarted successfully' });
+    await sim.until(() => primaryName(sim) === 'node1', 2 * loopWaitMs(sim), 'node1 writable again');
+  });
+
+  it('restart with unmet conditions is refused; a scheduled restart is recorded, shown, run, and can be cancelled', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    const n2 = sim.node('node2');
+    const refused = n2.loop.restart({ role: 'primary' });
+    await sim.advance(loopWaitMs(sim));
+    expect(await refused).to.deep.include({ ok: false, error: 'restart_conditions_not_met' });
+    const at = new Date(sim.clock.now() + 30_000).toISOString();
+    expect(await n2.loop.restart({ schedule: at })).to.deep.include({ ok: true, scheduled: true });
+    expect(await n2.loop.restart({ schedule: at })).to.deep.include({ ok: false, error: 'already_scheduled' });
+    await sim.advance(loopWaitMs(sim));
+    expect(n2.loop.snapshot().status.scheduled_restart).to.deep.equal({ schedule: at });
+    expect(sim.view().members.find((m) => m.name === 'node2')?.scheduledRestart).to.deep.equal({ schedule: at });
+    const before = n2.db.state;
+    await sim.advance(30_000 + loopWaitMs(sim));
+    expect(before).to.equal('running');
+    expect(n2.loop.snapshot().status.scheduled_restart).to.equal(undefined);
+    expect(await n2.loop.cancelScheduledRestart()).to.equal(false);
+    expect(await n2.loop.restart({ schedule: new Date(sim.clock.now() + 60_000).toISOString() })).to.deep.include({ ok: true });
+    expect(await n2.loop.cancelScheduledRestart()).to.equal(true);
+  });
+
+  it('reinitialize: refused on the leader, runs in the background on a replica', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    const onLeader = sim.node('node1').loop.reinitialize({ force: false, fromLeader: false });
+    await sim.advance(loopWaitMs(sim));
+    expect(await onLeader).to.deep.include({ ok: false, error: 'not_allowed_on_leader' });
+    const n2 = sim.node('node2');
+    const sysid = n2.db.systemIdentifier;
+    const started = n2.loop.reinitialize({ force: false, fromLeader: true });
+    await sim.advance(loopWaitMs(sim));
+    expect(await started).to.deep.equal({ ok: true, message: 'reinitialize started' });
+    await sim.until(() => n2.db.isStreaming, 4 * loopWaitMs(sim), 'node2 streaming again');
+    expect(n2.db.systemIdentifier).to.equal(sysid);
+  });
+
+  it('reload answers at once; history comes from the DCS key', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    expect(await sim.node('node1').loop.reload()).to.deep.equal({ ok: true, message: 'reload scheduled' });
+    sim.node('node1').crash();
+    await sim.until(() => primaryName(sim) === 'node2', 3 * ttlMs(sim), 'node2 to lead');
+    await sim.advance(loopWaitMs(sim));
+    const h = await sim.node('node2').loop.history();
+    expect(h).to.have.length(1);
+    expect(h[0]![4]).to.equal('node2');
+  });
+
+  it('stop({releaseLeader}) stops the database, then releases the key: a replica takes over at once', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    const stopping = sim.node('node1').loop.stop({ releaseLeader: true });
+    await sim.advance(1000);
+    await stopping;
+    sim.node('node1').alive = false;
+    expect(sim.node('node1').db.isRunning).to.equal(false);
+    expect(sim.view().members.map((m) => m.name)).to.deep.equal(['node2']);
+    const took = await sim.until(() => primaryName(sim) === 'node2', ttlMs(sim), 'node2 to lead');
+    expect(took).to.be.lessThan(loopWaitMs(sim) + 2000);
+  });
+
+  it('acceptFailsafe: only for the leader it last saw, only with failsafe mode, never as a primary', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
+    const members = { node1: 'http://node1:8008', node2: 'http://node2:8008' };
+    expect(sim.node('node2').loop.acceptFailsafe({ name: 'node1', members })).to.equal(true);
+    expect(sim.node('node2').loop.acceptFailsafe({ name: 'node9', members })).to.equal(false);
+    expect(sim.node('node1').loop.acceptFailsafe({ name: 'node1', members })).to.equal(false);
+  });
+});

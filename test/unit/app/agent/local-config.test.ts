@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadLocalConfig, LocalConfigError, parseLocalConfig } from '../../../../src/app/agent/local-config.js';
+
+const VALID = `
+scope: demo
+name: node1
+restapi:
+  listen: 127.0.0.1:8008
+  authentication: {username: admin, password: secret}
+  allowlist: [127.0.0.1/32, "::1"]
+  http_extra_headers: {X-Frame-Options: DENY}
+etcd3:
+  hosts: [127.0.0.1:2379]
+bootstrap:
+  dcs: {ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 1048576,
+        db: {use_pg_rewind: true, use_slots: true, parameters: {}}}
+  initdb: [{encoding: UTF8}, data-checksums]
+db:
+  listen: 127.0.0.1:15432
+  data_dir: /var/lib/warden/node1
+  authentication:
+    superuser: {username: postgres, password: pw}
+    replication: {username: replicator, password: rpw}
+  parameters: {max_connections: 100}
+tags: {nofailover: false, dc: east}
+watchdog: {mode: off}
+`;
+
+function problemsOf(fn: () => unknown): { path: string; message: string }[] {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).to.be.instanceOf(LocalConfigError);
+    return [...(e as LocalConfigError).problems];
+  }
+  throw new Error('expected a LocalConfigError');
+}
+
+describe('local configuration (spec §1)', () => {
+  it('parses the spec example and applies defaults', () => {
+    const c = parseLocalConfig(VALID);
+    expect(c.scope).to.equal('demo');
+    expect(c.namespace).to.equal('/service');
+    expect(c.restapi.connect_address).to.equal('127.0.0.1:8008');
+    expect(c.restapi.verify_client).to.equal('none');
+    expect(c.db.connect_address).to.equal('127.0.0.1:15432');
+    expect(c.db.bin_dir).to.equal('/usr/lib/postgresql/15/bin');
+    expect(c.bootstrap.initdb).to.deep.equal([{ encoding: 'UTF8' }, 'data-checksums']);
+    expect(c.tags).to.deep.equal({ nofailover: false, dc: 'east' });
+    expect(c.watchdog).to.deep.equal({ mode: 'off', device: '/dev/watchdog', safety_margin: 5 });
+    expect(c.log.level).to.equal('info');
+  });
+
+  it('lists every problem at once with path, expected and got', () => {
+    const text = VALID.replace('listen: 127.0.0.1:8008', 'listen: 8008')
+      .replace('hosts: [127.0.0.1:2379]', 'hosts: []')
+      .replace('mode: off', 'mode: sometimes')
+      .replace('name: node1', 'name: node1\ncolour: blue')
+      .replace('ttl: 30', 'ttl: 5');
+    const problems = problemsOf(() => parseLocalConfig(text));
+    const byPath = Object.fromEntries(problems.map((p) => [p.path, p.message]));
+    expect(byPath['restapi.listen']).to.equal('expected host:port, got number 8008');
+    expect(byPath['etcd3.hosts']).to.include('got an array');
+    expect(byPath['watchdog.mode']).to.include('"sometimes"');
+    expect(byPath['colour']).to.equal('unknown field');
+    expect(Object.keys(byPath)).to.include('bootstrap.dcs.ttl');
+    expect(problems.length).to.be.at.least(5);
+  });
+
+  it('missing required sections and fields are named', () => {
+    const problems = problemsOf(() => parseLocalConfig('scope: demo\n'));
+    expect(problems.map((p) => p.path)).to.include.members(['name', 'restapi', 'etcd3', 'db']);
+  });
+
+  it('YAML syntax errors give the line and column', () => {
+    const problems = problemsOf(() => parseLocalConfig('scope: demo\nname: [unclosed\n'));
+    expect(problems[0]!.path).to.match(/^line \d+, column \d+$/);
+  });
+
+  it('semantic rules: ports, TLS files, allowlist entries', () => {
+    const text = VALID.replace('listen: 127.0.0.1:15432', 'listen: 127.0.0.1:99999')
+      .replace('allowlist: [127.0.0.1/32, "::1"]', 'allowlist: [127.0.0.1/33, example.org]\n  keyfile: /k.pem\n  verify_client: required');
+    const byPath = Object.fromEntries(problemsOf(() => parseLocalConfig(text)).map((p) => [p.path, p.message]));
+    expect(byPath['db.listen']).to.include('65535');
+    expect(byPath['restapi.allowlist[0]']).to.include('CIDR');
+    expect(byPath['restapi.allowlist[1]']).to.include('example.org');
+    expect(byPath['restapi.keyfile']).to.include('certfile');
+    expect(byPath['restapi.verify_client']).to.include('HTTPS');
+  });
+
+  it('environment overrides WARDEN_<SECTION>_<KEY>, typed by the schema', () => {
+    const c = parseLocalConfig(VALID, {
+      WARDEN_NAME: 'node7',
+      WARDEN_RESTAPI_LISTEN: '0.0.0.0:9008',
+      WARDEN_ETCD3_HOSTS: 'a:2379, b:2379',
+      WARDEN_TAGS_NOFAILOVER: 'true',
+      WARDEN_TAGS_RACK: 'r1',
+      WARDEN_WATCHDOG_SAFETY_MARGIN: '7',
+      WARDEN_RESTAPI_PASSWORD: 'fromenv',
+      WARDEN_DB_SUPERUSER_PASSWORD: 'pgpw',
+      WARDEN_DB_DATA_DIR: '/data/n7',
+      WARDEN_UNRELATED: 'x',
+      OTHER: 'y',
+    });
+    expect(c.name).to.equal('node7');
+    expect(c.restapi.listen).to.equal('0.0.0.0:9008');
+    expect(c.restapi.connect_address).to.equal('0.0.0.0:9008');
+    expect(c.etcd3.hosts).to.deep.equal(['a:2379', 'b:2379']);
+    expect(c.tags).to.deep.include({ nofailover: true, rack: 'r1' });
+    expect(c.watchdog.safety_margin).to.equal(7);
+    expect(c.restapi.authentication).to.deep.equal({ username: 'admin', password: 'fromenv' });
+    expect(c.db.authentication.superuser.password).to.equal('pgpw');
+    expect(c.db.data_dir).to.equal('/data/n7');
+  });
+
+  it('a bad override names the variable', () => {
+    const problems = problemsOf(() => parseLocalConfig(VALID, { WARDEN_WATCHDOG_SAFETY_MARGIN: 'lots', WARDEN_RESTAPI_COLOUR: 'blue' }));
+    expect(problems.find((p) => p.path === 'watchdog.safety_margin')!.message).to.include('WARDEN_WATCHDOG_SAFETY_MARGIN');
+    expect(problems.find((p) => p.path === 'restapi.colour')!.message).to.include('WARDEN_RESTAPI_COLOUR');
+  });
+
+  it('loadLocalConfig reads the file; an unreadable file is a LocalConfigError too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-cfg-'));
+    try {
+      writeFileSync(join(dir, 'node.yml'), VALID);
+      expect((await loadLocalConfig(join(dir, 'node.yml'), {})).name).to.equal('node1');
+      let err: unknown;
+      try {
+        await loadLocalConfig(join(dir, 'missing.yml'), {});
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(LocalConfigError);
+      expect((err as Error).message).to.include('missing.yml').and.include('cannot read');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

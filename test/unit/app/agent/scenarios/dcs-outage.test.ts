@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import type { SimCluster } from '../../../../sim/sim-cluster.js';
+import { healthyCluster, loopWaitMs, primaryName, ttlMs } from './helpers.js';
+
+describe('HA scenarios: DCS outages and failsafe mode', () => {
+  let sim: SimCluster;
+  afterEach(() => sim?.shutdown());
+
+  it('a primary cut from the DCS longer than ttl demotes (before its lock deadline), and a replica takes over', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'] });
+    const cutAt = sim.clock.now();
+    sim.node('node1').setDcsLink(false);
+    await sim.until(() => !sim.node('node1').db.isWritable, ttlMs(sim), 'node1 to stop accepting writes');
+    expect(sim.clock.now() - cutAt).to.be.at.most(loopWaitMs(sim) + 1000);
+    expect(sim.node('node1').believesLeader()).to.equal(false);
+    await sim.until(() => ['node2', 'node3'].includes(primaryName(sim) ?? ''), 2 * ttlMs(sim), 'a replica to take over');
+    sim.node('node1').setDcsLink(true);
+    await sim.until(() => sim.node('node1').db.isStreaming, 4 * loopWaitMs(sim), 'node1 to follow the new leader');
+  });
+
+  it('the whole DCS down without failsafe mode: the primary demotes; when it is back, a primary again within ttl + loop_wait', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'] });
+    sim.store.setReachable(false);
+    await sim.advance(ttlMs(sim) + loopWaitMs(sim));
+    expect(sim.writable()).to.deep.equal([]);
+    sim.store.setReachable(true);
+    const took = await sim.until(() => sim.primary() !== null, ttlMs(sim) + loopWaitMs(sim), 'a primary after the DCS came back');
+    expect(took).to.be.at.most(ttlMs(sim) + loopWaitMs(sim));
+  });
+
+  it('failsafe mode, DCS down, every member answers POST /failsafe: the primary stays primary', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
+    expect(Object.keys(sim.view().failsafe ?? {}).sort()).to.deep.equal(['node1', 'node2', 'node3']);
+    sim.store.setReachable(false);
+    await sim.advance(3 * ttlMs(sim));
+    expect(primaryName(sim)).to.equal('node1');
+    expect(sim.node('node1').loop.snapshot().status.failsafe_mode_is_active).to.equal(true);
+    expect(sim.node('node2').db.isStreaming).to.equal(true);
+  });
+
+  it('failsafe mode, DCS down, one member silent: the primary demotes', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
+    sim.store.setReachable(false);
+    await sim.advance(ttlMs(sim));
+    expect(primaryName(sim)).to.equal('node1');
+    sim.node('node3').killAgent();
+    await sim.until(() => !sim.node('node1').db.isWritable, 2 * loopWaitMs(sim), 'node1 to demote');
+    expect(sim.node('node1').believesLeader()).to.equal(false);
+  });
+
+  it('failsafe mode does not keep a primary that alone lost the DCS: once its key expires the others refuse and it demotes', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
+    sim.node('node1').setDcsLink(false);
+    await sim.until(() => !sim.node('node1').db.isWritable, ttlMs(sim) + 2 * loopWaitMs(sim), 'node1 to demote');
+    await sim.until(() => ['node2', 'node3'].includes(primaryName(sim) ?? ''), 2 * ttlMs(sim), 'a replica to take over');
+  });
+});

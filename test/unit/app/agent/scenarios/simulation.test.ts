@@ -1,0 +1,22 @@
+import { expect } from 'chai';
+import { runSchedule } from '../../../../sim/simulation.js';
+
+/** Schedules in the normal unit run; deep runs: `npx tsx test/sim/run.ts --runs 100000`. */
+const RUNS = Number(process.env['WARDEN_SIM_RUNS'] ?? 2000);
+
+describe('HA randomized simulation', function () {
+  this.timeout(300_000);
+
+  it(`${RUNS} random schedules of faults and commands over 3-5 nodes keep every invariant`, async () => {
+    const failing: string[] = [];
+    const started = Date.now();
+    for (let seed = 1; seed <= RUNS; seed++) {
+      const r = await runSchedule(seed, { profile: 'quick' });
+      if (!r.ok) failing.push(`seed ${seed} (replay: npx tsx test/sim/run.ts --replay ${seed} --profile quick)\n${r.violation}`);
+      if (failing.length >= 3) break;
+    }
+    const secs = (Date.now() - started) / 1000;
+    if (process.env['WARDEN_SIM_REPORT']) console.log(`      ${RUNS} schedules in ${secs.toFixed(1)} s (${(RUNS / secs).toFixed(0)}/s)`);
+    expect(failing, failing.join('\n\n')).to.deep.equal([]);
+  });
+});

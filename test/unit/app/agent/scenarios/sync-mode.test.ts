@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import type { SimCluster } from '../../../../sim/sim-cluster.js';
+import { healthyCluster, loopWaitMs, primaryName, ttlMs, write } from './helpers.js';
+
+const SYNC = { ttl: 30, loop_wait: 10, retry_timeout: 10, synchronous_mode: true };
+
+describe('HA scenarios: synchronous mode', () => {
+  let sim: SimCluster;
+  afterEach(() => sim?.shutdown());
+
+  it('the primary names one sync standby in the sync key and synchronous_standby_names', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
+    const sync = sim.view().sync!;
+    expect(sync.leader).to.equal('node1');
+    expect(sync.syncStandby).to.have.length(1);
+    const standby = sync.syncStandby[0]!;
+    expect(sim.node('node1').db.synchronousStandbyNames).to.equal(`FIRST 1 ("${standby}")`);
+    await write(sim.node('node1'), 3);
+    expect(sim.node(standby).loop.snapshot().status.sync_standby).to.equal(true);
+  });
+
+  it('only the sync standby is promoted: the async replica never takes over, even when the sync one is down', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
+    const standby = sim.view().sync!.syncStandby[0]!;
+    const async = standby === 'node2' ? 'node3' : 'node2';
+    await write(sim.node('node1'), 5);
+    sim.node('node1').crash();
+    sim.node(standby).killAgent();
+    await sim.advance(4 * ttlMs(sim));
+    expect(sim.leaderKey(), `${async} must not promote`).to.equal(null);
+    expect(sim.node(async).db.isWritable).to.equal(false);
+    sim.node(standby).startAgent();
+    await sim.until(() => primaryName(sim) === standby, 2 * ttlMs(sim), `${standby} to promote`);
+    expect(sim.network.lostAcknowledgedWrites(sim.node(standby).db)).to.deep.equal([]);
+    // The new primary picks the remaining replica as its sync standby.
+    await sim.until(() => sim.view().sync?.leader === standby && sim.view().sync?.syncStandby.includes(async) === true, 6 * loopWaitMs(sim), `${async} to become sync`);
+  });
+
+  it('a replacement sync standby is chosen when the sync one dies, and it alone is then promotable', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
+    const first = sim.view().sync!.syncStandby[0]!;
+    const other = first === 'node2' ? 'node3' : 'node2';
+    sim.node(first).crash();
+    await sim.until(() => sim.view().sync?.syncStandby.join() === other, 6 * loopWaitMs(sim), `${other} to become the sync standby`);
+    await write(sim.node('node1'), 3);
+    expect(sim.network.lostAcknowledgedWrites(sim.node(other).db)).to.deep.equal([]);
+  });
+
+  it('strict mode blocks writes rather than run without a sync standby', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'], config: { ...SYNC, synchronous_mode_strict: true } });
+    sim.node('node2').crash();
+    await sim.advance(4 * loopWaitMs(sim));
+    expect(sim.node('node1').db.synchronousStandbyNames).to.equal('*');
+    let acked = false;
+    void sim.node('node1').db.write(100).then(() => (acked = true), () => undefined);
+    await sim.advance(2 * loopWaitMs(sim));
+    expect(acked).to.equal(false);
+    sim.node('node2').startAgent();
+    await sim.until(() => acked, 6 * loopWaitMs(sim), 'the write to be acknowledged once node2 is back');
+  });
+
+  it('quorum mode: ANY k over the standbys, and the quorum key lets a member promote', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ...SYNC, synchronous_mode: 'quorum' } });
+    await sim.until(() => sim.view().sync?.syncStandby.length === 2, 6 * loopWaitMs(sim), 'both standbys in the key');
+    expect(sim.node('node1').db.synchronousStandbyNames).to.equal('ANY 1 ("node2","node3")');
+    expect(sim.view().sync!.quorum).to.equal(1);
+    await write(sim.node('node1'), 5);
+    sim.node('node1').crash();
+    await sim.until(() => primaryName(sim) !== null, 3 * ttlMs(sim), 'a new primary');
+    expect(sim.network.lostAcknowledgedWrites(sim.primary()!.db)).to.deep.equal([]);
+  });
+});

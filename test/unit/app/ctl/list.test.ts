@@ -1,0 +1,166 @@
+import { expect } from 'chai';
+import YAML from 'yaml';
+import { DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { list } from '../../../../src/app/ctl/list.js';
+import { topology } from '../../../../src/app/ctl/topology.js';
+import { topologyOrder } from '../../../../src/app/ctl/cluster-table.js';
+import { parseCluster } from '../../../../src/domain/cluster/model/cluster.js';
+import { makeCtx, member, seedCluster } from './fixtures.js';
+
+describe('ctl list', () => {
+  it('pretty: title with the system id, one row per member, leader lag blank, replicas show streaming and byte lags', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs);
+    await list(ctx);
+    expect(ctx.text()).to.equal(
+      [
+        '+ Cluster: demo (7300000000000000001) -----------+----+-------------+-----+------------+-----+',
+        '| Member | Host            | Role    | State     | TL | Receive LSN | Lag | Replay LSN | Lag |',
+        '+--------+-----------------+---------+-----------+----+-------------+-----+------------+-----+',
+        '| node1  | 127.0.0.1:15432 | Leader  | running   |  1 |             |     |            |     |',
+        '| node2  | 127.0.0.1:15433 | Replica | streaming |  1 |   0/4000060 |   0 |  0/4000000 |  96 |',
+        '| node3  | 127.0.0.1:15434 | Replica | streaming |  1 |   0/4000060 |   0 |  0/4000000 |  96 |',
+        '+--------+-----------------+---------+-----------+----+-------------+-----+------------+-----+',
+      ].join('\n'),
+    );
+  });
+
+  it('footers: maintenance mode and a scheduled switchover; roles: sync standby', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs, {
+      config: { pause: true },
+      sync: { leader: 'node1', syncStandby: ['node2'] },
+      failover: { leader: 'node1', member: 'node3', scheduledAt: '2024-01-01T13:00:00.000Z' },
+    });
+    await list(ctx);
+    const lines = ctx.text().split('\n');
+    expect(lines.slice(-4)).to.deep.equal([
+      ' Maintenance mode: on',
+      ' Switchover scheduled at: 2024-01-01T13:00:00.000Z',
+      '                    from: node1',
+      '                      to: node3',
+    ]);
+    expect(lines.find((l) => l.includes('node2'))).to.include('Sync Standby');
+  });
+
+  it('quorum standbys, a standby leader, and unknown positions', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs, {
+      config: { synchronous_mode: 'quorum' },
+      sync: { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1 },
+      members: [member(1, { role: 'standby_leader' }), member(2), member(3, { receiveLsn: null, replayLsn: null, state: 'starting', replicationState: null })],
+    });
+    await list(ctx, { format: 'json' });
+    const rows = JSON.parse(ctx.text()) as Record<string, unknown>[];
+    expect(rows.map((r) => r['Role'])).to.deep.equal(['Standby Leader', 'Quorum Standby', 'Quorum Standby']);
+    expect(rows[2]).to.include({ State: 'starting', 'Receive Lag': 'unknown', 'Replay Lag': 'unknown' });
+    expect(rows[2]).not.to.have.property('Receive LSN');
+  });
+
+  it('json, yaml and tsv carry the same rows, keyed with the cluster name and both lags named apart', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs);
+    await list(ctx, { format: 'json' });
+    await list(ctx, { format: 'yaml' });
+    await list(ctx, { format: 'tsv' });
+    const [json, yaml, tsv] = ctx.outs;
+    const rows = JSON.parse(json!) as Record<string, unknown>[];
+    expect(rows[1]).to.deep.equal({
+      Cluster: 'demo', Member: 'node2', Host: '127.0.0.1:15433', Role: 'Replica', State: 'streaming', TL: 1,
+      'Receive LSN': '0/4000060', 'Receive Lag': 0, 'Replay LSN': '0/4000000', 'Replay Lag': 96,
+    });
+    expect(rows[0]).to.deep.equal({ Cluster: 'demo', Member: 'node1', Host: '127.0.0.1:15432', Role: 'Leader', State: 'running', TL: 1 });
+    expect(YAML.parse(yaml!)).to.deep.equal(rows);
+    const tsvLines = tsv!.split('\n');
+    expect(tsvLines[0]).to.equal('Cluster\tMember\tHost\tRole\tState\tTL\tReceive LSN\tReceive Lag\tReplay LSN\tReplay Lag');
+    expect(tsvLines[2]).to.equal('demo\tnode2\t127.0.0.1:15433\tReplica\tstreaming\t1\t0/4000060\t0\t0/4000000\t96');
+  });
+
+  it('shows pending restart, scheduled restart and tags columns when a member has them (always with --extended)', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs, {
+      members: [
+        member(1),
+        member(2, { pendingRestart: true, pendingRestartReason: { max_connections: { old_value: '100', new_value: '200' } } as never }),
+        member(3, { tags: { nofailover: true }, scheduledRestart: { schedule: '2024-01-02T00:00:00Z', restart_pending: true } }),
+      ],
+    });
+    await list(ctx, { format: 'json' });
+    const rows = JSON.parse(ctx.outs[0]!) as Record<string, unknown>[];
+    expect(rows[1]).to.include({ 'Pending restart': true, 'Pending restart reason': 'max_connections: 100->200' });
+    expect(rows[2]).to.include({ 'Scheduled restart': '2024-01-02T00:00:00Z (if pending)', Tags: 'nofailover: true' });
+    await list(ctx);
+    expect(ctx.outs[1]!.split('\n')[1]).to.include('| Pending restart | Pending restart reason    | Scheduled restart');
+
+    const plain = makeCtx();
+    await seedCluster(plain.dcs);
+    await list(plain, { extended: true });
+    expect(plain.text().split('\n')[1]).to.match(/\| Pending restart \| Pending restart reason \| Scheduled restart \| Tags \|$/);
+  });
+
+  it('an uninitialized, empty cluster gives an empty table', async () => {
+    const ctx = makeCtx();
+    await list(ctx);
+    expect(ctx.text().split('\n')[0]).to.match(/^\+ Cluster: demo \(uninitialized\) -+\+/);
+    expect(ctx.text().split('\n')).to.have.length(3);
+  });
+
+  it('warns about a malformed member key and lists the rest', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs);
+    await ctx.dcs.put(DcsKey.member('node9'), 'not json');
+    await list(ctx, { format: 'json' });
+    expect(JSON.parse(ctx.text())).to.have.length(3);
+    expect(ctx.warns[0]).to.match(/^warning: ignoring malformed DCS key members\/node9: not valid JSON/);
+  });
+
+  it('-w repeats with a timestamp until interrupted, reading the DCS each time', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs);
+    ctx.abortAfterSleeps = 3;
+    let reads = 0;
+    const readAll = ctx.dcs.readAll.bind(ctx.dcs);
+    ctx.dcs.readAll = () => (reads++, readAll());
+    await list(ctx, { watch: '1.5' });
+    expect(ctx.outs).to.have.length(3);
+    expect(reads).to.equal(3);
+    expect(ctx.outs[0]!.split('\n')[0]).to.equal('2024-01-01T12:00:00.000Z');
+    expect(ctx.outs[1]!.split('\n')[0]).to.equal('2024-01-01T12:00:01.500Z');
+  });
+
+  it('rejects a bad --format or --watch before reading anything', async () => {
+    const ctx = makeCtx();
+    for (const [opts, msg] of [[{ format: 'xml' }, /--format must be one of/], [{ watch: '0' }, /--watch needs a positive number of seconds; got 0/], [{ watch: 'x' }, /got x/]] as const) {
+      let err: Error | null = null;
+      await list(ctx, opts).catch((e: Error) => (err = e));
+      expect(err!.message).to.match(msg);
+    }
+  });
+
+  it('fails with a DcsUnavailableError when the DCS does not answer', async () => {
+    const ctx = makeCtx();
+    ctx.store.setReachable(false);
+    let err: (Error & { code?: string }) | null = null;
+    await list(ctx).catch((e: Error) => (err = e));
+    expect(err!.code).to.equal('dcs_unavailable');
+  });
+});
+
+describe('ctl topology', () => {
+  it('puts replicas under the leader, cascading ones under their replicatefrom member', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs, {
+      leader: 'node2',
+      members: [member(1, { role: 'replica', xlogLocation: null, receiveLsn: 1, replayLsn: 1, replicationState: 'streaming', tags: { replicatefrom: 'node3' } }), member(2, { role: 'primary', xlogLocation: 5, receiveLsn: null, replayLsn: null, replicationState: null }), member(3), member(4, { tags: { replicatefrom: 'node1' } })],
+    });
+    await topology(ctx, { format: 'tsv' });
+    expect(ctx.text().split('\n').slice(1).map((l) => l.split('\t')[1])).to.deep.equal(['node2', '+ node3', '  + node1', '    + node4']);
+  });
+
+  it('keeps members of a replicatefrom cycle and members of a leaderless cluster', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.dcs, { leader: null, members: [member(1, { tags: { replicatefrom: 'node2' } }), member(2, { tags: { replicatefrom: 'node1' } }), member(3)] });
+    const { cluster } = parseCluster(await ctx.dcs.readAll());
+    expect(topologyOrder(cluster).map((x) => `${x.depth}:${x.member.name}`)).to.deep.equal(['0:node3', '0:node1', '1:node2']);
+  });
+});

@@ -1,0 +1,162 @@
+import { expect } from 'chai';
+import { EMPTY_CLUSTER } from '../../../../../src/domain/cluster/model/cluster.js';
+import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
+import { EMPTY_MEMORY } from '../../../../../src/domain/cluster/ha/decision.js';
+import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
+import { cluster, input, leaderInput, member, NOW, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
+
+const stopped = (extra = {}) => ({ ...stoppedFacts('stopped', true), systemIdentifier: '7300', ...extra });
+
+describe('decide(): bootstrap', () => {
+  it('an empty node in an empty DCS races for initialize, then initdb, key, start, initialize, config', () => {
+    const d = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false) }));
+    expect(d.job).to.equal('bootstrap');
+    expect(types(d)).to.deep.equal(['createInitialize', 'initdb', 'acquireLeader', 'start', 'writeInitialize', 'writeConfig', 'remember']);
+    expect(d.actions[0]).to.deep.include({ value: '' });
+    expect(d.actions[5]).to.deep.include({ value: { ttl: 30 } });
+    expect(d.rollback?.fromIndex).to.equal(1);
+  });
+
+  it('nofailover nodes and unusable required watchdogs never bootstrap', () => {
+    expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false), node: settings({ tags: { nofailover: true } }) })))).to.deep.equal([]);
+  });
+
+  it('a node with data and no initialize key registers its system identifier', () => {
+    const d = decide(input({ cluster: EMPTY_CLUSTER, facts: primaryFacts() }));
+    expect(types(d)).to.deep.equal(['createInitialize', 'writeConfig']);
+    expect(d.actions[0]).to.deep.include({ value: '7300' });
+  });
+
+  it('losers wait for the bootstrap, then clone the leader', () => {
+    const boot = { ...EMPTY_CLUSTER, initialize: '', members: [member('node1', { state: 'initializing new cluster' })] };
+    const memory = { ...EMPTY_MEMORY, initializeSeen: { revision: '4', since: NOW - 60_000 } };
+    expect(types(decide(input({ cluster: boot, facts: stoppedFacts('stopped', false), memory })))).to.deep.equal([]);
+    const d = decide(input({ cluster: cluster('node1'), facts: stoppedFacts('stopped', false) }));
+    expect(d.job).to.equal('create replica');
+    expect(types(d)).to.deep.equal(['remember', 'configure', 'createReplica', 'start']);
+  });
+
+  it('an empty initialize key left by a vanished bootstrapper is deleted after a ttl', () => {
+    const boot = { ...EMPTY_CLUSTER, initialize: '' };
+    const memory = { ...EMPTY_MEMORY, initializeSeen: { revision: '4', since: NOW - 60_000 } };
+    const d = decide(input({ cluster: boot, facts: stoppedFacts('stopped', false), memory }));
+    expect(d.actions).to.deep.equal([{ type: 'deleteInitialize', revision: '4' }]);
+    const young = decide(input({ cluster: boot, facts: stoppedFacts('stopped', false), memory: { ...memory, initializeSeen: { revision: '4', since: NOW - 1000 } } }));
+    expect(types(young)).to.deep.equal([]);
+  });
+
+  it('data of another cluster is never started or led with', () => {
+    const d = decide(input({ facts: stopped({ systemIdentifier: '999' }) }));
+    expect(types(d)).to.deep.equal([]);
+    expect(d.message).to.match(/another cluster/);
+  });
+});
+
+describe('decide(): a stopped server', () => {
+  it('starts as a replica of the leader', () => {
+    const d = decide(input({ facts: stopped() }));
+    expect(types(d)).to.deep.equal(['start']);
+    expect(d.actions[0]).to.deep.include({ standby: true, upstream: { name: 'node1', connUrl: 'postgres://node1:5432/postgres' } });
+  });
+
+  it('a crashed primary holding the key starts again as primary, refreshing the key first', () => {
+    const d = decide(leaderInput({ facts: stopped({ state: 'crashed' }) }));
+    expect(types(d)).to.deep.equal(['refreshLeader', 'remember', 'start']);
+    expect(d.actions[2]).to.deep.include({ standby: false, upstream: null });
+  });
+
+  it('primary_start_timeout passed (or 0): gives the key up and starts as a replica', () => {
+    const memory = { ...leaderInput().memory, primaryStartAt: NOW - 400_000 };
+    expect(types(decide(leaderInput({ facts: stopped({ state: 'start_failed' }), memory })))).to.include('releaseLeader');
+    expect(types(decide(leaderInput({ facts: stopped({ state: 'crashed' }), raw: { primary_start_timeout: 0 } })))).to.include('releaseLeader');
+  });
+
+  it('holding the key but last seen as a replica: starts read-only (promotion follows)', () => {
+    const d = decide(leaderInput({ facts: stopped(), memory: { ...EMPTY_MEMORY, appliedParameters: '{}' } }));
+    expect(types(d)).to.deep.equal(['refreshLeader', 'start']);
+    expect(d.actions[1]).to.deep.include({ standby: true, upstream: null });
+  });
+
+  it('a leader still starting keeps its key until primary_start_timeout, then stops it and gives the key up', () => {
+    const starting = stopped({ state: 'starting' });
+    expect(types(decide(leaderInput({ facts: starting })))).to.deep.equal(['refreshLeader', 'remember']);
+    const memory = { ...leaderInput().memory, primaryStartAt: NOW - 301_000 };
+    expect(types(decide(leaderInput({ facts: starting, memory })))).to.deep.equal(['disarmWatchdog', 'releaseLeader', 'remember', 'stop']);
+  });
+
+  it('pause: nothing is started', () => {
+    expect(types(decide(input({ facts: stopped(), raw: { pause: true } })))).to.deep.equal([]);
+  });
+});
+
+describe('decide(): a replica', () => {
+  it('follows a new leader', () => {
+    const d = decide(input({ facts: replicaFacts(5000, 'node3') }));
+    expect(types(d)).to.deep.equal(['follow']);
+  });
+
+  it('rewinds when its timeline branched off the leader and it has not streamed for the grace period; reinitializes without pg_rewind or after a failed rewind', () => {
+    const history = { lines: [[1, 4000, 'no recovery target specified', null, 'node1'] as const], revision: '6' };
+    const c = cluster('node1', { history, members: [member('node1', { timeline: 2, role: 'primary' }), member('node2'), member('node3')] });
+    const diverged = replicaFacts(5000, 'node1', { replicationState: null });
+    const waited = { ...EMPTY_MEMORY, appliedParameters: '{}', notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node1:5432/postgres', position: 5000 } };
+    const peers = new Map([['node1', peerStatus('primary', 6000, { timeline: 2 })], ['node3', null]]);
+    expect(decide(input({ cluster: c, facts: diverged, memory: waited })).need).to.equal('peers');
+    expect(types(decide(input({ cluster: c, facts: diverged, memory: waited, peers })))).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(decide(input({ cluster: c, facts: diverged, memory: waited, peers, raw: { db: { use_pg_rewind: false } } })).job).to.equal('reinitialize');
+    expect(decide(input({ cluster: c, facts: diverged, memory: { ...waited, rewindFailedOnTimeline: 1 }, peers })).job).to.equal('reinitialize');
+    // Behind the branch point it is not diverged; streaming proves it either way.
+    expect(types(decide(input({ cluster: c, facts: replicaFacts(3000, 'node1', { replicationState: null }), memory: waited })))).to.deep.equal([]);
+    expect(types(decide(input({ cluster: c, facts: replicaFacts(5000, 'node1'), memory: waited })))).to.deep.equal([]);
+  });
+
+  it('applies changed server parameters (local ones win over the dynamic ones)', () => {
+    const d = decide(input({ raw: { db: { parameters: { work_mem: '8MB', shared_buffers: '1GB' } } }, local: { bootstrapDcs: {}, parameters: { work_mem: '16MB' }, watchdogSafetyMargin: 5 } }));
+    expect(d.actions).to.deep.equal([{ type: 'configure', parameters: { shared_buffers: '1GB', work_mem: '16MB' }, key: '{"shared_buffers":"1GB","work_mem":"16MB"}' }]);
+  });
+});
+
+describe('decide(): commands and scheduled restarts', () => {
+  it('restart: runs as a job and answers when done; refused when its conditions do not hold', () => {
+    const d = decide(input({ commands: { restart: { id: 7, conditions: {} }, reinitialize: null } }));
+    expect(d.job).to.equal('restart');
+    expect(types(d)).to.deep.equal(['restart', 'resolveCommand']);
+    const refused = decide(input({ commands: { restart: { id: 7, conditions: { role: 'primary' } }, reinitialize: null } }));
+    expect(refused.actions).to.deep.equal([{ type: 'resolveCommand', id: 7, ok: false, error: 'restart_conditions_not_met', message: "restart conditions are not satisfied: the node's role is replica, not primary" }]);
+  });
+
+  it('a leader restarting keeps refreshing its key while the job runs', () => {
+    const d = decide(leaderInput({ job: { name: 'restart', startedAt: NOW - 5000, step: 'restart' } }));
+    expect(types(d)).to.deep.equal(['refreshLeader']);
+    const demoting = decide(leaderInput({ job: { name: 'demote', startedAt: NOW - 5000, step: 'stop' } }));
+    expect(types(demoting)).to.deep.equal([]);
+  });
+
+  it('commands during a job: refused as in progress; a forced reinitialize is queued', () => {
+    const job = { name: 'restart', startedAt: NOW, step: 'restart' };
+    const d = decide(input({ job, commands: { restart: { id: 1, conditions: {} }, reinitialize: { id: 2, force: true, fromLeader: false } } }));
+    expect(d.actions).to.deep.include({ type: 'resolveCommand', id: 1, ok: false, error: 'action_in_progress', message: 'restart already in progress' });
+    expect(types(d)).to.include('remember');
+    const queued = decide(input({ memory: { ...EMPTY_MEMORY, appliedParameters: '{}', reinitializeQueued: { fromLeader: false } } }));
+    expect(queued.job).to.equal('reinitialize');
+  });
+
+  it('reinitialize: stop, wipe, clone, start on a replica; refused on the leader', () => {
+    const d = decide(input({ commands: { restart: null, reinitialize: { id: 3, force: false, fromLeader: true } } }));
+    expect(types(d)).to.deep.equal(['resolveCommand', 'stop', 'removeData', 'remember', 'configure', 'createReplica', 'start']);
+    const onLeader = decide(leaderInput({ commands: { restart: null, reinitialize: { id: 3, force: false, fromLeader: false } } }));
+    expect(onLeader.actions).to.deep.include({ type: 'resolveCommand', id: 3, ok: false, error: 'not_allowed_on_leader', message: 'I am the leader, can not reinitialize' });
+  });
+
+  it('a scheduled restart waits for its time, runs when due under its conditions, else is dropped', () => {
+    const at = new Date(NOW + 30_000).toISOString();
+    const memory = { ...EMPTY_MEMORY, appliedParameters: '{}', scheduledRestart: { schedule: at } };
+    expect(decide(input({ memory })).wakeAt).to.equal(NOW + 30_000);
+    expect(decide(input({ memory, now: NOW + 30_000 })).job).to.equal('restart');
+    const pending = { ...memory, scheduledRestart: { schedule: at, restart_pending: true } };
+    const dropped = decide(input({ memory: pending, now: NOW + 30_000 }));
+    expect(dropped.job).to.equal(null);
+    expect(dropped.actions).to.deep.include({ type: 'remember', patch: { scheduledRestart: null } });
+    expect(decide(input({ memory, now: NOW + 60_000 })).actions).to.deep.include({ type: 'remember', patch: { scheduledRestart: null } });
+  });
+});

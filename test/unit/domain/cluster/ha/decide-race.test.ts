@@ -1,0 +1,113 @@
+import { expect } from 'chai';
+import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
+import type { Action } from '../../../../../src/domain/cluster/ha/decision.js';
+import { cluster, failover, input, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
+
+const unlocked = cluster(null);
+const peers = (over: Record<string, ReturnType<typeof peerStatus> | null> = {}) =>
+  new Map(Object.entries({ node1: null, node3: peerStatus('replica', 5000), ...over }));
+
+describe('decide(): the leader race', () => {
+  it('asks the other members first, then takes the key by atomic create and promotes', () => {
+    const base = input({ cluster: unlocked });
+    expect(decide(base).need).to.equal('peers');
+    const d = decide({ ...base, peers: peers() });
+    expect(d.job).to.equal('promote');
+    expect(types(d)).to.deep.equal(['acquireLeader', 'remember', 'promote', 'recordPromotion', 'remember']);
+    expect(d.actions[1]).to.deep.equal({ type: 'remember', patch: { checkpointAfterPromote: false } });
+    expect(d.rollback).to.deep.include({ fromIndex: 1, untilIndex: 1 });
+    const rec = d.actions[3] as Extract<Action, { type: 'recordPromotion' }>;
+    expect(rec).to.deep.include({ timeline: 1, lsn: 5000, leader: 'node2' });
+  });
+
+  it('backs off when a reachable member runs as primary, or an eligible one is ahead (timeline first, then WAL)', () => {
+    const base = input({ cluster: unlocked });
+    expect(types(decide({ ...base, peers: peers({ node1: peerStatus('primary', 100) }) }))).to.deep.equal([]);
+    expect(types(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000) }) }))).to.deep.equal([]);
+    expect(types(decide({ ...base, peers: peers({ node3: peerStatus('replica', 100, { timeline: 2 }) }) }))).to.deep.equal([]);
+    // An ahead member that may not lead does not stop us.
+    expect(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000, { tags: { nofailover: true } }) }) }).job).to.equal('promote');
+    // A primary already shutting down does not either.
+    expect(decide({ ...base, peers: peers({ node1: peerStatus('primary', 100, { state: 'stopping' }) }) }).job).to.equal('promote');
+  });
+
+  it('a primary without the key that is not the healthiest demotes; one that is takes the key without promoting', () => {
+    const base = input({ cluster: unlocked, facts: primaryFacts(5000) });
+    expect(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000) }) }).job).to.equal('demote');
+    expect(types(decide({ ...base, peers: peers() }))).to.deep.equal(['acquireLeader']);
+  });
+
+  it('nofailover and an unusable required watchdog keep a node out of the race', () => {
+    expect(types(decide(input({ cluster: unlocked, node: settings({ tags: { nofailover: true } }) })))).to.deep.equal([]);
+    expect(types(decide(input({ cluster: unlocked, node: settings({ watchdogMode: 'required' }), watchdog: { active: false, usable: false } })))).to.deep.equal([]);
+  });
+
+  it('lag above maximum_lag_on_failover keeps a node out of an automatic race', () => {
+    const d = decide(input({ cluster: unlocked, raw: { maximum_lag_on_failover: 100 }, facts: replicaFacts(4000), peers: peers({ node3: null }) }));
+    expect(types(d)).to.deep.equal([]);
+    expect(d.message).to.match(/lag/);
+  });
+
+  it('a manual failover to this node with no leader wins despite lag; other nodes wait for the candidate', () => {
+    const fk = cluster(null, { failover: failover(null, 'node2') });
+    const d = decide(input({ cluster: fk, raw: { maximum_lag_on_failover: 100 }, facts: replicaFacts(4000), peers: peers({ node3: peerStatus('replica', 6000) }) }));
+    expect(d.job).to.equal('promote');
+    expect(types(d)).to.include('clearFailover');
+    const other = decide(input({ node: settings({ name: 'node3', apiUrl: 'http://node3:8008' }), cluster: fk, peers: new Map(Object.entries({ node1: null, node2: peerStatus('replica', 4000) })) }));
+    expect(types(other)).to.deep.equal([]);
+    expect(other.message).to.match(/requested candidate/);
+  });
+
+  it('pause: no automatic race, but a manual failover candidate still races', () => {
+    expect(types(decide(input({ cluster: unlocked, raw: { pause: true }, peers: peers() })))).to.deep.equal([]);
+    const fk = cluster(null, { failover: failover(null, 'node2') });
+    expect(decide(input({ cluster: fk, raw: { pause: true }, peers: peers() })).job).to.equal('promote');
+  });
+
+  it('synchronous mode: the sync key is written naming only this node before promoting; non-members never win', () => {
+    const sync = { leader: 'node1', syncStandby: ['node2'], quorum: 0, revision: '3' };
+    const d = decide(input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: true }, peers: peers() }));
+    expect(types(d)).to.deep.equal(['acquireLeader', 'writeSync', 'setSynchronousStandbyNames', 'remember', 'promote', 'recordPromotion', 'remember']);
+    expect(d.actions[1]).to.deep.include({ leader: 'node2', syncStandby: [], ifRevision: '3' });
+    const notSync = decide(input({ cluster: cluster(null, { sync: { ...sync, syncStandby: ['node3'] } }), raw: { synchronous_mode: true }, peers: peers() }));
+    expect(types(notSync)).to.deep.equal([]);
+  });
+
+  it('quorum mode: a candidate must see |L| - k + 1 members of the key', () => {
+    const sync = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '3' };
+    const base = input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: 'quorum' } });
+    expect(decide({ ...base, peers: peers() }).job).to.equal('promote');
+    expect(types(decide({ ...base, peers: peers({ node3: null }) }))).to.deep.equal([]);
+  });
+
+  it('watchdog: armed before the promotion', () => {
+    const d = decide(input({ cluster: unlocked, node: settings({ watchdogMode: 'automatic' }), peers: peers() }));
+    expect(types(d).indexOf('armWatchdog')).to.be.lessThan(types(d).indexOf('promote'));
+    expect(d.actions.find((a) => a.type === 'armWatchdog')).to.deep.include({ timeoutSeconds: 25, required: false });
+  });
+
+  it('the old leader of a switchover without candidate leaves the race to the others', () => {
+    const d = decide(input({ cluster: cluster(null, { failover: failover('node2', null) }), peers: peers() }));
+    expect(types(d)).to.deep.equal([]);
+    expect(decide(input({ cluster: cluster(null, { failover: failover('node2', null) }), peers: peers({ node3: null }) })).job).to.equal('promote');
+  });
+
+  it('the old leader of a switchover without candidate races when no eligible member has everything it has', () => {
+    const d = decide(input({ cluster: cluster(null, { failover: failover('node2', null) }), facts: replicaFacts(6000), peers: peers() }));
+    expect(d.job).to.equal('promote');
+  });
+
+  it('a requested candidate that fails the switchover rules still races under the automatic ones', () => {
+    // node2 is the primary the sync key names (it has every commit) but not one of its standbys.
+    const sync = { leader: 'node2', syncStandby: [], quorum: 0, revision: '3' };
+    const d = decide(input({ raw: { synchronous_mode: true }, cluster: cluster(null, { sync, failover: failover('node1', 'node2') }), peers: peers() }));
+    expect(d.job).to.equal('promote');
+  });
+
+  it('pause: a running primary takes a free key, unless its timeline is behind the cluster or a candidate is named', () => {
+    expect(types(decide(input({ cluster: unlocked, raw: { pause: true }, facts: primaryFacts() })))).to.deep.equal(['acquireLeader']);
+    const history = { lines: [[1, 100, 'r', null, 'node3'] as const], revision: '6' };
+    expect(types(decide(input({ cluster: cluster(null, { history }), raw: { pause: true }, facts: primaryFacts() })))).to.deep.equal([]);
+    expect(types(decide(input({ cluster: cluster(null, { failover: failover(null, 'node3') }), raw: { pause: true }, facts: primaryFacts() })))).to.deep.equal([]);
+  });
+});

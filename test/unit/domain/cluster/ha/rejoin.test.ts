@@ -1,0 +1,175 @@
+import { expect } from 'chai';
+import { memberToJson, parseMember, type HistoryLine } from '../../../../../src/domain/cluster/model/cluster.js';
+import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
+import { EMPTY_MEMORY, type Action, type LoopMemory } from '../../../../../src/domain/cluster/ha/decision.js';
+import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
+import { observeFacts } from '../../../../../src/domain/cluster/ha/observation.js';
+import { cluster, input, leaderInput, member, NOW, peerStatus, replicaFacts, types } from './fixtures.js';
+
+const NODE1 = 'postgres://node1:5432/postgres';
+/** node1 leads on timeline 2, promoted at 4000; node2 (under test) was on timeline 1. */
+const history = { lines: [[1, 4000, 'no recovery target specified', null, 'node1'] as HistoryLine], revision: '6' };
+const promotedLeader = (extra = {}) => member('node1', { role: 'primary', timeline: 2, receiveLsn: null, replayLsn: null, replicationState: null, ...extra });
+const onTimeline2 = (extra = {}) => cluster('node1', { history, members: [promotedLeader(extra), member('node2'), member('node3')] });
+const memory = (extra: Partial<LoopMemory> = {}): LoopMemory => ({ ...EMPTY_MEMORY, appliedParameters: '{}', ...extra });
+/** Past the point where node1's timeline 2 branched off timeline 1, and not streaming. */
+const pastBranch = replicaFacts(5000, 'node1', { replicationState: null });
+const stopped = (extra = {}) => ({ ...stoppedFacts('stopped', true), systemIdentifier: '7300', ...extra });
+/** The other members' /node documents: `leader` answers as a running primary on `timeline`. */
+const answering = (leader = 'node1', timeline = 2) =>
+  new Map(['node1', 'node3'].map((n) => [n, n === leader ? peerStatus('primary', 9000, { timeline }) : null] as const));
+
+describe('decide(): a replica rejoining after a switchover or failover', () => {
+  it('a replica not streaming for a moment after a switchover is not rewound: it gets the grace period to stream on its own', () => {
+    const fresh = decide(input({ cluster: onTimeline2(), facts: pastBranch }));
+    expect(types(fresh)).to.deep.equal([]);
+    expect(fresh.wakeAt).to.equal(NOW + 20_000);
+    const fewSeconds = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 8000, upstream: NODE1, position: null } }) }));
+    expect(types(fewSeconds)).to.deep.equal([]);
+    // Time spent not streaming from another upstream does not count.
+    const other = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres', position: null } }) }));
+    expect(types(other)).to.deep.equal([]);
+    const long = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: NODE1, position: null } }), peers: answering() }));
+    expect(types(long)).to.deep.equal(['stop', 'rewind', 'start']);
+  });
+
+  it('a replica that cannot stream from a leader that answers (the WAL it needs is gone there) is reinitialized after a while', () => {
+    const behind = replicaFacts(3000, 'node1', { replicationState: null, timeline: 2 });
+    const c = onTimeline2({ checkpointAfterPromote: true });
+    const young = decide(input({ cluster: c, facts: behind, memory: memory({ notStreamingSince: { since: NOW - 10_000, upstream: NODE1, position: null } }), peers: answering() }));
+    expect(types(young)).to.deep.equal([]);
+    expect(young.wakeAt).to.equal(NOW + 20_000);
+    const stuck = memory({ notStreamingSince: { since: NOW - 31_000, upstream: NODE1, position: null } });
+    expect(decide(input({ cluster: c, facts: behind, memory: stuck })).need).to.equal('peers');
+    expect(types(decide(input({ cluster: c, facts: behind, memory: stuck, peers: new Map([['node1', null]]) })))).to.deep.equal([]);
+    const d = decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering() }));
+    expect(d.job).to.equal('reinitialize');
+    expect(d.message).to.match(/not streaming for 31 s from leader node1/);
+    // Never in pause.
+    expect(types(decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering(), raw: { pause: true } })))).to.deep.equal([]);
+  });
+
+  it('a replica pointed at the old primary follows the new leader first, without a divergence verdict', () => {
+    const d = decide(input({ cluster: onTimeline2(), facts: replicaFacts(5000, 'node3', { replicationState: null }), memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres', position: null } }) }));
+    expect(types(d)).to.deep.equal(['follow']);
+  });
+
+  it('a rewind waits until the leader is a running primary on the new timeline whose checkpoint after the promotion is done', () => {
+    const waited = memory({ notStreamingSince: { since: NOW - 60_000, upstream: NODE1, position: null } });
+    const pending = decide(input({ cluster: onTimeline2({ checkpointAfterPromote: false }), facts: pastBranch, memory: waited }));
+    expect(types(pending)).to.deep.equal([]);
+    expect(pending.message).to.match(/checkpoint after the promotion/);
+    const staleKey = decide(input({ cluster: onTimeline2({ timeline: 1 }), facts: pastBranch, memory: waited }));
+    expect(types(staleKey)).to.deep.equal([]);
+    expect(staleKey.message).to.match(/does not show timeline 2/);
+    expect(types(decide(input({ cluster: onTimeline2({ state: 'starting' }), facts: pastBranch, memory: waited })))).to.deep.equal([]);
+    // A leader whose member key still says running but that does not answer (killed within the ttl) is not a source.
+    expect(decide(input({ cluster: onTimeline2({ checkpointAfterPromote: true }), facts: pastBranch, memory: waited })).need).to.equal('peers');
+    const dead = decide(input({ cluster: onTimeline2({ checkpointAfterPromote: true }), facts: pastBranch, memory: waited, peers: new Map([['node1', null]]) }));
+    expect(types(dead)).to.deep.equal([]);
+    expect(dead.message).to.match(/does not answer/);
+    expect(types(decide(input({ cluster: onTimeline2({ checkpointAfterPromote: true }), facts: pastBranch, memory: waited, peers: answering() })))).to.deep.equal(['stop', 'rewind', 'start']);
+  });
+
+  it('a crashed former primary is rewound before its first start as a replica (memory or the history key tell it led its timeline)', () => {
+    // node2 was promoted into timeline 2; node3 was promoted into 3 and leads.
+    const lines: HistoryLine[] = [[1, 4000, 'r', null, 'node2'], [2, 9000, 'r', null, 'node3']];
+    const c = cluster('node3', { history: { lines, revision: '7' }, members: [member('node1'), member('node2'), member('node3', { role: 'primary', timeline: 3 })] });
+    const d = decide(input({ cluster: c, facts: stopped({ state: 'crashed', timeline: 2 }), peers: answering('node3', 3) }));
+    expect(types(d), d.message).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(d.actions[1]).to.deep.include({ source: { name: 'node3', connUrl: 'postgres://node3:5432/postgres' } });
+    // Without the history line naming it, the loop's memory of its role tells the same.
+    const anonymous: HistoryLine[] = [[1, 4000, 'r', null, 'node1'], [2, 9000, 'r', null, 'node3']];
+    const c2 = { ...c, history: { lines: anonymous, revision: '7' } };
+    expect(types(decide(input({ cluster: c2, facts: stopped({ timeline: 2 }), memory: memory({ lastRole: 'primary' }), peers: answering('node3', 3) })))).to.deep.equal(['stop', 'rewind', 'start']);
+    // Killed before the checkpoint after its promotion: its control file still shows the timeline before.
+    const early = decide(input({ cluster: c, facts: stopped({ state: 'crashed', timeline: 1 }), peers: answering('node3', 3) }));
+    expect(types(early), early.message).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(early.message).to.match(/primary of timeline 2 and the cluster is on timeline 3/);
+    // A former replica just starts; so does a former primary already on the cluster's timeline.
+    expect(types(decide(input({ cluster: c2, facts: stopped({ timeline: 2 }) })))).to.deep.equal(['start']);
+    expect(types(decide(input({ cluster: c, facts: stopped({ timeline: 3 }), memory: memory({ lastRole: 'primary' }) })))).to.deep.equal(['start']);
+    // Without pg_rewind it starts; failed starts escalate to a reinitialize.
+    expect(types(decide(input({ cluster: c, facts: stopped({ timeline: 2 }), raw: { db: { use_pg_rewind: false } } })))).to.deep.equal(['start']);
+  });
+
+  it('repeated failed starts as a replica escalate to a rewind, then to a reinitialize, instead of looping', () => {
+    const c = onTimeline2({ checkpointAfterPromote: true });
+    const first = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }) }));
+    expect(types(first)).to.deep.equal(['start']);
+    // A failure of the start counts.
+    expect(first.rollback).to.deep.equal({ fromIndex: 0, untilIndex: 1, actions: [{ type: 'remember', patch: { startFailures: 1 } }] });
+    const third = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering() }));
+    expect(third.job).to.equal('rewind');
+    expect(third.actions[0]).to.deep.equal({ type: 'remember', patch: { startFailures: 4 } });
+    const fourth = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 4 }), peers: answering() }));
+    expect(fourth.job).to.equal('reinitialize');
+    expect(types(fourth)).to.deep.equal(['remember', 'stop', 'removeData', 'remember', 'configure', 'createReplica', 'start']);
+    const noRewind = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering(), raw: { db: { use_pg_rewind: false } } }));
+    expect(noRewind.job).to.equal('reinitialize');
+  });
+
+  it("a fresh agent starts its server with the cluster's parameters (a standby below the primary's max_connections does not start)", () => {
+    const raw = { db: { parameters: { max_connections: 120 } } };
+    const d = decide(input({ raw, facts: stopped({ timeline: 1 }), memory: { ...EMPTY_MEMORY } }));
+    expect(types(d)).to.deep.equal(['configure', 'start']);
+    expect(d.actions[0]).to.deep.include({ parameters: { max_connections: 120 } });
+    expect(d.rollback?.fromIndex).to.equal(1);
+    // Already applied: no configure.
+    expect(types(decide(input({ raw, facts: stopped({ timeline: 1 }), memory: { ...EMPTY_MEMORY, appliedParameters: '{"max_connections":120}' } })))).to.deep.equal(['start']);
+  });
+});
+
+describe('decide(): the checkpoint after a promotion', () => {
+  it('a newly promoted leader runs CHECKPOINT in the background on its next tick, then records it done', () => {
+    const d = decide(leaderInput({ memory: { ...leaderInput().memory, checkpointAfterPromote: false } }));
+    expect(d.job).to.equal('checkpoint');
+    const t = types(d);
+    expect(t[0]).to.equal('refreshLeader');
+    expect(t.slice(-2)).to.deep.equal(['checkpoint', 'remember']);
+    expect(d.actions[d.actions.length - 1]).to.deep.equal({ type: 'remember', patch: { checkpointAfterPromote: true } });
+    expect(types(decide(leaderInput({ memory: { ...leaderInput().memory, checkpointAfterPromote: true } })))).to.not.include('checkpoint');
+  });
+
+  it('a demotion forgets it', () => {
+    const d = decide(leaderInput({ cluster: cluster('node2'), memory: { ...leaderInput().memory, checkpointAfterPromote: true } }));
+    const remember = d.actions.find((a): a is Extract<Action, { type: 'remember' }> => a.type === 'remember');
+    expect(remember?.patch).to.deep.include({ checkpointAfterPromote: null });
+  });
+
+  it('the member key carries checkpoint_after_promote when set, and parses it back', () => {
+    const base = { connUrl: 'postgres://n:1/postgres', apiUrl: 'http://n:8008', state: 'running', role: 'primary', version: '0.1.0', xlogLocation: 1, receiveLsn: null, replayLsn: null, replicationState: null, timeline: 2, tags: {}, pendingRestart: false, pendingRestartReason: null, scheduledRestart: null };
+    expect(parseMember('n', memberToJson({ ...base, checkpointAfterPromote: false }), '1').checkpointAfterPromote).to.equal(false);
+    expect(parseMember('n', memberToJson({ ...base, checkpointAfterPromote: true }), '1').checkpointAfterPromote).to.equal(true);
+    expect(JSON.parse(memberToJson(base))).to.not.have.property('checkpoint_after_promote');
+    expect(parseMember('n', memberToJson(base), '1')).to.not.have.property('checkpointAfterPromote');
+  });
+});
+
+describe('observeFacts(): what the loop learns from a probe', () => {
+  it("lifts a replica's timeline to the highest seen on the same data (the probe's can be stale), never a primary's", () => {
+    const seen = memory({ timelineSeen: { systemIdentifier: '7300', timeline: 5 } });
+    expect(observeFacts(replicaFacts(5000, 'node1', { timeline: 3 }), seen, NOW).facts.timeline).to.equal(5);
+    expect(observeFacts(stopped({ timeline: 4 }), seen, NOW).facts.timeline).to.equal(5);
+    expect(observeFacts(stopped({ timeline: null }), seen, NOW).facts.timeline).to.equal(5);
+    const up = observeFacts(replicaFacts(5000, 'node1', { timeline: 6 }), seen, NOW);
+    expect(up.facts.timeline).to.equal(6);
+    expect(up.patch.timelineSeen).to.deep.equal({ systemIdentifier: '7300', timeline: 6 });
+    // Other data (a new system identifier): the old timeline means nothing.
+    const other = observeFacts(replicaFacts(5000, 'node1', { timeline: 1, systemIdentifier: '9999' }), seen, NOW);
+    expect(other.facts.timeline).to.equal(1);
+    expect(other.patch.timelineSeen).to.deep.equal({ systemIdentifier: '9999', timeline: 1 });
+  });
+
+  it('times how long a replica has neither streamed from its configured upstream nor made progress, and clears failed starts once it runs', () => {
+    const first = observeFacts(replicaFacts(5000, 'node1', { replicationState: null }), memory({ startFailures: 2 }), NOW);
+    expect(first.patch).to.deep.include({ notStreamingSince: { since: NOW, upstream: NODE1, position: 5000 }, startFailures: 0, lastRole: 'replica' });
+    const still = observeFacts(replicaFacts(5000, 'node1', { replicationState: null }), memory({ lastRole: 'replica', notStreamingSince: { since: NOW - 5000, upstream: NODE1, position: 5000 } }), NOW);
+    expect(still.patch).to.not.have.property('notStreamingSince');
+    // Replaying a local backlog before the WAL receiver starts is progress, not a stuck replica.
+    const replaying = observeFacts(replicaFacts(7000, 'node1', { replicationState: null }), memory({ lastRole: 'replica', notStreamingSince: { since: NOW - 5000, upstream: NODE1, position: 5000 } }), NOW);
+    expect(replaying.patch.notStreamingSince).to.deep.equal({ since: NOW, upstream: NODE1, position: 7000 });
+    const streaming = observeFacts(replicaFacts(5000, 'node1'), memory({ lastRole: 'replica', notStreamingSince: { since: NOW - 5000, upstream: NODE1, position: 5000 } }), NOW);
+    expect(streaming.patch).to.deep.include({ notStreamingSince: null });
+  });
+});

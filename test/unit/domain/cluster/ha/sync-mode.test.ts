@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { EMPTY_MEMORY, type Action } from '../../../../../src/domain/cluster/ha/decision.js';
+import { allOf, anyOf, quorumReached, syncActions } from '../../../../../src/domain/cluster/ha/sync-mode.js';
+import { tickContext } from '../../../../../src/domain/cluster/ha/tick-context.js';
+import { cluster, leaderInput, primaryFacts, row } from './fixtures.js';
+
+type Sync = { leader: string; syncStandby: string[]; quorum: number };
+
+function step(opts: { sync: Sync | null; ssn: string; rows: ReturnType<typeof row>[]; mode?: boolean | 'quorum'; strict?: boolean; count?: number; memoryLsn?: number }): Action[] {
+  const raw = { synchronous_mode: opts.mode ?? true, synchronous_mode_strict: opts.strict ?? false, synchronous_node_count: opts.count ?? 1 };
+  const memory = { ...EMPTY_MEMORY, ssn: opts.memoryLsn !== undefined ? { value: opts.ssn, lsn: opts.memoryLsn } : null };
+  const input = leaderInput({
+    raw,
+    cluster: cluster('node1', { sync: opts.sync ? { ...opts.sync, revision: '3' } : null }),
+    facts: primaryFacts(5000, { replication: opts.rows, synchronousStandbyNames: opts.ssn }),
+    memory,
+  });
+  return syncActions(tickContext(input));
+}
+
+describe('synchronous replication steps (primary side)', () => {
+  it('renders FIRST n / ANY k with quoted names', () => {
+    expect(allOf(['node2', 'Node3'])).to.equal('FIRST 2 ("node2","Node3")');
+    expect(anyOf(1, ['node2'])).to.equal('ANY 1 ("node2")');
+  });
+
+  it('takes over the key first (naming no standby) when it is missing or names another leader', () => {
+    expect(step({ sync: null, ssn: '', rows: [row('node2', 5000)] })).to.deep.equal([{ type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '0' }]);
+    expect(step({ sync: { leader: 'node9', syncStandby: ['node2'], quorum: 0 }, ssn: '', rows: [] })[0]).to.deep.include({ syncStandby: [], ifRevision: '3' });
+  });
+
+  it('adds a standby in two steps: ssn first, then the key once it confirmed everything', () => {
+    const empty = { leader: 'node1', syncStandby: [], quorum: 0 };
+    expect(step({ sync: empty, ssn: '', rows: [row('node2', 5000)] })).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node2")' }]);
+    // Not yet caught up with the position ssn was set at: wait.
+    expect(step({ sync: empty, ssn: 'FIRST 1 ("node2")', rows: [row('node2', 4000)], memoryLsn: 4500 })).to.deep.equal([]);
+    expect(step({ sync: empty, ssn: 'FIRST 1 ("node2")', rows: [row('node2', 4600)], memoryLsn: 4500 })).to.deep.equal([
+      { type: 'writeSync', leader: 'node1', syncStandby: ['node2'], quorum: 0, ifRevision: '3' },
+    ]);
+  });
+
+  it('replaces a lost standby: the key drops it first, then ssn names the new one', () => {
+    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [row('node3', 5000)] })).to.deep.equal([
+      { type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' },
+      { type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' },
+    ]);
+  });
+
+  it('no standby left: empty key, then ssn empty (or * in strict mode)', () => {
+    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [] }).map((a) => a.type)).to.deep.equal(['writeSync', 'setSynchronousStandbyNames']);
+    expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [], strict: true })[1]).to.deep.include({ value: '*' });
+  });
+
+  it('a steady state does nothing; nosync members are never picked', () => {
+    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [row('node2', 5000), row('node3', 5000)] })).to.deep.equal([]);
+    const members = cluster('node1').members.map((m) => (m.name === 'node3' ? { ...m, tags: { nosync: true } } : m));
+    const input = leaderInput({
+      raw: { synchronous_mode: true },
+      cluster: cluster('node1', { members, sync: { leader: 'node1', syncStandby: [], quorum: 0, revision: '3' } }),
+      facts: primaryFacts(5000, { replication: [row('node3', 5000), row('node2', 4000)] }),
+    });
+    expect(syncActions(tickContext(input))).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node2")' }]);
+  });
+
+  it('quorum mode: all standbys in the key with k, then ssn ANY k', () => {
+    const empty = { leader: 'node1', syncStandby: [], quorum: 0 };
+    const rows = [row('node2', 5000), row('node3', 5000)];
+    expect(step({ sync: empty, ssn: '', rows, mode: 'quorum' })).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 2 ("node2","node3")' }]);
+    expect(step({ sync: empty, ssn: 'FIRST 2 ("node2","node3")', rows, mode: 'quorum', memoryLsn: 5000 })).to.deep.equal([
+      { type: 'writeSync', leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, ifRevision: '3' },
+      { type: 'setSynchronousStandbyNames', value: 'ANY 1 ("node2","node3")' },
+    ]);
+  });
+
+  it('synchronous mode off: the key goes and ssn returns to the configured value', () => {
+    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [], mode: false }).map((a) => a.type)).to.deep.equal(['deleteSync', 'setSynchronousStandbyNames']);
+  });
+
+  it('quorumReached: |L| - k + 1 members of the key must be visible (self included); the primary the key names always may', () => {
+    const sync = { leader: 'node0', syncStandby: ['node1', 'node2', 'node3'], quorum: 1, revision: '3' };
+    const ctx = tickContext(leaderInput({ raw: { synchronous_mode: 'quorum' }, cluster: cluster(null, { sync }) }));
+    expect(quorumReached(ctx, ['node2'])).to.equal(false);
+    expect(quorumReached(ctx, ['node2', 'node3'])).to.equal(true);
+    const old = tickContext(leaderInput({ raw: { synchronous_mode: 'quorum' }, cluster: cluster(null, { sync: { ...sync, leader: 'node1', syncStandby: ['node2', 'node3'] } }) }));
+    expect(quorumReached(old, [])).to.equal(true);
+  });
+});

@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import { hasDiverged, historyAfterPromotion, PROMOTION_REASON } from '../../../../../src/domain/cluster/model/history.js';
+import { restartConditionProblem, versionNumber } from '../../../../../src/domain/cluster/rules/restart-conditions.js';
+import { primaryFacts, replicaFacts } from '../ha/fixtures.js';
+
+describe('timeline history and divergence', () => {
+  const promotion = { timeline: 1, lsn: 5000, at: '2024-01-01T00:00:00.000Z', leader: 'node2' };
+
+  it('appends [old timeline, switch lsn, reason, time, new leader], preferring the server history files', () => {
+    expect(historyAfterPromotion([], [], promotion, 0)).to.deep.equal([[1, 5000, PROMOTION_REASON, '2024-01-01T00:00:00.000Z', 'node2']]);
+    expect(historyAfterPromotion([], [[1, 4990, 'x', null, null]], promotion, 0)).to.deep.equal([[1, 4990, 'x', '2024-01-01T00:00:00.000Z', 'node2']]);
+  });
+
+  it('replaces a lost branch of the same timeline, and keeps at most max_timelines_history lines', () => {
+    const prev = [[1, 100, 'r', 't1', 'a'] as const, [2, 200, 'r', 't2', 'b'] as const];
+    expect(historyAfterPromotion(prev, [], { ...promotion, timeline: 2, lsn: 150 }, 0)).to.deep.equal([prev[0], [2, 150, PROMOTION_REASON, promotion.at, 'node2']]);
+    expect(historyAfterPromotion(prev, [], { ...promotion, timeline: 3, lsn: 300 }, 2)).to.have.length(2);
+  });
+
+  it('hasDiverged: past the branch point, or on a timeline the leader never had', () => {
+    const history = [[1, 4000, 'r', null, null] as const];
+    expect(hasDiverged(1, 5000, 2, history)).to.equal(true);
+    expect(hasDiverged(1, 4000, 2, history)).to.equal(false);
+    expect(hasDiverged(3, 1, 2, history)).to.equal(true);
+    expect(hasDiverged(2, 9999, 2, history)).to.equal(false);
+    expect(hasDiverged(1, 5000, 3, [])).to.equal(null);
+  });
+});
+
+describe('restart conditions', () => {
+  it('parses versions like server_version_num', () => {
+    expect(versionNumber('15.2')).to.equal(150002);
+    expect(versionNumber('9.6.24')).to.equal(90624);
+    expect(versionNumber('x')).to.equal(null);
+  });
+
+  it('checks restart_pending, role and db_version', () => {
+    expect(restartConditionProblem({}, replicaFacts())).to.equal(null);
+    expect(restartConditionProblem({ restart_pending: true }, replicaFacts())).to.match(/pending/);
+    expect(restartConditionProblem({ restart_pending: true }, replicaFacts(1, 'node1', { pendingRestart: true }))).to.equal(null);
+    expect(restartConditionProblem({ role: 'primary' }, primaryFacts())).to.equal(null);
+    expect(restartConditionProblem({ db_version: '15.0' }, primaryFacts())).to.match(/not lower/);
+    expect(restartConditionProblem({ db_version: '16.1' }, primaryFacts())).to.equal(null);
+  });
+});
