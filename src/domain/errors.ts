@@ -1,7 +1,7 @@
 /** Base of every typed Warden error: `code` is stable and is what callers and the HTTP layer branch on. */
-export class WardenError extends Error {
+export class WardenError<C extends string = string> extends Error {
   constructor(
-    readonly code: string,
+    readonly code: C,
     message: string,
     readonly details?: unknown,
   ) {
@@ -16,22 +16,57 @@ export interface Problem {
   readonly message: string;
 }
 
+/** Codes of invalid input, by what was invalid. */
+export type ValidationErrorCode =
+  | 'invalid_input'
+  | 'invalid_body'
+  | 'invalid_query'
+  | 'invalid_config'
+  | 'invalid_flags'
+  | 'invalid_local_config'
+  | 'invalid_collectors'
+  | 'invalid_size'
+  | 'invalid_duration'
+  | 'malformed_dcs_value'
+  | 'paused'
+  | 'timezone_required'
+  | 'invalid_schedule'
+  | 'schedule_in_past';
+
 /** Input that does not satisfy a schema or a rule; `problems` lists every one found, not just the first. */
-export class ValidationError extends WardenError {
+export class ValidationError extends WardenError<ValidationErrorCode> {
   constructor(
     readonly problems: readonly Problem[],
-    code = 'invalid_input',
+    code: ValidationErrorCode = 'invalid_input',
   ) {
     super(code, problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; '), problems);
   }
 }
 
 /** The DCS could not be reached or did not answer within its deadline. */
-export class DcsUnavailableError extends WardenError {
+export class DcsUnavailableError extends WardenError<'dcs_unavailable'> {
   constructor(message: string, cause?: unknown) {
     super('dcs_unavailable', message, cause);
   }
 }
 
-/** A database operation failed; `code` names which one (start_failed, promote_failed, ...). */
-export class DatabaseError extends WardenError {}
+/** Which database operation failed. */
+export type DatabaseErrorCode =
+  | 'probe_failed'
+  | 'initdb_failed'
+  | 'start_failed'
+  | 'stop_failed'
+  | 'restart_failed'
+  | 'reload_failed'
+  | 'promote_failed'
+  | 'follow_failed'
+  | 'rewind_failed'
+  | 'create_replica_failed'
+  | 'remove_data_failed'
+  | 'checkpoint_failed'
+  | 'configure_failed'
+  | 'slots_failed'
+  | 'write_failed';
+
+/** A database operation failed; `code` names which one. */
+export class DatabaseError extends WardenError<DatabaseErrorCode> {}

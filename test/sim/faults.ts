@@ -1,4 +1,4 @@
-import { failoverToJson } from '../../src/domain/cluster/model/cluster.js';
+import { failoverToJson } from '../../src/adapters/cluster-store/codec.js';
 import type { FakeDatabaseOp } from '../../src/adapters/database/fake-database.js';
 import type { Random } from './random.js';
 import type { SimCluster, SimNode } from './sim-cluster.js';

@@ -1,11 +1,13 @@
 import { FakeClock } from '../../src/adapters/clock/fake-clock.js';
 import { FakeDatabase, FakeDatabaseNetwork } from '../../src/adapters/database/fake-database.js';
-import { InMemoryDcs, InMemoryDcsStore } from '../../src/adapters/dcs/memory.js';
+import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../src/adapters/cluster-store/in-memory-key-value.js';
+import { InMemoryClusterStore } from '../../src/adapters/cluster-store/in-memory-cluster-store.js';
 import { MemoryLogger } from '../../src/adapters/logger/memory-logger.js';
 import { FakeWatchdog } from '../../src/adapters/watchdog/fake-watchdog.js';
 import { HaLoop } from '../../src/app/agent/ha-loop.js';
 import { fixedSettings } from '../../src/app/agent/tokens.js';
-import { parseCluster, type Cluster } from '../../src/domain/cluster/model/cluster.js';
+import type { Cluster } from '../../src/domain/cluster/model/cluster.js';
+import { parseCluster } from '../../src/adapters/cluster-store/codec.js';
 import type { RawConfig } from '../../src/domain/cluster/config/config.js';
 import type { TagValue, WatchdogMode } from '../../src/domain/cluster/model/node.js';
 import type { NodeStatus } from '../../src/domain/cluster/model/status.js';
@@ -63,7 +65,7 @@ class QuietLogger extends MemoryLogger {
 export class SimNode {
   readonly db: FakeDatabase;
   readonly logger: MemoryLogger;
-  dcs!: InMemoryDcs;
+  dcs!: InMemoryClusterStore;
   watchdog!: FakeWatchdog;
   loop!: HaLoop;
   /** The agent process is up (a dead one answers no API call and touches nothing). */
@@ -90,7 +92,7 @@ export class SimNode {
     if (this.alive) return;
     const gen = ++this.generation;
     const dead = () => this.generation !== gen || !this.alive;
-    this.dcs = new InMemoryDcs(this.sim.store, { clientId: `${this.name}#${gen}` });
+    this.dcs = new InMemoryClusterStore(this.sim.store, { clientId: `${this.name}#${gen}`, logger: this.logger });
     this.dcs.setReachable(this.dcsLinkUp);
     this.watchdog = new FakeWatchdog({ usable: this.options.watchdogUsable ?? true, clock: this.sim.clock });
     const db = killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`));
@@ -164,12 +166,12 @@ class SimPeerApi implements PeerApi {
 }
 
 /**
- * Several agents on one InMemoryDcsStore, FakeDatabaseNetwork and FakeClock: the scenario
+ * Several agents on one InMemoryKeyValueSpace, FakeDatabaseNetwork and FakeClock: the scenario
  * tests and the randomized simulation drive it by moving fake time.
  */
 export class SimCluster {
   readonly clock = new FakeClock();
-  readonly store: InMemoryDcsStore;
+  readonly store: InMemoryKeyValueSpace;
   readonly network = new FakeDatabaseNetwork();
   readonly peerApi: PeerApi = new SimPeerApi(this);
   readonly nodes = new Map<string, SimNode>();
@@ -178,7 +180,7 @@ export class SimCluster {
   readonly stepMs: number;
 
   constructor(opts: SimClusterOptions) {
-    this.store = new InMemoryDcsStore(this.clock, { unavailableDelayMs: opts.dcsFailDelayMs ?? 0 });
+    this.store = new InMemoryKeyValueSpace(this.clock, { unavailableDelayMs: opts.dcsFailDelayMs ?? 0 });
     this.config = opts.config ?? { ttl: 30, loop_wait: 10, retry_timeout: 10 };
     this.verboseLogs = opts.verboseLogs ?? false;
     this.stepMs = opts.stepMs ?? 250;
@@ -232,7 +234,7 @@ export class SimCluster {
   async putKey(key: string, value: string): Promise<boolean> {
     // A failing call would wait on the fake clock, which only this caller moves.
     if (!this.store.reachable) return false;
-    const admin = new InMemoryDcs(this.store, { clientId: 'admin' });
+    const admin = new InMemoryKeyValue(this.store, { clientId: 'admin' });
     try {
       return await admin.put(key, value);
     } catch {

@@ -2,7 +2,7 @@ import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow } from '../../domain/cluster/model/facts.js';
 import type { DatabaseState } from '../../domain/cluster/model/states.js';
-import { DatabaseError } from '../../domain/errors.js';
+import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
 import { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
@@ -29,7 +29,7 @@ export type FakeDatabaseOp =
   | 'syncSlots'
   | 'write';
 
-const ERROR_CODES: Record<FakeDatabaseOp, string> = {
+const ERROR_CODES: Record<FakeDatabaseOp, DatabaseErrorCode> = {
   probe: 'probe_failed',
   initdb: 'initdb_failed',
   start: 'start_failed',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
-import { DatabaseError } from '../../domain/errors.js';
+import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
@@ -105,7 +105,7 @@ export class PgDatabase implements Database {
     return run;
   }
 
-  private fail(code: string, message: string, cause?: unknown): DatabaseError {
+  private fail(code: DatabaseErrorCode, message: string, cause?: unknown): DatabaseError {
     const full = cause === undefined ? message : `${message}: ${describe(cause)}`;
     this.log.error(full, { code });
     return new DatabaseError(code, full, cause);
@@ -374,7 +374,7 @@ export class PgDatabase implements Database {
     return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed'));
   }
 
-  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: string): Promise<void> {
+  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: DatabaseErrorCode): Promise<void> {
     const pid = await this.ctl.livePid();
     this.session.close();
     if (pid === null) {

@@ -1,6 +1,6 @@
 import type { AgentControl } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Dcs } from '../../ports/dcs.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
@@ -19,11 +19,11 @@ export interface AgentApiOptions {
 
 /**
  * Everything the REST API uses. It reaches the agent only through `control` (snapshot,
- * actions) and the cluster only through `dcs` (`/config`, `/cluster`, the failover key).
+ * actions) and the cluster only through `store` (`/config`, `/cluster`, the failover key).
  */
 export interface AgentApiDeps {
   readonly control: AgentControl;
-  readonly dcs: Dcs;
+  readonly store: ClusterStore;
   readonly clock: Clock;
   readonly peers: PeerApi;
   readonly metrics: AgentMetrics;

@@ -6,8 +6,8 @@ import type { Route } from './routes.js';
 
 /** `GET /node`, `/metrics`, `/cluster` (from a recent cluster view, see ClusterViewSource), `/history` (spec §3, §6, §9). */
 export function clusterRoutes(deps: AgentApiDeps, statusCache: StatusBodyCache): Route[] {
-  const { control, dcs, clock, metrics, logger } = deps;
-  const views = new ClusterViewSource(control, dcs, clock, logger);
+  const { control, store, clock, metrics, logger } = deps;
+  const views = new ClusterViewSource(control, store, clock, logger);
   const clusterBodies = new ClusterBodyCache();
   return [
     {

@@ -3,7 +3,7 @@ import { clusterDocument } from '../../domain/cluster/model/cluster-document.js'
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { AgentControl } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Dcs } from '../../ports/dcs.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Logger } from '../../ports/logger.js';
 import { readCluster } from './cluster-reader.js';
 
@@ -30,7 +30,7 @@ export class ClusterViewSource {
 
   constructor(
     private readonly control: AgentControl,
-    private readonly dcs: Dcs,
+    private readonly store: ClusterStore,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly freshMs = CLUSTER_VIEW_FRESH_MS,
@@ -61,7 +61,7 @@ export class ClusterViewSource {
   private read(): Promise<View> {
     this.reading ??= (async () => {
       try {
-        const { cluster } = await readCluster(this.dcs, this.logger);
+        const { cluster } = await readCluster(this.store);
         this.own = { cluster, at: this.clock.now() };
         return this.own;
       } finally {

@@ -1,5 +1,4 @@
 import { mergePatch, validateConfigOrThrow, type RawConfig } from '../../domain/cluster/config/config.js';
-import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { readJsonObject } from './body.js';
@@ -7,23 +6,10 @@ import { HttpError } from './errors.js';
 import { setJsonBody } from './json-body.js';
 import type { Route } from './routes.js';
 
-/** The stored dynamic configuration and its revision (`'0'`: no key yet). */
-async function readStoredConfig(deps: AgentApiDeps): Promise<{ value: RawConfig; revision: string }> {
-  const raw = await deps.dcs.readAll();
-  const entry = raw.get(DcsKey.config);
-  if (!entry) return { value: {}, revision: '0' };
-  let value: unknown;
-  try {
-    value = JSON.parse(entry.value);
-  } catch {
-    value = null;
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    // Unreadable by hand-editing: PATCH merges onto nothing, PUT replaces it.
-    deps.logger.warn('the DCS config key is not a JSON object; treating it as empty', { revision: entry.revision });
-    return { value: {}, revision: entry.revision };
-  }
-  return { value: value as RawConfig, revision: entry.revision };
+/** The stored dynamic configuration and its revision (null: nothing stored yet). */
+async function readStoredConfig(deps: AgentApiDeps): Promise<{ value: RawConfig; revision: string | null }> {
+  const config = (await deps.store.read()).config;
+  return config ? { value: config.value, revision: config.revision } : { value: {}, revision: null };
 }
 
 function invalidConfig(err: unknown): never {
@@ -33,7 +19,7 @@ function invalidConfig(err: unknown): never {
 
 /** `GET /config`, `PATCH /config` (merge, validate, compare-and-set), `PUT /config` (validate, replace) (spec §2). */
 export function configRoutes(deps: AgentApiDeps): Route[] {
-  const { dcs, control } = deps;
+  const { store, control } = deps;
   return [
     {
       path: '/config',
@@ -50,7 +36,7 @@ export function configRoutes(deps: AgentApiDeps): Route[] {
           } catch (err) {
             invalidConfig(err);
           }
-          const written = await dcs.put(DcsKey.config, JSON.stringify(merged), { if: { revision: stored.revision } });
+          const written = await store.writeConfig(merged, stored.revision);
           if (!written) {
             throw new HttpError(409, 'config_conflict', 'the configuration was changed by someone else meanwhile; read it again and retry');
           }
@@ -64,7 +50,7 @@ export function configRoutes(deps: AgentApiDeps): Route[] {
           } catch (err) {
             invalidConfig(err);
           }
-          await dcs.put(DcsKey.config, JSON.stringify(body));
+          await store.writeConfig(body, undefined);
           control.wake();
           setJsonBody(ctx, body);
         },

@@ -1,6 +1,5 @@
-import { failoverToJson, type Cluster, type Member } from '../../domain/cluster/model/cluster.js';
+import type { Cluster, Member } from '../../domain/cluster/model/cluster.js';
 import { resolveConfig } from '../../domain/cluster/config/config.js';
-import { DcsKey, type DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
 import {
   candidatesToProbe,
   checkEligibleCandidate,
@@ -13,7 +12,7 @@ import { switchoverScheduleFromKey } from '../../domain/cluster/rules/schedule.j
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Dcs } from '../../ports/dcs.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
 import { DEFAULT_POLL_INTERVAL_MS, type AgentApiDeps } from './api-deps.js';
 import { readCluster } from './cluster-reader.js';
 import { HttpError } from './errors.js';
@@ -41,8 +40,8 @@ async function probe(deps: AgentApiDeps, members: readonly Member[]): Promise<Ma
   return new Map(entries);
 }
 
-/** Keys whose change can settle a request; the empty key is a DCS watch (re)connecting, after which changes may have been missed. */
-const OUTCOME_KEYS: ReadonlySet<string> = new Set([DcsKey.leader, DcsKey.failover, '']);
+/** Changes that can settle a request; a resync is a watch (re)connecting, after which changes may have been missed. */
+const OUTCOME_KINDS: ReadonlySet<string> = new Set(['leader', 'failover', 'resync']);
 
 /**
  * Cuts a waiting request's sleep short when the leader or failover key changes, through a
@@ -53,9 +52,9 @@ class OutcomeWake {
   private ctl = new AbortController();
   private readonly unwatch: () => void;
 
-  constructor(dcs: Dcs) {
-    this.unwatch = dcs.watch((key) => {
-      if (OUTCOME_KEYS.has(key)) this.ctl.abort();
+  constructor(store: ClusterStore) {
+    this.unwatch = store.watch((change) => {
+      if (OUTCOME_KINDS.has(change.kind)) this.ctl.abort();
     });
   }
 
@@ -91,7 +90,7 @@ async function awaitOutcome(
     await wake.sleep(clock, Math.min(interval, Math.max(0, deadline - clock.now())));
     let cluster: Cluster;
     try {
-      cluster = (await readCluster(deps.dcs, deps.logger)).cluster;
+      cluster = (await readCluster(deps.store)).cluster;
     } catch (err) {
       if (err instanceof DcsUnavailableError) continue;
       throw err;
@@ -109,13 +108,13 @@ async function awaitOutcome(
  * outcome awaited. Throws typed errors the error middleware maps (400/412/422/503).
  */
 export async function requestManualFailover(deps: AgentApiDeps, action: ManualAction, body: SwitchoverBody): Promise<ActionResponse> {
-  const { control, clock, dcs, logger } = deps;
+  const { control, clock, store, logger } = deps;
   // Read the cluster first but report an unreachable DCS only after the request checks, so a
   // malformed request gets its 400 even while the DCS is down.
-  let view: { cluster: Cluster; raw: DcsSnapshot } | null = null;
+  let view: { cluster: Cluster } | null = null;
   let dcsError: unknown = null;
   try {
-    view = await readCluster(dcs, logger);
+    view = await readCluster(store);
   } catch (err) {
     if (!(err instanceof DcsUnavailableError)) throw err;
     dcsError = err;
@@ -127,17 +126,16 @@ export async function requestManualFailover(deps: AgentApiDeps, action: ManualAc
     clock.now(),
   );
   if (view === null) throw dcsError;
-  const { cluster, raw } = view;
+  const { cluster } = view;
   logger.info(`received ${action} request`, { leader: plan.leader, candidate: plan.candidate, scheduled_at: plan.scheduledAt, as: plan.action });
   if (plan.scheduledAt === null) {
     const probed = candidatesToProbe(plan, cluster, config);
     checkEligibleCandidate(plan, cluster, config, probed, await probe(deps, probed));
   }
-  const value = failoverToJson({ leader: plan.leader, member: plan.candidate, scheduledAt: plan.scheduledAt });
   // Watch before writing, so no change after the write can slip past the wait.
-  const wake = plan.scheduledAt === null ? new OutcomeWake(dcs) : null;
+  const wake = plan.scheduledAt === null ? new OutcomeWake(store) : null;
   try {
-    const written = await dcs.put(DcsKey.failover, value, { if: { revision: raw.get(DcsKey.failover)?.revision ?? '0' } });
+    const written = await store.writeFailover({ leader: plan.leader, member: plan.candidate, scheduledAt: plan.scheduledAt }, cluster.failoverRevision);
     if (!written) throw new HttpError(503, 'dcs_write_failed', 'failed to write the failover key into the DCS: it was changed meanwhile');
     control.wake();
     if (wake === null) {
@@ -151,11 +149,11 @@ export async function requestManualFailover(deps: AgentApiDeps, action: ManualAc
 
 /** `DELETE /switchover`: removes a scheduled switchover (writes `{}` with compare-and-set); 404 when none is scheduled. */
 export async function cancelScheduledSwitchover(deps: AgentApiDeps): Promise<ActionResponse> {
-  const { cluster, raw } = await readCluster(deps.dcs, deps.logger);
+  const { cluster } = await readCluster(deps.store);
   if (switchoverScheduleFromKey(cluster.failover).kind === 'none') {
     return { status: 404, body: { error: 'not_scheduled', message: 'no switchover is scheduled' } };
   }
-  const written = await deps.dcs.put(DcsKey.failover, failoverToJson(null), { if: { revision: raw.get(DcsKey.failover)!.revision } });
+  const written = await deps.store.writeFailover(null, cluster.failover!.revision);
   if (!written) throw new HttpError(503, 'dcs_write_failed', 'failed to delete the scheduled switchover: the failover key was changed meanwhile');
   deps.control.wake();
   return { status: 200, body: { message: 'scheduled switchover deleted' } };

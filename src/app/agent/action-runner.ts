@@ -1,18 +1,16 @@
-import { failoverToJson, historyToJson, statusToJson, syncToJson } from '../../domain/cluster/model/cluster.js';
 import { LONG_ACTIONS, type Action, type Decision } from '../../domain/cluster/ha/decision.js';
-import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import { historyAfterPromotion } from '../../domain/cluster/model/history.js';
 import { WardenError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Database } from '../../ports/database.js';
-import type { Dcs } from '../../ports/dcs.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { Watchdog } from '../../ports/watchdog.js';
 import type { LoopState } from './loop-state.js';
 
 /** The ports the runner acts through. */
 export interface RunnerPorts {
-  readonly dcs: Dcs;
+  readonly store: ClusterStore;
   readonly db: Database;
   readonly watchdog: Watchdog;
   readonly clock: Clock;
@@ -123,34 +121,34 @@ export class ActionRunner {
   }
 
   private async apply(a: Action, ctx: RunContext): Promise<void> {
-    const { dcs, db, watchdog, clock } = this.ports;
+    const { store, db, watchdog } = this.ports;
     const st = this.state;
     switch (a.type) {
       case 'acquireLeader': {
-        const t0 = clock.now();
-        await dcs.keepAlive(ctx.ttlSeconds);
-        if (!(await dcs.create(DcsKey.leader, ctx.me, { leased: true }))) throw new ConditionFailed(a.type, 'another member holds the leader key');
-        st.lockDeadline = t0 + ctx.ttlSeconds * 1000;
+        const lock = await store.acquireLeader(ctx.me, ctx.ttlSeconds);
+        if (lock === null) throw new ConditionFailed(a.type, 'another member holds the leader key');
+        st.lockDeadline = lock.deadline;
         return;
       }
       case 'refreshLeader': {
-        const t0 = clock.now();
+        let lock;
         try {
-          await dcs.keepAlive(ctx.ttlSeconds);
-          if (!(await dcs.put(DcsKey.leader, ctx.me, { leased: true, if: { value: ctx.me } }))) {
-            st.lockDeadline = null;
-            throw new ConditionFailed(a.type, 'the leader key is no longer ours');
-          }
+          lock = await store.renewLeader(ctx.me, ctx.ttlSeconds);
         } catch (e) {
-          st.lockLostAt = clock.now();
+          st.lockLostAt = this.ports.clock.now();
           throw e;
         }
-        st.lockDeadline = t0 + ctx.ttlSeconds * 1000;
+        if (lock === null) {
+          st.lockDeadline = null;
+          st.lockLostAt = this.ports.clock.now();
+          throw new ConditionFailed(a.type, 'the leader key is no longer ours');
+        }
+        st.lockDeadline = lock.deadline;
         return;
       }
       case 'releaseLeader':
         st.lockDeadline = null;
-        await dcs.delete(DcsKey.leader, { value: ctx.me });
+        await store.releaseLeader(ctx.me);
         return;
       case 'forgetLock':
         st.lockDeadline = null;
@@ -159,42 +157,42 @@ export class ActionRunner {
         if (st.failsafeRoundStartedAt !== null) st.lockDeadline = st.failsafeRoundStartedAt + ctx.ttlSeconds * 1000;
         return;
       case 'createInitialize':
-        if (!(await dcs.create(DcsKey.initialize, a.value))) throw new ConditionFailed(a.type, 'another member initializes the cluster');
+        if (!(await store.claimInitialize())) throw new ConditionFailed(a.type, 'another member initializes the cluster');
         return;
       case 'writeInitialize': {
         const facts = await db.probe();
         if (!facts.systemIdentifier) throw new WardenError('initialize_failed', 'the new cluster has no system identifier');
-        await dcs.put(DcsKey.initialize, facts.systemIdentifier);
+        await store.completeInitialize(facts.systemIdentifier);
         return;
       }
       case 'deleteInitialize':
-        await dcs.delete(DcsKey.initialize, a.revision === null ? { value: '' } : { revision: a.revision });
+        await store.abandonInitialize(a.revision);
         return;
       case 'writeConfig':
-        await dcs.create(DcsKey.config, JSON.stringify(a.value));
+        await store.writeConfig(a.value, null);
         return;
       case 'recordPromotion': {
         const lines = historyAfterPromotion(a.previous, await db.timelineHistory(), a, a.maxLines);
-        if (lines) await dcs.put(DcsKey.history, historyToJson(lines));
+        if (lines) await store.writeHistory(lines);
         return;
       }
       case 'writeStatus':
-        await dcs.put(DcsKey.status, statusToJson({ optime: a.optime, slots: a.slots }));
+        await store.writeStatus({ optime: a.optime, slots: a.slots });
         return;
       case 'writeSync': {
-        const value = syncToJson({ leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum });
-        if (!(await dcs.put(DcsKey.sync, value, { if: { revision: a.ifRevision } }))) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
+        const written = await store.writeSync({ leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum }, a.ifRevision === '0' ? null : a.ifRevision);
+        if (!written) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
         return;
       }
       case 'deleteSync':
-        await dcs.delete(DcsKey.sync);
+        await store.clearSync();
         return;
       case 'writeFailsafe':
-        await dcs.put(DcsKey.failsafe, JSON.stringify(a.members));
+        await store.writeFailsafe(a.members);
         return;
       case 'clearFailover':
         this.ports.logger.info('clearing the failover key', { reason: a.reason });
-        await dcs.put(DcsKey.failover, failoverToJson(null), { if: { revision: a.revision } });
+        await store.writeFailover(null, a.revision);
         return;
       case 'initdb':
         return db.initdb();
@@ -244,7 +242,7 @@ export class ActionRunner {
         const ok = await watchdog.keepalive();
         if (!ok && a.required) {
           st.watchdogUsable = false;
-          st.lockLostAt = clock.now();
+          st.lockLostAt = this.ports.clock.now();
           throw new WardenError('watchdog_failed', 'the watchdog is required but its keepalive failed');
         }
         if (!ok) this.ports.logger.warn('watchdog keepalive failed');

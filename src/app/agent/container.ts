@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { Container } from 'inversify';
-import { clusterPrefix } from '../../domain/cluster/model/dcs-keys.js';
+import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { PgDatabase } from '../../adapters/database/pg-database.js';
-import { Etcd3Dcs } from '../../adapters/dcs/etcd3.js';
+import { Etcd3ClusterStore } from '../../adapters/cluster-store/etcd3-cluster-store.js';
 import { createAgentApi, type AgentApi } from '../../adapters/http/agent-api.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
 import { createAgentServer, type AgentServer } from '../../adapters/http/server.js';
@@ -17,7 +17,7 @@ import { AgentControl } from '../../ports/agent-control.js';
 import { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import { Clock } from '../../ports/clock.js';
 import { Database } from '../../ports/database.js';
-import { Dcs } from '../../ports/dcs.js';
+import { ClusterStore } from '../../ports/cluster-store.js';
 import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { Watchdog } from '../../ports/watchdog.js';
@@ -42,7 +42,7 @@ export const AgentTokens = {
 
 /** Adapters to use instead of the production ones (embedding, tests). */
 export interface AgentAdapterOverrides {
-  readonly dcs?: Dcs;
+  readonly store?: ClusterStore;
   readonly database?: Database;
   readonly clock?: Clock;
   readonly watchdog?: Watchdog;
@@ -98,10 +98,12 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     overrides.logger ?? PinoLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name } }),
   );
   c.bind<Clock>(Clock).toConstantValue(overrides.clock ?? new SystemClock());
-  c.bind<Dcs>(Dcs).toDynamicValue(
-    () =>
-      overrides.dcs ??
-      new Etcd3Dcs({
+  c.bind<ClusterStore>(ClusterStore).toDynamicValue(
+    (ctx) =>
+      overrides.store ??
+      new Etcd3ClusterStore({
+        clock: ctx.get<Clock>(Clock),
+        logger: ctx.get<Logger>(Logger).child({ component: 'dcs' }),
         hosts: cfg.etcd3.hosts,
         prefix: clusterPrefix(cfg.namespace, cfg.scope),
         retryTimeoutMs: retryTimeoutMs(cfg),
@@ -152,7 +154,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   c.bind<AgentApi>(AgentTokens.Api).toDynamicValue((ctx) =>
     createAgentApi({
       control: ctx.get<AgentControl>(AgentControl),
-      dcs: ctx.get<Dcs>(Dcs),
+      store: ctx.get<ClusterStore>(ClusterStore),
       clock: ctx.get<Clock>(Clock),
       peers: ctx.get<PeerApi>(PeerApi),
       metrics: ctx.get<AgentMetrics>(AgentTokens.Metrics),

@@ -1,6 +1,5 @@
 import { inject, injectable, optional } from 'inversify';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
-import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import type { Decision } from '../../domain/cluster/ha/decision.js';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import { ScheduleError, restartScheduleFrom, scheduleRestart } from '../../domain/cluster/rules/schedule.js';
@@ -9,7 +8,7 @@ import type { ActionResult, AgentControl, RestartRequest } from '../../ports/age
 import { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import { Clock } from '../../ports/clock.js';
 import { Database } from '../../ports/database.js';
-import { Dcs } from '../../ports/dcs.js';
+import { ClusterStore, type ClusterChange } from '../../ports/cluster-store.js';
 import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { Watchdog } from '../../ports/watchdog.js';
@@ -17,8 +16,8 @@ import { describe } from './action-runner.js';
 import { HaTicker } from './ha-tick.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
 
-/** DCS keys whose change wakes the loop at once (the leader's own refreshes excepted). */
-const WAKING_KEYS = new Set<string>([DcsKey.leader, DcsKey.failover, DcsKey.config, DcsKey.initialize, DcsKey.sync]);
+/** Changes that wake the loop at once (the leader key: see onClusterChange). */
+const WAKING_KINDS = new Set<ClusterChange['kind']>(['failover', 'config', 'initialize', 'sync', 'resync']);
 
 /** Reason given to an aborted sleep. */
 const WAKE_REASON = 'wake';
@@ -47,10 +46,9 @@ export class HaLoop implements AgentControl {
   private wakeRequested = false;
   private unwatch: (() => void) | null = null;
   private nextCommandId = 1;
-  private leaderCheck: Promise<void> | null = null;
 
   constructor(
-    @inject(Dcs) private readonly dcs: Dcs,
+    @inject(ClusterStore) private readonly store: ClusterStore,
     @inject(Database) private readonly db: Database,
     @inject(Clock) private readonly clock: Clock,
     @inject(Watchdog) private readonly watchdog: Watchdog,
@@ -61,7 +59,7 @@ export class HaLoop implements AgentControl {
     @inject(AgentMetricsSink) @optional() metrics?: AgentMetricsSink,
   ) {
     this.ticker = new HaTicker(
-      { dcs, db, watchdog, clock, logger, peers, metrics: metrics ?? null },
+      { store, db, watchdog, clock, logger, peers, metrics: metrics ?? null },
       settings,
       { peerTimeoutMs: options?.peerTimeoutMs ?? 2000, failsafeTimeoutMs: options?.failsafeTimeoutMs ?? 2000 },
       () => this.wake(),
@@ -72,7 +70,7 @@ export class HaLoop implements AgentControl {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.unwatch = this.dcs.watch((key) => this.onDcsChange(key));
+    this.unwatch = this.store.watch((change) => this.onClusterChange(change));
     this.loopDone = this.run();
   }
 
@@ -100,8 +98,8 @@ export class HaLoop implements AgentControl {
     await this.watchdog.disable();
     if (opts.releaseLeader ?? true) {
       try {
-        if (this.ticker.state.lockDeadline !== null) await this.dcs.delete(DcsKey.leader, { value: me });
-        await this.dcs.revokeLease();
+        if (this.ticker.state.lockDeadline !== null) await this.store.releaseLeader(me);
+        await this.store.leave();
       } catch (error) {
         this.logger.warn('could not release the leader key / lease on shutdown', { error: describe(error) });
       }
@@ -211,21 +209,13 @@ export class HaLoop implements AgentControl {
     return result;
   }
 
-  private onDcsChange(key: string): void {
-    if (!WAKING_KEYS.has(key)) return;
-    if (key !== DcsKey.leader) return this.wake();
+  private onClusterChange(change: ClusterChange): void {
+    if (WAKING_KINDS.has(change.kind)) return this.wake();
+    if (change.kind !== 'leader') return;
     // The leader's own refresh would otherwise wake it again and again.
     if (this.ticker.state.lockDeadline !== null) return;
     // Every refresh by the leader is an event too: only a new holder (or none) is worth a tick.
-    if (this.leaderCheck) return;
-    const known = this.ticker.cluster?.leader?.name ?? null;
-    this.leaderCheck = this.dcs
-      .readAll()
-      .then((snap) => (snap.get(DcsKey.leader)?.value || null) !== known, () => true)
-      .then((changed) => {
-        this.leaderCheck = null;
-        if (changed) this.wake();
-      });
+    if (change.holder !== (this.ticker.cluster?.leader?.name ?? null)) this.wake();
   }
 
   private runTick() {

@@ -1,6 +1,5 @@
 import { EMPTY_CLUSTER, type Cluster } from '../../domain/cluster/model/cluster.js';
 import { DEFAULT_CONFIG, resolveConfig, type DynamicConfig } from '../../domain/cluster/config/config.js';
-import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import { decide } from '../../domain/cluster/ha/decide.js';
 import { NO_COMMANDS, type Decision, type PendingCommands, type RestartConditions, type TickInput } from '../../domain/cluster/ha/decision.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
@@ -8,10 +7,9 @@ import { observeFacts } from '../../domain/cluster/ha/observation.js';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
-import { ClusterParser } from './cluster-parser.js';
 import { ActionRunner, describe, firstLongAction, isDatabaseAction, type RunnerPorts } from './action-runner.js';
 import { LoopState } from './loop-state.js';
-import { MemberPublisher, memberKeyValue } from './member-publisher.js';
+import { memberRecord } from './member-record.js';
 import { nodeSnapshot } from './node-snapshot.js';
 import { failsafeRound, gatherPeerStatuses, peerTargets } from './peer-queries.js';
 import type { AgentSettings, AgentSettingsSource } from './tokens.js';
@@ -66,8 +64,6 @@ export class HaTicker {
   snapshot: NodeSnapshot;
   private lastLeader: string | null | undefined = undefined;
   private resolvedFrom: unknown = null;
-  private readonly parser: ClusterParser;
-  private readonly memberPublisher: MemberPublisher;
 
   constructor(
     private readonly ports: TickPorts,
@@ -76,8 +72,6 @@ export class HaTicker {
     private readonly onJobDone: () => void,
   ) {
     this.runner = new ActionRunner(ports, this.state, () => this.refreshSnapshot());
-    this.parser = new ClusterParser(ports.logger);
-    this.memberPublisher = new MemberPublisher(ports.dcs, ports.logger);
     this.settings = settingsSource.current();
     this.config = resolveConfig(this.settings.local.bootstrapDcs);
     this.lastTickAt = ports.clock.now();
@@ -138,21 +132,19 @@ export class HaTicker {
   }
 
   private async readDcs(): Promise<void> {
-    const { dcs, clock, metrics } = this.ports;
+    const { store, clock, metrics } = this.ports;
     try {
-      const snap = await dcs.readAll();
-      const parsed = this.parser.parse(snap);
-      this.cluster = parsed.cluster;
+      const cluster = await store.read();
+      this.cluster = cluster;
       this.clusterReadAt = clock.now();
       this.dcsReachable = true;
-      const init = snap.get(DcsKey.initialize);
       const seen = this.state.memory.initializeSeen;
-      if (init && init.value === '') {
-        if (seen?.revision !== init.revision) this.state.remember({ initializeSeen: { revision: init.revision, since: clock.now() } });
+      if (cluster.initialize === '' && cluster.initializeRevision !== null) {
+        if (seen?.revision !== cluster.initializeRevision) this.state.remember({ initializeSeen: { revision: cluster.initializeRevision, since: clock.now() } });
       } else if (seen) {
         this.state.remember({ initializeSeen: null });
       }
-      const leader = parsed.cluster.leader?.name ?? null;
+      const leader = cluster.leader?.name ?? null;
       if (leader !== this.lastLeader) {
         if (this.lastLeader !== undefined) metrics?.leaderChanged(leader);
         this.lastLeader = leader;
@@ -166,6 +158,7 @@ export class HaTicker {
     if (raw !== this.resolvedFrom) {
       this.config = resolveConfig(raw);
       this.resolvedFrom = raw;
+      this.ports.store.setRetryTimeout(this.config.retry_timeout);
     }
   }
 
@@ -270,9 +263,13 @@ export class HaTicker {
   private async publishMember(): Promise<void> {
     if (!this.dcsReachable) return;
     const memory = this.state.memory;
-    const value = memberKeyValue(this.settings.node, this.facts, this.snapshot.status, memory.scheduledRestart, memory.checkpointAfterPromote);
-    const listed = this.cluster?.members.some((m) => m.name === this.settings.node.name) ?? false;
-    if (!(await this.memberPublisher.publish(this.settings.node.name, value, this.config.ttl, listed))) this.ports.metrics?.dcsError('write');
+    const record = memberRecord(this.settings.node, this.facts, this.snapshot.status, memory.scheduledRestart, memory.checkpointAfterPromote);
+    try {
+      await this.ports.store.publishMember(this.settings.node.name, record, this.config.ttl);
+    } catch (error) {
+      this.ports.logger.warn('could not publish the member key', { error: describe(error) });
+      this.ports.metrics?.dcsError('write');
+    }
   }
 
   /** The snapshot the API reads. */

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type { Container } from 'inversify';
 import type { AgentServer } from '../../adapters/http/server.js';
-import { Dcs } from '../../ports/dcs.js';
+import { ClusterStore } from '../../ports/cluster-store.js';
 import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { AgentTokens, createAgentContainer, type AgentAdapterOverrides } from './container.js';
@@ -76,7 +76,7 @@ export async function startAgent(opts: {
         logger.info('shutting down: stopping the HA loop and the database');
         await loop.stop({ releaseLeader: true, stopDatabase: true });
         await server.close();
-        await container.get<Dcs>(Dcs).close();
+        await container.get<ClusterStore>(ClusterStore).close();
         const peers = container.get<PeerApi>(PeerApi) as PeerApi & { close?: () => void };
         peers.close?.();
         logger.info('stopped');

@@ -1,14 +1,12 @@
-import { parseCluster, type Cluster, type Member } from '../../domain/cluster/model/cluster.js';
+import type { Cluster, Member } from '../../domain/cluster/model/cluster.js';
 import { clusterRoleOf } from '../../domain/cluster/model/cluster-document.js';
 import type { CtlContext } from './context.js';
 import { AbortedError, CtlError, RestUnreachableError } from './errors.js';
 import { responseMessage, type HttpMethod, type RestRequestOptions, type RestResponse } from './rest-client.js';
 
-/** Reads and parses the cluster; malformed keys are reported as warnings and treated as absent. */
-export async function readCluster(ctx: CtlContext): Promise<Cluster> {
-  const { cluster, problems } = parseCluster(await ctx.dcs.readAll());
-  for (const p of problems) ctx.warn(`warning: ignoring malformed DCS key ${p.path}: ${p.message}`);
-  return cluster;
+/** Reads the cluster (the store warns about malformed values and reads them as absent). */
+export function readCluster(ctx: CtlContext): Promise<Cluster> {
+  return ctx.store.read();
 }
 
 /** The leader's name, or null. */

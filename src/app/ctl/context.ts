@@ -1,4 +1,4 @@
-import type { Dcs } from '../../ports/dcs.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { RestClient } from './rest-client.js';
 
 /** Where `query` connects, and as whom. */
@@ -21,12 +21,12 @@ export interface SqlResult {
 
 /**
  * What a command may touch. Every effect goes through here so each command is a plain
- * async function, testable with an in-memory Dcs, a fake RestClient and a scripted user.
+ * async function, testable with an in-memory cluster store, a fake RestClient and a scripted user.
  */
 export interface CtlContext {
-  /** Cluster name the Dcs is scoped to. */
+  /** Cluster name the store is scoped to. */
   readonly scope: string;
-  readonly dcs: Dcs;
+  readonly store: ClusterStore;
   readonly rest: RestClient;
   /** Writes one block of output (a line or a rendered table) to stdout. */
   out(s: string): void;

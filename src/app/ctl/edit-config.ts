@@ -1,7 +1,6 @@
 import { createTwoFilesPatch } from 'diff';
 import YAML from 'yaml';
 import { mergePatch, validateConfig, type RawConfig } from '../../domain/cluster/config/config.js';
-import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import { confirmOrAbort } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';
@@ -26,18 +25,10 @@ function isObject(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** The configuration as stored, with the revision to compare against on write ('0': absent). */
-export async function readStoredConfig(ctx: CtlContext): Promise<{ value: RawConfig; revision: string }> {
-  const entry = (await ctx.dcs.readAll()).get(DcsKey.config);
-  if (!entry) return { value: {}, revision: '0' };
-  let value: unknown;
-  try {
-    value = JSON.parse(entry.value);
-  } catch (e) {
-    throw new CtlError('config_malformed', `the DCS config key is not valid JSON (${(e as Error).message}); replace it with PUT /config`);
-  }
-  if (!isObject(value)) throw new CtlError('config_malformed', 'the DCS config key is not a JSON object; replace it with PUT /config');
-  return { value, revision: entry.revision };
+/** The configuration as stored, with the revision to compare against on write (null: nothing stored yet). */
+export async function readStoredConfig(ctx: CtlContext): Promise<{ value: RawConfig; revision: string | null }> {
+  const config = (await ctx.store.read()).config;
+  return config ? { value: config.value, revision: config.revision } : { value: {}, revision: null };
 }
 
 /** Parses a command-line value as a YAML scalar (`30` → 30, `true` → true, `` → null). */
@@ -125,7 +116,7 @@ export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}):
     throw new CtlError('config_invalid', `invalid configuration, nothing written: ${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ')}`);
   }
   await confirmOrAbort(ctx, opts.force, 'Apply these changes?');
-  const written = await ctx.dcs.put(DcsKey.config, JSON.stringify(after), { if: { revision } });
+  const written = await ctx.store.writeConfig(after, revision);
   if (!written) {
     throw new CtlError('concurrent_change', 'the configuration was changed by someone else since it was read; nothing was written (run edit-config again)');
   }

@@ -1,4 +1,3 @@
-import { DcsKey } from '../../domain/cluster/model/dcs-keys.js';
 import { apiError, callAny, callMember, confirmOrAbort, isOk, parseRoleFilter, preferring, readCluster, selectMembers } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';
@@ -50,7 +49,7 @@ async function flushSwitchover(ctx: CtlContext, opts: FlushOptions): Promise<voi
     if (!(e instanceof CtlError) || e.code !== 'api_unreachable') throw e;
   }
   // No agent answered: cancel in the DCS directly, only if the request is still the one we read.
-  if (await ctx.dcs.put(DcsKey.failover, '{}', { if: { revision: f.revision } })) {
+  if (await ctx.store.writeFailover(null, f.revision)) {
     ctx.out('No API answered; cancelled the scheduled switchover in the DCS');
     return;
   }

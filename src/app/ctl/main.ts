@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { clusterPrefix } from '../../domain/cluster/model/dcs-keys.js';
+import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { DcsUnavailableError, WardenError } from '../../domain/errors.js';
-import { Etcd3Dcs } from '../../adapters/dcs/etcd3.js';
-import type { Dcs } from '../../ports/dcs.js';
+import { Etcd3ClusterStore } from '../../adapters/cluster-store/etcd3-cluster-store.js';
+import { SystemClock } from '../../adapters/clock/system-clock.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
+import { WarningLogger } from './warning-logger.js';
 import { ROLE_FILTERS } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { loadCtlConfig, requireScope, type CtlConfig, type CtlFlags } from './ctl-config.js';
@@ -38,8 +40,8 @@ export interface CtlIo {
   readonly stdout: (s: string) => void;
   readonly stderr: (s: string) => void;
   readonly env: NodeJS.ProcessEnv;
-  /** Builds the Dcs for a config and scope (etcd by default). */
-  readonly makeDcs: (config: CtlConfig, scope: string) => Dcs;
+  /** Builds the cluster store for a config and scope (etcd by default). */
+  readonly makeStore: (config: CtlConfig, scope: string) => ClusterStore;
   /** Builds the REST client for a config. */
   readonly makeRest: (config: CtlConfig) => RestClient;
   readonly prompter: { ask(q: string): Promise<string>; confirm(q: string): Promise<boolean>; close(): void };
@@ -61,8 +63,10 @@ export function processIo(signal: AbortSignal): CtlIo {
     stdout: (s) => process.stdout.write(s.endsWith('\n') ? s : s + '\n'),
     stderr: (s) => process.stderr.write(s.endsWith('\n') ? s : s + '\n'),
     env: process.env,
-    makeDcs: (config, scope) =>
-      new Etcd3Dcs({
+    makeStore: (config, scope) =>
+      new Etcd3ClusterStore({
+        clock: new SystemClock(),
+        logger: new WarningLogger((s) => process.stderr.write(s + '\n')),
         hosts: config.etcd.hosts,
         prefix: clusterPrefix(config.namespace, scope),
         retryTimeoutMs: DCS_TIMEOUT_MS,
@@ -115,10 +119,10 @@ export function buildProgram(io: CtlIo): Command {
   const withCtx = async (fn: (ctx: CtlContext, cfg: CtlConfig) => Promise<void>, scope?: string): Promise<void> => {
     const cfg = config(scope);
     const s = requireScope(cfg);
-    const dcs = io.makeDcs(cfg, s);
+    const store = io.makeStore(cfg, s);
     const ctx: CtlContext = {
       scope: s,
-      dcs,
+      store,
       rest: io.makeRest(cfg),
       out: io.stdout,
       warn: io.stderr,
@@ -137,7 +141,7 @@ export function buildProgram(io: CtlIo): Command {
       if (e instanceof DcsUnavailableError) throw new CtlError('dcs_unavailable', `cannot reach the DCS at ${cfg.etcd.hosts.join(',')}: ${e.message.replace(/\.? Resolution note:.*$/s, '')}`);
       throw e;
     } finally {
-      await dcs.close();
+      await store.close();
     }
   };
 

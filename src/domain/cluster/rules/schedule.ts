@@ -37,7 +37,7 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1
  * request field in the error (`scheduled_at`, `schedule`).
  */
 export function parseScheduleTime(text: string, now: number, field = 'scheduled_at'): number {
-  const fail = (code: ScheduleErrorCode, why: string): never => {
+  const fail = (code: 'timezone_required' | 'invalid_schedule' | 'schedule_in_past', why: string): never => {
     throw new ValidationError([{ path: field, message: `${why}, got ${JSON.stringify(text)}` }], code);
   };
   const m = typeof text === 'string' ? ISO.exec(text.trim()) : null;

@@ -4,8 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Etcd3Dcs } from '../../../../src/adapters/dcs/etcd3.js';
-import { clusterPrefix, DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
+import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { assertPostgresBinaries, freePort, makeBaseDir, pidAlive, stopPostmasterOf } from '../../../support/postgres-server.js';
 
@@ -101,9 +101,9 @@ watchdog: {mode: off}
     expect(json.length).to.be.above(2);
     expect(json.every((l) => typeof l['level'] === 'string' && typeof l['msg'] === 'string')).to.equal(true);
     expect(json.some((l) => l['msg'] === 'termination signal received')).to.equal(true);
-    const dcs = new Etcd3Dcs({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-proc'), retryTimeoutMs: 5000 });
+    const dcs = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-proc'), retryTimeoutMs: 5000 });
     try {
-      expect((await dcs.readAll()).get(DcsKey.leader)).to.equal(undefined);
+      expect((await dcs.readAll()).get(ClusterKey.leader)).to.equal(undefined);
     } finally {
       await dcs.close();
     }

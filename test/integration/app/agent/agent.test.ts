@@ -3,8 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startAgent, type RunningAgent } from '../../../../src/app/agent/main.js';
-import { Etcd3Dcs } from '../../../../src/adapters/dcs/etcd3.js';
-import { clusterPrefix, DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
+import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { assertPostgresBinaries, freePort, makeBaseDir, pidAlive, stopPostmasterOf } from '../../../support/postgres-server.js';
 
@@ -134,12 +134,12 @@ log: {level: warn}
   it('stop(): PostgreSQL stopped cleanly and the leader key released', async () => {
     await agent!.stop();
     expect(pidAlive(pgPid)).to.equal(false);
-    const dcs = new Etcd3Dcs({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-agent'), retryTimeoutMs: 5000 });
+    const dcs = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-agent'), retryTimeoutMs: 5000 });
     try {
       const keys = await dcs.readAll();
-      expect(keys.get(DcsKey.leader)).to.equal(undefined);
-      expect(keys.get(DcsKey.member('node1'))).to.equal(undefined);
-      expect(keys.get(DcsKey.initialize)?.value).to.match(/^\d+$/);
+      expect(keys.get(ClusterKey.leader)).to.equal(undefined);
+      expect(keys.get(ClusterKey.member('node1'))).to.equal(undefined);
+      expect(keys.get(ClusterKey.initialize)?.value).to.match(/^\d+$/);
     } finally {
       await dcs.close();
     }

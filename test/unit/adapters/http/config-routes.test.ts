@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { DATABASE_STATES } from '../../../../src/domain/cluster/model/states.js';
 import { clusterView, memberJson, NOW, primaryFacts, snapshot, startApi, type ApiHarness } from './support.js';
 
@@ -9,7 +9,7 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
 
   describe('/config', () => {
     beforeEach(async () => {
-      api = await startApi({ prefill: { [DcsKey.config]: JSON.stringify({ ttl: 30, loop_wait: 10, db: { parameters: { max_connections: 100, work_mem: '4MB' } } }) } });
+      api = await startApi({ prefill: { [ClusterKey.config]: JSON.stringify({ ttl: 30, loop_wait: 10, db: { parameters: { max_connections: 100, work_mem: '4MB' } } }) } });
     });
 
     it('GET: the stored JSON', async () => {
@@ -19,7 +19,7 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
     });
 
     it('GET with no config key: {}', async () => {
-      await api.dcs.delete(DcsKey.config);
+      await api.dcs.delete(ClusterKey.config);
       expect((await api.request('GET', '/config')).json).to.deep.equal({});
     });
 
@@ -28,18 +28,18 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       expect(res.status).to.equal(200);
       const expected = { ttl: 30, loop_wait: 5, db: { parameters: { max_connections: 100, shared_buffers: '256MB' } }, pause: true };
       expect(res.json).to.deep.equal(expected);
-      expect(JSON.parse((await api.dcs.readAll()).get(DcsKey.config)!.value)).to.deep.equal(expected);
+      expect(JSON.parse((await api.dcs.readAll()).get(ClusterKey.config)!.value)).to.deep.equal(expected);
       expect(api.control.wakes).to.equal(1);
     });
 
     it('PATCH: an invalid result is 400 listing every problem, nothing written', async () => {
-      const before = (await api.dcs.readAll()).get(DcsKey.config)!;
+      const before = (await api.dcs.readAll()).get(ClusterKey.config)!;
       const res = await api.request('PATCH', '/config', { body: { ttl: 5, loop_wait: 'x', synchronous_mode: 'maybe', bogus: 1 } });
       expect(res.status).to.equal(400);
       expect(res.json.error).to.equal('invalid_config');
       const paths = (res.json.problems as { path: string }[]).map((p) => p.path);
       expect(paths).to.include.members(['ttl', 'loop_wait', 'synchronous_mode', 'bogus']);
-      expect((await api.dcs.readAll()).get(DcsKey.config)).to.deep.equal(before);
+      expect((await api.dcs.readAll()).get(ClusterKey.config)).to.deep.equal(before);
       expect(api.control.wakes).to.equal(0);
     });
 
@@ -52,7 +52,7 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
     it('PATCH: a concurrent change (compare-and-set on the revision fails) is 409', async () => {
       const put = api.dcs.put.bind(api.dcs);
       api.dcs.put = async (key, value, opts) => {
-        await put(DcsKey.config, JSON.stringify({ ttl: 40 }));
+        await put(ClusterKey.config, JSON.stringify({ ttl: 40 }));
         return put(key, value, opts);
       };
       const res = await api.request('PATCH', '/config', { body: { loop_wait: 5 } });
@@ -61,7 +61,7 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
     });
 
     it('PATCH onto no config key creates it (compare-and-set on absence)', async () => {
-      await api.dcs.delete(DcsKey.config);
+      await api.dcs.delete(ClusterKey.config);
       const res = await api.request('PATCH', '/config', { body: { loop_wait: 5 } });
       expect(res.status).to.equal(200);
       expect(res.json).to.deep.equal({ loop_wait: 5 });
@@ -71,7 +71,7 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       const res = await api.request('PUT', '/config', { body: { ttl: 60 } });
       expect(res.status).to.equal(200);
       expect(res.json).to.deep.equal({ ttl: 60 });
-      expect(JSON.parse((await api.dcs.readAll()).get(DcsKey.config)!.value)).to.deep.equal({ ttl: 60 });
+      expect(JSON.parse((await api.dcs.readAll()).get(ClusterKey.config)!.value)).to.deep.equal({ ttl: 60 });
       const bad = await api.request('PUT', '/config', { body: { ttl: 'long', db: { parameters: { port: 5433 } } } });
       expect(bad.status).to.equal(400);
       expect(bad.json.message).to.include('ttl').and.include('port');
@@ -99,13 +99,13 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
     beforeEach(async () => {
       api = await startApi({
         prefill: {
-          [DcsKey.leader]: 'node0',
-          [DcsKey.member('node0')]: memberJson('node0', { role: 'primary', xlog_location: 0x4000060 }),
-          [DcsKey.member('node2')]: memberJson('node2', { receive_lsn: 0x4000000, replay_lsn: 0x3000000, replication_state: 'streaming', tags: { dc: 'east' } }),
-          [DcsKey.member('node1')]: memberJson('node1', { state: 'starting' }),
-          [DcsKey.status]: JSON.stringify({ optime: 0x4000060, slots: {} }),
-          [DcsKey.failover]: JSON.stringify({ leader: 'node0', member: 'node2', scheduled_at: '2030-01-01T01:00:00+00:00' }),
-          [DcsKey.config]: JSON.stringify({ pause: true }),
+          [ClusterKey.leader]: 'node0',
+          [ClusterKey.member('node0')]: memberJson('node0', { role: 'primary', xlog_location: 0x4000060 }),
+          [ClusterKey.member('node2')]: memberJson('node2', { receive_lsn: 0x4000000, replay_lsn: 0x3000000, replication_state: 'streaming', tags: { dc: 'east' } }),
+          [ClusterKey.member('node1')]: memberJson('node1', { state: 'starting' }),
+          [ClusterKey.status]: JSON.stringify({ optime: 0x4000060, slots: {} }),
+          [ClusterKey.failover]: JSON.stringify({ leader: 'node0', member: 'node2', scheduled_at: '2030-01-01T01:00:00+00:00' }),
+          [ClusterKey.config]: JSON.stringify({ pause: true }),
         },
         // The HA loop's own view is older than ttl (30 s): /cluster must read the DCS.
         snapshot: snapshot({ clusterReadAt: NOW - 31_000 }),

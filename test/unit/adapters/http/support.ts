@@ -5,7 +5,8 @@ import type { LocalFacts } from '../../../../src/domain/cluster/model/facts.js';
 import type { NodeSettings } from '../../../../src/domain/cluster/model/node.js';
 import type { NodeSnapshot } from '../../../../src/domain/cluster/model/snapshot.js';
 import { buildStatus, type NodeStatus } from '../../../../src/domain/cluster/model/status.js';
-import { InMemoryDcs, InMemoryDcsStore } from '../../../../src/adapters/dcs/memory.js';
+import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
+import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
 import { createAgentApi, type AgentApiDeps } from '../../../../src/adapters/http/agent-api.js';
 import type { AccessSettings } from '../../../../src/adapters/http/auth.js';
 import { createAgentServer, type AgentServer, type TlsSettings } from '../../../../src/adapters/http/server.js';
@@ -218,8 +219,8 @@ export function memberJson(name: string, over: Record<string, unknown> = {}): st
 export interface ApiHarness {
   readonly url: string;
   readonly control: FakeControl;
-  readonly dcs: InMemoryDcs;
-  readonly store: InMemoryDcsStore;
+  readonly dcs: InMemoryKeyValue;
+  readonly store: InMemoryKeyValueSpace;
   readonly clock: Clock;
   readonly peers: TablePeers;
   readonly logger: ListLogger;
@@ -256,15 +257,17 @@ export async function startApi(
   } = {},
 ): Promise<ApiHarness> {
   const clock = opts.clock ?? new SteppingClock();
-  const store = new InMemoryDcsStore(clock);
-  const dcs = new InMemoryDcs(store, { clientId: 'node1' });
+  const store = new InMemoryKeyValueSpace(clock);
+  const clusterStore = new InMemoryClusterStore(store, { clientId: 'node1' });
+  // The store's own client: tests seed through it and may wrap its calls to inject faults.
+  const dcs = clusterStore.client;
   for (const [k, v] of Object.entries(opts.prefill ?? {})) await dcs.put(k, v);
   const control = opts.control ?? new FakeControl(opts.snapshot ?? snapshot());
   const peers = new TablePeers();
   const logger = new ListLogger();
   const deps: AgentApiDeps = {
     control,
-    dcs,
+    store: clusterStore,
     clock,
     peers,
     metrics: new AgentMetrics({ scope: control.snap.node.scope, name: control.snap.node.name }),

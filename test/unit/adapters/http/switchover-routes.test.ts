@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
 import { SystemClock } from '../../../../src/adapters/clock/system-clock.js';
 import type { Clock } from '../../../../src/ports/clock.js';
@@ -18,14 +18,14 @@ async function healthyCluster(
 ): Promise<ApiHarness> {
   const leader = opts.leader === undefined ? 'node0' : opts.leader;
   const prefill: Record<string, string> = {
-    [DcsKey.member('node0')]: memberJson('node0', { role: 'primary', xlog_location: 100_000_000 }),
-    [DcsKey.member('node1')]: memberJson('node1', { receive_lsn: 99_500_000, replay_lsn: 99_000_000 }),
-    [DcsKey.member('node2')]: memberJson('node2', { receive_lsn: 99_900_000, replay_lsn: 99_800_000 }),
-    [DcsKey.status]: JSON.stringify({ optime: 100_000_000, slots: {} }),
+    [ClusterKey.member('node0')]: memberJson('node0', { role: 'primary', xlog_location: 100_000_000 }),
+    [ClusterKey.member('node1')]: memberJson('node1', { receive_lsn: 99_500_000, replay_lsn: 99_000_000 }),
+    [ClusterKey.member('node2')]: memberJson('node2', { receive_lsn: 99_900_000, replay_lsn: 99_800_000 }),
+    [ClusterKey.status]: JSON.stringify({ optime: 100_000_000, slots: {} }),
   };
-  if (leader) prefill[DcsKey.leader] = leader;
-  if (opts.config) prefill[DcsKey.config] = JSON.stringify(opts.config);
-  if (opts.sync) prefill[DcsKey.sync] = JSON.stringify({ leader, sync_standby: opts.sync, quorum: 0 });
+  if (leader) prefill[ClusterKey.leader] = leader;
+  if (opts.config) prefill[ClusterKey.config] = JSON.stringify(opts.config);
+  if (opts.sync) prefill[ClusterKey.sync] = JSON.stringify({ leader, sync_standby: opts.sync, quorum: 0 });
   const api = await startApi({
     prefill,
     ...(opts.clock ? { clock: opts.clock } : {}),
@@ -40,13 +40,13 @@ async function healthyCluster(
 /** Simulates the agents acting on the failover key: the candidate takes the leader key and the key is consumed. */
 function agentsObey(api: ApiHarness, newLeader: string | null, opts: { clearKey?: boolean } = {}): void {
   api.control.onWake = async () => {
-    if (newLeader) await api.dcs.put(DcsKey.leader, newLeader);
-    if (opts.clearKey ?? true) await api.dcs.put(DcsKey.failover, '{}');
+    if (newLeader) await api.dcs.put(ClusterKey.leader, newLeader);
+    if (opts.clearKey ?? true) await api.dcs.put(ClusterKey.failover, '{}');
   };
 }
 
 async function failoverKey(api: ApiHarness): Promise<unknown> {
-  const entry = (await api.dcs.readAll()).get(DcsKey.failover);
+  const entry = (await api.dcs.readAll()).get(ClusterKey.failover);
   return entry ? JSON.parse(entry.value) : undefined;
 }
 
@@ -168,12 +168,12 @@ describe('REST API: /switchover and /failover (spec §7 order)', function () {
       expect(res.json.message).to.include('did not answer');
 
       api.peers.statuses.set('http://127.0.0.1:8010', peerStatus('node2', {}, { nofailover: true }));
-      await api.dcs.put(DcsKey.member('node2'), memberJson('node2', { tags: { nofailover: true } }));
+      await api.dcs.put(ClusterKey.member('node2'), memberJson('node2', { tags: { nofailover: true } }));
       res = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });
       expect(res.status).to.equal(412);
       expect(res.json.message).to.include('nofailover');
 
-      await api.dcs.put(DcsKey.member('node2'), memberJson('node2'));
+      await api.dcs.put(ClusterKey.member('node2'), memberJson('node2'));
       api.peers.statuses.set('http://127.0.0.1:8010', peerStatus('node2', { receivedLocation: 1000, replayedLocation: 1000 }));
       res = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });
       expect(res.status).to.equal(412);
@@ -275,7 +275,7 @@ describe('REST API: /switchover and /failover (spec §7 order)', function () {
       await api.close();
       api = await healthyCluster({ clock: new SystemClock(), pollIntervalMs: 10_000 });
       api.control.onWake = () => {
-        setTimeout(() => void api.dcs.put(DcsKey.leader, 'node2'), 100);
+        setTimeout(() => void api.dcs.put(ClusterKey.leader, 'node2'), 100);
       };
       const started = Date.now();
       const res = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });
@@ -291,7 +291,7 @@ describe('REST API: /switchover and /failover (spec §7 order)', function () {
       api.dcs.readAll = async () => {
         polls++;
         if (polls === 2) throw new DcsUnavailableError('blip');
-        if (polls === 3) await api.dcs.put(DcsKey.leader, 'node2');
+        if (polls === 3) await api.dcs.put(ClusterKey.leader, 'node2');
         return readAll();
       };
       const res = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
 import { FakeDatabase } from '../../../../src/adapters/database/fake-database.js';
-import { Etcd3Dcs } from '../../../../src/adapters/dcs/etcd3.js';
-import { InMemoryDcs, InMemoryDcsStore } from '../../../../src/adapters/dcs/memory.js';
+import { Etcd3ClusterStore } from '../../../../src/adapters/cluster-store/etcd3-cluster-store.js';
+import { InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
+import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
 import type { AgentServer } from '../../../../src/adapters/http/server.js';
 import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
 import { AgentMetrics } from '../../../../src/adapters/metrics/agent-metrics.js';
@@ -20,7 +21,7 @@ import { EXIT_INVALID_CONFIG, main, parseArgs } from '../../../../src/app/agent/
 import { AgentControl } from '../../../../src/ports/agent-control.js';
 import { AgentMetricsSink } from '../../../../src/ports/agent-metrics.js';
 import { Database } from '../../../../src/ports/database.js';
-import { Dcs } from '../../../../src/ports/dcs.js';
+import { ClusterStore } from '../../../../src/ports/cluster-store.js';
 import { PeerApi } from '../../../../src/ports/peer-api.js';
 import { Watchdog } from '../../../../src/ports/watchdog.js';
 import { AgentSettingsSource } from '../../../../src/app/agent/tokens.js';
@@ -49,8 +50,7 @@ describe('composition root (container.ts, main.ts)', () => {
 
   it('binds the ports to the production adapters', async () => {
     const c = createAgentContainer({ config: parseLocalConfig(yaml()), configPath: join(dir, 'n.yml'), svcVersion: '1.2.0' });
-    const dcs = c.get<Dcs>(Dcs);
-    expect(dcs).to.be.instanceOf(Etcd3Dcs);
+    expect(c.get<ClusterStore>(ClusterStore)).to.be.instanceOf(Etcd3ClusterStore);
     expect(c.get(Watchdog)).to.be.instanceOf(NoopWatchdog);
     expect(c.get(PeerApi)).to.be.instanceOf(HttpPeerApi);
     expect(c.get<Database>(Database).constructor.name).to.equal('PgDatabase');
@@ -59,7 +59,7 @@ describe('composition root (container.ts, main.ts)', () => {
     expect(loop).to.be.instanceOf(HaLoop);
     expect(c.get(AgentControl)).to.equal(loop);
     expect(c.get(AgentMetricsSink)).to.equal(c.get(AgentTokens.Metrics)).and.be.instanceOf(AgentMetrics);
-    await dcs.close();
+    await c.get<ClusterStore>(ClusterStore).close();
   });
 
   it('watchdog mode automatic/required uses the Linux device', () => {
@@ -80,7 +80,7 @@ describe('composition root (container.ts, main.ts)', () => {
       overrides: {
         clock,
         logger,
-        dcs: new InMemoryDcs(new InMemoryDcsStore(clock), { clientId: 'node1' }),
+        store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
         database: new FakeDatabase({ name: 'node1', connUrl: 'postgres://127.0.0.1:15432/postgres', clock }),
       },
     });

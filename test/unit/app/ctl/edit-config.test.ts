@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { editConfig, paramPatch, parseScalar, setPatch } from '../../../../src/app/ctl/edit-config.js';
 import { showConfig } from '../../../../src/app/ctl/show-config.js';
 import { failure } from './failure.js';
@@ -7,12 +7,12 @@ import { makeCtx, seedCluster, type TestCtx } from './fixtures.js';
 
 async function cluster(config: Record<string, unknown> | null = { ttl: 30, loop_wait: 10, db: { parameters: { max_connections: 100 } } }): Promise<TestCtx> {
   const ctx = makeCtx();
-  await seedCluster(ctx.dcs, { config });
+  await seedCluster(ctx.kv, { config });
   return ctx;
 }
 
 async function stored(ctx: TestCtx): Promise<unknown> {
-  const e = (await ctx.dcs.readAll()).get(DcsKey.config);
+  const e = (await ctx.kv.readAll()).get(ClusterKey.config);
   return e ? JSON.parse(e.value) : null;
 }
 
@@ -70,11 +70,11 @@ describe('ctl edit-config', () => {
 
   it('"Not changed" when the result equals the stored config; nothing asked or written', async () => {
     const ctx = await cluster();
-    const before = (await ctx.dcs.readAll()).get(DcsKey.config)!.revision;
+    const before = (await ctx.kv.readAll()).get(ClusterKey.config)!.revision;
     await editConfig(ctx, { set: ['ttl=30'] });
     expect(ctx.outs).to.deep.equal(['Not changed']);
     expect(ctx.questions).to.deep.equal([]);
-    expect((await ctx.dcs.readAll()).get(DcsKey.config)!.revision).to.equal(before);
+    expect((await ctx.kv.readAll()).get(ClusterKey.config)!.revision).to.equal(before);
   });
 
   it('refuses an invalid result listing every problem, writing nothing', async () => {
@@ -89,7 +89,7 @@ describe('ctl edit-config', () => {
     const ctx = await cluster();
     ctx.editor = (t) => {
       // Someone else writes while the editor is open.
-      void ctx.dcs.put(DcsKey.config, JSON.stringify({ ttl: 50 }));
+      void ctx.kv.put(ClusterKey.config, JSON.stringify({ ttl: 50 }));
       return t.replace('ttl: 30', 'ttl: 45');
     };
     const err = await failure(editConfig(ctx, { force: true }));
@@ -98,15 +98,18 @@ describe('ctl edit-config', () => {
     expect(await stored(ctx)).to.deep.equal({ ttl: 50 });
   });
 
-  it('aborts on no; rejects bad YAML, a non-mapping and a malformed stored config', async () => {
+  it('aborts on no; rejects bad YAML and a non-mapping; edits a malformed stored config as empty, with a warning', async () => {
     const ctx = await cluster();
     expect((await failure(editConfig(ctx, { set: ['ttl=40'] }))).code).to.equal('aborted');
     ctx.editor = () => 'ttl: [';
     expect((await failure(editConfig(ctx, {}))).message).to.match(/^edited configuration: not valid YAML\/JSON/);
     ctx.editor = () => '- a\n- b\n';
     expect((await failure(editConfig(ctx, {}))).message).to.equal('edited configuration: expected a mapping of configuration keys');
-    await ctx.dcs.put(DcsKey.config, '{oops');
-    expect((await failure(editConfig(ctx, { set: ['ttl=40'] }))).code).to.equal('config_malformed');
+    await ctx.kv.put(ClusterKey.config, '{oops');
+    ctx.answers.push(true);
+    await editConfig(ctx, { set: ['ttl=40'] });
+    expect(ctx.warns.join('\n')).to.match(/malformed DCS key \(path: config/);
+    expect(JSON.parse((await ctx.kv.readAll()).get(ClusterKey.config)!.value)).to.deep.equal({ ttl: 40 });
   });
 });
 

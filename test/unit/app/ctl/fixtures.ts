@@ -1,7 +1,10 @@
-import { failoverToJson, historyToJson, memberToJson, statusToJson, syncToJson, type HistoryLine, type Member } from '../../../../src/domain/cluster/model/cluster.js';
-import { DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import type { HistoryLine, Member } from '../../../../src/domain/cluster/model/cluster.js';
+import { failoverToJson, historyToJson, memberToJson, statusToJson, syncToJson } from '../../../../src/adapters/cluster-store/codec.js';
+import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
+import { WarningLogger } from '../../../../src/app/ctl/warning-logger.js';
+import { ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
-import { InMemoryDcs, InMemoryDcsStore } from '../../../../src/adapters/dcs/memory.js';
+import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
 import type { CtlContext, SqlResult, SqlTarget } from '../../../../src/app/ctl/context.js';
 import { RestUnreachableError } from '../../../../src/app/ctl/errors.js';
 import type { HttpMethod, RestClient, RestRequestOptions, RestResponse } from '../../../../src/app/ctl/rest-client.js';
@@ -86,7 +89,7 @@ export interface ClusterSpec {
 }
 
 /** Writes a cluster into the DCS: by default a healthy 3-node cluster led by node1. */
-export async function seedCluster(dcs: InMemoryDcs, spec: ClusterSpec = {}): Promise<void> {
+export async function seedCluster(dcs: InMemoryKeyValue, spec: ClusterSpec = {}): Promise<void> {
   const s = {
     initialize: '7300000000000000001',
     config: { ttl: 30, loop_wait: 10 },
@@ -95,23 +98,26 @@ export async function seedCluster(dcs: InMemoryDcs, spec: ClusterSpec = {}): Pro
     optime: 0x4000060,
     ...spec,
   };
-  if (s.initialize) await dcs.put(DcsKey.initialize, s.initialize);
-  if (s.config) await dcs.put(DcsKey.config, JSON.stringify(s.config));
-  if (s.leader) await dcs.put(DcsKey.leader, s.leader);
+  if (s.initialize) await dcs.put(ClusterKey.initialize, s.initialize);
+  if (s.config) await dcs.put(ClusterKey.config, JSON.stringify(s.config));
+  if (s.leader) await dcs.put(ClusterKey.leader, s.leader);
   for (const m of s.members) {
     const { name, ...rest } = member(0, m);
-    await dcs.put(DcsKey.member(name), memberToJson(rest as Omit<Member, 'name' | 'revision'>));
+    await dcs.put(ClusterKey.member(name), memberToJson(rest as Omit<Member, 'name' | 'revision'>));
   }
-  if (s.sync) await dcs.put(DcsKey.sync, syncToJson({ leader: s.sync.leader, syncStandby: s.sync.syncStandby, quorum: s.sync.quorum ?? 0 }));
-  if (s.optime !== null && s.optime !== undefined) await dcs.put(DcsKey.status, statusToJson({ optime: s.optime, slots: {} }));
-  if (s.failover) await dcs.put(DcsKey.failover, failoverToJson(s.failover));
-  if (s.history) await dcs.put(DcsKey.history, historyToJson(s.history));
+  if (s.sync) await dcs.put(ClusterKey.sync, syncToJson({ leader: s.sync.leader, syncStandby: s.sync.syncStandby, quorum: s.sync.quorum ?? 0 }));
+  if (s.optime !== null && s.optime !== undefined) await dcs.put(ClusterKey.status, statusToJson({ optime: s.optime, slots: {} }));
+  if (s.failover) await dcs.put(ClusterKey.failover, failoverToJson(s.failover));
+  if (s.history) await dcs.put(ClusterKey.history, historyToJson(s.history));
 }
 
 /** A CtlContext over an in-memory DCS and a FakeRest, with a scripted user. */
 export interface TestCtx extends CtlContext {
-  readonly store: InMemoryDcsStore;
-  readonly dcs: InMemoryDcs;
+  readonly store: InMemoryClusterStore;
+  /** The key-value space underneath (the whole store's reachability). */
+  readonly space: InMemoryKeyValueSpace;
+  /** A raw key-value client on the cluster's prefix, to seed and inspect stored values. */
+  readonly kv: InMemoryKeyValue;
   readonly rest: FakeRest;
   readonly clock: FakeClock;
   /** Everything written with out(), one entry per call. */
@@ -136,17 +142,20 @@ export interface TestCtx extends CtlContext {
 /** Builds a TestCtx for cluster `demo` (seed it with seedCluster). */
 export function makeCtx(): TestCtx {
   const clock = new FakeClock(Date.UTC(2024, 0, 1, 12, 0, 0));
-  const store = new InMemoryDcsStore(clock);
-  const dcs = new InMemoryDcs(store, { clientId: 'wardenctl', prefix: '/service/demo/' });
+  const space = new InMemoryKeyValueSpace(clock);
+  const kv = new InMemoryKeyValue(space, { clientId: 'seed', prefix: '/service/demo/' });
   const controller = new AbortController();
+  const warns: string[] = [];
+  const store = new InMemoryClusterStore(space, { clientId: 'wardenctl', prefix: '/service/demo/', logger: new WarningLogger((s) => warns.push(s)) });
   const ctx: TestCtx = {
     scope: 'demo',
     store,
-    dcs,
+    space,
+    kv,
     rest: new FakeRest(),
     clock,
     outs: [],
-    warns: [],
+    warns,
     questions: [],
     answers: [],
     sleeps: 0,

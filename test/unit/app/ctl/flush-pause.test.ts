@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseCluster } from '../../../../src/domain/cluster/model/cluster.js';
+import { parseCluster } from '../../../../src/adapters/cluster-store/codec.js';
 import { flush } from '../../../../src/app/ctl/flush.js';
 import { setPause } from '../../../../src/app/ctl/pause.js';
 import { failure } from './failure.js';
@@ -7,7 +7,7 @@ import { apiOf, json, makeCtx, member, seedCluster, type TestCtx } from './fixtu
 
 async function cluster(spec: Parameters<typeof seedCluster>[1] = {}): Promise<TestCtx> {
   const ctx = makeCtx();
-  await seedCluster(ctx.dcs, spec);
+  await seedCluster(ctx.kv, spec);
   return ctx;
 }
 
@@ -43,14 +43,14 @@ describe('ctl flush', () => {
     ctx.rest.on('DELETE', 'switchover', 'unreachable');
     await flush(ctx, 'switchover', [], { force: true });
     expect(ctx.outs).to.deep.equal(['No API answered; cancelled the scheduled switchover in the DCS']);
-    expect(parseCluster(await ctx.dcs.readAll()).cluster.failover).to.equal(null);
+    expect(parseCluster(await ctx.kv.readAll()).cluster.failover).to.equal(null);
   });
 
   it('switchover: an API refusal is reported, not bypassed', async () => {
     const ctx = await cluster({ failover: scheduled });
     ctx.rest.on('DELETE', 'switchover', json(401, { error: 'unauthorized', message: 'authentication required' }));
     expect((await failure(flush(ctx, 'switchover', [], { force: true }))).message).to.equal('flush switchover on node1 failed: HTTP 401: authentication required');
-    expect(parseCluster(await ctx.dcs.readAll()).cluster.failover).not.to.equal(null);
+    expect(parseCluster(await ctx.kv.readAll()).cluster.failover).not.to.equal(null);
   });
 
   it('switchover: nothing scheduled; bad target', async () => {

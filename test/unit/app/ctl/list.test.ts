@@ -1,16 +1,16 @@
 import { expect } from 'chai';
 import YAML from 'yaml';
-import { DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { list } from '../../../../src/app/ctl/list.js';
 import { topology } from '../../../../src/app/ctl/topology.js';
 import { topologyOrder } from '../../../../src/app/ctl/cluster-table.js';
-import { parseCluster } from '../../../../src/domain/cluster/model/cluster.js';
+import { parseCluster } from '../../../../src/adapters/cluster-store/codec.js';
 import { makeCtx, member, seedCluster } from './fixtures.js';
 
 describe('ctl list', () => {
   it('pretty: title with the system id, one row per member, leader lag blank, replicas show streaming and byte lags', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs);
+    await seedCluster(ctx.kv);
     await list(ctx);
     expect(ctx.text()).to.equal(
       [
@@ -27,7 +27,7 @@ describe('ctl list', () => {
 
   it('footers: maintenance mode and a scheduled switchover; roles: sync standby', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs, {
+    await seedCluster(ctx.kv, {
       config: { pause: true },
       sync: { leader: 'node1', syncStandby: ['node2'] },
       failover: { leader: 'node1', member: 'node3', scheduledAt: '2024-01-01T13:00:00.000Z' },
@@ -45,7 +45,7 @@ describe('ctl list', () => {
 
   it('quorum standbys, a standby leader, and unknown positions', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs, {
+    await seedCluster(ctx.kv, {
       config: { synchronous_mode: 'quorum' },
       sync: { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1 },
       members: [member(1, { role: 'standby_leader' }), member(2), member(3, { receiveLsn: null, replayLsn: null, state: 'starting', replicationState: null })],
@@ -59,7 +59,7 @@ describe('ctl list', () => {
 
   it('json, yaml and tsv carry the same rows, keyed with the cluster name and both lags named apart', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs);
+    await seedCluster(ctx.kv);
     await list(ctx, { format: 'json' });
     await list(ctx, { format: 'yaml' });
     await list(ctx, { format: 'tsv' });
@@ -78,7 +78,7 @@ describe('ctl list', () => {
 
   it('shows pending restart, scheduled restart and tags columns when a member has them (always with --extended)', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs, {
+    await seedCluster(ctx.kv, {
       members: [
         member(1),
         member(2, { pendingRestart: true, pendingRestartReason: { max_connections: { old_value: '100', new_value: '200' } } as never }),
@@ -93,7 +93,7 @@ describe('ctl list', () => {
     expect(ctx.outs[1]!.split('\n')[1]).to.include('| Pending restart | Pending restart reason    | Scheduled restart');
 
     const plain = makeCtx();
-    await seedCluster(plain.dcs);
+    await seedCluster(plain.kv);
     await list(plain, { extended: true });
     expect(plain.text().split('\n')[1]).to.match(/\| Pending restart \| Pending restart reason \| Scheduled restart \| Tags \|$/);
   });
@@ -107,20 +107,20 @@ describe('ctl list', () => {
 
   it('warns about a malformed member key and lists the rest', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs);
-    await ctx.dcs.put(DcsKey.member('node9'), 'not json');
+    await seedCluster(ctx.kv);
+    await ctx.kv.put(ClusterKey.member('node9'), 'not json');
     await list(ctx, { format: 'json' });
     expect(JSON.parse(ctx.text())).to.have.length(3);
-    expect(ctx.warns[0]).to.match(/^warning: ignoring malformed DCS key members\/node9: not valid JSON/);
+    expect(ctx.warns[0]).to.match(/^warning: ignoring a malformed DCS key \(path: members\/node9, problem: not valid JSON/);
   });
 
   it('-w repeats with a timestamp until interrupted, reading the DCS each time', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs);
+    await seedCluster(ctx.kv);
     ctx.abortAfterSleeps = 3;
     let reads = 0;
-    const readAll = ctx.dcs.readAll.bind(ctx.dcs);
-    ctx.dcs.readAll = () => (reads++, readAll());
+    const read = ctx.store.read.bind(ctx.store);
+    ctx.store.read = (opts) => (reads++, read(opts));
     await list(ctx, { watch: '1.5' });
     expect(ctx.outs).to.have.length(3);
     expect(reads).to.equal(3);
@@ -139,7 +139,7 @@ describe('ctl list', () => {
 
   it('fails with a DcsUnavailableError when the DCS does not answer', async () => {
     const ctx = makeCtx();
-    ctx.store.setReachable(false);
+    ctx.space.setReachable(false);
     let err: (Error & { code?: string }) | null = null;
     await list(ctx).catch((e: Error) => (err = e));
     expect(err!.code).to.equal('dcs_unavailable');
@@ -149,7 +149,7 @@ describe('ctl list', () => {
 describe('ctl topology', () => {
   it('puts replicas under the leader, cascading ones under their replicatefrom member', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs, {
+    await seedCluster(ctx.kv, {
       leader: 'node2',
       members: [member(1, { role: 'replica', xlogLocation: null, receiveLsn: 1, replayLsn: 1, replicationState: 'streaming', tags: { replicatefrom: 'node3' } }), member(2, { role: 'primary', xlogLocation: 5, receiveLsn: null, replayLsn: null, replicationState: null }), member(3), member(4, { tags: { replicatefrom: 'node1' } })],
     });
@@ -159,8 +159,8 @@ describe('ctl topology', () => {
 
   it('keeps members of a replicatefrom cycle and members of a leaderless cluster', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.dcs, { leader: null, members: [member(1, { tags: { replicatefrom: 'node2' } }), member(2, { tags: { replicatefrom: 'node1' } }), member(3)] });
-    const { cluster } = parseCluster(await ctx.dcs.readAll());
+    await seedCluster(ctx.kv, { leader: null, members: [member(1, { tags: { replicatefrom: 'node2' } }), member(2, { tags: { replicatefrom: 'node1' } }), member(3)] });
+    const { cluster } = parseCluster(await ctx.kv.readAll());
     expect(topologyOrder(cluster).map((x) => `${x.depth}:${x.member.name}`)).to.deep.equal(['0:node3', '0:node1', '1:node2']);
   });
 });

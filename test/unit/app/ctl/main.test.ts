@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
-import { InMemoryDcs, InMemoryDcsStore } from '../../../../src/adapters/dcs/memory.js';
+import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
+import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
 import { runCli, type CtlIo } from '../../../../src/app/ctl/main.js';
 import type { CtlConfig } from '../../../../src/app/ctl/ctl-config.js';
 import { FakeRest, json, seedCluster } from './fixtures.js';
 
 interface Harness {
   io: CtlIo;
-  store: InMemoryDcsStore;
+  store: InMemoryKeyValueSpace;
   rest: FakeRest;
   stdout: string[];
   stderr: string[];
@@ -17,8 +18,8 @@ interface Harness {
 }
 
 async function harness(env: NodeJS.ProcessEnv = {}): Promise<Harness> {
-  const store = new InMemoryDcsStore(new FakeClock());
-  const seedDcs = new InMemoryDcs(store, { clientId: 'seed', prefix: '/service/demo/' });
+  const store = new InMemoryKeyValueSpace(new FakeClock());
+  const seedDcs = new InMemoryKeyValue(store, { clientId: 'seed', prefix: '/service/demo/' });
   await seedCluster(seedDcs);
   const h: Harness = {
     store,
@@ -34,9 +35,9 @@ async function harness(env: NodeJS.ProcessEnv = {}): Promise<Harness> {
     stdout: (s) => h.stdout.push(s),
     stderr: (s) => h.stderr.push(s),
     env,
-    makeDcs: (config, scope) => {
+    makeStore: (config, scope) => {
       h.configs.push({ config, scope });
-      return new InMemoryDcs(store, { clientId: 'ctl', prefix: `${config.namespace}/${scope}/` });
+      return new InMemoryClusterStore(store, { clientId: 'ctl', prefix: `${config.namespace}/${scope}/` });
     },
     makeRest: () => h.rest,
     prompter: {
@@ -58,7 +59,7 @@ describe('ctl main (command line wiring)', () => {
     expect(h.configs[0]!.config.etcd.hosts).to.deep.equal(['127.0.0.1:2379']);
   });
 
-  it('list takes the scope as an argument too; --dcs and --namespace reach the Dcs factory', async () => {
+  it('list takes the scope as an argument too; --dcs and --namespace reach the KeyValueStore factory', async () => {
     const h = await harness();
     expect(await h.run('--dcs', '10.1.1.1:2379', '-n', '/service', 'list', 'demo', '-f', 'tsv')).to.equal(0);
     expect(h.configs[0]!.config.etcd.hosts).to.deep.equal(['10.1.1.1:2379']);

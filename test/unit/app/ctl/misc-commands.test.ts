@@ -11,7 +11,7 @@ import { apiOf, json, makeCtx, member, seedCluster, type TestCtx } from './fixtu
 
 async function cluster(spec: Parameters<typeof seedCluster>[1] = {}): Promise<TestCtx> {
   const ctx = makeCtx();
-  await seedCluster(ctx.dcs, spec);
+  await seedCluster(ctx.kv, spec);
   return ctx;
 }
 
@@ -105,10 +105,10 @@ describe('ctl remove', () => {
     const ctx = await cluster();
     ctx.answers.push('demo', 'node1');
     await remove(ctx, 'demo');
-    expect(ctx.questions[0]).to.equal('This deletes all 7 DCS keys of cluster demo. Type the cluster name to confirm: ');
+    expect(ctx.questions[0]).to.equal('This deletes everything the DCS holds for cluster demo. Type the cluster name to confirm: ');
     expect(ctx.questions[1]).to.match(/has a leader \(node1\)/);
     expect(ctx.outs).to.deep.equal(['Removed 7 key(s) of cluster demo']);
-    expect((await ctx.dcs.readAll()).size).to.equal(0);
+    expect((await ctx.kv.readAll()).size).to.equal(0);
   });
 
   it('aborts on a wrong name, keeping every key; no leader: one question', async () => {
@@ -117,7 +117,7 @@ describe('ctl remove', () => {
     expect((await failure(remove(ctx, 'demo'))).message).to.equal('Aborted: "dem" is not demo; nothing was removed');
     ctx.answers.push('demo', 'node2');
     expect((await failure(remove(ctx, 'demo'))).message).to.equal('Aborted: nothing was removed');
-    expect((await ctx.dcs.readAll()).size).to.equal(7);
+    expect((await ctx.kv.readAll()).size).to.equal(7);
     const leaderless = await cluster({ leader: null });
     leaderless.answers.push('demo');
     await remove(leaderless, 'demo');

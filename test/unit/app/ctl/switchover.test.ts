@@ -6,7 +6,7 @@ import { apiOf, json, makeCtx, member, seedCluster, type TestCtx } from './fixtu
 
 async function cluster(spec: Parameters<typeof seedCluster>[1] = {}): Promise<TestCtx> {
   const ctx = makeCtx();
-  await seedCluster(ctx.dcs, spec);
+  await seedCluster(ctx.kv, spec);
   return ctx;
 }
 

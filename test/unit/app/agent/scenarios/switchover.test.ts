@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { failoverToJson } from '../../../../../src/domain/cluster/model/cluster.js';
+import { failoverToJson } from '../../../../../src/adapters/cluster-store/codec.js';
 import type { SimCluster } from '../../../../sim/sim-cluster.js';
 import { healthyCluster, loopWaitMs, primaryName, write } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { memberToJson, parseMember, type HistoryLine } from '../../../../../src/domain/cluster/model/cluster.js';
+import type { HistoryLine } from '../../../../../src/domain/cluster/model/cluster.js';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import { EMPTY_MEMORY, type Action, type LoopMemory } from '../../../../../src/domain/cluster/ha/decision.js';
 import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
@@ -137,13 +137,6 @@ describe('decide(): the checkpoint after a promotion', () => {
     expect(remember?.patch).to.deep.include({ checkpointAfterPromote: null });
   });
 
-  it('the member key carries checkpoint_after_promote when set, and parses it back', () => {
-    const base = { connUrl: 'postgres://n:1/postgres', apiUrl: 'http://n:8008', state: 'running', role: 'primary', version: '0.1.0', xlogLocation: 1, receiveLsn: null, replayLsn: null, replicationState: null, timeline: 2, tags: {}, pendingRestart: false, pendingRestartReason: null, scheduledRestart: null };
-    expect(parseMember('n', memberToJson({ ...base, checkpointAfterPromote: false }), '1').checkpointAfterPromote).to.equal(false);
-    expect(parseMember('n', memberToJson({ ...base, checkpointAfterPromote: true }), '1').checkpointAfterPromote).to.equal(true);
-    expect(JSON.parse(memberToJson(base))).to.not.have.property('checkpoint_after_promote');
-    expect(parseMember('n', memberToJson(base), '1')).to.not.have.property('checkpointAfterPromote');
-  });
 });
 
 describe('observeFacts(): what the loop learns from a probe', () => {

@@ -1,7 +1,7 @@
-import type { DcsEntry, DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
+import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Dcs, PutOptions, WriteCondition } from '../../ports/dcs.js';
+import type { KeyValueStore, PutOptions, WriteCondition } from './key-value.js';
 
 /** TTL given to a lease created by a leased write before any keepAlive (the default `ttl`). */
 const DEFAULT_LEASE_TTL_SECONDS = 30;
@@ -19,14 +19,14 @@ interface Lease {
 }
 
 interface Subscription {
-  readonly client: InMemoryDcs;
+  readonly client: InMemoryKeyValue;
   /** Absolute prefix the subscriber watches. */
   readonly prefix: string;
-  readonly listener: (key: string) => void;
+  readonly listener: (key: string, value: string | null) => void;
 }
 
 /** Options of a shared in-memory store. */
-export interface InMemoryDcsStoreOptions {
+export interface InMemoryKeyValueSpaceOptions {
   /** While the store (or a client) is unreachable, calls reject after this many ms of the clock (default 0: at once). */
   readonly unavailableDelayMs?: number;
   /**
@@ -39,24 +39,24 @@ export interface InMemoryDcsStoreOptions {
 
 /**
  * The shared state of an in-memory DCS: keys with revisions, TTL leases driven by a
- * `Clock`, and watchers. Several `InMemoryDcs` clients (one per simulated agent) use one
+ * `Clock`, and watchers. Several `InMemoryKeyValue` clients (one per simulated agent) use one
  * store, as agents share one etcd. Lease expiry is checked lazily on every access and by
  * `expireLeases()`, which tests call after moving the clock.
  */
-export class InMemoryDcsStore {
+export class InMemoryKeyValueSpace {
   private readonly keys = new Map<string, StoredKey>();
   private readonly leases = new Map<number, Lease>();
   private readonly subscriptions = new Set<Subscription>();
   private revision = 0;
   private nextLeaseId = 1;
   private up = true;
-  /** See InMemoryDcsStoreOptions.unavailableDelayMs; may be changed by tests. */
+  /** See InMemoryKeyValueSpaceOptions.unavailableDelayMs; may be changed by tests. */
   unavailableDelayMs: number;
   private readonly renewLeasesOnRecovery: boolean;
 
   constructor(
     readonly clock: Clock,
-    opts: InMemoryDcsStoreOptions = {},
+    opts: InMemoryKeyValueSpaceOptions = {},
   ) {
     this.unavailableDelayMs = opts.unavailableDelayMs ?? 0;
     this.renewLeasesOnRecovery = opts.renewLeasesOnRecovery ?? false;
@@ -106,7 +106,7 @@ export class InMemoryDcsStore {
     return this.leases.size;
   }
 
-  // ---- operations used by InMemoryDcs (absolute keys; callers checked reachability) ----
+  // ---- operations used by InMemoryKeyValue (absolute keys; callers checked reachability) ----
 
   /** @internal */
   isLeaseAlive(id: number | null): boolean {
@@ -158,7 +158,7 @@ export class InMemoryDcsStore {
     if (!this.holds(key, cond)) return false;
     this.revision++;
     this.keys.set(key, { value, modRevision: this.revision, lease });
-    this.notify([key]);
+    this.notify([key], value);
     return true;
   }
 
@@ -168,7 +168,7 @@ export class InMemoryDcsStore {
     if (!this.keys.has(key) || !this.holds(key, cond)) return false;
     this.revision++;
     this.keys.delete(key);
-    this.notify([key]);
+    this.notify([key], null);
     return true;
   }
 
@@ -199,10 +199,11 @@ export class InMemoryDcsStore {
     // etcd deletes all keys of an expired lease in one revision.
     this.revision++;
     for (const key of gone) this.keys.delete(key);
-    this.notify(gone);
+    this.notify(gone, null);
   }
 
-  private notify(absoluteKeys: readonly string[]): void {
+  /** Tells every watcher of each key about its new value (null: deleted). */
+  private notify(absoluteKeys: readonly string[], value: string | null): void {
     for (const sub of this.subscriptions) {
       for (const key of absoluteKeys) {
         if (!key.startsWith(sub.prefix)) continue;
@@ -212,7 +213,7 @@ export class InMemoryDcsStore {
         queueMicrotask(() => {
           if (!this.subscriptions.has(sub)) return;
           try {
-            sub.listener(relative);
+            sub.listener(relative, value);
           } catch {
             // A throwing listener must not break the writer or other watchers.
           }
@@ -223,7 +224,7 @@ export class InMemoryDcsStore {
 }
 
 /** Options of one client of an in-memory store. */
-export interface InMemoryDcsOptions {
+export interface InMemoryKeyValueOptions {
   /** Name of the agent using this client (diagnostics only). */
   readonly clientId: string;
   /** Cluster prefix (`/<namespace>/<scope>/`); default '' (the store holds one cluster). */
@@ -231,11 +232,11 @@ export interface InMemoryDcsOptions {
 }
 
 /**
- * One agent's view of an `InMemoryDcsStore`, with its own lease: the `Dcs` port with
+ * One agent's view of an `InMemoryKeyValueSpace`, with its own lease: the `KeyValueStore` port with
  * etcd's semantics (atomic create, revision and value compare-and-set, leased keys that
  * vanish with their lease, prefix watch). `setReachable(false)` partitions this client only.
  */
-export class InMemoryDcs implements Dcs {
+export class InMemoryKeyValue implements KeyValueStore {
   readonly clientId: string;
   private readonly prefix: string;
   private leaseId: number | null = null;
@@ -245,8 +246,8 @@ export class InMemoryDcs implements Dcs {
   private readonly unsubscribers = new Set<() => void>();
 
   constructor(
-    private readonly store: InMemoryDcsStore,
-    opts: InMemoryDcsOptions,
+    private readonly store: InMemoryKeyValueSpace,
+    opts: InMemoryKeyValueOptions,
   ) {
     this.clientId = opts.clientId;
     this.prefix = opts.prefix ?? '';
@@ -305,7 +306,7 @@ export class InMemoryDcs implements Dcs {
     this.leaseId = null;
   }
 
-  watch(listener: (key: string) => void): () => void {
+  watch(listener: (key: string, value: string | null) => void): () => void {
     if (this.closed) return () => {};
     const unsubscribe = this.store.subscribe({ client: this, prefix: this.prefix, listener });
     const off = () => {
@@ -315,6 +316,9 @@ export class InMemoryDcs implements Dcs {
     this.unsubscribers.add(off);
     return off;
   }
+
+  /** Nothing to apply: the in-memory store answers at once or fails after its own delay. */
+  setRetryTimeout(): void {}
 
   async close(): Promise<void> {
     this.closed = true;

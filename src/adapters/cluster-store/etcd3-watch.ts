@@ -24,7 +24,7 @@ export class Etcd3PrefixWatch {
 
   constructor(
     private readonly ns: Namespace,
-    private readonly listener: (key: string) => void,
+    private readonly listener: (key: string, value: string | null) => void,
   ) {
     this.subscribe();
   }
@@ -49,10 +49,9 @@ export class Etcd3PrefixWatch {
     if (this.stopped) return;
     const w = this.ns.watch().prefix('').watcher();
     this.watcher = w;
-    const emit = (kv: IKeyValue) => this.emit(kv.key.toString());
-    w.on('put', emit);
-    w.on('delete', emit);
-    w.on('connected', () => this.emit(WATCH_LIVE_KEY));
+    w.on('put', (kv: IKeyValue) => this.emit(kv.key.toString(), kv.value.toString()));
+    w.on('delete', (kv: IKeyValue) => this.emit(kv.key.toString(), null));
+    w.on('connected', () => this.emit(WATCH_LIVE_KEY, null));
     // etcd cancelled this watch for good: start a new one from the current revision.
     w.on('error', () => {
       if (this.watcher !== w) return;
@@ -63,10 +62,10 @@ export class Etcd3PrefixWatch {
     });
   }
 
-  private emit(key: string): void {
+  private emit(key: string, value: string | null): void {
     if (this.stopped) return;
     try {
-      this.listener(key);
+      this.listener(key, value);
     } catch {
       // A throwing listener must not break the watch.
     }

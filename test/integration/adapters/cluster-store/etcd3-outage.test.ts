@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Etcd3Dcs } from '../../../../src/adapters/dcs/etcd3.js';
-import { WATCH_LIVE_KEY } from '../../../../src/adapters/dcs/etcd3-watch.js';
-import { clusterPrefix } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
+import { WATCH_LIVE_KEY } from '../../../../src/adapters/cluster-store/etcd3-watch.js';
+import { clusterPrefix } from '../../../../src/adapters/cluster-store/keys.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
-import type { Dcs } from '../../../../src/ports/dcs.js';
+import type { KeyValueStore } from '../../../../src/adapters/cluster-store/key-value.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 
 const RETRY_TIMEOUT_MS = 1500;
@@ -22,7 +22,7 @@ async function until(what: string, check: () => boolean, timeoutMs: number): Pro
 }
 
 /** Every port call, each timed: [name, ms, error]. */
-async function timedCalls(dcs: Dcs): Promise<Array<[string, number, unknown]>> {
+async function timedCalls(dcs: KeyValueStore): Promise<Array<[string, number, unknown]>> {
   const calls: Array<[string, () => Promise<unknown>]> = [
     ['readAll', () => dcs.readAll()],
     ['keepAlive', () => dcs.keepAlive(2)],
@@ -53,15 +53,15 @@ function expectAllUnavailable(results: Array<[string, number, unknown]>, boundMs
   }
 }
 
-describe('Etcd3Dcs: etcd down, hung, and back (real etcd)', function () {
+describe('Etcd3KeyValue: etcd down, hung, and back (real etcd)', function () {
   this.timeout(30_000);
   let server: EtcdServer;
-  const clients: Etcd3Dcs[] = [];
+  const clients: Etcd3KeyValue[] = [];
   let run = 0;
   let prefix = '';
 
   const dcs = () => {
-    const c = new Etcd3Dcs({ hosts: [server.host], prefix, retryTimeoutMs: RETRY_TIMEOUT_MS });
+    const c = new Etcd3KeyValue({ hosts: [server.host], prefix, retryTimeoutMs: RETRY_TIMEOUT_MS });
     clients.push(c);
     return c;
   };

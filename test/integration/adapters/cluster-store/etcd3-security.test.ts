@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { Etcd3Dcs, type Etcd3DcsOptions } from '../../../../src/adapters/dcs/etcd3.js';
+import { Etcd3KeyValue, type Etcd3KeyValueOptions } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { makeTestPki, type TestPki } from './tls-certs.js';
@@ -11,8 +11,8 @@ const RETRY_TIMEOUT_MS = 1500;
 const PREFIX = '/service/secure/';
 
 /** Runs one adapter round trip (lease, leased create, read) and closes the client. */
-async function roundTrip(opts: Etcd3DcsOptions): Promise<string | undefined> {
-  const dcs = new Etcd3Dcs(opts);
+async function roundTrip(opts: Etcd3KeyValueOptions): Promise<string | undefined> {
+  const dcs = new Etcd3KeyValue(opts);
   try {
     await dcs.keepAlive(5);
     await dcs.create('leader', 'node1', { leased: true });
@@ -23,7 +23,7 @@ async function roundTrip(opts: Etcd3DcsOptions): Promise<string | undefined> {
   }
 }
 
-async function expectUnavailable(opts: Etcd3DcsOptions): Promise<void> {
+async function expectUnavailable(opts: Etcd3KeyValueOptions): Promise<void> {
   const started = Date.now();
   const error = await roundTrip(opts).then(
     () => undefined,
@@ -33,7 +33,7 @@ async function expectUnavailable(opts: Etcd3DcsOptions): Promise<void> {
   expect(Date.now() - started).to.be.at.most(RETRY_TIMEOUT_MS + 1000);
 }
 
-describe('Etcd3Dcs: TLS and password auth (real etcd)', function () {
+describe('Etcd3KeyValue: TLS and password auth (real etcd)', function () {
   this.timeout(30_000);
 
   describe('TLS with client certificates', () => {

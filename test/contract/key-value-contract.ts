@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { DcsUnavailableError } from '../../src/domain/errors.js';
-import type { Dcs } from '../../src/ports/dcs.js';
+import type { KeyValueStore } from '../../src/adapters/cluster-store/key-value.js';
 
 /** What the contract needs from a DCS implementation under test. */
-export interface DcsHarness {
+export interface KeyValueHarness {
   /** a new client (agent view) on the same store; each has its own lease */
-  client(id: string): Promise<Dcs>;
+  client(id: string): Promise<KeyValueStore>;
   /** let `ms` of lease time pass (fake clock advance, or real sleep for etcd) */
   elapse(ms: number): Promise<void>;
   /** make the whole store unreachable / reachable again (for etcd: stop/restart the server) */
@@ -42,7 +42,7 @@ async function eventually(what: string, check: () => Promise<boolean> | boolean,
 }
 
 /** Records the keys a watch reports. */
-function recorder(dcs: Dcs): { readonly seen: string[]; readonly off: () => void } {
+function recorder(dcs: KeyValueStore): { readonly seen: string[]; readonly off: () => void } {
   const seen: string[] = [];
   const off = dcs.watch((key) => seen.push(key));
   return { seen, off };
@@ -52,7 +52,7 @@ function recorder(dcs: Dcs): { readonly seen: string[]; readonly off: () => void
  * Writes a probe key until the watch reports it: a real watch is established
  * asynchronously, and events written before that may not be delivered.
  */
-async function untilWatchSees(writer: Dcs, seen: readonly string[], probeKey: string, timeoutMs = 10000): Promise<void> {
+async function untilWatchSees(writer: KeyValueStore, seen: readonly string[], probeKey: string, timeoutMs = 10000): Promise<void> {
   let n = 0;
   await eventually(
     `watch to report ${probeKey}`,
@@ -82,13 +82,13 @@ async function rejectsUnavailable(what: string, p: () => Promise<unknown>, bound
 }
 
 /**
- * The behaviour every `Dcs` adapter must have (etcd semantics), written once and run
+ * The behaviour every `KeyValueStore` adapter must have (etcd semantics), written once and run
  * against each implementation. Uses only the harness, so it holds for a fake clock and
  * for a real server alike.
  */
-export function dcsContract(name: string, harness: () => Promise<DcsHarness>): void {
-  describe(`Dcs contract: ${name}`, function () {
-    let h: DcsHarness;
+export function keyValueContract(name: string, harness: () => Promise<KeyValueHarness>): void {
+  describe(`KeyValueStore contract: ${name}`, function () {
+    let h: KeyValueHarness;
     let ttlMs: number;
 
     beforeEach(async function () {

@@ -1,13 +1,13 @@
 import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace } from 'etcd3';
-import type { DcsEntry, DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
+import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
-import type { Dcs, PutOptions, WriteCondition } from '../../ports/dcs.js';
+import type { KeyValueStore, PutOptions, WriteCondition } from './key-value.js';
 import { withinDeadline } from './etcd3-deadline.js';
 import { Etcd3AgentLease } from './etcd3-lease.js';
-import { etcd3ClientOptions, type Etcd3DcsOptions } from './etcd3-options.js';
+import { etcd3ClientOptions, type Etcd3KeyValueOptions } from './etcd3-options.js';
 import { Etcd3PrefixWatch } from './etcd3-watch.js';
 
-export type { Etcd3DcsOptions } from './etcd3-options.js';
+export type { Etcd3KeyValueOptions } from './etcd3-options.js';
 
 /** Whether a write condition has any member to compare. */
 function hasCondition(cond: WriteCondition | undefined): cond is WriteCondition {
@@ -18,12 +18,12 @@ function hasCondition(cond: WriteCondition | undefined): cond is WriteCondition 
 const WATCH_CANCEL_WAIT_MS = 500;
 
 /**
- * The `Dcs` port over etcd v3 (`etcd3` package): one lease per agent, transactions for
+ * The `KeyValueStore` port over etcd v3 (`etcd3` package): one lease per agent, transactions for
  * atomic create and compare-and-set, one serializable range read of the cluster prefix,
  * and a prefix watch. Every call settles within `retryTimeoutMs` with a result or a
  * `DcsUnavailableError`.
  */
-export class Etcd3Dcs implements Dcs {
+export class Etcd3KeyValue implements KeyValueStore {
   private readonly client: Etcd3;
   private readonly ns: Namespace;
   private readonly lease: Etcd3AgentLease;
@@ -31,7 +31,7 @@ export class Etcd3Dcs implements Dcs {
   private readonly watches = new Set<Etcd3PrefixWatch>();
   private closed = false;
 
-  constructor(opts: Etcd3DcsOptions) {
+  constructor(opts: Etcd3KeyValueOptions) {
     this.retryTimeoutMs = opts.retryTimeoutMs;
     const timeout = () => this.retryTimeoutMs;
     this.client = new Etcd3(etcd3ClientOptions(opts, timeout));
@@ -82,7 +82,7 @@ export class Etcd3Dcs implements Dcs {
     return this.bounded('revokeLease', () => this.lease.revoke());
   }
 
-  watch(listener: (key: string) => void): () => void {
+  watch(listener: (key: string, value: string | null) => void): () => void {
     if (this.closed) return () => {};
     const w = new Etcd3PrefixWatch(this.ns, listener);
     this.watches.add(w);

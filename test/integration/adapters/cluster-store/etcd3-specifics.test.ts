@@ -1,17 +1,17 @@
 import { expect } from 'chai';
-import { Etcd3Dcs } from '../../../../src/adapters/dcs/etcd3.js';
-import { clusterPrefix } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
+import { clusterPrefix } from '../../../../src/adapters/cluster-store/keys.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
 import { freeLoopbackPort, startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 
-describe('Etcd3Dcs specifics (real etcd)', function () {
+describe('Etcd3KeyValue specifics (real etcd)', function () {
   this.timeout(30_000);
   let server: EtcdServer;
-  const clients: Etcd3Dcs[] = [];
+  const clients: Etcd3KeyValue[] = [];
   let run = 0;
 
   const dcs = (hosts = [server.host], retryTimeoutMs = 2000) => {
-    const c = new Etcd3Dcs({ hosts, prefix: clusterPrefix('/warden-specifics', `run${run}`), retryTimeoutMs });
+    const c = new Etcd3KeyValue({ hosts, prefix: clusterPrefix('/warden-specifics', `run${run}`), retryTimeoutMs });
     clients.push(c);
     return c;
   };

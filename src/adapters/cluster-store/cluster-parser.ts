@@ -1,26 +1,27 @@
-import { EMPTY_CLUSTER, parseCluster, type Cluster, type Member, type ParsedCluster } from '../../domain/cluster/model/cluster.js';
-import { DcsKey, type DcsSnapshot } from '../../domain/cluster/model/dcs-keys.js';
+import { EMPTY_CLUSTER, type Cluster, type Member } from '../../domain/cluster/model/cluster.js';
+import { parseCluster, type ParsedCluster } from './codec.js';
+import { ClusterKey, type DcsSnapshot } from './keys.js';
 import type { Problem } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
 
 /** The part of a one-key Cluster that `key` fills. */
 function pieceOf(key: string, c: Cluster): Partial<Cluster> {
   switch (key) {
-    case DcsKey.initialize:
-      return { initialize: c.initialize };
-    case DcsKey.config:
+    case ClusterKey.initialize:
+      return { initialize: c.initialize, initializeRevision: c.initializeRevision };
+    case ClusterKey.config:
       return { config: c.config };
-    case DcsKey.leader:
+    case ClusterKey.leader:
       return { leader: c.leader };
-    case DcsKey.failover:
-      return { failover: c.failover };
-    case DcsKey.sync:
+    case ClusterKey.failover:
+      return { failover: c.failover, failoverRevision: c.failoverRevision };
+    case ClusterKey.sync:
       return { sync: c.sync };
-    case DcsKey.history:
+    case ClusterKey.history:
       return { history: c.history };
-    case DcsKey.status:
+    case ClusterKey.status:
       return { status: c.status };
-    case DcsKey.failsafe:
+    case ClusterKey.failsafe:
       return { failsafe: c.failsafe };
     default:
       return {};
@@ -51,7 +52,7 @@ export class ClusterParser {
       next.set(key, cached);
       const c = cached.piece.cluster;
       problems.push(...cached.piece.problems);
-      if (key.startsWith(DcsKey.membersPrefix)) members.push(...c.members);
+      if (key.startsWith(ClusterKey.membersPrefix)) members.push(...c.members);
       else cluster = { ...cluster, ...pieceOf(key, c) };
     }
     this.cache = next;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { ValidationError } from '../../../../../src/domain/errors.js';
+import { ValidationError } from '../../../../src/domain/errors.js';
+import { findMember } from '../../../../src/domain/cluster/model/cluster.js';
 import {
   failoverToJson,
-  findMember,
   historyToJson,
   memberToJson,
   parseCluster,
@@ -14,8 +14,8 @@ import {
   parseSync,
   statusToJson,
   syncToJson,
-} from '../../../../../src/domain/cluster/model/cluster.js';
-import type { DcsEntry } from '../../../../../src/domain/cluster/model/dcs-keys.js';
+} from '../../../../src/adapters/cluster-store/codec.js';
+import type { DcsEntry } from '../../../../src/adapters/cluster-store/keys.js';
 
 function malformed(fn: () => unknown): ValidationError {
   try {
@@ -225,11 +225,24 @@ describe('domain/cluster/cluster: parseCluster', () => {
       'members/node2', 'config', 'sync.sync_standby', 'status.optime', 'history', 'failover.member', 'failsafe.a',
     ]);
     expect(cluster.members.map((m) => m.name)).to.deep.equal(['node1']);
-    expect([cluster.config, cluster.sync, cluster.status, cluster.history, cluster.failover, cluster.failsafe]).to.deep.equal([null, null, null, null, null, null]);
+    expect([cluster.sync, cluster.status, cluster.history, cluster.failover, cluster.failsafe]).to.deep.equal([null, null, null, null, null]);
+    // An unreadable configuration reads as empty and keeps its revision, so a compare-and-set can replace it.
+    expect(cluster.config).to.deep.equal({ value: {}, revision: '1' });
+    expect(cluster.failoverRevision).to.equal('1');
     expect(cluster.leader?.name).to.equal('node1');
   });
 
   it('an empty leader value means no leader', () => {
     expect(parseCluster(new Map([['leader', entry('')]])).cluster.leader).to.equal(null);
+  });
+});
+
+describe('codec: checkpoint after promote', () => {
+  it('the member key carries checkpoint_after_promote when set, and parses it back', () => {
+    const base = { connUrl: 'postgres://n:1/postgres', apiUrl: 'http://n:8008', state: 'running', role: 'primary', version: '0.1.0', xlogLocation: 1, receiveLsn: null, replayLsn: null, replicationState: null, timeline: 2, tags: {}, pendingRestart: false, pendingRestartReason: null, scheduledRestart: null };
+    expect(parseMember('n', memberToJson({ ...base, checkpointAfterPromote: false }), '1').checkpointAfterPromote).to.equal(false);
+    expect(parseMember('n', memberToJson({ ...base, checkpointAfterPromote: true }), '1').checkpointAfterPromote).to.equal(true);
+    expect(JSON.parse(memberToJson(base))).to.not.have.property('checkpoint_after_promote');
+    expect(parseMember('n', memberToJson(base), '1')).to.not.have.property('checkpointAfterPromote');
   });
 });

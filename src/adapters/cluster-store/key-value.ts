@@ -1,4 +1,4 @@
-import type { DcsSnapshot } from '../domain/cluster/model/dcs-keys.js';
+import type { DcsSnapshot } from './keys.js';
 
 /** Condition a conditional write or delete must meet; all given members must hold. */
 export interface WriteCondition {
@@ -16,11 +16,12 @@ export interface PutOptions {
 }
 
 /**
- * The distributed configuration store, scoped to one cluster prefix (`/<namespace>/<scope>/`).
- * Keys are relative names (`leader`, `members/node1`). Every call is bounded by the store's
- * retry timeout and fails with `DcsUnavailableError`, never hangs.
+ * A key-value store with leases, transactions and a prefix watch (etcd v3 semantics), scoped
+ * to one cluster prefix (`/<namespace>/<scope>/`): what the cluster-store adapter encodes the
+ * cluster into. Keys are relative names (`leader`, `members/node1`). Every call is bounded by
+ * the retry timeout and fails with `DcsUnavailableError`, never hangs.
  */
-export interface Dcs {
+export interface KeyValueStore {
   /** Reads every key under the prefix in one range read. Throws DcsUnavailableError. */
   readAll(): Promise<DcsSnapshot>;
   /** Renews this agent's lease (creating it, or a new one with `ttlSeconds`, when missing, expired or of another TTL); false when a new lease had to be created. Throws DcsUnavailableError. */
@@ -33,10 +34,14 @@ export interface Dcs {
   delete(key: string, cond?: WriteCondition): Promise<boolean>;
   /** Revokes this agent's lease now, dropping every leased key (clean shutdown). Throws DcsUnavailableError. */
   revokeLease(): Promise<void>;
-  /** Calls `listener` with the relative key on every change under the prefix, resubscribing after reconnects; returns unsubscribe. Never throws. */
-  watch(listener: (key: string) => void): () => void;
+  /**
+   * Calls `listener` with the relative key and its new value (null: deleted) on every change
+   * under the prefix; after each (re)connect it calls it with key `''` and null, as changes may
+   * have been missed. Returns unsubscribe. Never throws.
+   */
+  watch(listener: (key: string, value: string | null) => void): () => void;
+  /** Applies a new retry timeout (ms) to every later call. Never throws. */
+  setRetryTimeout(ms: number): void;
   /** Releases connections and watches. Never throws. */
   close(): Promise<void>;
 }
-/** Inversify token of the Dcs port. */
-export const Dcs = Symbol.for('warden.Dcs');

@@ -1,17 +1,17 @@
 import { expect } from 'chai';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
-import { InMemoryDcs, InMemoryDcsStore } from '../../../../src/adapters/dcs/memory.js';
+import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
-import { dcsContract } from '../../../contract/dcs-contract.js';
+import { keyValueContract } from '../../../contract/key-value-contract.js';
 
-dcsContract('InMemoryDcs with a FakeClock', async () => {
+keyValueContract('InMemoryKeyValue with a FakeClock', async () => {
   const clock = new FakeClock();
-  const store = new InMemoryDcsStore(clock);
-  const clients: InMemoryDcs[] = [];
+  const store = new InMemoryKeyValueSpace(clock);
+  const clients: InMemoryKeyValue[] = [];
   return {
     ttlSeconds: 30,
     async client(id) {
-      const c = new InMemoryDcs(store, { clientId: id, prefix: '/service/contract/' });
+      const c = new InMemoryKeyValue(store, { clientId: id, prefix: '/service/contract/' });
       clients.push(c);
       return c;
     },
@@ -28,17 +28,17 @@ dcsContract('InMemoryDcs with a FakeClock', async () => {
   };
 });
 
-describe('InMemoryDcs specifics', () => {
+describe('InMemoryKeyValue specifics', () => {
   let clock: FakeClock;
-  let store: InMemoryDcsStore;
+  let store: InMemoryKeyValueSpace;
   beforeEach(() => {
     clock = new FakeClock(0);
-    store = new InMemoryDcsStore(clock);
+    store = new InMemoryKeyValueSpace(clock);
   });
 
   it('a partitioned client fails while the others keep working, and its lease is not renewed', async () => {
-    const a = new InMemoryDcs(store, { clientId: 'a' });
-    const b = new InMemoryDcs(store, { clientId: 'b' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
+    const b = new InMemoryKeyValue(store, { clientId: 'b' });
     await a.keepAlive(30);
     await a.create('leader', 'a', { leased: true });
     a.setReachable(false);
@@ -57,8 +57,8 @@ describe('InMemoryDcs specifics', () => {
   });
 
   it('a partitioned client gets no watch events; healed, it does again', async () => {
-    const a = new InMemoryDcs(store, { clientId: 'a' });
-    const b = new InMemoryDcs(store, { clientId: 'b' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
+    const b = new InMemoryKeyValue(store, { clientId: 'b' });
     const seen: string[] = [];
     b.watch((k) => seen.push(k));
     b.setReachable(false);
@@ -72,7 +72,7 @@ describe('InMemoryDcs specifics', () => {
   });
 
   it('lease expiry is exact: alive at ttl - 1 ms, gone at ttl', async () => {
-    const a = new InMemoryDcs(store, { clientId: 'a' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
     await a.keepAlive(20);
     await a.put('members/a', '{}', { leased: true });
     await clock.advance(19999);
@@ -82,7 +82,7 @@ describe('InMemoryDcs specifics', () => {
   });
 
   it('expireLeases notifies watchers without any other access', async () => {
-    const a = new InMemoryDcs(store, { clientId: 'a' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
     const seen: string[] = [];
     a.watch((k) => seen.push(k));
     await a.keepAlive(30);
@@ -97,7 +97,7 @@ describe('InMemoryDcs specifics', () => {
 
   it('rejects after the configured delay of the clock while unreachable', async () => {
     store.unavailableDelayMs = 2000;
-    const a = new InMemoryDcs(store, { clientId: 'a' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
     store.setReachable(false);
     let settled: unknown = 'pending';
     const p = a.readAll().then(
@@ -112,8 +112,8 @@ describe('InMemoryDcs specifics', () => {
   });
 
   it('keys are scoped by prefix: two clusters share a store without seeing each other', async () => {
-    const a = new InMemoryDcs(store, { clientId: 'a', prefix: '/service/one/' });
-    const b = new InMemoryDcs(store, { clientId: 'b', prefix: '/service/two/' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a', prefix: '/service/one/' });
+    const b = new InMemoryKeyValue(store, { clientId: 'b', prefix: '/service/two/' });
     await a.put('leader', 'a');
     expect((await b.readAll()).size).to.equal(0);
     expect(store.allKeys()).to.deep.equal(['/service/one/leader']);
@@ -121,7 +121,7 @@ describe('InMemoryDcs specifics', () => {
   });
 
   it('a leased write without a live lease gets a fresh lease with the last TTL', async () => {
-    const a = new InMemoryDcs(store, { clientId: 'a' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
     await a.keepAlive(20);
     await clock.advance(20000);
     await a.put('members/a', '{}', { leased: true });
@@ -132,8 +132,8 @@ describe('InMemoryDcs specifics', () => {
   });
 
   it('renewLeasesOnRecovery mimics etcd: leases survive an outage longer than their ttl', async () => {
-    const etcdLike = new InMemoryDcsStore(clock, { renewLeasesOnRecovery: true });
-    const a = new InMemoryDcs(etcdLike, { clientId: 'a' });
+    const etcdLike = new InMemoryKeyValueSpace(clock, { renewLeasesOnRecovery: true });
+    const a = new InMemoryKeyValue(etcdLike, { clientId: 'a' });
     await a.keepAlive(30);
     await a.put('leader', 'a', { leased: true });
     etcdLike.setReachable(false);
@@ -145,7 +145,7 @@ describe('InMemoryDcs specifics', () => {
   });
 
   it('a closed client rejects and its watches stop', async () => {
-    const a = new InMemoryDcs(store, { clientId: 'a' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
     await a.close();
     try {
       await a.readAll();
@@ -156,7 +156,7 @@ describe('InMemoryDcs specifics', () => {
   });
 
   it('revisions grow monotonically across keys', async () => {
-    const a = new InMemoryDcs(store, { clientId: 'a' });
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
     await a.put('x', '1');
     await a.put('y', '1');
     const all = await a.readAll();

@@ -9,7 +9,7 @@ export interface DcsEntry {
 export type DcsSnapshot = ReadonlyMap<string, DcsEntry>;
 
 /** Key names under `/<namespace>/<scope>/` (spec §10). */
-export const DcsKey = {
+export const ClusterKey = {
   initialize: 'initialize',
   config: 'config',
   leader: 'leader',

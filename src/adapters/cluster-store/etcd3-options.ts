@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { ExponentialBackoff, handleWhen, noop, retry } from 'cockatiel';
 import { isRecoverableError, type IOptions } from 'etcd3';
 
-/** Options of `Etcd3Dcs` (the `etcd3:` section of the local config, plus the cluster prefix). */
-export interface Etcd3DcsOptions {
+/** Options of `Etcd3KeyValue` (the `etcd3:` section of the local config, plus the cluster prefix). */
+export interface Etcd3KeyValueOptions {
   /** `host:port` or `http(s)://host:port`. */
   readonly hosts: readonly string[];
   /** Cluster prefix from `clusterPrefix(namespace, scope)`, e.g. `/service/demo/`. */
@@ -24,7 +24,7 @@ export interface Etcd3DcsOptions {
 const WATCH_RECONNECT_MAX_MS = 1000;
 
 /** `host:port` with the scheme the options ask for (hosts that carry one keep it). */
-export function etcd3HostUrls(opts: Etcd3DcsOptions): string[] {
+export function etcd3HostUrls(opts: Etcd3KeyValueOptions): string[] {
   const scheme = opts.protocol ?? (opts.cacert || opts.cert ? 'https' : 'http');
   return opts.hosts.map((h) => (/^https?:\/\//.test(h) ? h : `${scheme}://${h}`));
 }
@@ -38,7 +38,7 @@ export function etcd3HostUrls(opts: Etcd3DcsOptions): string[] {
  * - gRPC reconnects within a second after an outage and pings the watch stream so a dead
  *   connection is noticed. (`dialTimeout` is documented by etcd3 1.1 but not used by it.)
  */
-export function etcd3ClientOptions(opts: Etcd3DcsOptions, retryTimeoutMs: () => number = () => opts.retryTimeoutMs): IOptions {
+export function etcd3ClientOptions(opts: Etcd3KeyValueOptions, retryTimeoutMs: () => number = () => opts.retryTimeoutMs): IOptions {
   const hosts = etcd3HostUrls(opts);
   const deadline = () => ({ deadline: Date.now() + retryTimeoutMs() });
   const options: IOptions = {

@@ -1,6 +1,6 @@
-import { Etcd3Dcs } from '../../../../src/adapters/dcs/etcd3.js';
-import { clusterPrefix } from '../../../../src/domain/cluster/model/dcs-keys.js';
-import { dcsContract } from '../../../contract/dcs-contract.js';
+import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
+import { clusterPrefix } from '../../../../src/adapters/cluster-store/keys.js';
+import { keyValueContract } from '../../../contract/key-value-contract.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 
 /** Short enough to keep the suite fast, long enough to stay above etcd's minimum lease TTL (2 s by default). */
@@ -21,17 +21,17 @@ after(async function () {
   await server?.cleanup();
 });
 
-dcsContract('Etcd3Dcs against a real etcd', async () => {
+keyValueContract('Etcd3KeyValue against a real etcd', async () => {
   const etcd = server!;
   // A test that failed while etcd was stopped must not break the next one.
   if (!etcd.pid) await etcd.restart();
   const prefix = clusterPrefix('/warden-contract', `run${++run}`);
-  const clients: Etcd3Dcs[] = [];
+  const clients: Etcd3KeyValue[] = [];
   return {
     ttlSeconds: TTL_SECONDS,
     unavailableBoundMs: RETRY_TIMEOUT_MS + 500,
     async client() {
-      const c = new Etcd3Dcs({ hosts: [etcd.host], prefix, retryTimeoutMs: RETRY_TIMEOUT_MS });
+      const c = new Etcd3KeyValue({ hosts: [etcd.host], prefix, retryTimeoutMs: RETRY_TIMEOUT_MS });
       clients.push(c);
       return c;
     },

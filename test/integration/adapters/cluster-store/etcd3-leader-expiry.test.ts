@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { Etcd3 } from 'etcd3';
-import { Etcd3Dcs } from '../../../../src/adapters/dcs/etcd3.js';
-import { clusterPrefix, DcsKey } from '../../../../src/domain/cluster/model/dcs-keys.js';
+import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
+import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 
 const TTL_SECONDS = 3;
 const RETRY_TIMEOUT_MS = 2000;
 
-describe('Etcd3Dcs: a leader that stops refreshing (real etcd)', function () {
+describe('Etcd3KeyValue: a leader that stops refreshing (real etcd)', function () {
   this.timeout(30_000);
   let server: EtcdServer;
   const closers: Array<() => Promise<unknown>> = [];
@@ -24,7 +24,7 @@ describe('Etcd3Dcs: a leader that stops refreshing (real etcd)', function () {
   it(`loses the leader key within ttl + 1 s, and a watching agent takes it within 1 s of expiry`, async () => {
     const prefix = clusterPrefix('/warden-expiry', 'demo');
     const dcs = (retryTimeoutMs = RETRY_TIMEOUT_MS) => {
-      const c = new Etcd3Dcs({ hosts: [server.host], prefix, retryTimeoutMs });
+      const c = new Etcd3KeyValue({ hosts: [server.host], prefix, retryTimeoutMs });
       closers.push(() => c.close());
       return c;
     };
@@ -34,7 +34,7 @@ describe('Etcd3Dcs: a leader that stops refreshing (real etcd)', function () {
     // An independent observer (plain etcd3 client) timestamps the delete event etcd emits on expiry.
     const observer = new Etcd3({ hosts: server.endpoint });
     closers.push(async () => observer.close());
-    const leaderWatch = await observer.watch().key(prefix + DcsKey.leader).create();
+    const leaderWatch = await observer.watch().key(prefix + ClusterKey.leader).create();
     closers.push(() => leaderWatch.cancel());
     let expiredAt = 0;
     leaderWatch.on('delete', () => (expiredAt ||= Date.now()));
@@ -47,9 +47,9 @@ describe('Etcd3Dcs: a leader that stops refreshing (real etcd)', function () {
     let attempts = 0;
     const acquired = new Promise<void>((resolve) => {
       b.watch((key) => {
-        if (key !== DcsKey.leader || acquiredAt) return;
+        if (key !== ClusterKey.leader || acquiredAt) return;
         attempts++;
-        void b.create(DcsKey.leader, 'b', { leased: true }).then(
+        void b.create(ClusterKey.leader, 'b', { leased: true }).then(
           (won) => {
             if (won && !acquiredAt) {
               acquiredAt = Date.now();
@@ -63,7 +63,7 @@ describe('Etcd3Dcs: a leader that stops refreshing (real etcd)', function () {
 
     // A takes the key, refreshes once more, then stops (a hung primary).
     expect(await a.keepAlive(TTL_SECONDS)).to.equal(false);
-    expect(await a.create(DcsKey.leader, 'a', { leased: true })).to.equal(true);
+    expect(await a.create(ClusterKey.leader, 'a', { leased: true })).to.equal(true);
     await new Promise((r) => setTimeout(r, 500));
     const keepAliveSentAt = Date.now();
     expect(await a.keepAlive(TTL_SECONDS)).to.equal(true);
@@ -82,9 +82,9 @@ describe('Etcd3Dcs: a leader that stops refreshing (real etcd)', function () {
     // etcd renews the lease between the send and the answer, so the key lives at least ttl from the send.
     expect(expiredAt - keepAliveSentAt, "not before the ttl").to.be.at.least(TTL_SECONDS * 1000);
     expect(takeoverMs, 'B holds the key within 1 s of expiry').to.be.lessThan(1000);
-    expect((await a.readAll()).get(DcsKey.leader)?.value).to.equal('b');
+    expect((await a.readAll()).get(ClusterKey.leader)?.value).to.equal('b');
     // A, back from its stall, finds it has lost the key: its refresh (compare value) fails.
     expect(await a.keepAlive(TTL_SECONDS)).to.equal(false);
-    expect(await a.put(DcsKey.leader, 'a', { leased: true, if: { value: 'a' } })).to.equal(false);
+    expect(await a.put(ClusterKey.leader, 'a', { leased: true, if: { value: 'a' } })).to.equal(false);
   });
 });

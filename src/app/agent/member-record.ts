@@ -1,0 +1,38 @@
+import type { ScheduledRestart } from '../../domain/cluster/model/cluster.js';
+import { walPosition, type LocalFacts } from '../../domain/cluster/model/facts.js';
+import type { NodeSettings } from '../../domain/cluster/model/node.js';
+import { stateText } from '../../domain/cluster/model/states.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
+import type { MemberRecord } from '../../ports/cluster-store.js';
+
+/**
+ * What this node publishes about itself for its latest facts and status, plus
+ * `checkpointAfterPromote` while a promotion's checkpoint is pending or just done
+ * (rewinders wait for it: pg_rewind reads the new timeline from the control file).
+ */
+export function memberRecord(
+  node: NodeSettings,
+  facts: LocalFacts,
+  status: NodeStatus,
+  scheduledRestart: ScheduledRestart | null,
+  checkpointAfterPromote: boolean | null = null,
+): MemberRecord {
+  const replica = facts.running && facts.inRecovery === true;
+  return {
+    connUrl: node.connUrl,
+    apiUrl: node.apiUrl,
+    state: stateText(facts.state),
+    role: status.role,
+    version: node.svcVersion,
+    xlogLocation: walPosition(facts),
+    receiveLsn: replica ? facts.receivedLocation : null,
+    replayLsn: replica ? facts.replayedLocation : null,
+    replicationState: replica ? facts.replicationState : null,
+    timeline: facts.timeline,
+    tags: node.tags,
+    pendingRestart: facts.pendingRestart,
+    pendingRestartReason: facts.pendingRestart ? facts.pendingRestartReason : null,
+    scheduledRestart,
+    ...(checkpointAfterPromote === null ? {} : { checkpointAfterPromote }),
+  };
+}

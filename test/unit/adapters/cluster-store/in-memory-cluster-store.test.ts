@@ -1,0 +1,29 @@
+import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
+import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
+import { InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
+import { clusterStoreContract } from '../../../contract/cluster-store-contract.js';
+
+clusterStoreContract('InMemoryClusterStore with a FakeClock', async () => {
+  const clock = new FakeClock();
+  const space = new InMemoryKeyValueSpace(clock);
+  const clients: InMemoryClusterStore[] = [];
+  return {
+    ttlSeconds: 30,
+    async client(id) {
+      const c = new InMemoryClusterStore(space, { clientId: id, prefix: '/service/contract/' });
+      clients.push(c);
+      return c;
+    },
+    async elapse(ms) {
+      await clock.advance(ms);
+      space.expireLeases();
+    },
+    now: () => clock.now(),
+    async setStoreReachable(up) {
+      space.setReachable(up);
+    },
+    async cleanup() {
+      await Promise.all(clients.map((c) => c.close()));
+    },
+  };
+});
