@@ -1,46 +1,43 @@
-import type { HistoryLine } from '../domain/cluster/model/cluster.js';
+import type { AgentCommandErrorCode, RestartConditions } from '../domain/cluster/ha/decision.js';
+import type { HistoryLine, ScheduledRestart } from '../domain/cluster/model/cluster.js';
 import type { NodeSnapshot } from '../domain/cluster/model/snapshot.js';
 
-/** Conditions and options of a restart (`POST /restart`). */
-export interface RestartRequest {
-  /** true: only if a restart is pending; false/absent: unconditional. */
-  readonly restart_pending?: boolean;
-  /** Only if the node's role equals this. */
-  readonly role?: 'primary' | 'standby_leader' | 'replica';
-  /** Only if the server version is lower than this (`X.Y` or `X.Y.Z`). */
-  readonly db_version?: string;
-  /** Seconds to wait for the server to accept connections (overrides primary_start_timeout). */
-  readonly timeout?: number;
-  /** ISO 8601 with zone: schedule instead of restarting now. */
-  readonly schedule?: string;
-}
-
-/** Result of an action: `ok` false carries a stable `error` code and a message for the API to map. */
+/** Outcome of a command the agent ran: `ok` false carries a stable code and a message. */
 export type ActionResult =
   | { readonly ok: true; readonly message: string }
-  | { readonly ok: false; readonly error: string; readonly message: string };
+  | { readonly ok: false; readonly error: AgentCommandErrorCode; readonly message: string };
+
+/** A leader's failsafe ping (`POST /failsafe`): its name and the members it counts on. */
+export interface FailsafePing {
+  readonly name: string;
+  readonly members: Readonly<Record<string, string>>;
+}
 
 /**
- * What the REST API may ask of the running agent. Implemented by the HA loop; every call
- * returns promptly except the immediate actions, which wait for their outcome.
+ * The running agent, as operator commands (the use cases) reach it: its published state,
+ * and its command inbox. Every call returns promptly except those that wait for an outcome.
  */
 export interface AgentControl {
   /** The latest published snapshot. Never blocks, never throws. */
   snapshot(): NodeSnapshot;
-  /** Wakes the loop now (after a config or failover-key write). Never throws. */
+  /** Runs the HA loop now (after a write to the cluster store that it must act on). Never throws. */
   wake(): void;
-  /** Restarts now (waiting for the outcome) when no `schedule`; otherwise records a scheduled restart (`scheduled` true). */
-  restart(req: RestartRequest): Promise<ActionResult & { readonly scheduled?: boolean }>;
-  /** Removes the scheduled restart; false when none was scheduled. */
-  cancelScheduledRestart(): Promise<boolean>;
-  /** Starts a reinitialization in the background (replicas only). */
-  reinitialize(req: { readonly force: boolean; readonly fromLeader: boolean }): Promise<ActionResult>;
-  /** Re-reads the local configuration file on the next tick. */
-  reload(): Promise<ActionResult>;
-  /** Timeline history for `/history` (DCS history key, else the server's history files). */
-  history(): Promise<readonly HistoryLine[]>;
-  /** A leader's failsafe ping (`POST /failsafe`): accept while we have no DCS and agree with it. */
-  acceptFailsafe(body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): boolean;
+  /** Re-reads the cluster now and republishes the snapshot, so a write just made shows in every later read. Throws DcsUnavailableError. */
+  refreshView(): Promise<void>;
+  /** Restarts the database when the conditions hold, and waits for the outcome. */
+  restartNow(conditions: RestartConditions): Promise<ActionResult>;
+  /** This node's scheduled restart, or null. Never throws. */
+  scheduledRestart(): ScheduledRestart | null;
+  /** Records (null: removes) this node's scheduled restart and republishes the snapshot. Never throws. */
+  setScheduledRestart(restart: ScheduledRestart | null): void;
+  /** Starts a reinitialization in the background (replicas only); resolves once it started or was refused. */
+  reinitialize(opts: { readonly force: boolean; readonly fromLeader: boolean }): Promise<ActionResult>;
+  /** Re-reads the local configuration file on the next run of the loop. Never throws. */
+  requestReload(): void;
+  /** Timeline history from the local server's history files. Never throws: [] when unknown. */
+  localHistory(): Promise<readonly HistoryLine[]>;
+  /** A leader's failsafe ping: accepted while this node agrees it is the leader. Never throws. */
+  acceptFailsafe(ping: FailsafePing): boolean;
 }
 /** Inversify token of the AgentControl port. */
 export const AgentControl = Symbol.for('warden.AgentControl');

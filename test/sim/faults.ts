@@ -152,7 +152,7 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
     }
     case 'restart':
       if (!node.alive) return `restart: ${node.name} agent is down`;
-      void node.loop.restart({}).catch(() => undefined);
+      void node.loop.restartNow({}).catch(() => undefined);
       return `restart ${node.name}`;
     case 'reinitialize': {
       if (!node.alive) return `reinitialize: ${node.name} agent is down`;

@@ -5,7 +5,7 @@
  *     (one seed, with its event trace; --verbose adds every node's decision at every tick)
  * Exit code 1 when an invariant broke; every failing seed is printed for replay.
  */
-import { HaTicker } from '../../src/app/agent/ha-tick.js';
+import { TickPipeline } from '../../src/app/agent/tick-pipeline.js';
 import { runSchedule } from './simulation.js';
 
 function arg(name: string): string | undefined {
@@ -15,14 +15,17 @@ function arg(name: string): string | undefined {
 
 /** Prints every tick's decision (replay --verbose). */
 function traceTicks(): void {
-  const tick = HaTicker.prototype.tick;
+  const tick = TickPipeline.prototype.run;
   const t0 = Date.UTC(2024, 0, 1);
-  HaTicker.prototype.tick = async function (this: HaTicker) {
+  TickPipeline.prototype.run = async function (this: TickPipeline) {
     const r = await tick.call(this);
-    const f = this.facts;
-    const sync = this.cluster?.sync ? ` sync=${this.cluster.sync.leader}:${this.cluster.sync.syncStandby.join('+')}` : '';
+    // The trace reads the pipeline's parts from outside: a debugging aid, not an interface.
+    const parts = this['parts'];
+    const f = parts.local.facts;
+    const cluster = parts.cluster.current.cluster;
+    const sync = cluster?.sync ? ` sync=${cluster.sync.leader}:${cluster.sync.syncStandby.join('+')}` : '';
     console.log(
-      `  t=${this.snapshot.lastLoopAt - t0} ${this.settings.node.name} [${f.state} ${f.inRecovery === false ? 'primary' : f.inRecovery ? 'replica' : '-'} tl=${f.timeline ?? '-'}${sync}] ` +
+      `  t=${parts.snapshot.current.lastLoopAt - t0} ${parts.settings.current.node.name} [${f.state} ${f.inRecovery === false ? 'primary' : f.inRecovery ? 'replica' : '-'} tl=${f.timeline ?? '-'}${sync}] ` +
         `${r.decision.message} ${JSON.stringify(r.decision.actions.map((a) => a.type))}`,
     );
     return r;

@@ -52,6 +52,7 @@ const ERROR_CODES: Record<FakeDatabaseOp, DatabaseErrorCode> = {
 const POSTMASTER_DEFAULTS: Readonly<Record<string, string>> = {
   shared_buffers: '128MB',
   max_connections: '100',
+  max_files_per_process: '1000',
   max_wal_senders: '10',
   max_replication_slots: '10',
   max_worker_processes: '8',

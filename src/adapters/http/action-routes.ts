@@ -1,96 +1,80 @@
-import type { Context } from 'koa';
-import { holdsLeaderLock } from '../../domain/cluster/rules/health.js';
-import type { ManualAction } from '../../domain/cluster/rules/manual-failover.js';
+import type { Router } from '@koa/router';
+import type { Context, Middleware } from 'koa';
 import type { ActionResult } from '../../ports/agent-control.js';
-import type { AgentApiDeps } from './api-deps.js';
+import { cancelScheduledRestart } from '../../usecases/cancel-restart.js';
+import { cancelScheduledSwitchover } from '../../usecases/cancel-switchover.js';
+import { failover } from '../../usecases/failover.js';
+import type { ManualFailoverResult } from '../../usecases/manual-failover-flow.js';
+import { reinitialize } from '../../usecases/reinitialize.js';
+import { reload } from '../../usecases/reload.js';
+import { restart } from '../../usecases/restart.js';
+import { switchover } from '../../usecases/switchover.js';
+import { commandDeps, type AgentApiDeps } from './api-deps.js';
 import { readJsonObject } from './body.js';
-import { actionFailureStatus, sendError } from './errors.js';
+import { sendError, statusOfCode } from './errors.js';
 import { setJsonBody } from './json-body.js';
-import { restartRequest } from './restart-request.js';
-import type { Route } from './routes.js';
-import { validateBody } from './schemas.js';
-import { cancelScheduledSwitchover, requestManualFailover, type ActionResponse } from './switchover.js';
+import { restartInput } from './restart-input.js';
+import { validateBody, type SwitchoverBody } from './schemas.js';
 
-function respond(ctx: Context, res: ActionResponse): void {
-  ctx.status = res.status;
-  setJsonBody(ctx, res.body);
-}
-
-/** Sends an AgentControl result: `okStatus` with `{message}`, or the failure's status with `{error, message}`. */
-function respondResult(ctx: Context, result: ActionResult, okStatus: number, okMessage?: string): void {
+/** Sends an agent command's outcome: `okStatus` with `{message}`, or its failure with `{error, message}`. */
+function sendResult(ctx: Context, result: ActionResult, okStatus: number, okMessage?: string): void {
   if (result.ok) {
     ctx.status = okStatus;
     setJsonBody(ctx, { message: okMessage ?? result.message });
   } else {
-    sendError(ctx, actionFailureStatus(result.error), result.error, result.message);
+    sendError(ctx, statusOfCode(result.error), result.error, result.message);
   }
 }
 
-/** `/switchover`, `/failover`, `/restart`, `/reload`, `/reinitialize` (spec §7). Access control runs before these. */
-export function actionRoutes(deps: AgentApiDeps): Route[] {
-  const { control, clock } = deps;
-  const manual = (action: ManualAction) => async (ctx: Context) => {
-    const body = validateBody(action, await readJsonObject(ctx));
-    respond(ctx, await requestManualFailover(deps, action, body));
-  };
-  return [
-    {
-      path: '/switchover',
-      methods: {
-        POST: manual('switchover'),
-        DELETE: async (ctx) => respond(ctx, await cancelScheduledSwitchover(deps)),
-      },
-    },
-    { path: '/failover', methods: { POST: manual('failover') } },
-    {
-      path: '/restart',
-      methods: {
-        POST: async (ctx) => {
-          const body = validateBody('restart', await readJsonObject(ctx));
-          const req = restartRequest(body, control.snapshot().config.pause, clock.now());
-          const result = await control.restart(req);
-          if (result.ok) {
-            ctx.status = result.scheduled ? 202 : 200;
-            setJsonBody(ctx, result.scheduled ? { message: result.message, schedule: req.schedule } : { message: result.message });
-          } else {
-            sendError(ctx, actionFailureStatus(result.error), result.error, result.message);
-          }
-        },
-        DELETE: async (ctx) => {
-          if (await control.cancelScheduledRestart()) {
-            setJsonBody(ctx, { message: 'scheduled restart deleted' });
-          } else {
-            sendError(ctx, 404, 'not_scheduled', 'no restart is scheduled');
-          }
-        },
-      },
-    },
-    {
-      path: '/reload',
-      methods: {
-        POST: async (ctx) => respondResult(ctx, await control.reload(), 202, 'reload scheduled'),
-      },
-    },
-    {
-      path: '/reinitialize',
-      methods: {
-        POST: async (ctx) => {
-          const body = validateBody('reinitialize', await readJsonObject(ctx));
-          const force = body.force === true;
-          const snap = control.snapshot();
-          const leader = snap.cluster?.leader?.name ?? null;
-          if (snap.status.role === 'primary' || snap.status.role === 'standby_leader' || holdsLeaderLock(snap, clock.now()) || leader === snap.node.name) {
-            sendError(ctx, 503, 'is_leader', 'reinitialize is not allowed on the leader; it is for replicas only');
-            return;
-          }
-          if (leader === null) {
-            sendError(ctx, 503, 'no_leader', 'reinitialize is not possible: the cluster has no leader to copy from');
-            return;
-          }
-          const result = await control.reinitialize({ force, fromLeader: body['from-leader'] === true || body.from_leader === true });
-          respondResult(ctx, result, 200, 'reinitialize started');
-        },
-      },
-    },
-  ];
+/** Sends a switchover/failover outcome: 202 when scheduled, 200 when done. */
+function sendManual(ctx: Context, result: ManualFailoverResult): void {
+  ctx.status = result.kind === 'scheduled' ? 202 : 200;
+  setJsonBody(ctx, result.kind === 'scheduled' ? { message: result.message, scheduled_at: result.scheduledAt } : { message: result.message, leader: result.leader });
+}
+
+/** The request's fields as the use case takes them. */
+function manualInput(body: SwitchoverBody) {
+  return { leader: body.leader ?? null, candidate: body.candidate ?? null, scheduledAt: body.scheduled_at ?? null };
+}
+
+/**
+ * `/switchover`, `/failover`, `/restart`, `/reload`, `/reinitialize`: each validates and
+ * translates its request, runs its use case, and translates the result. `guard` (access
+ * control) runs before each.
+ */
+export function registerActionRoutes(router: Router, deps: AgentApiDeps, guard: Middleware): void {
+  const { control: agent, clock } = deps;
+  router.post('/switchover', guard, async (ctx) => {
+    const body = validateBody('switchover', await readJsonObject(ctx));
+    sendManual(ctx, await switchover(commandDeps(deps), manualInput(body)));
+  });
+  router.delete('/switchover', guard, async (ctx) => {
+    setJsonBody(ctx, await cancelScheduledSwitchover(commandDeps(deps)));
+  });
+  router.post('/failover', guard, async (ctx) => {
+    const body = validateBody('failover', await readJsonObject(ctx));
+    sendManual(ctx, await failover(commandDeps(deps), manualInput(body)));
+  });
+  router.post('/restart', guard, async (ctx) => {
+    const body = validateBody('restart', await readJsonObject(ctx));
+    const result = await restart({ agent, clock }, restartInput(body));
+    if (result.kind === 'scheduled') {
+      ctx.status = 202;
+      setJsonBody(ctx, { message: result.message, schedule: result.schedule });
+    } else {
+      sendResult(ctx, result, 200);
+    }
+  });
+  router.delete('/restart', guard, (ctx) => {
+    setJsonBody(ctx, cancelScheduledRestart({ agent }));
+  });
+  router.post('/reload', guard, (ctx) => {
+    ctx.status = 202;
+    setJsonBody(ctx, reload({ agent }));
+  });
+  router.post('/reinitialize', guard, async (ctx) => {
+    const body = validateBody('reinitialize', await readJsonObject(ctx));
+    const input = { force: body.force === true, fromLeader: body['from-leader'] === true || body.from_leader === true };
+    sendResult(ctx, await reinitialize({ agent, clock }, input), 200, 'reinitialize started');
+  });
 }

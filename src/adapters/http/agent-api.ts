@@ -1,14 +1,15 @@
-import Koa, { type Context, type Next } from 'koa';
-import { actionRoutes } from './action-routes.js';
+import { METHODS } from 'node:http';
+import { Router } from '@koa/router';
+import Koa, { type Context, type Middleware, type Next } from 'koa';
+import { registerActionRoutes } from './action-routes.js';
 import type { AgentApiDeps } from './api-deps.js';
-import { createAccessCheck, isUnsafeMethod, type AccessSettings } from './auth.js';
-import { clusterRoutes } from './cluster-routes.js';
-import { configRoutes } from './config-routes.js';
+import { createAccessCheck, type AccessSettings } from './auth.js';
+import { registerClusterRoutes } from './cluster-routes.js';
+import { registerConfigRoutes } from './config-routes.js';
 import { errorMiddleware, sendError } from './errors.js';
-import { failsafeRoutes } from './failsafe-routes.js';
+import { registerFailsafeRoutes } from './failsafe-routes.js';
 import { withHealthFastPath, type RequestListener } from './health-fast-path.js';
-import { HealthResponder, healthMiddleware, StatusBodyCache } from './health-routes.js';
-import { RouteTable } from './routes.js';
+import { HealthResponder, registerHealthRoutes, StatusBodyCache } from './health-routes.js';
 
 export type { AgentApiDeps, AgentApiOptions } from './api-deps.js';
 
@@ -29,26 +30,58 @@ function extraHeadersOf(extra: AgentApiDeps['extraHeaders']): () => Readonly<Rec
 }
 
 /** The access check for fixed settings, or one rebuilt whenever the settings function returns a new object. */
-function accessCheckOf(access: AgentApiDeps['access']): (ctx: Context) => void {
-  if (typeof access !== 'function') return createAccessCheck(access);
+function accessGuard(access: AgentApiDeps['access']): Middleware {
   let current: AccessSettings | null = null;
   let check: (ctx: Context) => void = () => {};
-  return (ctx) => {
-    const settings = access();
+  return (ctx: Context, next: Next) => {
+    const settings = typeof access === 'function' ? access() : access;
     if (settings !== current) {
       check = createAccessCheck(settings);
       current = settings;
     }
     check(ctx);
+    return next();
   };
 }
 
+/** The order methods are listed in `Allow`. */
+const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** The router's `Allow` list, in the usual order and with OPTIONS, which every path answers. */
+function allowOf(ctx: Context): string {
+  const listed = new Set([...ctx.response.get('Allow').split(',').map((m) => m.trim()).filter(Boolean), 'OPTIONS']);
+  return [...ALLOW_ORDER.filter((m) => listed.has(m)), ...[...listed].filter((m) => !ALLOW_ORDER.includes(m))].join(', ');
+}
+
 /**
- * The agent's REST API (seed + spec §3-§9). The health checks and `GET|HEAD /node` are
- * answered from the snapshot by a plain node:http handler in front of Koa (see
- * health-fast-path.ts). The Koa chain: error mapping and extra headers; the same health
- * answers for request targets only Koa parses; then the route table, with access control in
- * front of every unsafe method. Serve it with `createAgentServer(api.callback(), ...)`.
+ * Answers what the router left unanswered: an unknown path is 404; a known path with another
+ * method 405 with `Allow` (the body is the API's JSON error), and OPTIONS there 204 with `Allow`.
+ */
+async function unanswered(ctx: Context, next: Next): Promise<void> {
+  await next();
+  if (ctx.respond === false) return;
+  if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.response.get('Allow')) {
+    ctx.set('Allow', allowOf(ctx));
+    ctx.body = null;
+    ctx.status = 204;
+    return;
+  }
+  if (ctx.body !== undefined && ctx.body !== null) return;
+  if (ctx.status === 405) {
+    ctx.set('Allow', allowOf(ctx));
+    sendError(ctx, 405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
+  } else if (ctx.status === 404) {
+    sendError(ctx, 404, 'not_found', `no such endpoint: ${ctx.path}`);
+  }
+}
+
+/**
+ * The agent's REST API. Requests are routed by one router (@koa/router); every unsafe
+ * endpoint runs the access check first. In front of Koa, a plain node:http handler answers the
+ * health checks and `GET|HEAD /node` from the snapshot (see health-fast-path.ts: load
+ * balancers poll those many times a second, and the Koa context and middleware chain cost
+ * about as much CPU as the rest of such a request). Serve it with
+ * `createAgentServer(api.callback(), ...)`.
  */
 export function createAgentApi(deps: AgentApiDeps): AgentApi {
   const app = new Koa();
@@ -57,46 +90,25 @@ export function createAgentApi(deps: AgentApiDeps): AgentApi {
   app.on('error', (err: unknown) => deps.logger.warn('REST API connection error', { err: String(err) }));
 
   const statusCache = new StatusBodyCache();
-  const responder = new HealthResponder(deps.control, deps.clock, statusCache, extraHeadersOf(deps.extraHeaders));
-  const checkAccess = accessCheckOf(deps.access);
-  const table = new RouteTable([...clusterRoutes(deps, statusCache), ...configRoutes(deps), ...actionRoutes(deps), ...failsafeRoutes(deps)]);
-  const handleErrors = errorMiddleware(deps.logger);
-  const extra = deps.extraHeaders;
+  const extraHeaders = extraHeadersOf(deps.extraHeaders);
+  const responder = new HealthResponder(deps.control, deps.clock, statusCache, extraHeaders);
+  const guard = accessGuard(deps.access);
+  // Every method is "implemented", so any method a path lacks is 405 (a router answers unknown methods with 501).
+  const router = new Router({ methods: [...METHODS] });
+  registerHealthRoutes(router, responder);
+  registerClusterRoutes(router, deps, statusCache);
+  registerConfigRoutes(router, deps, guard);
+  registerActionRoutes(router, deps, guard);
+  registerFailsafeRoutes(router, deps, guard);
 
-  app.use(
-    typeof extra === 'function'
-      ? (ctx: Context, next: Next) => {
-          const headers = extra();
-          for (const name in headers) ctx.set(name, headers[name]!);
-          return handleErrors(ctx, next);
-        }
-      : extra && Object.keys(extra).length
-        ? (ctx: Context, next: Next) => {
-            for (const name in extra) ctx.set(name, extra[name]!);
-            return handleErrors(ctx, next);
-          }
-        : handleErrors,
-  );
-  app.use(healthMiddleware(responder));
-  app.use(async (ctx: Context) => {
-    const found = table.resolve(ctx.path, ctx.method);
-    switch (found.kind) {
-      case 'not_found':
-        sendError(ctx, 404, 'not_found', `no such endpoint: ${ctx.path}`);
-        return;
-      case 'method_not_allowed':
-        ctx.set('Allow', found.allow);
-        sendError(ctx, 405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${found.allow}`);
-        return;
-      case 'options':
-        ctx.set('Allow', found.allow);
-        ctx.body = null;
-        ctx.status = 204;
-        return;
-      case 'handler':
-        if (isUnsafeMethod(ctx.method)) checkAccess(ctx);
-        await found.handler(ctx);
-    }
+  const handleErrors = errorMiddleware(deps.logger);
+  app.use((ctx: Context, next: Next) => {
+    const headers = extraHeaders();
+    for (const name in headers) ctx.set(name, headers[name]!);
+    return handleErrors(ctx, next);
   });
+  app.use(unanswered);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return { koa: app, callback: () => withHealthFastPath(responder, app.callback()) };
 }

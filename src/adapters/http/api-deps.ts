@@ -3,23 +3,16 @@ import type { Clock } from '../../ports/clock.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { PeerApi } from '../../ports/peer-api.js';
+import type { CommandDeps, CommandOptions } from '../../usecases/command-deps.js';
 import type { AgentMetrics } from '../metrics/agent-metrics.js';
 import type { AccessSettings } from './auth.js';
 
-/** Default of `AgentApiOptions.pollIntervalMs`. */
-export const DEFAULT_POLL_INTERVAL_MS = 100;
-
 /** Tunables of the API; the defaults suit production. */
-export interface AgentApiOptions {
-  /** How often a waiting switchover/failover re-reads the DCS besides the reads its watch triggers (default 100 ms). */
-  readonly pollIntervalMs?: number;
-  /** Bound on asking one member for its status while checking candidates (default 2000 ms). */
-  readonly peerTimeoutMs?: number;
-}
+export type AgentApiOptions = CommandOptions;
 
 /**
- * Everything the REST API uses. It reaches the agent only through `control` (snapshot,
- * actions) and the cluster only through `store` (`/config`, `/cluster`, the failover key).
+ * Everything the REST API uses. Reads come from the agent's snapshot; every command goes
+ * through a use case, over `control` (the agent) and `store` (the cluster).
  */
 export interface AgentApiDeps {
   readonly control: AgentControl;
@@ -33,4 +26,9 @@ export interface AgentApiDeps {
   /** `restapi.http_extra_headers`: added to every response; a function is asked per request. */
   readonly extraHeaders?: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>);
   readonly options?: AgentApiOptions;
+}
+
+/** The use cases' dependencies for a request of this API. */
+export function commandDeps(deps: AgentApiDeps): CommandDeps {
+  return { store: deps.store, clock: deps.clock, logger: deps.logger, peers: deps.peers, agent: deps.control, ...(deps.options ? { options: deps.options } : {}) };
 }

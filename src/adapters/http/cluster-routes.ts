@@ -1,51 +1,48 @@
+import type { Router } from '@koa/router';
+import type { Cluster } from '../../domain/cluster/model/cluster.js';
+import { clusterDocument } from '../../domain/cluster/model/cluster-document.js';
+import { readCluster } from '../../usecases/read-cluster.js';
+import { readHistory } from '../../usecases/read-history.js';
 import type { AgentApiDeps } from './api-deps.js';
-import { ClusterBodyCache, ClusterViewSource } from './cluster-view.js';
 import type { StatusBodyCache } from './health-routes.js';
 import { setJsonBody } from './json-body.js';
-import type { Route } from './routes.js';
 
-/** `GET /node`, `/metrics`, `/cluster` (from a recent cluster view, see ClusterViewSource), `/history` (spec §3, §6, §9). */
-export function clusterRoutes(deps: AgentApiDeps, statusCache: StatusBodyCache): Route[] {
-  const { control, store, clock, metrics, logger } = deps;
-  const views = new ClusterViewSource(control, store, clock, logger);
+/** Serialises the cluster document once per cluster view (a view is the same object until it changes). */
+class ClusterBodyCache {
+  private cluster: Cluster | null = null;
+  private scope = '';
+  private body: Buffer = Buffer.alloc(0);
+
+  /** The JSON bytes of the cluster document of `cluster`. */
+  get(scope: string, cluster: Cluster): Buffer {
+    if (cluster !== this.cluster || scope !== this.scope) {
+      this.body = Buffer.from(JSON.stringify(clusterDocument(scope, cluster)));
+      this.cluster = cluster;
+      this.scope = scope;
+    }
+    return this.body;
+  }
+}
+
+/** `GET /node`, `/metrics`, `/cluster`, `/history`. */
+export function registerClusterRoutes(router: Router, deps: AgentApiDeps, statusCache: StatusBodyCache): void {
+  const { control: agent, store, clock, metrics } = deps;
   const clusterBodies = new ClusterBodyCache();
-  return [
-    {
-      path: '/node',
-      methods: {
-        GET: (ctx) => {
-          ctx.type = 'application/json';
-          ctx.body = statusCache.get(control.snapshot().status);
-        },
-      },
-    },
-    {
-      path: '/metrics',
-      methods: {
-        GET: async (ctx) => {
-          const text = await metrics.render(control.snapshot());
-          ctx.set('Content-Type', metrics.contentType);
-          ctx.body = text;
-        },
-      },
-    },
-    {
-      path: '/cluster',
-      methods: {
-        GET: async (ctx) => {
-          const cluster = await views.current();
-          ctx.type = 'application/json';
-          ctx.body = clusterBodies.get(control.snapshot().node.scope, cluster);
-        },
-      },
-    },
-    {
-      path: '/history',
-      methods: {
-        GET: async (ctx) => {
-          setJsonBody(ctx, await control.history());
-        },
-      },
-    },
-  ];
+  router.get('/node', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = statusCache.get(agent.snapshot().status);
+  });
+  router.get('/metrics', async (ctx) => {
+    const text = await metrics.render(agent.snapshot());
+    ctx.set('Content-Type', metrics.contentType);
+    ctx.body = text;
+  });
+  router.get('/cluster', async (ctx) => {
+    const cluster = await readCluster({ store, agent, clock });
+    ctx.type = 'application/json';
+    ctx.body = clusterBodies.get(agent.snapshot().node.scope, cluster);
+  });
+  router.get('/history', async (ctx) => {
+    setJsonBody(ctx, await readHistory({ store, agent }));
+  });
 }

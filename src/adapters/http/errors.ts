@@ -1,14 +1,39 @@
 import type { Context, Next } from 'koa';
-import { SCHEDULE_ERROR_STATUS } from '../../domain/cluster/rules/schedule.js';
-import { DcsUnavailableError, ValidationError, WardenError, type Problem } from '../../domain/errors.js';
+import type { AgentCommandErrorCode } from '../../domain/cluster/ha/decision.js';
+import type { ManualFailoverErrorCode } from '../../domain/cluster/rules/manual-failover.js';
+import { SCHEDULE_ERROR_STATUS, type ScheduleErrorCode } from '../../domain/cluster/rules/schedule.js';
+import { DcsUnavailableError, ValidationError, WardenError, type Problem, type ValidationErrorCode } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
+import type { CommandErrorCode } from '../../usecases/command-error.js';
 import { setJsonBody } from './json-body.js';
 
+/** Codes only the HTTP layer raises. */
+export type HttpErrorCode =
+  | 'invalid_json'
+  | 'invalid_body'
+  | 'body_too_large'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'client_certificate_required'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'internal_error';
+
+/** Every code an error body of the agent API can carry. */
+export type AgentApiErrorCode =
+  | HttpErrorCode
+  | ValidationErrorCode
+  | ScheduleErrorCode
+  | ManualFailoverErrorCode
+  | CommandErrorCode
+  | AgentCommandErrorCode
+  | 'dcs_unavailable';
+
 /** An error that already knows its HTTP status; `code` is the stable `error` field of the body. */
-export class HttpError extends WardenError {
+export class HttpError extends WardenError<HttpErrorCode> {
   constructor(
     readonly status: number,
-    code: string,
+    code: HttpErrorCode,
     message: string,
     readonly headers?: Readonly<Record<string, string>>,
     details?: unknown,
@@ -18,13 +43,30 @@ export class HttpError extends WardenError {
 }
 
 /**
- * Status of typed domain errors whose code alone decides it. Codes not listed fall back on
- * the error's class: validation 400, DCS 503, anything else 500.
+ * The status of every code (spec §7: 400 unless noted; 412 for a cluster that does not allow
+ * it, 503 when it cannot be done now, 409 for a conflicting change, 404 for nothing to act
+ * on). The compiler checks that no code is left out.
  */
-const STATUS_BY_CODE: Readonly<Record<string, number>> = {
-  // scheduled actions: paused 400, not_scheduled 404, already_scheduled 409, bad timestamps 400/422
+const STATUS_BY_CODE: Readonly<Record<AgentApiErrorCode, number>> = {
+  invalid_json: 400,
+  invalid_body: 400,
+  body_too_large: 413,
+  unauthorized: 401,
+  forbidden: 403,
+  client_certificate_required: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  internal_error: 500,
+  invalid_input: 400,
+  invalid_query: 400,
+  invalid_config: 400,
+  invalid_flags: 400,
+  invalid_local_config: 400,
+  invalid_collectors: 400,
+  invalid_size: 400,
+  invalid_duration: 400,
+  malformed_dcs_value: 400,
   ...SCHEDULE_ERROR_STATUS,
-  // manual failover / switchover (spec §7)
   missing_candidate: 400,
   missing_leader: 400,
   failover_cannot_be_scheduled: 400,
@@ -38,26 +80,52 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   no_candidates: 412,
   no_eligible_candidate: 412,
   no_leader: 503,
-  // configuration
+  dcs_write_failed: 503,
   config_conflict: 409,
-  invalid_config: 400,
+  switchover_failed: 503,
+  failover_failed: 503,
+  switchover_status_unknown: 503,
+  failover_status_unknown: 503,
+  is_leader: 503,
+  failsafe_mode_disabled: 503,
+  failsafe_rejected: 409,
+  failsafe_unknown: 503,
+  action_in_progress: 503,
+  not_allowed_on_leader: 503,
+  restart_conditions_not_met: 503,
+  not_possible_now: 503,
+  condition_failed: 503,
+  watchdog_failed: 503,
+  initialize_failed: 503,
+  action_failed: 503,
+  probe_failed: 503,
+  initdb_failed: 503,
+  start_failed: 503,
+  stop_failed: 503,
+  restart_failed: 503,
+  reload_failed: 503,
+  promote_failed: 503,
+  follow_failed: 503,
+  rewind_failed: 503,
+  create_replica_failed: 503,
+  remove_data_failed: 503,
+  checkpoint_failed: 503,
+  configure_failed: 503,
+  slots_failed: 503,
+  write_failed: 503,
   dcs_unavailable: 503,
 };
 
-/**
- * HTTP status of a failed AgentControl action (`{ok: false, error}`): the codes above keep
- * their status; any other refusal or failure of the agent is 503 (spec §7).
- */
-export function actionFailureStatus(code: string): number {
-  const mapped = STATUS_BY_CODE[code];
-  return mapped !== undefined && mapped !== 500 ? mapped : 503;
+/** HTTP status of a code. */
+export function statusOfCode(code: AgentApiErrorCode): number {
+  return STATUS_BY_CODE[code];
 }
 
-/** HTTP status for any thrown value. */
+/** HTTP status for any thrown value: typed errors by their code, anything else 500. */
 export function statusOf(err: unknown): number {
   if (err instanceof HttpError) return err.status;
   if (err instanceof WardenError) {
-    const mapped = STATUS_BY_CODE[err.code];
+    const mapped = STATUS_BY_CODE[err.code as AgentApiErrorCode] as number | undefined;
     if (mapped !== undefined) return mapped;
     if (err instanceof ValidationError) return 400;
     if (err instanceof DcsUnavailableError) return 503;
@@ -65,7 +133,7 @@ export function statusOf(err: unknown): number {
   return 500;
 }
 
-/** The JSON error body of spec §4: `{error, message}`, plus `problems` when validation listed several. */
+/** The JSON error body: `{error, message}`, plus `problems` when validation listed several. */
 export function errorBody(err: unknown): { error: string; message: string; problems?: readonly Problem[] } {
   if (err instanceof ValidationError) return { error: err.code, message: err.message, problems: err.problems };
   if (err instanceof WardenError) return { error: err.code, message: err.message };
@@ -73,7 +141,7 @@ export function errorBody(err: unknown): { error: string; message: string; probl
 }
 
 /** Sends a JSON error response on `ctx`. */
-export function sendError(ctx: Context, status: number, error: string, message: string, extra?: Record<string, unknown>): void {
+export function sendError(ctx: Context, status: number, error: AgentApiErrorCode, message: string, extra?: Record<string, unknown>): void {
   ctx.status = status;
   setJsonBody(ctx, { error, message, ...extra });
 }

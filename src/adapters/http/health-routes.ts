@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Context, Next } from 'koa';
+import type { Router } from '@koa/router';
+import type { Context } from 'koa';
 import { checkHealth, HEALTH_PATHS, type HealthEndpoint, type HealthQuery } from '../../domain/cluster/rules/health.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { AgentControl } from '../../ports/agent-control.js';
@@ -147,14 +148,15 @@ export function writeHealthReply(res: ServerResponse, reply: HealthReply): void 
 }
 
 /**
- * The same answers inside the Koa chain, for request targets the fast path in front of Koa
- * leaves to Koa's URL parsing (absolute form, a `#` in the target). Other paths pass on.
+ * The health paths in the router, for request targets the fast path in front of Koa leaves
+ * to Koa's URL parsing (absolute form, a `#` in the target): the same answers.
  */
-export function healthMiddleware(responder: HealthResponder) {
-  return function health(ctx: Context, next: Next): Promise<void> | void {
+export function registerHealthRoutes(router: Router, responder: HealthResponder): void {
+  const answer = (ctx: Context) => {
     const reply = responder.answer(ctx.method, ctx.path, ctx.querystring);
-    if (reply === undefined) return next();
+    if (reply === undefined) return;
     writeHealthReply(ctx.res, reply);
     ctx.respond = false;
   };
+  for (const path of Object.keys(HEALTH_PATHS)) router.register(path, ['GET', 'HEAD', 'OPTIONS'], answer);
 }

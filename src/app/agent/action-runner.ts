@@ -1,12 +1,14 @@
-import { LONG_ACTIONS, type Action, type Decision } from '../../domain/cluster/ha/decision.js';
+import { LONG_ACTIONS, type Action, type AgentCommandErrorCode, type Decision } from '../../domain/cluster/ha/decision.js';
 import { historyAfterPromotion } from '../../domain/cluster/model/history.js';
 import { WardenError } from '../../domain/errors.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Database } from '../../ports/database.js';
-import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { Watchdog } from '../../ports/watchdog.js';
-import type { LoopState } from './loop-state.js';
+import type { AgentMemory } from './agent-memory.js';
+import type { CommandInbox } from './command-inbox.js';
+import type { LeaderLease } from './leader-lease.js';
 
 /** The ports the runner acts through. */
 export interface RunnerPorts {
@@ -15,6 +17,13 @@ export interface RunnerPorts {
   readonly watchdog: Watchdog;
   readonly clock: Clock;
   readonly logger: Logger;
+}
+
+/** The agent's state the actions change. */
+export interface RunnerState {
+  readonly lease: LeaderLease;
+  readonly memory: AgentMemory;
+  readonly inbox: CommandInbox;
 }
 
 /** Per-run facts the actions need. */
@@ -33,16 +42,10 @@ export interface SequenceOutcome {
 }
 
 /** The database actions; they must never run while a background job runs. */
-const DATABASE_ACTIONS = new Set<Action['type']>([
-  ...LONG_ACTIONS,
-  'configure',
-  'setSynchronousStandbyNames',
-  'syncSlots',
-  'terminateSessions',
-]);
+const DATABASE_ACTIONS = new Set<Action['type']>([...LONG_ACTIONS, 'configure', 'setSynchronousStandbyNames', 'syncSlots', 'terminateSessions']);
 
-/** Error thrown when an action meets a failed condition (a lost race, a changed key). */
-class ConditionFailed extends WardenError {
+/** An action met a failed condition (a lost race, a changed key). */
+class ConditionFailed extends WardenError<'condition_failed'> {
   constructor(action: Action['type'], why: string) {
     super('condition_failed', `${action}: ${why}`);
   }
@@ -58,17 +61,21 @@ export function firstLongAction(actions: readonly Action[]): number {
   return actions.findIndex((a) => LONG_ACTIONS.has(a.type));
 }
 
+/** The command error code of a failure of any kind. */
+function commandCode(error: unknown): AgentCommandErrorCode {
+  return error instanceof WardenError && typeof error.code === 'string' ? (error.code as AgentCommandErrorCode) : 'action_failed';
+}
+
 /**
  * Applies a Decision's actions through the ports, in order, stopping at the first one that
- * fails (throws, or meets a failed condition such as a lost race). Keeps the lock deadline
- * in LoopState: set from the start of a successful acquire/refresh, dropped when a refresh
- * finds the key gone. Answers waiting API commands, with the failure when the sequence
- * stopped before their answer.
+ * fails (throws, or meets a failed condition such as a lost race). Lock grants go to the
+ * LeaderLease; waiting commands are answered through the inbox, with the failure when the
+ * sequence stopped before their answer.
  */
 export class ActionRunner {
   constructor(
     private readonly ports: RunnerPorts,
-    private readonly state: LoopState,
+    private readonly state: RunnerState,
     /** Called after every long action (success or not), so the published snapshot follows the server. */
     private readonly afterLongAction: () => Promise<void> = async () => {},
   ) {}
@@ -115,19 +122,18 @@ export class ActionRunner {
     for (let j = from; j < to; j++) {
       const a = actions[j]!;
       if (a.type !== 'resolveCommand' || !a.ok) continue;
-      const code = error instanceof WardenError ? error.code : 'action_failed';
-      this.state.resolveCommand(a.id, { ok: false, error: code, message: describe(error) });
+      this.state.inbox.resolve(a.id, { ok: false, error: commandCode(error), message: describe(error) });
     }
   }
 
   private async apply(a: Action, ctx: RunContext): Promise<void> {
     const { store, db, watchdog } = this.ports;
-    const st = this.state;
+    const { lease, memory, inbox } = this.state;
     switch (a.type) {
       case 'acquireLeader': {
         const lock = await store.acquireLeader(ctx.me, ctx.ttlSeconds);
         if (lock === null) throw new ConditionFailed(a.type, 'another member holds the leader key');
-        st.lockDeadline = lock.deadline;
+        lease.granted(lock.deadline);
         return;
       }
       case 'refreshLeader': {
@@ -135,26 +141,26 @@ export class ActionRunner {
         try {
           lock = await store.renewLeader(ctx.me, ctx.ttlSeconds);
         } catch (e) {
-          st.lockLostAt = this.ports.clock.now();
+          lease.markLost();
           throw e;
         }
         if (lock === null) {
-          st.lockDeadline = null;
-          st.lockLostAt = this.ports.clock.now();
+          lease.forget();
+          lease.markLost();
           throw new ConditionFailed(a.type, 'the leader key is no longer ours');
         }
-        st.lockDeadline = lock.deadline;
+        lease.granted(lock.deadline);
         return;
       }
       case 'releaseLeader':
-        st.lockDeadline = null;
+        lease.forget();
         await store.releaseLeader(ctx.me);
         return;
       case 'forgetLock':
-        st.lockDeadline = null;
+        lease.forget();
         return;
       case 'extendLockByFailsafe':
-        if (st.failsafeRoundStartedAt !== null) st.lockDeadline = st.failsafeRoundStartedAt + ctx.ttlSeconds * 1000;
+        lease.extendByFailsafe(ctx.ttlSeconds);
         return;
       case 'createInitialize':
         if (!(await store.claimInitialize())) throw new ConditionFailed(a.type, 'another member initializes the cluster');
@@ -180,8 +186,8 @@ export class ActionRunner {
         await store.writeStatus({ optime: a.optime, slots: a.slots });
         return;
       case 'writeSync': {
-        const written = await store.writeSync({ leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum }, a.ifRevision === '0' ? null : a.ifRevision);
-        if (!written) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
+        const sync = { leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum };
+        if (!(await store.writeSync(sync, a.ifRevision === '0' ? null : a.ifRevision))) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
         return;
       }
       case 'deleteSync':
@@ -216,24 +222,24 @@ export class ActionRunner {
         return db.checkpoint();
       case 'configure':
         await db.configure(a.parameters);
-        st.remember({ appliedParameters: a.key });
+        memory.remember({ appliedParameters: a.key });
         return;
       case 'setSynchronousStandbyNames': {
         await db.setSynchronousStandbyNames(a.value);
         // Every commit acknowledged before now is at or below this position.
         const after = await db.probe();
-        st.remember({ ssn: { value: a.value, lsn: after.walLocation ?? 0 } });
+        memory.remember({ ssn: { value: a.value, lsn: after.walLocation ?? 0 } });
         return;
       }
       case 'syncSlots':
         await db.syncSlots(a.wanted);
-        st.remember({ appliedSlots: a.key });
+        memory.remember({ appliedSlots: a.key });
         return;
       case 'terminateSessions':
         return db.terminateClientSessions();
       case 'armWatchdog': {
         const ok = await watchdog.activate(a.timeoutSeconds);
-        st.watchdogUsable = ok;
+        memory.watchdogUsable = ok;
         if (!ok && a.required) throw new WardenError('watchdog_failed', 'the watchdog is required but could not be armed');
         if (!ok) this.ports.logger.warn('the watchdog could not be armed; continuing without it (mode automatic)');
         return;
@@ -241,8 +247,8 @@ export class ActionRunner {
       case 'kickWatchdog': {
         const ok = await watchdog.keepalive();
         if (!ok && a.required) {
-          st.watchdogUsable = false;
-          st.lockLostAt = this.ports.clock.now();
+          memory.watchdogUsable = false;
+          lease.markLost();
           throw new WardenError('watchdog_failed', 'the watchdog is required but its keepalive failed');
         }
         if (!ok) this.ports.logger.warn('watchdog keepalive failed');
@@ -251,10 +257,10 @@ export class ActionRunner {
       case 'disarmWatchdog':
         return watchdog.disable();
       case 'remember':
-        st.remember(a.patch);
+        memory.remember(a.patch);
         return;
       case 'resolveCommand':
-        st.resolveCommand(a.id, a.ok ? { ok: true, message: a.message } : { ok: false, error: a.error ?? 'action_failed', message: a.message });
+        inbox.resolve(a.id, a.ok ? { ok: true, message: a.message } : { ok: false, error: a.error ?? 'action_failed', message: a.message });
         return;
     }
   }

@@ -139,7 +139,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   process.on('unhandledRejection', (reason) => logger.error('unhandled promise rejection', { reason: String((reason as Error)?.stack ?? reason) }));
   process.on('SIGHUP', () => {
     logger.info('SIGHUP: re-reading the configuration file');
-    void agent.loop.reload();
+    agent.loop.requestReload();
   });
   return new Promise<number>((done) => {
     let stopping = false;

@@ -21,15 +21,27 @@ export function importsOf(source: string): string[] {
 }
 
 const IO_MODULES = /^(node:|fs$|fs\/|path$|os$|net$|http$|https$|http2$|child_process$|dgram$|dns$|tls$|crypto$|worker_threads$|cluster$|pg$|pg-|etcd3$|koa$|koa-|@koa\/|prom-client$|inversify$|@inversifyjs\/|reflect-metadata$|pino$|yaml$|commander$)/;
-const OUTER_LAYERS = /(^|\/)(adapters|app)(\/|$)/;
 
-/** Violations of the hexagonal rule in one file of domain or ports. */
-export function violations(file: string, source: string, layer: 'domain' | 'ports'): string[] {
+/** The inner layers, innermost first; each may import only the layers before it (and itself). */
+const LAYERS = ['domain', 'ports', 'usecases', 'adapters', 'app'] as const;
+type Layer = (typeof LAYERS)[number];
+
+/** The layer a relative import from a file of `layer` lands in, or null when it stays inside (a sibling file) or leaves src. */
+function targetLayer(spec: string): Layer | null {
+  const m = /(?:^|\/)(domain|ports|usecases|adapters|app)(?:\/|$)/.exec(spec);
+  return m ? (m[1] as Layer) : null;
+}
+
+/** Violations of the hexagonal rule in one file of an inner layer: imports point inward only. */
+export function violations(file: string, source: string, layer: Exclude<Layer, 'app'>): string[] {
   const out: string[] = [];
+  const allowed = LAYERS.slice(0, LAYERS.indexOf(layer) + 1);
   for (const spec of importsOf(source)) {
-    if (IO_MODULES.test(spec)) out.push(`${file}: imports I/O or framework module '${spec}'`);
-    else if (spec.startsWith('.') && OUTER_LAYERS.test(spec)) out.push(`${file}: imports outer layer '${spec}'`);
-    else if (layer === 'domain' && spec.startsWith('.') && /(^|\/)ports(\/|$)/.test(spec)) out.push(`${file}: domain imports ports '${spec}'`);
+    if (layer !== 'adapters' && IO_MODULES.test(spec)) out.push(`${file}: imports I/O or framework module '${spec}'`);
+    else if (spec.startsWith('.')) {
+      const target = targetLayer(spec);
+      if (target !== null && !allowed.includes(target)) out.push(`${file}: ${layer} imports ${target} '${spec}'`);
+    }
   }
   if (layer === 'domain') {
     const code = source.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
@@ -41,11 +53,9 @@ export function violations(file: string, source: string, layer: 'domain' | 'port
 }
 
 describe('architecture: the dependency rule', () => {
-  for (const layer of ['domain', 'ports'] as const) {
-    it(`src/${layer} imports nothing from adapters, app, I/O modules or Inversify`, () => {
-      const found = tsFiles(join(root, 'src', layer)).flatMap((f) =>
-        violations(relative(root, f), readFileSync(f, 'utf8'), layer),
-      );
+  for (const layer of ['domain', 'ports', 'usecases', 'adapters'] as const) {
+    it(`src/${layer} imports only inner layers${layer === 'adapters' ? '' : ', and no I/O modules or Inversify'}`, () => {
+      const found = tsFiles(join(root, 'src', layer)).flatMap((f) => violations(relative(root, f), readFileSync(f, 'utf8'), layer));
       expect(found, found.join('\n')).to.deep.equal([]);
     });
   }
@@ -56,6 +66,14 @@ describe('architecture: the dependency rule', () => {
     expect(violations('x.ts', "import { Container } from 'inversify';", 'ports')).to.have.length(1);
     expect(violations('x.ts', "import { X } from '../../adapters/http/agent-api.js';", 'domain')).to.have.length(1);
     expect(violations('x.ts', "const m = await import('etcd3');", 'domain')).to.have.length(1);
+  });
+
+  it('catches an import that points outward from use cases or adapters', () => {
+    expect(violations('x.ts', "import { X } from '../adapters/http/agent-api.js';", 'usecases')).to.have.length(1);
+    expect(violations('x.ts', "import { X } from '../../app/agent/ha-loop.js';", 'adapters')).to.have.length(1);
+    expect(violations('x.ts', "import { X } from '../../usecases/switchover.js';", 'adapters')).to.deep.equal([]);
+    expect(violations('x.ts', "import { X } from '../usecases/switchover.js';", 'ports')).to.have.length(1);
+    expect(violations('x.ts', "import pg from 'pg';", 'usecases')).to.have.length(1);
   });
 
   it('catches wall-clock reads and timers in the domain, but not in ports', () => {

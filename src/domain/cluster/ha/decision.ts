@@ -1,3 +1,4 @@
+import type { DatabaseErrorCode } from '../../errors.js';
 import type { Cluster, HistoryLine, ScheduledRestart } from '../model/cluster.js';
 import type { DynamicConfig, ParameterValue, RawConfig } from '../config/config.js';
 import type { LocalFacts } from '../model/facts.js';
@@ -29,6 +30,19 @@ export interface RestartConditions {
   /** Seconds; overrides primary_start_timeout. */
   readonly timeout?: number;
 }
+
+/** Why the agent refused or failed a command an operator sent it. */
+export type AgentCommandErrorCode =
+  | 'action_in_progress'
+  | 'not_allowed_on_leader'
+  | 'no_leader'
+  | 'restart_conditions_not_met'
+  | 'not_possible_now'
+  | 'condition_failed'
+  | 'watchdog_failed'
+  | 'initialize_failed'
+  | 'action_failed'
+  | DatabaseErrorCode;
 
 /** Commands an API call left for the loop. `id` ties the outcome back to the waiting caller. */
 export interface PendingCommands {
@@ -211,7 +225,7 @@ export type Action =
   // ---- loop state
   | { readonly type: 'remember'; readonly patch: Partial<LoopMemory> }
   /** Answers a waiting API command (a failure before it answers it with that failure instead). */
-  | { readonly type: 'resolveCommand'; readonly id: number; readonly ok: boolean; readonly error?: string; readonly message: string }
+  | { readonly type: 'resolveCommand'; readonly id: number; readonly ok: boolean; readonly error?: AgentCommandErrorCode; readonly message: string }
   /** The failsafe round succeeded: hold the lock for another ttl from the round's start. */
   | { readonly type: 'extendLockByFailsafe' };
 

@@ -1,5 +1,5 @@
 import type { ParameterValue } from '../config/config.js';
-import { decision, type Action, type Decision, type LoopMemory, type SlotSpec } from './decision.js';
+import { decision, type Action, type AgentCommandErrorCode, type Decision, type LoopMemory, type SlotSpec } from './decision.js';
 import { restartConditionProblem } from '../rules/restart-conditions.js';
 import { restartScheduleFrom, scheduleVerdict } from '../rules/schedule.js';
 import { leaderUpstream, mySlot, slotNameFor, startTimeoutMs, type TickContext } from './tick-context.js';
@@ -75,7 +75,7 @@ export const FRESH_DATA: Partial<LoopMemory> = Object.freeze({
 });
 
 /** Answers a command with a failure. */
-export function reject(id: number, error: string, message: string): Action {
+export function reject(id: number, error: AgentCommandErrorCode, message: string): Action {
   return { type: 'resolveCommand', id, ok: false, error, message };
 }
 

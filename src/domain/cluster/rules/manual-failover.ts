@@ -12,7 +12,23 @@ export type ManualAction = 'switchover' | 'failover';
  * A refused switchover or failover request; `code` is stable and decides the HTTP status
  * (spec §7: 400 unless noted, 412 for a cluster that does not allow it, 503 without a leader).
  */
-export class ManualFailoverError extends WardenError {}
+export class ManualFailoverError extends WardenError<ManualFailoverErrorCode> {}
+
+/** Why a switchover or failover request was refused. */
+export type ManualFailoverErrorCode =
+  | 'missing_candidate'
+  | 'missing_leader'
+  | 'failover_cannot_be_scheduled'
+  | 'schedule_while_paused'
+  | 'paused_without_candidate'
+  | 'same_leader_and_candidate'
+  | 'leader_mismatch'
+  | 'candidate_not_member'
+  | 'candidate_not_sync_standby'
+  | 'no_sync_standby'
+  | 'no_candidates'
+  | 'no_eligible_candidate'
+  | 'no_leader';
 
 /** A `POST /switchover` or `POST /failover` body, as received (absent fields null). */
 export interface ManualFailoverRequest {
@@ -31,7 +47,7 @@ export interface ManualFailoverPlan {
   readonly scheduledAt: string | null;
 }
 
-const fail = (code: string, message: string): never => {
+const fail = (code: ManualFailoverErrorCode, message: string): never => {
   throw new ManualFailoverError(code, message);
 };
 

@@ -2,7 +2,7 @@ import { ValidationError, WardenError } from '../../errors.js';
 import type { FailoverKey, ScheduledRestart } from '../model/cluster.js';
 
 /** Refusal of a schedule transition; `code` is one of ScheduleErrorCode. */
-export class ScheduleError extends WardenError {}
+export class ScheduleError extends WardenError<ScheduleErrorCode> {}
 
 /** Stable codes of schedule refusals (the API maps them with SCHEDULE_ERROR_STATUS). */
 export type ScheduleErrorCode =

@@ -49,16 +49,16 @@ describe('REST API: /restart, /reload, /reinitialize, /failsafe', function () {
       });
     }
 
-    it('scheduled: 202', async () => {
-      api.control.restartResult = { ok: true, scheduled: true, message: 'restart scheduled' };
-      const res = await api.request('POST', '/restart', { body: { schedule: FUTURE } });
+    it('scheduled: 202, recorded with its conditions', async () => {
+      const res = await api.request('POST', '/restart', { body: { schedule: FUTURE, role: 'replica' } });
       expect(res.status).to.equal(202);
-      expect(res.json).to.deep.equal({ message: 'restart scheduled', schedule: FUTURE });
-      expect(api.control.restarts[0]!.schedule).to.equal(FUTURE);
+      expect(res.json).to.deep.equal({ message: 'Restart scheduled', schedule: FUTURE });
+      expect(api.control.scheduled).to.deep.equal({ role: 'replica', schedule: FUTURE });
+      expect(api.control.restarts).to.deep.equal([]);
     });
 
     it('scheduled while one is already scheduled: 409', async () => {
-      api.control.restartResult = { ok: false, error: 'already_scheduled', message: 'a restart is already scheduled' };
+      api.control.scheduled = { schedule: FUTURE };
       const res = await api.request('POST', '/restart', { body: { schedule: FUTURE } });
       expect(res.status).to.equal(409);
       expect(res.json.error).to.equal('already_scheduled');
@@ -81,7 +81,7 @@ describe('REST API: /restart, /reload, /reinitialize, /failsafe', function () {
     });
 
     it('conditions not met, another action in progress, start timed out: 503 with the reason', async () => {
-      for (const error of ['restart_conditions_not_met', 'action_in_progress', 'start_timeout']) {
+      for (const error of ['restart_conditions_not_met', 'action_in_progress', 'start_failed'] as const) {
         api.control.restartResult = { ok: false, error, message: `because ${error}` };
         const res = await api.request('POST', '/restart');
         expect(res.status).to.equal(503);
@@ -90,8 +90,9 @@ describe('REST API: /restart, /reload, /reinitialize, /failsafe', function () {
     });
 
     it('DELETE /restart: 200 when one was scheduled, 404 otherwise', async () => {
-      api.control.scheduledRestart = true;
+      api.control.scheduled = { schedule: FUTURE };
       expect((await api.request('DELETE', '/restart')).status).to.equal(200);
+      expect(api.control.scheduled).to.equal(null);
       const res = await api.request('DELETE', '/restart');
       expect(res.status).to.equal(404);
       expect(res.json.error).to.equal('not_scheduled');
@@ -104,12 +105,6 @@ describe('REST API: /restart, /reload, /reinitialize, /failsafe', function () {
       expect(res.status).to.equal(202);
       expect(res.json).to.deep.equal({ message: 'reload scheduled' });
       expect(api.control.reloads).to.equal(1);
-    });
-    it('503 when the agent refuses', async () => {
-      api.control.reloadResult = { ok: false, error: 'invalid_local_config', message: 'restapi.listen: bad' };
-      const res = await api.request('POST', '/reload');
-      expect(res.status).to.equal(503);
-      expect(res.json.error).to.equal('invalid_local_config');
     });
   });
 

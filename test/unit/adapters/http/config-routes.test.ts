@@ -140,13 +140,26 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       expect(res.json.error).to.equal('dcs_unavailable');
     });
 
-    it('GET /cluster: a loop view younger than 1 s is served without reading the DCS', async () => {
-      api.control.snap = snapshot({ cluster: clusterView({ leader: 'node7' }), clusterReadAt: NOW - 999 });
+    it('GET /cluster: a view younger than 1 s (the loop reads through the same store) is served without reading the DCS', async () => {
+      await api.clusterStore.read();
       api.store.setReachable(false);
       const res = await api.request('GET', '/cluster');
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
-      expect(res.json).to.deep.equal({ scope: 'demo', members: [] });
+      expect(res.json.members).to.have.length(3);
+    });
+
+    it('GET /cluster after a write of this node: read anew (a node reads its own writes)', async () => {
+      await api.clusterStore.read();
+      expect((await api.request('PATCH', '/config', { body: { pause: null } })).status).to.equal(200);
+      expect((await api.request('GET', '/cluster')).json).to.not.have.property('pause');
+      expect((await api.request('DELETE', '/switchover')).status).to.equal(200);
+      expect((await api.request('GET', '/cluster')).json).to.not.have.property('scheduled_switchover');
+      const later = new Date(NOW + 3_600_000).toISOString();
+      const posted = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2', scheduled_at: later } });
+      expect(posted.status, JSON.stringify(posted.json)).to.equal(202);
+      expect((await api.request('GET', '/cluster')).json.scheduled_switchover).to.deep.include({ from: 'node0', to: 'node2' });
+      expect(api.control.refreshes, 'the snapshot follows each write').to.equal(3);
     });
 
     it('GET /cluster: an older view is replaced by a DCS read, then reused for 1 s whatever the load', async () => {
@@ -167,12 +180,13 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
     });
 
     it('GET /cluster: with the DCS down, a view up to ttl old answers; older is 503', async () => {
+      await api.clusterStore.read();
       api.store.setReachable(false);
-      api.control.snap = snapshot({ cluster: clusterView({ leader: 'node7' }), clusterReadAt: NOW - 29_000 });
+      await api.clock.sleep(29_000);
       const res = await api.request('GET', '/cluster');
       expect(res.status).to.equal(200);
-      expect(res.json).to.deep.equal({ scope: 'demo', members: [] });
-      api.control.snap = snapshot({ clusterReadAt: NOW - 31_000 });
+      expect(res.json.members).to.have.length(3);
+      await api.clock.sleep(2_000);
       expect((await api.request('GET', '/cluster')).status).to.equal(503);
     });
 

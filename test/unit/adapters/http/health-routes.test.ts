@@ -215,7 +215,7 @@ describe('REST API: health checks', function () {
       expect(get.headers.get('allow')).to.equal('POST, DELETE, OPTIONS');
       const opt = await api.request('OPTIONS', '/config');
       expect(opt.status).to.equal(204);
-      expect(opt.headers.get('allow')).to.equal('GET, PATCH, PUT, HEAD, OPTIONS');
+      expect(opt.headers.get('allow')).to.equal('GET, HEAD, PUT, PATCH, OPTIONS');
       const node = await api.request('POST', '/node');
       expect(node.status).to.equal(405);
     });

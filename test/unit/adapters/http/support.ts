@@ -1,5 +1,5 @@
 import { nodeSettings as baseNodeSettings, primaryFacts } from '../../domain/cluster/fixtures.js';
-import { EMPTY_CLUSTER, type Cluster, type HistoryLine } from '../../../../src/domain/cluster/model/cluster.js';
+import { EMPTY_CLUSTER, type Cluster, type HistoryLine, type ScheduledRestart } from '../../../../src/domain/cluster/model/cluster.js';
 import { resolveConfig, type RawConfig } from '../../../../src/domain/cluster/config/config.js';
 import type { LocalFacts } from '../../../../src/domain/cluster/model/facts.js';
 import type { NodeSettings } from '../../../../src/domain/cluster/model/node.js';
@@ -11,7 +11,8 @@ import { createAgentApi, type AgentApiDeps } from '../../../../src/adapters/http
 import type { AccessSettings } from '../../../../src/adapters/http/auth.js';
 import { createAgentServer, type AgentServer, type TlsSettings } from '../../../../src/adapters/http/server.js';
 import { AgentMetrics } from '../../../../src/adapters/metrics/agent-metrics.js';
-import type { ActionResult, AgentControl, RestartRequest } from '../../../../src/ports/agent-control.js';
+import type { ActionResult, AgentControl, FailsafePing } from '../../../../src/ports/agent-control.js';
+import type { RestartConditions } from '../../../../src/domain/cluster/ha/decision.js';
 import type { Clock } from '../../../../src/ports/clock.js';
 import type { Logger, LogFields } from '../../../../src/ports/logger.js';
 import type { PeerApi } from '../../../../src/ports/peer-api.js';
@@ -140,17 +141,17 @@ export function snapshot(opts: SnapshotOptions = {}): NodeSnapshot {
 export class FakeControl implements AgentControl {
   snap: NodeSnapshot;
   wakes = 0;
+  refreshes = 0;
   onWake: () => void | Promise<void> = () => {};
-  restartResult: ActionResult & { readonly scheduled?: boolean } = { ok: true, message: 'restarted successfully' };
-  restarts: RestartRequest[] = [];
-  scheduledRestart = false;
+  restartResult: ActionResult = { ok: true, message: 'restarted successfully' };
+  restarts: RestartConditions[] = [];
+  scheduled: ScheduledRestart | null = null;
   reinitResult: ActionResult = { ok: true, message: 'reinitialize started' };
   reinits: { force: boolean; fromLeader: boolean }[] = [];
-  reloadResult: ActionResult = { ok: true, message: 'reload scheduled' };
   reloads = 0;
   historyLines: HistoryLine[] = [];
   failsafeAccept = true;
-  failsafePings: { name: string; members: Readonly<Record<string, string>> }[] = [];
+  failsafePings: FailsafePing[] = [];
 
   constructor(snap: NodeSnapshot = snapshot()) {
     this.snap = snap;
@@ -162,28 +163,31 @@ export class FakeControl implements AgentControl {
     this.wakes++;
     void this.onWake();
   }
-  async restart(req: RestartRequest) {
-    this.restarts.push(req);
+  async refreshView(): Promise<void> {
+    this.refreshes++;
+  }
+  async restartNow(conditions: RestartConditions): Promise<ActionResult> {
+    this.restarts.push(conditions);
     return this.restartResult;
   }
-  async cancelScheduledRestart(): Promise<boolean> {
-    const had = this.scheduledRestart;
-    this.scheduledRestart = false;
-    return had;
+  scheduledRestart(): ScheduledRestart | null {
+    return this.scheduled;
+  }
+  setScheduledRestart(restart: ScheduledRestart | null): void {
+    this.scheduled = restart;
   }
   async reinitialize(req: { readonly force: boolean; readonly fromLeader: boolean }): Promise<ActionResult> {
     this.reinits.push({ ...req });
     return this.reinitResult;
   }
-  async reload(): Promise<ActionResult> {
+  requestReload(): void {
     this.reloads++;
-    return this.reloadResult;
   }
-  async history(): Promise<readonly HistoryLine[]> {
+  async localHistory(): Promise<readonly HistoryLine[]> {
     return this.historyLines;
   }
-  acceptFailsafe(body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): boolean {
-    this.failsafePings.push(body);
+  acceptFailsafe(ping: FailsafePing): boolean {
+    this.failsafePings.push(ping);
     return this.failsafeAccept;
   }
 }
@@ -219,8 +223,12 @@ export function memberJson(name: string, over: Record<string, unknown> = {}): st
 export interface ApiHarness {
   readonly url: string;
   readonly control: FakeControl;
+  /** The raw key-value client the API's store uses (seed values, inject faults). */
   readonly dcs: InMemoryKeyValue;
+  /** The key-value space (the whole store's reachability). */
   readonly store: InMemoryKeyValueSpace;
+  /** The API's cluster store. */
+  readonly clusterStore: InMemoryClusterStore;
   readonly clock: Clock;
   readonly peers: TablePeers;
   readonly logger: ListLogger;
@@ -285,6 +293,7 @@ export async function startApi(
     control,
     dcs,
     store,
+    clusterStore,
     clock,
     peers,
     logger,

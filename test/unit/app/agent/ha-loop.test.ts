@@ -1,8 +1,23 @@
 import { expect } from 'chai';
 import { SimCluster } from '../../../sim/sim-cluster.js';
+import { ScheduleError } from '../../../../src/domain/cluster/rules/schedule.js';
+import { cancelScheduledRestart } from '../../../../src/usecases/cancel-restart.js';
+import { readHistory } from '../../../../src/usecases/read-history.js';
+import { reload } from '../../../../src/usecases/reload.js';
+import { restart } from '../../../../src/usecases/restart.js';
 import { healthyCluster, loopWaitMs, primaryName, ttlMs } from './scenarios/helpers.js';
 
-describe('HaLoop: AgentControl', () => {
+/** The code of what `fn` throws. */
+function thrownCode(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+  return undefined;
+}
+
+describe('HaLoop: AgentControl, driven through the use cases', () => {
   let sim: SimCluster;
   afterEach(() => sim?.shutdown());
 
@@ -21,26 +36,32 @@ describe('HaLoop: AgentControl', () => {
     const n1 = sim.node('node1');
     n1.db.setDelay('start', 45_000);
     let result: unknown = null;
-    void n1.loop.restart({}).then((r) => (result = r));
+    const deps = { agent: n1.loop, clock: sim.clock };
+    void restart(deps, {}).then((r) => (result = r));
     await sim.advance(40_000);
     expect(result).to.equal(null);
     expect(sim.leaderKey(), 'key kept past ttl during the restart').to.equal('node1');
     expect(n1.loop.jobInProgress).to.equal('restart');
-    expect(await n1.loop.restart({})).to.deep.include({ ok: false, error: 'action_in_progress' });
+    expect(await restart(deps, {})).to.deep.include({ ok: false, error: 'action_in_progress' });
     await sim.until(() => result !== null, 20_000, 'the restart to answer');
-    expect(result).to.deep.equal({ ok: true, message: 'restarted successfully' });
+    expect(result).to.deep.equal({ kind: 'now', ok: true, message: 'restarted successfully' });
     await sim.until(() => primaryName(sim) === 'node1', 2 * loopWaitMs(sim), 'node1 writable again');
   });
 
   it('restart with unmet conditions is refused; a scheduled restart is recorded, shown, run, and can be cancelled', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2'] });
     const n2 = sim.node('node2');
-    const refused = n2.loop.restart({ role: 'primary' });
+    const deps = { agent: n2.loop, clock: sim.clock };
+    const refused = restart(deps, { role: 'primary' });
     await sim.advance(loopWaitMs(sim));
     expect(await refused).to.deep.include({ ok: false, error: 'restart_conditions_not_met' });
     const at = new Date(sim.clock.now() + 30_000).toISOString();
-    expect(await n2.loop.restart({ schedule: at })).to.deep.include({ ok: true, scheduled: true });
-    expect(await n2.loop.restart({ schedule: at })).to.deep.include({ ok: false, error: 'already_scheduled' });
+    expect(await restart(deps, { schedule: at })).to.deep.include({ kind: 'scheduled' });
+    // The node reads its own write at once, before any tick.
+    expect(n2.loop.snapshot().status.scheduled_restart).to.deep.equal({ schedule: at });
+    let again: unknown;
+    await restart(deps, { schedule: at }).catch((e) => (again = e));
+    expect(again).to.be.instanceOf(ScheduleError).and.have.property('code', 'already_scheduled');
     await sim.advance(loopWaitMs(sim));
     expect(n2.loop.snapshot().status.scheduled_restart).to.deep.equal({ schedule: at });
     expect(sim.view().members.find((m) => m.name === 'node2')?.scheduledRestart).to.deep.equal({ schedule: at });
@@ -48,9 +69,10 @@ describe('HaLoop: AgentControl', () => {
     await sim.advance(30_000 + loopWaitMs(sim));
     expect(before).to.equal('running');
     expect(n2.loop.snapshot().status.scheduled_restart).to.equal(undefined);
-    expect(await n2.loop.cancelScheduledRestart()).to.equal(false);
-    expect(await n2.loop.restart({ schedule: new Date(sim.clock.now() + 60_000).toISOString() })).to.deep.include({ ok: true });
-    expect(await n2.loop.cancelScheduledRestart()).to.equal(true);
+    expect(thrownCode(() => cancelScheduledRestart({ agent: n2.loop }))).to.equal('not_scheduled');
+    expect(await restart(deps, { schedule: new Date(sim.clock.now() + 60_000).toISOString() })).to.deep.include({ kind: 'scheduled' });
+    expect(cancelScheduledRestart({ agent: n2.loop })).to.deep.equal({ message: 'scheduled restart deleted' });
+    expect(n2.loop.snapshot().status.scheduled_restart).to.equal(undefined);
   });
 
   it('reinitialize: refused on the leader, runs in the background on a replica', async () => {
@@ -69,11 +91,11 @@ describe('HaLoop: AgentControl', () => {
 
   it('reload answers at once; history comes from the DCS key', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2'] });
-    expect(await sim.node('node1').loop.reload()).to.deep.equal({ ok: true, message: 'reload scheduled' });
+    expect(reload({ agent: sim.node('node1').loop })).to.deep.equal({ message: 'reload scheduled' });
     sim.node('node1').crash();
     await sim.until(() => primaryName(sim) === 'node2', 3 * ttlMs(sim), 'node2 to lead');
     await sim.advance(loopWaitMs(sim));
-    const h = await sim.node('node2').loop.history();
+    const h = await readHistory({ store: sim.node('node2').dcs, agent: sim.node('node2').loop });
     expect(h).to.have.length(1);
     expect(h[0]![4]).to.equal('node2');
   });

@@ -1,0 +1,107 @@
+import { EMPTY_CLUSTER, type Cluster } from '../../domain/cluster/model/cluster.js';
+import { resolveConfig, type DynamicConfig, type RawConfig } from '../../domain/cluster/config/config.js';
+import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { AgentMemory } from './agent-memory.js';
+import { describe } from './action-runner.js';
+
+/** The cluster as this agent last saw it. */
+export interface ClusterObservation {
+  /** The last successful view; null before the first read. */
+  readonly cluster: Cluster | null;
+  /** Epoch ms when that read began. */
+  readonly readAt: number | null;
+  /** The latest read succeeded. */
+  readonly reachable: boolean;
+  /** The dynamic configuration in force (the stored one, else the bootstrap one). */
+  readonly config: DynamicConfig;
+}
+
+/**
+ * Reads the cluster from the store for the tick pipeline and for the API's read-your-writes
+ * refresh: keeps the newest view (by when its read began, so a slow read never replaces a
+ * newer one), the configuration resolved from it (applying a new retry_timeout to the store),
+ * the initialize claim's age, and reports leader changes and read failures.
+ */
+export class ClusterObserver {
+  private view: ClusterObservation;
+  private resolvedFrom: unknown = null;
+  private lastLeader: string | null | undefined = undefined;
+
+  constructor(
+    private readonly store: ClusterStore,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly memory: AgentMemory,
+    private readonly metrics: AgentMetricsSink | null,
+    private readonly bootstrapConfig: () => RawConfig,
+  ) {
+    this.view = { cluster: null, readAt: null, reachable: false, config: resolveConfig(bootstrapConfig()) };
+  }
+
+  /** The latest observation. */
+  get current(): ClusterObservation {
+    return this.view;
+  }
+
+  /** The cluster view, or an empty one before the first read. */
+  get cluster(): Cluster {
+    return this.view.cluster ?? EMPTY_CLUSTER;
+  }
+
+  /** Reads the cluster; a failure is logged and counted, and the last view stays (marked unreachable). */
+  async observe(): Promise<void> {
+    try {
+      await this.refresh();
+    } catch (error) {
+      this.view = { ...this.view, reachable: false };
+      this.metrics?.dcsError('read');
+      this.logger.warn('DCS is not accessible', { error: describe(error) });
+      this.resolve();
+    }
+  }
+
+  /** Reads the cluster now. Throws DcsUnavailableError (the view is left as it was). */
+  async refresh(): Promise<void> {
+    const startedAt = this.clock.now();
+    const cluster = await this.store.read();
+    if (this.view.readAt !== null && startedAt < this.view.readAt) return;
+    this.view = { ...this.view, cluster, readAt: startedAt, reachable: true };
+    this.trackInitialize(cluster);
+    this.trackLeader(cluster);
+    this.resolve();
+  }
+
+  /** Local settings were reloaded: the bootstrap configuration may apply again. */
+  settingsChanged(): void {
+    this.resolve();
+  }
+
+  private resolve(): void {
+    const raw = this.view.cluster?.config?.value ?? this.bootstrapConfig();
+    if (raw === this.resolvedFrom) return;
+    this.resolvedFrom = raw;
+    const config = resolveConfig(raw);
+    this.view = { ...this.view, config };
+    this.store.setRetryTimeout(config.retry_timeout);
+  }
+
+  /** Remembers since when an incomplete initialize claim exists, to clean up after a dead bootstrapper. */
+  private trackInitialize(cluster: Cluster): void {
+    const seen = this.memory.memory.initializeSeen;
+    if (cluster.initialize === '' && cluster.initializeRevision !== null) {
+      if (seen?.revision !== cluster.initializeRevision) this.memory.remember({ initializeSeen: { revision: cluster.initializeRevision, since: this.clock.now() } });
+    } else if (seen) {
+      this.memory.remember({ initializeSeen: null });
+    }
+  }
+
+  private trackLeader(cluster: Cluster): void {
+    const leader = cluster.leader?.name ?? null;
+    if (leader === this.lastLeader) return;
+    if (this.lastLeader !== undefined) this.metrics?.leaderChanged(leader);
+    this.lastLeader = leader;
+  }
+}

@@ -1,0 +1,47 @@
+import type { RunningJob } from '../../domain/cluster/ha/decision.js';
+import type { Clock } from '../../ports/clock.js';
+
+/**
+ * Runs the long part of a decision (promote, demote, restart, basebackup, rewind...) in the
+ * background, one job at a time, while ticks go on: a leader keeps renewing its lock during a
+ * restart. The job reports the step it is on, and when it ends, whether it completed.
+ */
+export class JobRunner {
+  private job: { readonly name: string; readonly startedAt: number; step: string; readonly done: Promise<void> } | null = null;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly onFinished: (name: string, completed: boolean) => void,
+  ) {}
+
+  /** The job in progress as decide() sees it, or null. */
+  get current(): RunningJob | null {
+    const j = this.job;
+    return j ? { name: j.name, startedAt: j.startedAt, step: j.step } : null;
+  }
+
+  /** Name of the job in progress, or null. */
+  get name(): string | null {
+    return this.job?.name ?? null;
+  }
+
+  /** Starts `work` as the job `name`; `work` reports each step it begins and resolves with whether it completed. Call only when idle. */
+  start(name: string, firstStep: string, work: (step: (s: string) => void) => Promise<boolean>): void {
+    const state = { name, startedAt: this.clock.now(), step: firstStep };
+    const done = work((s) => (state.step = s)).then(
+      (completed) => this.finish(name, completed),
+      () => this.finish(name, false),
+    );
+    this.job = Object.assign(state, { done });
+  }
+
+  /** Resolves when no job runs. */
+  async idle(): Promise<void> {
+    while (this.job) await this.job.done;
+  }
+
+  private finish(name: string, completed: boolean): void {
+    this.job = null;
+    this.onFinished(name, completed);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * This node's hold on the leader lock, in one place: the deadline the cluster store granted
+ * with the last acquire or renewal (this node may act as leader until then, never longer),
+ * and whether the current tick found the lock lost (the loop then decides again at once).
+ */
+export class LeaderLease {
+  private until: number | null = null;
+  private lostInTick = false;
+  private failsafeRoundAt: number | null = null;
+
+  /** The lock's deadline (epoch ms), or null when this node does not hold it. */
+  get deadline(): number | null {
+    return this.until;
+  }
+
+  /** Whether the lock is held at `now`. */
+  heldAt(now: number): boolean {
+    return this.until !== null && now < this.until;
+  }
+
+  /** The store granted (or renewed) the lock until `deadline`. */
+  granted(deadline: number): void {
+    this.until = deadline;
+  }
+
+  /** The lock is given up or known gone. */
+  forget(): void {
+    this.until = null;
+  }
+
+  /** A renewal failed or found the lock taken: decide again at once. */
+  markLost(): void {
+    this.lostInTick = true;
+  }
+
+  /** Starts a tick: nothing lost yet. */
+  beginTick(): void {
+    this.lostInTick = false;
+  }
+
+  /** Whether this tick found the lock lost. */
+  get lost(): boolean {
+    return this.lostInTick;
+  }
+
+  /** A failsafe round starts now: its success extends the lock from this moment. */
+  failsafeRoundStarted(at: number): void {
+    this.failsafeRoundAt = at;
+  }
+
+  /** Every failsafe member confirmed this primary: hold the lock for another ttl from the round's start. */
+  extendByFailsafe(ttlSeconds: number): void {
+    if (this.failsafeRoundAt !== null) this.until = this.failsafeRoundAt + ttlSeconds * 1000;
+  }
+}

@@ -1,0 +1,32 @@
+import { observeFacts } from '../../domain/cluster/ha/observation.js';
+import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Database } from '../../ports/database.js';
+import type { AgentMemory } from './agent-memory.js';
+
+/**
+ * Observes the local PostgreSQL server: each probe is taken in (what the loop learns from it
+ * alone goes to memory, see observeFacts) and the facts as decide() sees them are kept.
+ */
+export class LocalObserver {
+  private latest: LocalFacts = stoppedFacts('stopped', false);
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly memory: AgentMemory,
+  ) {}
+
+  /** The facts of the latest probe. */
+  get facts(): LocalFacts {
+    return this.latest;
+  }
+
+  /** Probes the server now (never throws: a dead server gives stopped or crashed facts). */
+  async observe(): Promise<LocalFacts> {
+    const { facts, patch } = observeFacts(await this.db.probe(), this.memory.memory, this.clock.now());
+    if (Object.keys(patch).length) this.memory.remember(patch);
+    this.latest = facts;
+    return facts;
+  }
+}

@@ -1,0 +1,32 @@
+import type { Logger } from '../../ports/logger.js';
+import { describe } from './action-runner.js';
+import type { AgentSettings, AgentSettingsSource } from './tokens.js';
+
+/** The local settings in force; a reload re-reads the file and keeps the old settings when it is invalid. */
+export class SettingsKeeper {
+  private settings: AgentSettings;
+
+  constructor(
+    private readonly source: AgentSettingsSource,
+    private readonly logger: Logger,
+  ) {
+    this.settings = source.current();
+  }
+
+  /** The settings in force. */
+  get current(): AgentSettings {
+    return this.settings;
+  }
+
+  /** Re-reads the file; true when new settings apply. Never throws. */
+  async reload(): Promise<boolean> {
+    try {
+      this.settings = await this.source.reload();
+      this.logger.info('local configuration reloaded');
+      return true;
+    } catch (error) {
+      this.logger.error('reload of the local configuration failed; keeping the previous one', { error: describe(error) });
+      return false;
+    }
+  }
+}

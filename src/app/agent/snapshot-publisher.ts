@@ -1,0 +1,78 @@
+import type { ScheduledRestart } from '../../domain/cluster/model/cluster.js';
+import type { LocalFacts } from '../../domain/cluster/model/facts.js';
+import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
+import type { ClusterObservation } from './cluster-observer.js';
+import { nodeSnapshot } from './node-snapshot.js';
+import type { AgentSettings } from './tokens.js';
+
+/** Where the snapshot's parts come from, read at each publication. */
+export interface SnapshotSources {
+  now(): number;
+  settings(): AgentSettings;
+  facts(): LocalFacts;
+  cluster(): ClusterObservation;
+  lockDeadline(): number | null;
+  jobName(): string | null;
+  failsafeAcceptedAt(): number | null;
+  watchdogUsable(): boolean;
+  scheduledRestart(): ScheduledRestart | null;
+}
+
+/**
+ * Holds the NodeSnapshot the REST API answers from, and builds a new one whenever the agent's
+ * state changed: after each tick, after each step of a job, after the API wrote something it
+ * must read back. Readers get an immutable object and never wait.
+ */
+export class SnapshotPublisher {
+  private snap: NodeSnapshot;
+  private lastLoopAt: number;
+  private failsafeActive = false;
+
+  constructor(private readonly sources: SnapshotSources) {
+    this.lastLoopAt = sources.now();
+    this.snap = this.build();
+  }
+
+  /** The latest published snapshot. */
+  get current(): NodeSnapshot {
+    return this.snap;
+  }
+
+  /** Publishes a snapshot of the current state. */
+  publish(): NodeSnapshot {
+    this.snap = this.build();
+    return this.snap;
+  }
+
+  /** A decision was made: whether it kept this primary alive by a failsafe round. */
+  decided(failsafeActive: boolean): void {
+    this.failsafeActive = failsafeActive;
+  }
+
+  /** A tick finished: the liveness clock moves on. */
+  loopFinished(): void {
+    this.lastLoopAt = this.sources.now();
+    this.publish();
+  }
+
+  private build(): NodeSnapshot {
+    const s = this.sources;
+    const view = s.cluster();
+    return nodeSnapshot({
+      now: s.now(),
+      lastLoopAt: this.lastLoopAt,
+      facts: s.facts(),
+      settings: s.settings(),
+      config: view.config,
+      cluster: view.cluster,
+      clusterReadAt: view.readAt,
+      dcsReachable: view.reachable,
+      lockDeadline: s.lockDeadline(),
+      jobName: s.jobName(),
+      failsafeAcceptedAt: s.failsafeAcceptedAt(),
+      failsafeActive: this.failsafeActive,
+      watchdogUsable: s.watchdogUsable(),
+      scheduledRestart: s.scheduledRestart(),
+    });
+  }
+}

@@ -1,0 +1,199 @@
+import { decide } from '../../domain/cluster/ha/decide.js';
+import { NO_COMMANDS, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
+import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
+import type { PeerApi } from '../../ports/peer-api.js';
+import { ActionRunner, describe, firstLongAction, isDatabaseAction, type RunnerPorts } from './action-runner.js';
+import type { AgentMemory } from './agent-memory.js';
+import type { ClusterObserver } from './cluster-observer.js';
+import type { CommandInbox } from './command-inbox.js';
+import type { JobRunner } from './job-runner.js';
+import type { LeaderLease } from './leader-lease.js';
+import type { LocalObserver } from './local-observer.js';
+import { memberRecord } from './member-record.js';
+import { failsafeRound, gatherPeerStatuses, peerTargets } from './peer-queries.js';
+import type { SettingsKeeper } from './settings-keeper.js';
+import type { SnapshotPublisher } from './snapshot-publisher.js';
+
+/** Actions a healthy node repeats every tick: logged at debug level only. */
+const ROUTINE = new Set(['refreshLeader', 'writeStatus', 'kickWatchdog', 'remember']);
+
+/** Ports of one tick. */
+export interface TickPorts extends RunnerPorts {
+  readonly peers: PeerApi;
+  readonly metrics: AgentMetricsSink | null;
+}
+
+/** The agent's parts a tick works with; each keeps its own state. */
+export interface TickParts {
+  readonly settings: SettingsKeeper;
+  readonly cluster: ClusterObserver;
+  readonly local: LocalObserver;
+  readonly memory: AgentMemory;
+  readonly lease: LeaderLease;
+  readonly inbox: CommandInbox;
+  readonly jobs: JobRunner;
+  readonly snapshot: SnapshotPublisher;
+}
+
+/** Bounds on what a tick asks other members. */
+export interface TickOptions {
+  readonly peerTimeoutMs: number;
+  readonly failsafeTimeoutMs: number;
+}
+
+/** Result of a tick: the decision, and whether to decide again at once (the lock was lost). */
+export interface TickOutcome {
+  readonly decision: Decision;
+  readonly retick: boolean;
+}
+
+/**
+ * One HA tick, as a pipeline: observe (settings when a reload was asked, the cluster, the
+ * local server, the watchdog), decide (gathering the peers' status or a failsafe round when
+ * decide() asks), publish (snapshot, member record), act (the quick actions inline, the long
+ * ones as a background job). Ticks must not overlap (the scheduler runs one at a time).
+ */
+export class TickPipeline {
+  private readonly runner: ActionRunner;
+  private last: Decision | null = null;
+
+  constructor(
+    private readonly ports: TickPorts,
+    private readonly parts: TickParts,
+    private readonly options: TickOptions,
+  ) {
+    this.runner = new ActionRunner(ports, parts, () => this.afterJobStep());
+  }
+
+  /** The last decision made, or null before the first tick. */
+  get lastDecision(): Decision | null {
+    return this.last;
+  }
+
+  /** Runs one tick. Never throws: a failure is logged and the next tick tries again. */
+  async run(): Promise<TickOutcome> {
+    const { clock, logger } = this.ports;
+    const { settings, cluster, local, inbox, snapshot, lease } = this.parts;
+    const started = clock.now();
+    lease.beginTick();
+    try {
+      if (inbox.takeReload() && (await settings.reload())) cluster.settingsChanged();
+      await cluster.observe();
+      await local.observe();
+      await this.checkWatchdog();
+      const commands = inbox.pending();
+      const d = await this.decide(this.input(commands));
+      inbox.settle(commands, d);
+      const types = d.actions.map((a) => a.type);
+      if (types.some((t) => !ROUTINE.has(t))) logger.info(d.message, { actions: types });
+      else logger.debug(d.message, { actions: types });
+      this.last = d;
+      snapshot.decided(d.publish.failsafeActive);
+      snapshot.publish();
+      // Before the actions: a leader's renewal wakes the replicas, which must then see its current member record.
+      await this.publishMember();
+      await this.act(d);
+      snapshot.loopFinished();
+      this.ports.metrics?.loopCompleted((clock.now() - started) / 1000);
+      return { decision: d, retick: lease.lost };
+    } catch (error) {
+      logger.error('HA tick failed', { error: describe(error) });
+      snapshot.publish();
+      return { decision: this.last ?? decide(this.input(NO_COMMANDS)), retick: false };
+    }
+  }
+
+  /** Re-probes and republishes after each step of a job: peers then see the server as it is. */
+  private async afterJobStep(): Promise<void> {
+    try {
+      await this.parts.local.observe();
+      this.parts.snapshot.publish();
+    } catch (error) {
+      this.ports.logger.warn('probe after a database action failed', { error: describe(error) });
+    }
+  }
+
+  private async checkWatchdog(): Promise<void> {
+    const w = this.ports.watchdog;
+    if (this.parts.settings.current.node.watchdogMode === 'off' || w.isActive) return;
+    this.parts.memory.watchdogUsable = await w.isUsable();
+  }
+
+  private input(commands: PendingCommands): TickInput {
+    const { settings, cluster, local, memory, lease, jobs } = this.parts;
+    const view = cluster.current;
+    return {
+      now: this.ports.clock.now(),
+      node: settings.current.node,
+      local: settings.current.local,
+      config: view.config,
+      cluster: cluster.cluster,
+      dcsReachable: view.reachable,
+      facts: local.facts,
+      lockDeadline: lease.deadline,
+      peers: null,
+      failsafeConfirmed: null,
+      watchdog: { active: this.ports.watchdog.isActive, usable: memory.watchdogUsable },
+      job: jobs.current,
+      commands,
+      memory: memory.memory,
+    };
+  }
+
+  /** decide(), gathering what it asks for (at most once each). */
+  private async decide(input: TickInput): Promise<Decision> {
+    const { peers, clock } = this.ports;
+    let current = input;
+    let d = decide(current);
+    for (let round = 0; round < 2 && d.need !== null; round++) {
+      if (d.need === 'peers' && current.peers === null) {
+        const targets = peerTargets(current.cluster, current.node.name, current.config.failsafe_mode);
+        const statuses = await gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs);
+        // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us.
+        const facts = await this.parts.local.observe();
+        current = { ...current, now: clock.now(), peers: statuses, facts, memory: this.parts.memory.memory };
+      } else if (d.need === 'failsafe' && current.failsafeConfirmed === null) {
+        this.parts.lease.failsafeRoundStarted(clock.now());
+        const ok = await failsafeRound(peers, current.cluster.failsafe ?? {}, current.node.name, this.options.failsafeTimeoutMs);
+        current = { ...current, now: clock.now(), failsafeConfirmed: ok };
+      } else {
+        break;
+      }
+      d = decide(current);
+    }
+    return d.need === null ? d : { ...d, message: `${d.message} (could not gather ${d.need})`, need: null };
+  }
+
+  /** The quick part now; from the first long action on, a background job (only one at a time). */
+  private async act(d: Decision): Promise<void> {
+    const { jobs, settings, cluster } = this.parts;
+    const ctx = { me: settings.current.node.name, ttlSeconds: cluster.current.config.ttl };
+    const split = firstLongAction(d.actions);
+    const inlineEnd = split < 0 ? d.actions.length : split;
+    if (jobs.name !== null && d.actions.some(isDatabaseAction)) {
+      this.ports.logger.error('refusing database actions while a job runs', { job: jobs.name });
+      return;
+    }
+    const out = await this.runner.runRange(d, 0, inlineEnd, ctx);
+    if (!out.completed || split < 0) return;
+    const name = d.job ?? d.actions[split]!.type;
+    jobs.start(name, d.actions[split]!.type, async (step) => {
+      const o = await this.runner.runRange(d, split, d.actions.length, ctx, (a) => step(a.type));
+      if (!o.completed) this.ports.logger.warn(`${name} did not complete`, { error: describe(o.error) });
+      return o.completed;
+    });
+  }
+
+  private async publishMember(): Promise<void> {
+    const { cluster, settings, local, memory, snapshot } = this.parts;
+    if (!cluster.current.reachable) return;
+    const m = memory.memory;
+    const record = memberRecord(settings.current.node, local.facts, snapshot.current.status, m.scheduledRestart, m.checkpointAfterPromote);
+    try {
+      await this.ports.store.publishMember(settings.current.node.name, record, cluster.current.config.ttl);
+    } catch (error) {
+      this.ports.logger.warn('could not publish the member key', { error: describe(error) });
+      this.ports.metrics?.dcsError('write');
+    }
+  }
+}

@@ -1,0 +1,25 @@
+import { WardenError } from '../domain/errors.js';
+
+/** Why an operator command was refused or failed, beyond what the domain rules name. */
+export type CommandErrorCode =
+  /** The request was written, but the store refused the compare-and-set: someone changed it meanwhile. */
+  | 'dcs_write_failed'
+  /** PATCH of a configuration that changed since it was read. */
+  | 'config_conflict'
+  /** A switchover or failover was taken up and then abandoned. */
+  | 'switchover_failed'
+  | 'failover_failed'
+  /** The outcome did not show within the wait. */
+  | 'switchover_status_unknown'
+  | 'failover_status_unknown'
+  /** Reinitialize asked of the leader, or of a cluster without one. */
+  | 'is_leader'
+  | 'no_leader'
+  /** A failsafe ping while failsafe mode is off, or from a leader this node does not confirm. */
+  | 'failsafe_mode_disabled'
+  | 'failsafe_rejected'
+  /** Nothing to show yet. */
+  | 'failsafe_unknown';
+
+/** A refused or failed operator command; `code` decides the HTTP status. */
+export class CommandError extends WardenError<CommandErrorCode> {}

@@ -1,0 +1,119 @@
+import { resolveConfig, type DynamicConfig } from '../domain/cluster/config/config.js';
+import type { Cluster, Member } from '../domain/cluster/model/cluster.js';
+import type { NodeStatus } from '../domain/cluster/model/status.js';
+import {
+  candidatesToProbe,
+  checkEligibleCandidate,
+  checkManualRequest,
+  manualFailoverOutcome,
+  type ManualAction,
+  type ManualFailoverPlan,
+} from '../domain/cluster/rules/manual-failover.js';
+import { scheduleSwitchover, switchoverScheduleFromKey } from '../domain/cluster/rules/schedule.js';
+import { DEFAULT_CONFIG } from '../domain/cluster/config/config.js';
+import { DcsUnavailableError } from '../domain/errors.js';
+import { DEFAULT_POLL_INTERVAL_MS, type CommandDeps } from './command-deps.js';
+import { CommandError } from './command-error.js';
+import { OutcomeWatch } from './outcome-watch.js';
+
+/** A switchover or failover request as an operator gives it (absent fields null). */
+export interface ManualFailoverInput {
+  readonly leader: string | null;
+  readonly candidate: string | null;
+  /** ISO 8601 with a time zone; null: now. */
+  readonly scheduledAt: string | null;
+}
+
+/** What came of an accepted request. */
+export type ManualFailoverResult =
+  | { readonly kind: 'scheduled'; readonly message: string; readonly scheduledAt: string }
+  | { readonly kind: 'done'; readonly message: string; readonly leader: string };
+
+const title = (action: ManualAction) => action[0]!.toUpperCase() + action.slice(1);
+
+/** Asks each member for its status (this node answers from its own snapshot); null when unreachable. */
+async function probe(deps: CommandDeps, members: readonly Member[]): Promise<Map<string, NodeStatus | null>> {
+  const self = deps.agent?.snapshot() ?? null;
+  const timeout = deps.options?.peerTimeoutMs ?? 2000;
+  const entries = await Promise.all(
+    members.map(async (m): Promise<[string, NodeStatus | null]> => {
+      if (self !== null && m.name === self.node.name) return [m.name, self.status];
+      if (!m.apiUrl) return [m.name, null];
+      return [m.name, await deps.peers.fetchStatus(m.apiUrl, timeout)];
+    }),
+  );
+  return new Map(entries);
+}
+
+/**
+ * Waits until the request's outcome is known or `2*max(10, loop_wait)` seconds pass. The
+ * outcome is always judged on a read made after the request was written: at once when the
+ * watch reports a change, and every poll interval in case the watch missed it.
+ */
+async function awaitOutcome(deps: CommandDeps, watch: OutcomeWatch, plan: ManualFailoverPlan, previousLeader: string | null, loopWait: number): Promise<ManualFailoverResult> {
+  const { clock, store } = deps;
+  const interval = deps.options?.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const deadline = clock.now() + 2 * Math.max(10, loopWait) * 1000;
+  while (clock.now() < deadline) {
+    await watch.sleep(clock, Math.min(interval, Math.max(0, deadline - clock.now())));
+    let cluster: Cluster;
+    try {
+      cluster = await store.read();
+    } catch (err) {
+      if (err instanceof DcsUnavailableError) continue;
+      throw err;
+    }
+    const outcome = manualFailoverOutcome(plan, previousLeader, cluster);
+    if (outcome.done) return { kind: 'done', message: outcome.message, leader: outcome.leader };
+    if (outcome.failed) throw new CommandError(`${plan.action}_failed`, `${title(plan.action)} failed`);
+  }
+  throw new CommandError(`${plan.action}_status_unknown`, `${title(plan.action)} status unknown`);
+}
+
+/**
+ * A switchover or failover, checked in the documented order (the request alone, then the
+ * cluster and the candidates' health), then written as a request with compare-and-set and
+ * the agent woken; a scheduled one returns at once, an immediate one when its outcome shows.
+ * Throws ManualFailoverError, ScheduleError or ValidationError for a refused request,
+ * CommandError when writing or carrying it out failed, DcsUnavailableError.
+ */
+export async function runManualFailover(deps: CommandDeps, action: ManualAction, input: ManualFailoverInput): Promise<ManualFailoverResult> {
+  const { clock, store, logger, agent } = deps;
+  // Read first but report an unreachable store only after the request checks, so a malformed
+  // request gets its 400 even while the store is down.
+  let cluster: Cluster | null = null;
+  let storeError: unknown = null;
+  try {
+    cluster = await store.read();
+  } catch (err) {
+    if (!(err instanceof DcsUnavailableError)) throw err;
+    storeError = err;
+  }
+  const config: DynamicConfig = cluster?.config ? resolveConfig(cluster.config.value) : (agent?.snapshot().config ?? DEFAULT_CONFIG);
+  const plan = checkManualRequest({ action, leader: input.leader, candidate: input.candidate, scheduledAt: input.scheduledAt }, config.pause, clock.now());
+  if (cluster === null) throw storeError;
+  logger.info(`received ${action} request`, { leader: plan.leader, candidate: plan.candidate, scheduled_at: plan.scheduledAt, as: plan.action });
+  if (plan.scheduledAt === null) {
+    const probed = candidatesToProbe(plan, cluster, config);
+    checkEligibleCandidate(plan, cluster, config, probed, await probe(deps, probed));
+  } else {
+    // One scheduled switchover at a time: a second must not silently replace the first.
+    scheduleSwitchover(switchoverScheduleFromKey(cluster.failover), { leader: plan.leader ?? '', candidate: plan.candidate, scheduledAt: plan.scheduledAt }, { paused: config.pause, now: clock.now() });
+  }
+  // Watch before writing, so no change after the write can slip past the wait.
+  const watch = plan.scheduledAt === null ? new OutcomeWatch(store) : null;
+  try {
+    const request = { leader: plan.leader, member: plan.candidate, scheduledAt: plan.scheduledAt };
+    if (!(await store.writeFailover(request, cluster.failoverRevision))) {
+      throw new CommandError('dcs_write_failed', 'failed to write the failover key into the DCS: it was changed meanwhile');
+    }
+    agent?.wake();
+    if (watch === null) {
+      await agent?.refreshView().catch(() => undefined);
+      return { kind: 'scheduled', message: `${title(plan.action)} scheduled`, scheduledAt: plan.scheduledAt! };
+    }
+    return await awaitOutcome(deps, watch, plan, cluster.leader?.name ?? null, config.loop_wait);
+  } finally {
+    watch?.close();
+  }
+}
