@@ -1,6 +1,9 @@
 import { createTwoFilesPatch } from 'diff';
 import YAML from 'yaml';
 import { mergePatch, validateConfig, type RawConfig } from '../../domain/cluster/config/config.js';
+import { CommandError } from '../../usecases/command-error.js';
+import { readConfig, type StoredConfigView } from '../../usecases/read-config.js';
+import { replaceConfig } from '../../usecases/replace-config.js';
 import { confirmOrAbort } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';
@@ -26,9 +29,8 @@ function isObject(v: unknown): v is Obj {
 }
 
 /** The configuration as stored, with the revision to compare against on write (null: nothing stored yet). */
-export async function readStoredConfig(ctx: CtlContext): Promise<{ value: RawConfig; revision: string | null }> {
-  const config = (await ctx.store.read()).config;
-  return config ? { value: config.value, revision: config.revision } : { value: {}, revision: null };
+export function readStoredConfig(ctx: CtlContext): Promise<StoredConfigView> {
+  return readConfig({ store: ctx.store });
 }
 
 /** Parses a command-line value as a YAML scalar (`30` → 30, `true` → true, `` → null). */
@@ -116,9 +118,13 @@ export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}):
     throw new CtlError('config_invalid', `invalid configuration, nothing written: ${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ')}`);
   }
   await confirmOrAbort(ctx, opts.force, 'Apply these changes?');
-  const written = await ctx.store.writeConfig(after, revision);
-  if (!written) {
-    throw new CtlError('concurrent_change', 'the configuration was changed by someone else since it was read; nothing was written (run edit-config again)');
+  try {
+    await replaceConfig({ store: ctx.store, agent: null }, { config: after, ifRevision: revision });
+  } catch (e) {
+    if (e instanceof CommandError && e.code === 'config_conflict') {
+      throw new CtlError('concurrent_change', 'the configuration was changed by someone else since it was read; nothing was written (run edit-config again)');
+    }
+    throw e;
   }
   ctx.out('Configuration changed');
 }

@@ -1,3 +1,6 @@
+import { ScheduleError } from '../../domain/cluster/rules/schedule.js';
+import { cancelScheduledSwitchover } from '../../usecases/cancel-switchover.js';
+import { CommandError } from '../../usecases/command-error.js';
 import { apiError, callAny, callMember, confirmOrAbort, isOk, parseRoleFilter, preferring, readCluster, selectMembers } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';
@@ -48,10 +51,12 @@ async function flushSwitchover(ctx: CtlContext, opts: FlushOptions): Promise<voi
   } catch (e) {
     if (!(e instanceof CtlError) || e.code !== 'api_unreachable') throw e;
   }
-  // No agent answered: cancel in the DCS directly, only if the request is still the one we read.
-  if (await ctx.store.writeFailover(null, f.revision)) {
+  // No agent answered: cancel in the DCS directly, with the command the agents run (compare-and-set on what it reads).
+  try {
+    await cancelScheduledSwitchover({ store: ctx.store, agent: null });
     ctx.out('No API answered; cancelled the scheduled switchover in the DCS');
-    return;
+  } catch (e) {
+    if (e instanceof CommandError || e instanceof ScheduleError) throw new CtlError('concurrent_change', 'the scheduled switchover changed while cancelling it; run flush again');
+    throw e;
   }
-  throw new CtlError('concurrent_change', 'the scheduled switchover changed while cancelling it; run flush again');
 }
