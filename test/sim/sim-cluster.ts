@@ -116,7 +116,8 @@ export class SimNode {
         },
         local: { bootstrapDcs: this.sim.config, parameters: {}, watchdogSafetyMargin: 5 },
       }),
-      { peerTimeoutMs: 500, failsafeTimeoutMs: 500 },
+      // Refreshes between ticks would let the fake replicas catch up on probes the schedules do not plan.
+      { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0 },
     );
     this.alive = true;
     this.loop.start();

@@ -20,6 +20,7 @@ import { LeaderLease } from './leader-lease.js';
 import { LocalObserver } from './local-observer.js';
 import { SettingsKeeper } from './settings-keeper.js';
 import { SnapshotPublisher } from './snapshot-publisher.js';
+import { SnapshotRefresher } from './snapshot-refresher.js';
 import { TickPipeline } from './tick-pipeline.js';
 import { TickScheduler } from './tick-scheduler.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
@@ -32,7 +33,8 @@ const WAKING_KINDS = new Set<ClusterChange['kind']>(['failover', 'config', 'init
  * tick"): the TickScheduler decides when to tick, the TickPipeline runs a tick (observe,
  * decide, act), the CommandInbox holds what operators asked, the JobRunner runs the long
  * database actions in the background, the LeaderLease keeps the lock's deadline, and the
- * SnapshotPublisher holds what the REST API answers from. Implements AgentControl for the
+ * SnapshotPublisher holds what the REST API answers from (the SnapshotRefresher keeps it
+ * fresh between ticks). Implements AgentControl for the
  * operator commands; the API never waits on the loop for a read.
  */
 @injectable()
@@ -48,6 +50,7 @@ export class HaLoop implements AgentControl {
   private readonly publisher: SnapshotPublisher;
   private readonly pipeline: TickPipeline;
   private readonly scheduler: TickScheduler;
+  private readonly refresher: SnapshotRefresher;
   private unwatch: (() => void) | null = null;
 
   constructor(
@@ -88,6 +91,12 @@ export class HaLoop implements AgentControl {
       const { decision, retick } = await this.pipeline.run();
       return { wakeAt: decision.wakeAt, retick };
     });
+    this.refresher = new SnapshotRefresher(clock, options?.snapshotRefreshMs ?? 1000, () =>
+      this.scheduler.runExclusive(async () => {
+        await this.local.observe();
+        this.publisher.publish();
+      }),
+    );
   }
 
   /** Starts the loop (and the cluster watch). Returns at once. */
@@ -95,6 +104,7 @@ export class HaLoop implements AgentControl {
     if (this.unwatch) return;
     this.unwatch = this.store.watch((change) => this.onClusterChange(change));
     this.scheduler.start();
+    this.refresher.start();
   }
 
   /**
@@ -105,6 +115,7 @@ export class HaLoop implements AgentControl {
   async stop(opts: { readonly releaseLeader?: boolean; readonly stopDatabase?: boolean } = {}): Promise<void> {
     this.unwatch?.();
     this.unwatch = null;
+    await this.refresher.stop();
     await this.scheduler.stop();
     await this.jobs.idle();
     if (opts.stopDatabase ?? true) {

@@ -31,6 +31,8 @@ export interface HaLoopOptions {
   readonly peerTimeoutMs?: number;
   /** Bound on each POST /failsafe (default 2000 ms). */
   readonly failsafeTimeoutMs?: number;
+  /** How often the snapshot is refreshed from the local server between ticks (default 1000 ms; 0: only at ticks). */
+  readonly snapshotRefreshMs?: number;
 }
 /** Inversify token of the (optional) HaLoopOptions. */
 export const HaLoopOptions = Symbol.for('warden.HaLoopOptions');
