@@ -46,6 +46,14 @@ await runBenchmark(async () => {
   for (let i = 0; i < runs; i++) {
     // The old primary must be back as a streaming replica before the next switchover.
     primary = await runner.waitHealthy(180_000);
+    // A switchover needs a candidate within maximum_lag_on_failover: wait until the replicas
+    // replayed what the primary wrote (a base backup ends with a WAL segment switch).
+    await waitFor('the replicas to catch up', 30_000, async () => {
+      const docs = await Promise.all(runner.layout.nodes.map((n) => runner.nodeStatus(n.name)));
+      const top = Math.max(...docs.map((d) => Number((d?.xlog as { location?: number } | undefined)?.location ?? 0)));
+      const replayed = docs.filter((d) => d?.role === 'replica').map((d) => Number((d?.xlog as { replayed_location?: number } | undefined)?.replayed_location ?? 0));
+      return replayed.length > 0 && replayed.every((r) => top - r < 1024 * 1024) ? true : undefined;
+    }, 200);
     const names = runner.layout.nodes.map((n) => n.name);
     const candidate = values.targets === 'rotate' ? names[(names.indexOf(primary) + 1) % names.length]! : primary === first ? partner : first;
     // Every Writer numbers its rows from 1.

@@ -1,7 +1,50 @@
 import { WardenError } from '../../domain/errors.js';
 
+/** Why a wardenctl command failed. */
+export type CtlErrorCode =
+  | 'aborted'
+  | 'action_failed'
+  | 'already_paused'
+  | 'api_error'
+  | 'api_unreachable'
+  | 'bad_answer'
+  | 'candidate_is_leader'
+  | 'concurrent_change'
+  | 'config_invalid'
+  | 'config_unreadable'
+  | 'dcs_unavailable'
+  | 'editor_failed'
+  | 'file_unreadable'
+  | 'interrupted'
+  | 'invalid_assignment'
+  | 'invalid_choice'
+  | 'invalid_db_version'
+  | 'invalid_duration'
+  | 'invalid_format'
+  | 'invalid_query'
+  | 'invalid_role'
+  | 'invalid_schedule'
+  | 'invalid_target'
+  | 'invalid_watch'
+  | 'invalid_yaml'
+  | 'is_leader'
+  | 'member_not_found'
+  | 'no_api_url'
+  | 'no_candidate'
+  | 'no_conn_url'
+  | 'no_leader'
+  | 'no_members'
+  | 'no_scope'
+  | 'not_found'
+  | 'not_leader'
+  | 'not_paused'
+  | 'paused'
+  | 'query_failed'
+  | 'scope_mismatch'
+  | 'wait_timeout';
+
 /** A wardenctl failure: `code` is stable, `message` is the one line printed on stderr. */
-export class CtlError extends WardenError {}
+export class CtlError extends WardenError<CtlErrorCode> {}
 
 /** The user declined a confirmation (or stdin gave no answer). */
 export class AbortedError extends CtlError {
