@@ -10,6 +10,7 @@ import { Database } from '../../ports/database.js';
 import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { Watchdog } from '../../ports/watchdog.js';
+import { leaderRef } from '../../domain/cluster/rules/position.js';
 import { describe } from './action-runner.js';
 import { AgentMemory } from './agent-memory.js';
 import { ClusterObserver } from './cluster-observer.js';
@@ -69,7 +70,7 @@ export class HaLoop implements AgentControl {
     // A failed job is retried at the normal pace, not at once (a fast failure would spin).
     this.jobs = new JobRunner(clock, (_name, completed) => completed && this.wake());
     this.cluster = new ClusterObserver(store, clock, logger, this.memory, metrics ?? null, () => this.settings.current.local.bootstrapDcs);
-    this.local = new LocalObserver(db, clock, this.memory);
+    this.local = new LocalObserver(db, clock, this.memory, () => leaderRef(this.cluster.cluster));
     this.failsafe = new FailsafeWitness(() => this.settings.current.node.name, this.cluster, this.local, clock);
     this.publisher = new SnapshotPublisher({
       now: () => clock.now(),
@@ -81,6 +82,7 @@ export class HaLoop implements AgentControl {
       failsafeAcceptedAt: () => this.failsafe.acceptedAt,
       watchdogUsable: () => this.memory.watchdogUsable,
       scheduledRestart: () => this.memory.memory.scheduledRestart,
+      positionConfirmed: () => this.memory.memory.positionConfirmed,
     });
     this.pipeline = new TickPipeline(
       { store, db, watchdog, clock, logger, peers, metrics: metrics ?? null },

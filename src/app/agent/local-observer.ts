@@ -1,5 +1,6 @@
 import { observeFacts } from '../../domain/cluster/ha/observation.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
+import type { LeaderRef } from '../../domain/cluster/rules/position.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Database } from '../../ports/database.js';
 import type { AgentMemory } from './agent-memory.js';
@@ -15,6 +16,8 @@ export class LocalObserver {
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly memory: AgentMemory,
+    /** The current leader, to confirm this replica's WAL position against. */
+    private readonly leader: () => LeaderRef | null = () => null,
   ) {}
 
   /** The facts of the latest probe. */
@@ -24,7 +27,7 @@ export class LocalObserver {
 
   /** Probes the server now (never throws: a dead server gives stopped or crashed facts). */
   async observe(): Promise<LocalFacts> {
-    const { facts, patch } = observeFacts(await this.db.probe(), this.memory.memory, this.clock.now());
+    const { facts, patch } = observeFacts(await this.db.probe(), this.memory.memory, this.clock.now(), this.leader());
     if (Object.keys(patch).length) this.memory.remember(patch);
     this.latest = facts;
     return facts;

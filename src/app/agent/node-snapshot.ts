@@ -3,6 +3,7 @@ import type { DynamicConfig } from '../../domain/cluster/config/config.js';
 import type { LocalFacts } from '../../domain/cluster/model/facts.js';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import { buildStatus } from '../../domain/cluster/model/status.js';
+import { leaderRef, unconfirmedPosition, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import type { AgentSettings } from './tokens.js';
 
 /** What the published snapshot is made of. */
@@ -23,6 +24,8 @@ export interface SnapshotInput {
   readonly failsafeActive: boolean;
   readonly watchdogUsable: boolean;
   readonly scheduledRestart: ScheduledRestart | null;
+  /** This replica's proof that its WAL is a prefix of the leader's; null when it has none. */
+  readonly positionConfirmed?: PositionConfirmation | null;
 }
 
 /**
@@ -33,18 +36,21 @@ export interface SnapshotInput {
 export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
   const running = i.facts.running;
   const transitionalRole = !running && i.jobName === 'promote' ? 'promoted' : !running && i.jobName === 'demote' ? 'demoted' : undefined;
+  const isLeader = i.lockDeadline !== null && i.now < i.lockDeadline;
+  const unconfirmed = unconfirmedPosition(i.facts, i.positionConfirmed ?? null, i.cluster ? leaderRef(i.cluster) : null, isLeader);
   const acceptedRecently = i.failsafeAcceptedAt !== null && i.now - i.failsafeAcceptedAt < i.config.ttl * 1000;
   const status = buildStatus({
     facts: i.facts,
     node: i.settings.node,
     config: i.config,
     cluster: i.cluster,
-    isLeader: i.lockDeadline !== null && i.now < i.lockDeadline,
+    isLeader,
     standbyCluster: false,
     dcsLastSeen: i.clusterReadAt === null ? null : Math.floor(i.clusterReadAt / 1000),
     failsafeActive: i.failsafeActive || (!i.dcsReachable && acceptedRecently),
     watchdogFailed: i.settings.node.watchdogMode === 'required' && !i.watchdogUsable,
     scheduledRestart: i.scheduledRestart,
+    positionUnconfirmed: unconfirmed,
     ...(transitionalRole ? { transitionalRole } : {}),
   });
   return Object.freeze({

@@ -1,5 +1,6 @@
 import type { ScheduledRestart } from '../../domain/cluster/model/cluster.js';
 import type { LocalFacts } from '../../domain/cluster/model/facts.js';
+import type { PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import type { ClusterObservation } from './cluster-observer.js';
 import { nodeSnapshot } from './node-snapshot.js';
@@ -16,6 +17,7 @@ export interface SnapshotSources {
   failsafeAcceptedAt(): number | null;
   watchdogUsable(): boolean;
   scheduledRestart(): ScheduledRestart | null;
+  positionConfirmed(): PositionConfirmation | null;
 }
 
 /**
@@ -73,6 +75,7 @@ export class SnapshotPublisher {
       failsafeActive: this.failsafeActive,
       watchdogUsable: s.watchdogUsable(),
       scheduledRestart: s.scheduledRestart(),
+      positionConfirmed: s.positionConfirmed(),
     });
   }
 }

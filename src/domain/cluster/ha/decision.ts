@@ -1,4 +1,5 @@
 import type { DatabaseErrorCode } from '../../errors.js';
+import type { PositionConfirmation } from '../rules/position.js';
 import type { Cluster, HistoryLine, ScheduledRestart } from '../model/cluster.js';
 import type { DynamicConfig, ParameterValue, RawConfig } from '../config/config.js';
 import type { LocalFacts } from '../model/facts.js';
@@ -101,6 +102,10 @@ export interface LoopMemory {
    * the control file is done (pg_rewind reads it from there), then true; null otherwise.
    */
   readonly checkpointAfterPromote: boolean | null;
+  /** This replica streamed from the current leader on its timeline: its WAL is a prefix of the leader's (see confirmPosition). */
+  readonly positionConfirmed: PositionConfirmation | null;
+  /** The last timeline this data ran as a primary on (kept across a demotion): such a node's WAL may go past the new leader's branch point. */
+  readonly primaryOnTimeline: number | null;
 }
 
 /** Memory of a freshly started agent. */
@@ -118,6 +123,8 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   notStreamingSince: null,
   startFailures: 0,
   checkpointAfterPromote: null,
+  positionConfirmed: null,
+  primaryOnTimeline: null,
 });
 
 /** Local settings decide() needs besides NodeSettings. */

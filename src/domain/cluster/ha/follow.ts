@@ -89,8 +89,9 @@ export function rewindOrReinitialize(ctx: TickContext, upstream: UpstreamRef, wh
 }
 
 /**
- * A running replica with another node as leader: point it at the leader when it follows
- * someone else. A replica that does not stream although its position is past the point
+ * A running replica with another node as leader. A former primary whose WAL goes past the
+ * leader's branch point is rewound at once (it cannot stream). Otherwise it is pointed at the
+ * leader when it follows someone else. A replica that does not stream although its position is past the point
  * where the leader's timeline branched off its own has diverged: it is rewound (or
  * reinitialized) once it has had divergenceGraceMs to reach streaming on its own. One that
  * has not diverged but still cannot stream for stuckReplicaMs from a leader that answers
@@ -99,6 +100,14 @@ export function rewindOrReinitialize(ctx: TickContext, upstream: UpstreamRef, wh
 export function replicaTick(ctx: TickContext): Decision {
   const upstream = leaderUpstream(ctx);
   if (!upstream) return decision(`following nobody: leader ${ctx.leaderName} has not published its address yet`);
+  const tl = ctx.facts.timeline;
+  // The leader's member key lags a promotion by up to a tick; the history key is written right after it.
+  const leaderTl = clusterTimeline(ctx);
+  const diverged = tl !== null && leaderTl !== null && ctx.myWal !== null && hasDiverged(tl, ctx.myWal, leaderTl, ctx.cluster.history?.lines ?? []) === true;
+  // A former primary of the timeline it went past the branch point of cannot stream: waiting for it to would only serve reads the leader lacks.
+  if (diverged && !ctx.paused && ctx.input.memory.primaryOnTimeline === tl) {
+    return rewindOrReinitialize(ctx, upstream, `this node was the primary of timeline ${tl} and its WAL goes past where leader ${upstream.name} (timeline ${leaderTl}) branched off`);
+  }
   if (ctx.facts.upstreamConnUrl !== upstream.connUrl) {
     // The grace before a rewind starts afresh: the loop times "not streaming" per configured upstream.
     return decision(`following the new leader ${upstream.name}`, [{ type: 'follow', upstream, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
@@ -106,14 +115,10 @@ export function replicaTick(ctx: TickContext): Decision {
   const mine = `I am ${ctx.me}, a replica following ${upstream.name}${ctx.paused ? '; PAUSE' : ''}`;
   // Streaming proves the WAL agrees with the upstream's.
   if (ctx.facts.replicationState === 'streaming') return decision(`no action: ${mine}`);
-  const tl = ctx.facts.timeline;
-  // The leader's member key lags a promotion by up to a tick; the history key is written right after it.
-  const leaderTl = clusterTimeline(ctx);
   if (ctx.paused) return decision(`no action: ${mine} (not streaming)`);
   const since = ctx.input.memory.notStreamingSince;
   const from = since !== null && since.upstream === upstream.connUrl ? since.since : ctx.now;
   const waited = `not streaming for ${Math.round((ctx.now - from) / 1000)} s`;
-  const diverged = tl !== null && leaderTl !== null && ctx.myWal !== null && hasDiverged(tl, ctx.myWal, leaderTl, ctx.cluster.history?.lines ?? []) === true;
   if (diverged) {
     const until = from + divergenceGraceMs(ctx);
     if (ctx.now < until) {
@@ -157,7 +162,8 @@ export function formerPrimaryBehind(ctx: TickContext): string | null {
   if (clusterTl === null) return null;
   const ledInto = (ctx.cluster.history?.lines ?? []).filter((l) => l[4] === ctx.me).map((l) => l[0] + 1);
   const led = ledInto.length ? Math.max(...ledInto) : null;
-  const mine = led !== null && led >= (tl ?? 0) ? led : ctx.input.memory.lastRole === 'primary' ? tl : null;
+  const memory = ctx.input.memory;
+  const mine = led !== null && led >= (tl ?? 0) ? led : memory.lastRole === 'primary' || (tl !== null && memory.primaryOnTimeline === tl) ? tl : null;
   if (mine === null || mine >= clusterTl) return null;
   return `this node was the primary of timeline ${mine} and the cluster is on timeline ${clusterTl}`;
 }

@@ -72,6 +72,8 @@ export const FRESH_DATA: Partial<LoopMemory> = Object.freeze({
   timelineSeen: null,
   startFailures: 0,
   checkpointAfterPromote: null,
+  positionConfirmed: null,
+  primaryOnTimeline: null,
 });
 
 /** Answers a command with a failure. */

@@ -1,5 +1,6 @@
 import type { LoopMemory } from './decision.js';
 import { walPosition, type LocalFacts } from '../model/facts.js';
+import { confirmPosition, type LeaderRef } from '../rules/position.js';
 
 /** The facts as decide() should see them, and what the loop remembers from them. */
 export interface Observed {
@@ -16,15 +17,17 @@ export interface Observed {
  *   (PostgreSQL 15 shows the replay timeline nowhere; see pg-probe.ts) and a stopped
  *   server's control file only knows its last checkpoint's, so the facts are lifted to it;
  * - since when a running replica has neither streamed from its configured upstream nor
- *   made progress (a replica replaying a local backlog is not stuck).
+ *   made progress (a replica replaying a local backlog is not stuck);
+ * - whether its WAL position is confirmed against the current `leader` (see confirmPosition).
  */
-export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number): Observed {
+export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number, leader: LeaderRef | null = null): Observed {
   const patch: { -readonly [K in keyof LoopMemory]?: LoopMemory[K] } = {};
   if (facts.running) {
     const role = facts.inRecovery ? 'replica' : 'primary';
     if (memory.lastRole !== role) patch.lastRole = role;
     if (role === 'primary' && memory.primaryStartAt !== null) patch.primaryStartAt = null;
     if (memory.startFailures !== 0) patch.startFailures = 0;
+    if (role === 'primary' && facts.timeline !== null && memory.primaryOnTimeline !== facts.timeline) patch.primaryOnTimeline = facts.timeline;
   }
 
   // Forgotten with the data (FRESH_DATA) or when the data belongs to another system; a failed probe says nothing.
@@ -51,5 +54,7 @@ export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number)
   } else if (waiting !== null) {
     patch.notStreamingSince = null;
   }
+  const confirmed = confirmPosition(memory.positionConfirmed, lifted, leader);
+  if (confirmed !== memory.positionConfirmed) patch.positionConfirmed = confirmed;
   return { facts: lifted, patch };
 }

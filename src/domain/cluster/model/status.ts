@@ -39,6 +39,8 @@ export interface NodeStatus {
   readonly pending_restart_reason?: Readonly<Record<string, PendingChange>>;
   readonly scheduled_restart?: ScheduledRestart;
   readonly watchdog_failed?: true;
+  /** Why this replica answers no read-only health check: it may hold WAL the leader lacks. */
+  readonly position_unconfirmed?: string;
   readonly svc: { readonly version: string; readonly scope: string; readonly name: string };
 }
 
@@ -58,6 +60,8 @@ export interface StatusInput {
   readonly failsafeActive: boolean;
   readonly watchdogFailed: boolean;
   readonly scheduledRestart: ScheduledRestart | null;
+  /** Why this replica's WAL position is unconfirmed against the leader (see unconfirmedPosition); null or absent when it is not. */
+  readonly positionUnconfirmed?: string | null;
   /** Set by the HA loop while a promote or demote is in flight and the server is down. */
   readonly transitionalRole?: 'demoted' | 'promoted';
 }
@@ -119,6 +123,7 @@ export function buildStatus(input: StatusInput): NodeStatus {
   }
   if (input.scheduledRestart !== null) doc['scheduled_restart'] = input.scheduledRestart;
   if (input.watchdogFailed) doc['watchdog_failed'] = true;
+  if (input.positionUnconfirmed) doc['position_unconfirmed'] = input.positionUnconfirmed;
   doc['svc'] = { version: node.svcVersion, scope: node.scope, name: node.name };
   return Object.freeze(doc) as unknown as NodeStatus;
 }

@@ -165,7 +165,8 @@ const running = (snap: NodeSnapshot) => snap.status.state === 'running';
 const isPrimary = (snap: NodeSnapshot, now: number) => snap.status.role === 'primary' && holdsLeaderLock(snap, now);
 const isLeader = (snap: NodeSnapshot, now: number) =>
   (snap.status.role === 'primary' || snap.status.role === 'standby_leader') && holdsLeaderLock(snap, now);
-const isRunningReplica = (snap: NodeSnapshot) => running(snap) && snap.status.role === 'replica';
+/** A running replica whose WAL is known to be a prefix of the leader's (a node that may hold WAL the leader lacks serves no reads). */
+const isRunningReplica = (snap: NodeSnapshot) => running(snap) && snap.status.role === 'replica' && snap.status.position_unconfirmed === undefined;
 
 function replicaOk(snap: NodeSnapshot, q: ParsedQuery): boolean {
   return (
@@ -190,7 +191,7 @@ function liveness(snap: NodeSnapshot, now: number): boolean {
 
 function readiness(snap: NodeSnapshot, q: ParsedQuery, now: number): boolean {
   if (isLeader(snap, now)) return true;
-  return running(snap) && snap.status.replication_state === 'streaming' && lagWithin(snap, q.lag ?? snap.config.maximum_lag_on_failover, q.mode);
+  return isRunningReplica(snap) && snap.status.replication_state === 'streaming' && lagWithin(snap, q.lag ?? snap.config.maximum_lag_on_failover, q.mode);
 }
 
 /**
@@ -229,7 +230,7 @@ export function checkHealth(endpoint: HealthEndpoint, snap: NodeSnapshot, query:
           lagWithin(snap, q.lag, 'apply')
         );
       case 'health':
-        return running(snap);
+        return running(snap) && snap.status.position_unconfirmed === undefined;
       case 'liveness':
         return liveness(snap, now);
       case 'readiness':

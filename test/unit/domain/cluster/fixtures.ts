@@ -110,6 +110,8 @@ export function snapshot(
     standbyCluster?: boolean;
     clusterReadAt?: number | null;
     lastLoopAt?: number;
+    /** Why the replica's WAL position is unconfirmed (see unconfirmedPosition). */
+    positionUnconfirmed?: string;
   } = {},
 ): NodeSnapshot {
   const facts = opts.facts ?? replicaFacts();
@@ -118,7 +120,7 @@ export function snapshot(
   const cluster = opts.cluster === undefined ? clusterView() : opts.cluster;
   const isLeader = opts.leader ?? false;
   const standbyCluster = opts.standbyCluster ?? false;
-  const status = buildStatus(statusInput({ facts, node, config: cfg, cluster, isLeader, standbyCluster }));
+  const status = buildStatus(statusInput({ facts, node, config: cfg, cluster, isLeader, standbyCluster, positionUnconfirmed: opts.positionUnconfirmed ?? null }));
   return {
     status,
     facts,

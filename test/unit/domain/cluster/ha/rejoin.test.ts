@@ -49,6 +49,17 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     expect(types(decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering(), raw: { pause: true } })))).to.deep.equal([]);
   });
 
+  it('a former primary of the diverged timeline is rewound at once, without waiting to stream or following first', () => {
+    const oldPrimary = replicaFacts(5000, null, { replicationState: null });
+    const m = memory({ primaryOnTimeline: 1, lastRole: 'replica' });
+    expect(decide(input({ cluster: onTimeline2(), facts: oldPrimary, memory: m })).need).to.equal('peers');
+    const d = decide(input({ cluster: onTimeline2(), facts: oldPrimary, memory: m, peers: answering() }));
+    expect(types(d)).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(d.message).to.match(/was the primary of timeline 1/);
+    // A replica that never led timeline 1 keeps the grace (its timeline may just be reported late).
+    expect(types(decide(input({ cluster: onTimeline2(), facts: oldPrimary, memory: memory(), peers: answering() })))).to.deep.equal(['follow']);
+  });
+
   it('a replica pointed at the old primary follows the new leader first, without a divergence verdict', () => {
     const d = decide(input({ cluster: onTimeline2(), facts: replicaFacts(5000, 'node3', { replicationState: null }), memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres', position: null } }) }));
     expect(types(d)).to.deep.equal(['follow']);

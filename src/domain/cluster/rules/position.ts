@@ -1,0 +1,66 @@
+import type { LocalFacts } from '../model/facts.js';
+import type { Cluster } from '../model/cluster.js';
+
+/** The leader a replica confirms its WAL position against: its name, address and timeline. */
+export interface LeaderRef {
+  readonly name: string;
+  readonly connUrl: string | null;
+  /** The cluster's timeline (the leader's, else one past the last history line); null when unknown. */
+  readonly timeline: number | null;
+}
+
+/** Proof that this node's WAL is a prefix of the leader's: it streamed from `leader` on `timeline`. */
+export interface PositionConfirmation {
+  readonly leader: string;
+  readonly timeline: number | null;
+}
+
+/** The leader of `cluster` as a reference, or null when there is none. */
+export function leaderRef(cluster: Cluster): LeaderRef | null {
+  const name = cluster.leader?.name ?? null;
+  if (name === null) return null;
+  const member = cluster.members.find((m) => m.name === name);
+  const lines = cluster.history?.lines ?? [];
+  const fromHistory = lines.length ? lines[lines.length - 1]![0] + 1 : null;
+  const known = [fromHistory, member?.timeline ?? null].filter((v): v is number => v !== null);
+  return { name, connUrl: member?.connUrl || null, timeline: known.length ? Math.max(...known) : null };
+}
+
+/**
+ * The confirmation after one probe. A node that ran as primary has none: its WAL may go past
+ * what the leader has. Streaming from the leader on the leader's timeline proves the WAL is a
+ * prefix of the leader's (PostgreSQL refuses to stream otherwise), and the proof holds until
+ * another leader takes over, whose WAL may be shorter than what this node already received.
+ * With no leader at all, the last proof stands.
+ */
+export function confirmPosition(prev: PositionConfirmation | null, facts: LocalFacts, leader: LeaderRef | null): PositionConfirmation | null {
+  if (facts.running && facts.inRecovery === false) return null;
+  let next = prev;
+  if (leader !== null && next !== null && next.leader !== leader.name) next = null;
+  const streamingFromLeader =
+    leader !== null &&
+    facts.running &&
+    facts.inRecovery === true &&
+    facts.replicationState === 'streaming' &&
+    leader.connUrl !== null &&
+    facts.upstreamConnUrl === leader.connUrl &&
+    (leader.timeline === null || facts.timeline === leader.timeline);
+  if (streamingFromLeader && (next === null || next.timeline !== facts.timeline)) next = { leader: leader.name, timeline: facts.timeline };
+  return next;
+}
+
+/**
+ * Why a running replica may hold WAL the leader lacks (null: it does not, or it is not a
+ * replica): a former primary, a node on another timeline, or one that has not yet streamed
+ * from the current leader. Such a node answers no read-only health check until it streams
+ * from the leader on the leader's timeline.
+ */
+export function unconfirmedPosition(facts: LocalFacts, confirmed: PositionConfirmation | null, leader: LeaderRef | null, holdsLock: boolean): string | null {
+  if (!facts.running || facts.inRecovery !== true || holdsLock || confirmed !== null) return null;
+  if (leader === null) return 'no leader to confirm its WAL position against yet';
+  if (leader.timeline !== null && facts.timeline !== null && facts.timeline !== leader.timeline) {
+    return `on timeline ${facts.timeline} while the leader ${leader.name} is on timeline ${leader.timeline}: it may hold WAL the leader lacks`;
+  }
+  if (leader.connUrl === null || facts.upstreamConnUrl !== leader.connUrl) return `not yet following the leader ${leader.name}: its WAL position is unconfirmed`;
+  return `has not streamed from the leader ${leader.name} yet: its WAL position is unconfirmed`;
+}

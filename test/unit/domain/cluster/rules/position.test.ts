@@ -1,0 +1,60 @@
+import { expect } from 'chai';
+import { checkHealth, type HealthEndpoint } from '../../../../../src/domain/cluster/rules/health.js';
+import { confirmPosition, leaderRef, unconfirmedPosition, type LeaderRef } from '../../../../../src/domain/cluster/rules/position.js';
+import { EMPTY_CLUSTER } from '../../../../../src/domain/cluster/model/cluster.js';
+import { NOW, clusterView, primaryFacts, replicaFacts, snapshot } from '../fixtures.js';
+
+const LEADER: LeaderRef = { name: 'node0', connUrl: 'postgres://127.0.0.1:5433/postgres', timeline: 2 };
+/** The fixtures' replica streams from 127.0.0.1:5433 on timeline 2. */
+const streaming = replicaFacts();
+
+describe('domain/cluster/rules/position: a replica confirms its WAL position against the leader', () => {
+  it('streaming from the leader on its timeline confirms; the proof holds while the leader stays, even through a pause in streaming', () => {
+    const confirmed = confirmPosition(null, streaming, LEADER);
+    expect(confirmed).to.deep.equal({ leader: 'node0', timeline: 2 });
+    expect(confirmPosition(confirmed, replicaFacts({ replicationState: null }), LEADER)).to.equal(confirmed);
+    expect(confirmPosition(confirmed, replicaFacts({ replicationState: null }), null), 'no leader: the last proof stands').to.equal(confirmed);
+  });
+
+  it('no proof from another upstream, another timeline, or a node running as primary; a new leader drops the proof', () => {
+    expect(confirmPosition(null, replicaFacts({ upstreamConnUrl: 'postgres://elsewhere:5432/postgres' }), LEADER)).to.equal(null);
+    expect(confirmPosition(null, replicaFacts({ timeline: 3 }), LEADER)).to.equal(null);
+    expect(confirmPosition(null, streaming, { ...LEADER, timeline: 3 })).to.equal(null);
+    const confirmed = confirmPosition(null, streaming, LEADER);
+    expect(confirmPosition(confirmed, primaryFacts(), LEADER)).to.equal(null);
+    expect(confirmPosition(confirmed, replicaFacts({ replicationState: null }), { ...LEADER, name: 'node2' })).to.equal(null);
+  });
+
+  it('says why a replica is unconfirmed; nothing for a primary, the lock holder or a confirmed replica', () => {
+    expect(unconfirmedPosition(replicaFacts({ timeline: 1 }), null, LEADER, false)).to.match(/on timeline 1 while the leader node0 is on timeline 2/);
+    expect(unconfirmedPosition(replicaFacts({ upstreamConnUrl: null, replicationState: null }), null, LEADER, false)).to.match(/not yet following the leader node0/);
+    expect(unconfirmedPosition(replicaFacts({ replicationState: null }), null, LEADER, false)).to.match(/has not streamed from the leader node0 yet/);
+    expect(unconfirmedPosition(streaming, null, null, false)).to.match(/no leader/);
+    expect(unconfirmedPosition(primaryFacts(), null, LEADER, false)).to.equal(null);
+    expect(unconfirmedPosition(streaming, null, LEADER, true)).to.equal(null);
+    expect(unconfirmedPosition(streaming, { leader: 'node0', timeline: 2 }, LEADER, false)).to.equal(null);
+  });
+
+  it('leaderRef: the leader member, and the timeline from it or from the history', () => {
+    expect(leaderRef(EMPTY_CLUSTER)).to.equal(null);
+    const c = clusterView({ leader: 'node0' });
+    expect(leaderRef(c)).to.deep.include({ name: 'node0' });
+    const withHistory = { ...c, history: { lines: [[1, 100, 'x', null, 'node0'] as const, [2, 200, 'x', null, 'node0'] as const], revision: '9' } };
+    expect(leaderRef(withHistory)!.timeline).to.equal(3);
+  });
+});
+
+describe('domain/cluster/rules/health: a node that may hold WAL the leader lacks passes no read-only check', () => {
+  const unconfirmed = () => snapshot({ facts: replicaFacts(), positionUnconfirmed: 'on timeline 1 while the leader node0 is on timeline 2' });
+  for (const endpoint of ['replica', 'read_only', 'asynchronous', 'health', 'readiness'] as HealthEndpoint[]) {
+    it(`${endpoint}: 503 while unconfirmed, 200 once confirmed`, () => {
+      expect(checkHealth(endpoint, unconfirmed(), {}, NOW)).to.equal(503);
+      expect(checkHealth(endpoint, snapshot({ facts: replicaFacts() }), endpoint === 'readiness' ? { lag: '10MB' } : {}, NOW)).to.equal(200);
+    });
+  }
+
+  it('/node carries the reason', () => {
+    expect(unconfirmed().status.position_unconfirmed).to.match(/timeline 1/);
+    expect(snapshot({ facts: replicaFacts() }).status).to.not.have.property('position_unconfirmed');
+  });
+});
