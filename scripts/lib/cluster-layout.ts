@@ -53,7 +53,12 @@ export function nodeConfigPath(layout: ClusterLayout, name: string): string {
   return `${layout.dir}/${name}.yml`;
 }
 
-/** The node's local YAML configuration (spec §1). */
+/** Where a node's fencer listens (its PID file is next to it, `<socket>.pid`). */
+export function fencerSocketPath(layout: ClusterLayout, name: string): string {
+  return `${layout.dir}/${name}/fencer.sock`;
+}
+
+/** The node's local YAML configuration. */
 export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?: Record<string, unknown> } = {}): string {
   const api = `127.0.0.1:${node.apiPort}`;
   const pg = `127.0.0.1:${node.pgPort}`;
@@ -81,5 +86,7 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
     },
     tags: { nofailover: false, noloadbalance: false, ...(extra.tags ?? {}) },
     watchdog: { mode: 'off' },
+    // Inside the cluster's folder, so the runner finds the fencer's PID file and stops it too.
+    fencer: { socket: fencerSocketPath(layout, node.name) },
   });
 }

@@ -2,7 +2,7 @@ import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nodeConfigPath, nodeYaml, type ClusterLayout, type NodeLayout } from './cluster-layout.js';
+import { fencerSocketPath, nodeConfigPath, nodeYaml, type ClusterLayout, type NodeLayout } from './cluster-layout.js';
 import { isAlive, spawnDetached, stopPid, waitFor } from './processes.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -134,7 +134,15 @@ export class ClusterRunner {
     return pid > 0 && isAlive(pid) ? pid : undefined;
   }
 
-  /** Stops one node's agent cleanly (SIGTERM: it stops PostgreSQL); a postmaster left behind is stopped too. */
+  /** The PID of a node's fencer (from its PID file), if it runs. */
+  fencerPid(name: string): number | undefined {
+    const f = `${fencerSocketPath(this.layout, name)}.pid`;
+    if (!existsSync(f)) return undefined;
+    const pid = Number(readFileSync(f, 'utf8').trim());
+    return pid > 0 && isAlive(pid) ? pid : undefined;
+  }
+
+  /** Stops one node's agent cleanly (SIGTERM: it stops PostgreSQL, and its fencer leaves); whatever is left behind is stopped too. */
   async stopAgent(name: string, timeoutMs = 60_000): Promise<void> {
     const s = this.readState();
     const pid = s.agents[name];
@@ -143,16 +151,27 @@ export class ClusterRunner {
     this.writeState(s);
     const pm = this.postmasterPid(name);
     if (pm !== undefined) await stopPid(pm, 30_000, 'SIGINT');
+    const fencer = this.fencerPid(name);
+    if (fencer !== undefined) await stopPid(fencer, 10_000);
   }
 
-  /** kill -9 of a node's agent and postmaster: an unplanned crash of the whole host. */
+  /** kill -9 of a node's agent, fencer and postmaster: an unplanned crash of the whole host. */
   killNode(name: string): void {
     const s = this.readState();
     const pm = this.postmasterPid(name);
     const pid = s.agents[name];
-    for (const p of [pid, pm]) {
+    for (const p of [pid, this.fencerPid(name), pm]) {
       if (p !== undefined && isAlive(p)) process.kill(p, 'SIGKILL');
     }
+    delete s.agents[name];
+    this.writeState(s);
+  }
+
+  /** kill -9 of a node's agent alone: its fencer and PostgreSQL stay (the fencer then stops PostgreSQL). */
+  killAgent(name: string): void {
+    const s = this.readState();
+    const pid = s.agents[name];
+    if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL');
     delete s.agents[name];
     this.writeState(s);
   }

@@ -33,6 +33,9 @@ export const SNAPSHOT_METRICS: readonly SnapshotMetric[] = [
   { name: 'svc_pending_restart', type: 'gauge', help: 'Value is 1 if the database needs a restart to apply settings, 0 otherwise.' },
   { name: 'svc_is_paused', type: 'gauge', help: 'Value is 1 if automatic failover is paused (maintenance mode), 0 otherwise.' },
   { name: 'svc_database_state', type: 'gauge', help: 'Database state (the mapping is in the HELP text).' },
+  { name: 'svc_fencer_available', type: 'gauge', help: 'Value is 1 if the fencer process runs and is attached (or is switched off), 0 if it is unavailable.' },
+  { name: 'svc_fencer_guarding', type: 'gauge', help: 'Value is 1 if the fencer guards a leader lock deadline of this node, 0 otherwise.' },
+  { name: 'svc_position_unconfirmed', type: 'gauge', help: 'Value is 1 if this replica may hold WAL the leader lacks (it answers no read-only health check), 0 otherwise.' },
 ];
 
 /** `1.2.0` -> 10200 (printed `010200` by convention); 0 when the version is not X.Y.Z. */
@@ -79,5 +82,8 @@ export function snapshotMetricValues(snap: NodeSnapshot): Record<string, number>
     svc_pending_restart: flag(status.pending_restart),
     svc_is_paused: flag(status.pause),
     svc_database_state: stateNumber(facts.state),
+    svc_fencer_available: flag(status.fencer !== 'unavailable'),
+    svc_fencer_guarding: flag(status.fencer === 'guarding'),
+    svc_position_unconfirmed: flag(status.position_unconfirmed !== undefined),
   };
 }

@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Container } from 'inversify';
 import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
@@ -21,6 +23,10 @@ import { ClusterStore } from '../../ports/cluster-store.js';
 import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { Watchdog } from '../../ports/watchdog.js';
+import { Fencer } from '../../ports/fencer.js';
+import { DisabledFencer } from '../../adapters/fencer/disabled-fencer.js';
+import { FencerClient } from '../../adapters/fencer/fencer-client.js';
+import { defaultFencerSocket } from '../../adapters/fencer/fencer-socket-path.js';
 import { HaLoop } from './ha-loop.js';
 import type { LocalConfig } from './local-config.js';
 import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
@@ -46,6 +52,7 @@ export interface AgentAdapterOverrides {
   readonly database?: Database;
   readonly clock?: Clock;
   readonly watchdog?: Watchdog;
+  readonly fencer?: Fencer;
   readonly peers?: PeerApi;
   readonly logger?: Logger;
   readonly haLoopOptions?: HaLoopOptions;
@@ -62,6 +69,9 @@ export interface AgentContainerOptions {
 }
 
 const DEFAULT_RETRY_TIMEOUT_SECONDS = 10;
+
+/** The fencer's launcher, at the same depth from src/app/agent and dist/app/agent. */
+const FENCER_LAUNCHER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'warden-fencer.js');
 
 function retryTimeoutMs(cfg: LocalConfig): number {
   const v = cfg.bootstrap.dcs['retry_timeout'];
@@ -132,9 +142,25 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
         logger: ctx.get<Logger>(Logger),
       }),
   );
-  c.bind<Watchdog>(Watchdog).toDynamicValue(
-    () => overrides.watchdog ?? (cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device })),
-  );
+  c.bind<Fencer>(Fencer).toDynamicValue((ctx) => {
+    if (overrides.fencer) return overrides.fencer;
+    if (!cfg.fencer.enabled) return new DisabledFencer();
+    const socketPath = cfg.fencer.socket ?? defaultFencerSocket(cfg.scope, cfg.name, cfg.db.data_dir);
+    return new FencerClient({
+      socketPath,
+      dataDir: cfg.db.data_dir,
+      spawn: { command: process.execPath, args: [FENCER_LAUNCHER, '-c', resolve(opts.configPath), '--socket', socketPath], logFile: socketPath.replace(/\.sock$/, '') + '.log' },
+      clock: ctx.get<Clock>(Clock),
+      logger: ctx.get<Logger>(Logger).child({ component: 'fencer-client' }),
+    });
+  });
+  // With a fencer, the watchdog device belongs to it: a frozen agent must not keep the machine alive.
+  c.bind<Watchdog>(Watchdog).toDynamicValue((ctx) => {
+    if (overrides.watchdog) return overrides.watchdog;
+    if (cfg.watchdog.mode === 'off') return new NoopWatchdog();
+    const fencer = ctx.get<Fencer>(Fencer);
+    return fencer instanceof FencerClient ? fencer : new LinuxWatchdog({ device: cfg.watchdog.device });
+  });
   c.bind<PeerApi>(PeerApi).toDynamicValue(() => overrides.peers ?? peerApiOf(cfg));
   if (overrides.haLoopOptions) c.bind<HaLoopOptions>(HaLoopOptions).toConstantValue(overrides.haLoopOptions);
 

@@ -10,6 +10,8 @@ import { Database } from '../../ports/database.js';
 import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { Watchdog } from '../../ports/watchdog.js';
+import { Fencer } from '../../ports/fencer.js';
+import { DisabledFencer } from '../../adapters/fencer/disabled-fencer.js';
 import { leaderRef } from '../../domain/cluster/rules/position.js';
 import { describe } from './action-runner.js';
 import { AgentMemory } from './agent-memory.js';
@@ -64,7 +66,9 @@ export class HaLoop implements AgentControl {
     @inject(AgentSettingsSource) settings: AgentSettingsSource,
     @inject(HaLoopOptions) @optional() options?: HaLoopOptions,
     @inject(AgentMetricsSink) @optional() metrics?: AgentMetricsSink,
+    @inject(Fencer) @optional() private readonly fencer: Fencer = new DisabledFencer(),
   ) {
+    this.lease.onChange = (deadline) => (deadline === null ? this.fencer.unguard() : this.fencer.guard(deadline));
     this.settings = new SettingsKeeper(settings, logger);
     this.inbox = new CommandInbox(() => this.wake());
     // A failed job is retried at the normal pace, not at once (a fast failure would spin).
@@ -83,6 +87,7 @@ export class HaLoop implements AgentControl {
       watchdogUsable: () => this.memory.watchdogUsable,
       scheduledRestart: () => this.memory.memory.scheduledRestart,
       positionConfirmed: () => this.memory.memory.positionConfirmed,
+      fencer: () => this.fencer.status(),
     });
     this.pipeline = new TickPipeline(
       { store, db, watchdog, clock, logger, peers, metrics: metrics ?? null },

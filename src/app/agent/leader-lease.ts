@@ -5,6 +5,8 @@
  */
 export class LeaderLease {
   private until: number | null = null;
+  /** Hears every change of the deadline (null: not held): the fencer guards it. */
+  onChange: (deadline: number | null) => void = () => {};
   private lostInTick = false;
   private failsafeRoundAt: number | null = null;
 
@@ -20,12 +22,12 @@ export class LeaderLease {
 
   /** The store granted (or renewed) the lock until `deadline`. */
   granted(deadline: number): void {
-    this.until = deadline;
+    this.set(deadline);
   }
 
   /** The lock is given up or known gone. */
   forget(): void {
-    this.until = null;
+    this.set(null);
   }
 
   /** A renewal failed or found the lock taken: decide again at once. */
@@ -50,6 +52,12 @@ export class LeaderLease {
 
   /** Every failsafe member confirmed this primary: hold the lock for another ttl from the round's start. */
   extendByFailsafe(ttlSeconds: number): void {
-    if (this.failsafeRoundAt !== null) this.until = this.failsafeRoundAt + ttlSeconds * 1000;
+    if (this.failsafeRoundAt !== null) this.set(this.failsafeRoundAt + ttlSeconds * 1000);
+  }
+
+  private set(deadline: number | null): void {
+    const was = this.until;
+    this.until = deadline;
+    if (deadline !== null || was !== null) this.onChange(deadline);
   }
 }

@@ -100,6 +100,14 @@ export const LOCAL_CONFIG_SCHEMA = {
         safety_margin: { type: 'integer', minimum: 0 },
       },
     },
+    fencer: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        socket: nonEmpty,
+      },
+    },
     log: {
       type: 'object',
       additionalProperties: false,
@@ -112,7 +120,7 @@ export const LOCAL_CONFIG_SCHEMA = {
 export const SCALAR_KEYS = ['scope', 'namespace', 'name'] as const;
 
 /** Sections that environment variables may override key by key (`WARDEN_RESTAPI_LISTEN`). */
-export const ENV_SECTIONS = ['restapi', 'etcd3', 'db', 'tags', 'watchdog', 'log'] as const;
+export const ENV_SECTIONS = ['restapi', 'etcd3', 'db', 'tags', 'watchdog', 'fencer', 'log'] as const;
 
 /** Environment keys that land deeper than `<section>.<key>` (credentials, as operators name them). */
 export const ENV_NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {

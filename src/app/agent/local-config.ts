@@ -55,6 +55,8 @@ export interface LocalConfig {
   };
   readonly tags: Readonly<Record<string, TagValue>>;
   readonly watchdog: { readonly mode: WatchdogMode; readonly device: string; readonly safety_margin: number };
+  /** The fencer process that stops PostgreSQL when the agent cannot (on by default); `socket` is where it listens. */
+  readonly fencer: { readonly enabled: boolean; readonly socket: string | null };
   readonly log: { readonly level: 'debug' | 'info' | 'warn' | 'error' };
 }
 
@@ -193,6 +195,7 @@ function withDefaults(doc: Json): LocalConfig {
   const bootstrap = (doc['bootstrap'] ?? {}) as Json;
   const watchdog = (doc['watchdog'] ?? {}) as Json;
   const log = (doc['log'] ?? {}) as Json;
+  const fencer = (doc['fencer'] ?? {}) as Json;
   return {
     ...(doc as unknown as LocalConfig),
     namespace: (doc['namespace'] as string | undefined) ?? '/service',
@@ -220,6 +223,7 @@ function withDefaults(doc: Json): LocalConfig {
       device: (watchdog['device'] ?? '/dev/watchdog') as string,
       safety_margin: (watchdog['safety_margin'] ?? 5) as number,
     },
+    fencer: { enabled: (fencer['enabled'] ?? true) as boolean, socket: (fencer['socket'] ?? null) as string | null },
     log: { level: (log['level'] ?? 'info') as LocalConfig['log']['level'] },
   };
 }

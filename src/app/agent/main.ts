@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import type { Container } from 'inversify';
 import type { AgentServer } from '../../adapters/http/server.js';
 import { ClusterStore } from '../../ports/cluster-store.js';
+import { Fencer } from '../../ports/fencer.js';
 import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { AgentTokens, createAgentContainer, type AgentAdapterOverrides } from './container.js';
@@ -60,6 +61,8 @@ export async function startAgent(opts: {
   const logger = container.get<Logger>(Logger);
   const loop = container.get<HaLoop>(AgentTokens.HaLoop);
   const server = container.get<AgentServer>(AgentTokens.Server);
+  const fencer = container.get<Fencer>(Fencer);
+  await fencer.attach();
   await server.listen();
   logger.info('REST API listening', { url: server.url() });
   loop.start();
@@ -75,6 +78,8 @@ export async function startAgent(opts: {
       (stopped ??= (async () => {
         logger.info('shutting down: stopping the HA loop and the database');
         await loop.stop({ releaseLeader: true, stopDatabase: true });
+        // PostgreSQL is down and the lock released: the fencer has nothing left to guard.
+        await fencer.detach();
         await server.close();
         await container.get<ClusterStore>(ClusterStore).close();
         const peers = container.get<PeerApi>(PeerApi) as PeerApi & { close?: () => void };

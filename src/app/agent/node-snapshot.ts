@@ -3,6 +3,7 @@ import type { DynamicConfig } from '../../domain/cluster/config/config.js';
 import type { LocalFacts } from '../../domain/cluster/model/facts.js';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import { buildStatus } from '../../domain/cluster/model/status.js';
+import type { FencerStatus } from '../../ports/fencer.js';
 import { leaderRef, unconfirmedPosition, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import type { AgentSettings } from './tokens.js';
 
@@ -26,6 +27,8 @@ export interface SnapshotInput {
   readonly scheduledRestart: ScheduledRestart | null;
   /** This replica's proof that its WAL is a prefix of the leader's; null when it has none. */
   readonly positionConfirmed?: PositionConfirmation | null;
+  /** The fencer's state. */
+  readonly fencer?: FencerStatus;
 }
 
 /**
@@ -51,6 +54,7 @@ export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
     watchdogFailed: i.settings.node.watchdogMode === 'required' && !i.watchdogUsable,
     scheduledRestart: i.scheduledRestart,
     positionUnconfirmed: unconfirmed,
+    ...(i.fencer ? { fencer: i.fencer } : {}),
     ...(transitionalRole ? { transitionalRole } : {}),
   });
   return Object.freeze({

@@ -1,6 +1,7 @@
 import type { ScheduledRestart } from '../../domain/cluster/model/cluster.js';
 import type { LocalFacts } from '../../domain/cluster/model/facts.js';
 import type { PositionConfirmation } from '../../domain/cluster/rules/position.js';
+import type { FencerStatus } from '../../ports/fencer.js';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import type { ClusterObservation } from './cluster-observer.js';
 import { nodeSnapshot } from './node-snapshot.js';
@@ -18,6 +19,7 @@ export interface SnapshotSources {
   watchdogUsable(): boolean;
   scheduledRestart(): ScheduledRestart | null;
   positionConfirmed(): PositionConfirmation | null;
+  fencer(): FencerStatus;
 }
 
 /**
@@ -76,6 +78,7 @@ export class SnapshotPublisher {
       watchdogUsable: s.watchdogUsable(),
       scheduledRestart: s.scheduledRestart(),
       positionConfirmed: s.positionConfirmed(),
+      fencer: s.fencer(),
     });
   }
 }

@@ -41,6 +41,9 @@ export interface NodeStatus {
   readonly watchdog_failed?: true;
   /** Why this replica answers no read-only health check: it may hold WAL the leader lacks. */
   readonly position_unconfirmed?: string;
+  /** The fencer's state (`guarding`, `idle`, `unavailable`, `off`), and why it is unavailable. */
+  readonly fencer?: 'guarding' | 'idle' | 'unavailable' | 'off';
+  readonly fencer_reason?: string;
   readonly svc: { readonly version: string; readonly scope: string; readonly name: string };
 }
 
@@ -62,6 +65,8 @@ export interface StatusInput {
   readonly scheduledRestart: ScheduledRestart | null;
   /** Why this replica's WAL position is unconfirmed against the leader (see unconfirmedPosition); null or absent when it is not. */
   readonly positionUnconfirmed?: string | null;
+  /** The fencer's state; absent where there is none to report (tests, embedding). */
+  readonly fencer?: { readonly state: 'guarding' | 'idle' | 'unavailable' | 'off'; readonly reason: string | null };
   /** Set by the HA loop while a promote or demote is in flight and the server is down. */
   readonly transitionalRole?: 'demoted' | 'promoted';
 }
@@ -124,6 +129,10 @@ export function buildStatus(input: StatusInput): NodeStatus {
   if (input.scheduledRestart !== null) doc['scheduled_restart'] = input.scheduledRestart;
   if (input.watchdogFailed) doc['watchdog_failed'] = true;
   if (input.positionUnconfirmed) doc['position_unconfirmed'] = input.positionUnconfirmed;
+  if (input.fencer) {
+    doc['fencer'] = input.fencer.state;
+    if (input.fencer.reason) doc['fencer_reason'] = input.fencer.reason;
+  }
   doc['svc'] = { version: node.svcVersion, scope: node.scope, name: node.name };
   return Object.freeze(doc) as unknown as NodeStatus;
 }

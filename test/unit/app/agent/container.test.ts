@@ -1,3 +1,6 @@
+import { Fencer } from '../../../../src/ports/fencer.js';
+import { FencerClient } from '../../../../src/adapters/fencer/fencer-client.js';
+import { DisabledFencer } from '../../../../src/adapters/fencer/disabled-fencer.js';
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,9 +65,15 @@ describe('composition root (container.ts, main.ts)', () => {
     await c.get<ClusterStore>(ClusterStore).close();
   });
 
-  it('watchdog mode automatic/required uses the Linux device', () => {
+  it('watchdog mode automatic/required: the fencer drives the device; without a fencer, the agent does', () => {
     const config = parseLocalConfig(yaml().replace('mode: off', 'mode: required'));
-    expect(createAgentContainer({ config, configPath: 'x', svcVersion: '1' }).get(Watchdog)).to.be.instanceOf(LinuxWatchdog);
+    const c = createAgentContainer({ config, configPath: 'x', svcVersion: '1' });
+    expect(c.get(Fencer)).to.be.instanceOf(FencerClient);
+    expect(c.get(Watchdog)).to.equal(c.get(Fencer));
+    const without = parseLocalConfig(yaml().replace('mode: off', 'mode: required') + 'fencer: {enabled: false}\n');
+    const d = createAgentContainer({ config: without, configPath: 'x', svcVersion: '1' });
+    expect(d.get(Watchdog)).to.be.instanceOf(LinuxWatchdog);
+    expect(d.get(Fencer)).to.be.instanceOf(DisabledFencer);
   });
 
   it('serves the API from the container over fakes; reload applies new credentials', async () => {

@@ -1,0 +1,61 @@
+import type { Logger } from '../../ports/logger.js';
+import { processesInDataDir } from './data-dir-processes.js';
+import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
+
+/** How long the postmaster gets to exit on its shutdown signal before it is killed. */
+const GRACE_MS = { immediate: 1_500, fast: 10_000 } as const;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Sends `signal` to `pid`; false when it is gone. */
+function signal(pid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stops the PostgreSQL server of a data directory from outside the agent, the way a fence
+ * must: the shutdown signal straight to the postmaster (SIGQUIT: immediate, SIGINT: fast; no
+ * pg_ctl process to wait for), SIGKILL when it is not down within a bounded time, SIGKILL for
+ * any backend left behind, then a check that no process works in the data directory any more
+ * (so nothing can accept a write). Needs the right to signal the server's processes (root,
+ * or the server's OS user).
+ */
+export class PgFence {
+  constructor(
+    private readonly dataDir: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Stops the server; true when nothing of it is left. Never throws. */
+  async stop(mode: 'immediate' | 'fast'): Promise<boolean> {
+    try {
+      const pidFile = await readPostmasterPid(this.dataDir);
+      const pid = pidFile && (await postmasterAlive(pidFile.pid)) ? pidFile.pid : null;
+      if (pid !== null) {
+        signal(pid, mode === 'immediate' ? 'SIGQUIT' : 'SIGINT');
+        const deadline = Date.now() + GRACE_MS[mode];
+        while ((await postmasterAlive(pid)) && Date.now() < deadline) await sleep(20);
+        if (await postmasterAlive(pid)) {
+          this.logger.warn('the postmaster did not stop in time: killing it', { pid, mode });
+          signal(pid, 'SIGKILL');
+        }
+      }
+      // Backends outlive a killed postmaster for a moment and could still commit.
+      for (let round = 0; round < 50; round++) {
+        const left = await processesInDataDir(this.dataDir);
+        if (left.length === 0) return pid === null || !(await postmasterAlive(pid));
+        for (const p of left) signal(p, 'SIGKILL');
+        await sleep(20);
+      }
+      return false;
+    } catch (error) {
+      this.logger.error('could not stop PostgreSQL', { error: error instanceof Error ? error.message : String(error) });
+      return false;
+    }
+  }
+}

@@ -1,0 +1,108 @@
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { Watchdog } from '../../ports/watchdog.js';
+
+/** What the fence keeper acts through. */
+export interface FenceKeeperDeps {
+  /** A monotonic clock: the lease is held as a duration from when the agent reported it. */
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The watchdog device (or a no-op one): armed while the agent asks for it, kicked while the lease is safe. */
+  readonly watchdog: Watchdog;
+  /** Stops PostgreSQL hard and checks that nothing accepts writes; true when it is down. Never throws. */
+  stopDatabase(mode: 'immediate' | 'fast', reason: string): Promise<boolean>;
+  /** Releases the leader lock the agent held (only while it still names this member). Never throws. */
+  releaseLeader(): Promise<void>;
+  /** Ms before the lease deadline at which PostgreSQL is stopped (`watchdog.safety_margin`). */
+  readonly safetyMarginMs: number;
+}
+
+/** What the keeper is doing, for its log and its agent. */
+export type KeeperState = 'idle' | 'guarding' | 'fenced';
+
+/**
+ * The fencer's decisions, without I/O of its own: it keeps the lease deadline the agent
+ * reported (as a deadline on its own monotonic clock), stops PostgreSQL when that deadline
+ * minus the safety margin passes with no renewal, and stops it at once when the agent dies
+ * (releasing the lock if the agent held it). The watchdog device is kicked only while the
+ * lease is safe: if this process hangs too, the machine resets before the lock can move.
+ */
+export class FenceKeeper {
+  private deadline: number | null = null;
+  private fencing: Promise<void> | null = null;
+  private stateNow: KeeperState = 'idle';
+
+  constructor(private readonly deps: FenceKeeperDeps) {}
+
+  /** The keeper's state. */
+  get state(): KeeperState {
+    return this.stateNow;
+  }
+
+  /** The agent holds the lock for another `remainingMs`. */
+  guard(remainingMs: number): void {
+    if (this.fencing) return;
+    const next = this.deps.clock.now() + Math.max(0, remainingMs);
+    if (this.deadline === null) this.deps.logger.info('guarding the leader lease', { remaining_ms: Math.round(remainingMs) });
+    this.deadline = next;
+    this.stateNow = 'guarding';
+  }
+
+  /** The agent does not hold the lock any more. */
+  unguard(): void {
+    if (this.deadline !== null) this.deps.logger.info('the agent gave the leader lease up: not guarding');
+    this.deadline = null;
+    if (this.stateNow === 'guarding') this.stateNow = 'idle';
+  }
+
+  /** Checks the deadline and keeps the device alive; call often (every 100 ms or so). */
+  async check(): Promise<void> {
+    if (this.fencing) return this.fencing;
+    const d = this.deadline;
+    if (d === null) return;
+    const now = this.deps.clock.now();
+    if (now >= d - this.deps.safetyMarginMs) {
+      await this.fence('immediate', `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s and the agent did not renew it (frozen or cut off)`, false);
+      return;
+    }
+    if (this.deps.watchdog.isActive) await this.deps.watchdog.keepalive();
+  }
+
+  /** The agent process is gone without saying goodbye: stop PostgreSQL now, and release the lock it held. */
+  async agentDied(): Promise<void> {
+    if (this.fencing) return this.fencing;
+    const held = this.deadline !== null;
+    await this.fence(held ? 'immediate' : 'fast', held ? 'the agent died while holding the leader lock' : 'the agent died', held);
+  }
+
+  /** The agent stops cleanly: nothing to fence; the device is disarmed. */
+  async detach(): Promise<void> {
+    this.deadline = null;
+    this.stateNow = 'idle';
+    await this.deps.watchdog.disable();
+  }
+
+  private fence(mode: 'immediate' | 'fast', why: string, release: boolean): Promise<void> {
+    this.fencing = (async () => {
+      const { logger, watchdog } = this.deps;
+      logger.warn(`fencing: stopping PostgreSQL (${mode}): ${why}`);
+      const stopped = await this.deps.stopDatabase(mode, why);
+      this.deadline = null;
+      this.stateNow = 'fenced';
+      if (!stopped) {
+        // Nothing else stops this primary: let the watchdog reset the machine before the lock moves on.
+        logger.error('fencing failed: PostgreSQL may still accept writes; the watchdog (if armed) is no longer kicked');
+        return;
+      }
+      logger.warn('fenced: PostgreSQL is down and nothing accepts writes');
+      await watchdog.disable();
+      if (release) {
+        await this.deps.releaseLeader();
+        logger.warn('released the leader lock the dead agent held: failover can start now');
+      }
+    })().finally(() => {
+      this.fencing = null;
+    });
+    return this.fencing;
+  }
+}

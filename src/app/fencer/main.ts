@@ -1,0 +1,138 @@
+import 'reflect-metadata';
+import { writeFile, unlink } from 'node:fs/promises';
+import { Command, CommanderError } from 'commander';
+import { MonotonicClock } from '../../adapters/clock/monotonic-clock.js';
+import { SystemClock } from '../../adapters/clock/system-clock.js';
+import { Etcd3ClusterStore } from '../../adapters/cluster-store/etcd3-cluster-store.js';
+import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
+import { PgFence } from '../../adapters/database/pg-fence.js';
+import { defaultFencerSocket } from '../../adapters/fencer/fencer-socket-path.js';
+import { FencerSocketServer } from '../../adapters/fencer/fencer-socket-server.js';
+import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
+import { NoopWatchdog } from '../../adapters/watchdog/noop-watchdog.js';
+import { loadLocalConfig, LocalConfigError } from '../agent/local-config.js';
+import { FenceKeeper } from './fence-keeper.js';
+
+/** How long a fencer waits for an agent to attach (at start, and after its agent died) before it leaves. */
+const ADOPTION_WINDOW_MS = 30_000;
+
+/** How often the lease deadline is checked and the device kicked. */
+const CHECK_MS = 100;
+
+/**
+ * The `warden-fencer` process: started by the agent with the agent's configuration file, it
+ * guards that node's PostgreSQL while the agent holds the leader lock, and outlives the agent
+ * (see FenceKeeper for what it does). Exits 0 when another fencer already guards the data
+ * directory, when its agent stopped cleanly, or when no agent attaches within the adoption
+ * window; 2 for an invalid configuration.
+ */
+export async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command('warden-fencer')
+    .description("Warden's fencer: stops PostgreSQL when the agent cannot (started by the agent)")
+    .requiredOption('-c, --config <file>', "the agent's local YAML configuration file")
+    .option('--socket <path>', 'Unix socket to listen on (default: from the configuration)')
+    .exitOverride();
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (e) {
+    return e instanceof CommanderError && e.code === 'commander.helpDisplayed' ? 0 : 2;
+  }
+  const opts = program.opts<{ config: string; socket?: string }>();
+  let cfg;
+  try {
+    cfg = await loadLocalConfig(opts.config, process.env);
+  } catch (e) {
+    process.stderr.write(`warden-fencer: ${e instanceof LocalConfigError ? e.message : (e as Error).message}\n`);
+    return 2;
+  }
+  const logger = PinoLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name, component: 'fencer' } });
+  const socketPath = opts.socket ?? cfg.fencer.socket ?? defaultFencerSocket(cfg.scope, cfg.name, cfg.db.data_dir);
+  const retry = cfg.bootstrap.dcs['retry_timeout'];
+  const store = new Etcd3ClusterStore({
+    clock: new SystemClock(),
+    logger,
+    hosts: cfg.etcd3.hosts,
+    prefix: clusterPrefix(cfg.namespace, cfg.scope),
+    retryTimeoutMs: (typeof retry === 'number' && retry > 0 ? retry : 10) * 1000,
+    ...(cfg.etcd3.protocol ? { protocol: cfg.etcd3.protocol } : {}),
+    ...(cfg.etcd3.username !== undefined ? { username: cfg.etcd3.username, password: cfg.etcd3.password ?? '' } : {}),
+    ...(cfg.etcd3.cacert ? { cacert: cfg.etcd3.cacert } : {}),
+    ...(cfg.etcd3.cert ? { cert: cfg.etcd3.cert } : {}),
+    ...(cfg.etcd3.key ? { key: cfg.etcd3.key } : {}),
+  });
+  const fence = new PgFence(cfg.db.data_dir, logger);
+  const watchdog = cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device });
+  const keeper = new FenceKeeper({
+    clock: new MonotonicClock(),
+    logger,
+    watchdog,
+    safetyMarginMs: cfg.watchdog.safety_margin * 1000,
+    stopDatabase: (mode) => fence.stop(mode),
+    releaseLeader: async () => {
+      try {
+        await store.releaseLeader(cfg.name);
+      } catch (error) {
+        logger.error('could not release the leader lock (it expires with its lease)', { error: (error as Error).message });
+      }
+    },
+  });
+
+  let leaveTimer: NodeJS.Timeout | undefined;
+  let finish: (code: number) => void = () => {};
+  const finished = new Promise<number>((r) => (finish = r));
+  const leaveUnlessAdopted = (why: string) => {
+    clearTimeout(leaveTimer);
+    leaveTimer = setTimeout(() => {
+      if (!server.hasAgent) {
+        logger.info(`leaving: ${why}, and no agent attached within ${ADOPTION_WINDOW_MS / 1000} s`);
+        finish(0);
+      }
+    }, ADOPTION_WINDOW_MS);
+  };
+  const server = new FencerSocketServer(socketPath, cfg.db.data_dir, {
+    guard: (ms) => keeper.guard(ms),
+    unguard: () => keeper.unguard(),
+    arm: (t) => watchdog.activate(t),
+    kick: () => watchdog.keepalive(),
+    disarm: async () => {
+      await watchdog.disable();
+      return true;
+    },
+    usable: () => watchdog.isUsable(),
+    bye: async () => {
+      await keeper.detach();
+      logger.info('the agent stopped cleanly: leaving');
+      setTimeout(() => finish(0), 50);
+    },
+    attached: (pid, adopted) => {
+      clearTimeout(leaveTimer);
+      logger.info(adopted ? 'a restarted agent adopted this fencer' : 'agent attached', { agent_pid: pid, socket: socketPath });
+    },
+    agentGone: (pid) => {
+      logger.warn('the agent died without stopping cleanly', { agent_pid: pid });
+      void keeper.agentDied().then(() => leaveUnlessAdopted('the agent died'));
+    },
+  }, logger);
+  if (!(await server.listen())) {
+    logger.info('another fencer already guards this data directory: leaving', { socket: socketPath });
+    await store.close();
+    return 0;
+  }
+  const pidFile = `${socketPath}.pid`;
+  await writeFile(pidFile, `${process.pid}\n`).catch(() => undefined);
+  logger.info('fencer listening', { socket: socketPath, data_dir: cfg.db.data_dir, pid: process.pid });
+  leaveUnlessAdopted('started');
+  const checker = setInterval(() => void keeper.check(), CHECK_MS);
+  const onSignal = () => finish(0);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const code = await finished;
+  clearInterval(checker);
+  clearTimeout(leaveTimer);
+  await server.close();
+  await unlink(pidFile).catch(() => undefined);
+  await store.close();
+  await logger.flush();
+  return code;
+}

@@ -1,0 +1,92 @@
+import { expect } from 'chai';
+import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
+import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
+import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js';
+import { FenceKeeper } from '../../../../src/app/fencer/fence-keeper.js';
+
+function keeper(opts: { stops?: boolean } = {}) {
+  const clock = new FakeClock(1_000_000);
+  const watchdog = new FakeWatchdog({ clock });
+  const calls: string[] = [];
+  const k = new FenceKeeper({
+    clock,
+    logger: new MemoryLogger(),
+    watchdog,
+    safetyMarginMs: 5000,
+    stopDatabase: async (mode) => {
+      calls.push(`stop ${mode}`);
+      return opts.stops ?? true;
+    },
+    releaseLeader: async () => {
+      calls.push('release');
+    },
+  });
+  return { clock, watchdog, calls, k };
+}
+
+describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
+  it('a renewed lease is never fenced; one not renewed is fenced at the deadline minus the safety margin, without releasing the lock', async () => {
+    const { clock, calls, k } = keeper();
+    k.guard(20_000);
+    for (let i = 0; i < 30; i++) {
+      await clock.advance(1000);
+      k.guard(20_000);
+      await k.check();
+    }
+    expect(calls).to.deep.equal([]);
+    await clock.advance(14_900);
+    await k.check();
+    expect(calls).to.deep.equal([]);
+    await clock.advance(200);
+    await k.check();
+    expect(calls).to.deep.equal(['stop immediate']);
+    expect(k.state).to.equal('fenced');
+  });
+
+  it('nothing guarded: nothing fenced, however long it waits', async () => {
+    const { clock, calls, k } = keeper();
+    k.guard(20_000);
+    k.unguard();
+    await clock.advance(60_000);
+    await k.check();
+    expect(calls).to.deep.equal([]);
+  });
+
+  it('the agent died holding the lock: stop at once (immediate), then release; without the lock: a fast stop, nothing released', async () => {
+    const a = keeper();
+    a.k.guard(20_000);
+    await a.k.agentDied();
+    expect(a.calls).to.deep.equal(['stop immediate', 'release']);
+    const b = keeper();
+    await b.k.agentDied();
+    expect(b.calls).to.deep.equal(['stop fast']);
+  });
+
+  it('a stop that fails releases nothing and stops kicking the device, so the machine resets before the lock moves on', async () => {
+    const { clock, calls, watchdog, k } = keeper({ stops: false });
+    await watchdog.activate(15);
+    k.guard(20_000);
+    await k.check();
+    const kicks = watchdog.keepalives;
+    await k.agentDied();
+    expect(calls).to.deep.equal(['stop immediate']);
+    await clock.advance(1000);
+    await k.check();
+    expect(watchdog.keepalives).to.equal(kicks);
+    expect(watchdog.isActive, 'still armed: it will fire').to.equal(true);
+  });
+
+  it('kicks the device while the lease is safe; disarms it after a successful fence and on a clean detach', async () => {
+    const { clock, watchdog, k } = keeper();
+    await watchdog.activate(15);
+    k.guard(20_000);
+    await k.check();
+    expect(watchdog.keepalives).to.be.at.least(1);
+    await clock.advance(16_000);
+    await k.check();
+    expect(watchdog.isActive).to.equal(false);
+    await watchdog.activate(15);
+    await k.detach();
+    expect(watchdog.isActive).to.equal(false);
+  });
+});
