@@ -7,6 +7,8 @@ import type { SimCluster, SimNode } from './sim-cluster.js';
 export const EVENT_WEIGHTS = {
   crashMachine: 3,
   killAgent: 2,
+  freezeAgent: 2,
+  thawAgent: 3,
   startAgent: 6,
   crashDatabase: 3,
   dcsDown: 1,
@@ -84,6 +86,17 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
     case 'killAgent':
       node.killAgent();
       return `kill agent ${node.name}`;
+    case 'freezeAgent':
+      if (!node.alive) return `freeze agent: ${node.name} agent is down`;
+      node.freezeAgent();
+      return `freeze agent ${node.name} (SIGSTOP)`;
+    case 'thawAgent': {
+      const frozen = nodes.filter((n) => n.frozen);
+      if (!frozen.length) return 'thaw agent: none frozen';
+      const n = rnd.pick(frozen);
+      n.thawAgent();
+      return `thaw agent ${n.name} (SIGCONT)`;
+    }
     case 'startAgent': {
       const dead = nodes.filter((n) => !n.alive);
       if (!dead.length) return 'start agent: none dead';
@@ -177,6 +190,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
   faults.dcsDown = false;
   for (const n of sim.nodes.values()) {
     n.setDcsLink(true);
+    n.thawAgent();
     n.db.clearFaults();
     faults.clearSlow(n.name, sim.clock.now());
     if (!n.alive) n.startAgent();
@@ -189,5 +203,5 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
 
 /** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down. */
 export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
-  return n.alive && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
+  return n.alive && !n.frozen && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
 }

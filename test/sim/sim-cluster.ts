@@ -2,6 +2,11 @@ import { FakeClock } from '../../src/adapters/clock/fake-clock.js';
 import { FakeDatabase, FakeDatabaseNetwork } from '../../src/adapters/database/fake-database.js';
 import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../src/adapters/cluster-store/in-memory-key-value.js';
 import { InMemoryClusterStore } from '../../src/adapters/cluster-store/in-memory-cluster-store.js';
+import type { Clock } from '../../src/ports/clock.js';
+import { SimFencer } from './sim-fencer.js';
+
+/** The fencer's safety margin: `watchdog.safety_margin` of the simulated nodes (5 s). */
+const SAFETY_MARGIN_MS = 5000;
 import { MemoryLogger } from '../../src/adapters/logger/memory-logger.js';
 import { FakeWatchdog } from '../../src/adapters/watchdog/fake-watchdog.js';
 import { HaLoop } from '../../src/app/agent/ha-loop.js';
@@ -52,6 +57,27 @@ function killable<T extends object>(target: T, isDead: () => boolean, fail: () =
   });
 }
 
+/**
+ * A port whose every call waits while its process is frozen (SIGSTOP): calls made then, and
+ * the answers of calls in flight, resume only once it thaws.
+ */
+function freezable<T extends object>(target: T, gate: () => Promise<void>): T {
+  return new Proxy(target, {
+    get(obj, prop) {
+      const value = Reflect.get(obj, prop, obj) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const out = (value as (...a: unknown[]) => unknown).apply(obj, args);
+        if (!(out instanceof Promise)) return out;
+        return gate().then(() => out).then(async (v) => {
+          await gate();
+          return v;
+        });
+      };
+    },
+  });
+}
+
 /** A logger that keeps only warnings and errors (the simulation runs thousands of ticks). */
 class QuietLogger extends MemoryLogger {
   override debug(): void {}
@@ -72,6 +98,12 @@ export class SimNode {
   alive = false;
   /** The node's link to the DCS is up. */
   dcsLinkUp = true;
+  /** The agent process is frozen (SIGSTOP): it does nothing and answers nobody until it thaws. */
+  frozen = false;
+  /** The machine's fencer (null while no agent ever ran or after the machine crashed). */
+  fencer: SimFencer | null = null;
+  private thawed: Promise<void> = Promise.resolve();
+  private thaw: () => void = () => {};
   private generation = 0;
 
   constructor(
@@ -92,15 +124,20 @@ export class SimNode {
     if (this.alive) return;
     const gen = ++this.generation;
     const dead = () => this.generation !== gen || !this.alive;
+    const gate = () => this.thawed;
+    this.frozen = false;
     this.dcs = new InMemoryClusterStore(this.sim.store, { clientId: `${this.name}#${gen}`, logger: this.logger });
     this.dcs.setReachable(this.dcsLinkUp);
     this.watchdog = new FakeWatchdog({ usable: this.options.watchdogUsable ?? true, clock: this.sim.clock });
-    const db = killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`));
-    const watchdog = killable<Watchdog>(this.watchdog, dead, () => new Error(`${this.name}: agent process is dead`));
+    this.fencer ??= new SimFencer(this.sim.clock, this.db, SAFETY_MARGIN_MS, () => this.sim.releaseLeaderOf(this.name));
+    const db = freezable(killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`)), gate);
+    const watchdog = freezable(killable<Watchdog>(this.watchdog, dead, () => new Error(`${this.name}: agent process is dead`)), gate);
+    const clock = this.sim.clock;
+    const agentClock: Clock = { now: () => clock.now(), sleep: async (ms, signal) => { await clock.sleep(ms, signal); await gate(); } };
     this.loop = new HaLoop(
-      this.dcs,
+      freezable(this.dcs, gate),
       db,
-      this.sim.clock,
+      agentClock,
       watchdog,
       this.logger.child({ node: this.name }),
       this.sim.peerApi,
@@ -118,30 +155,65 @@ export class SimNode {
       }),
       // Refreshes between ticks would let the fake replicas catch up on probes the schedules do not plan.
       { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0 },
+      undefined,
+      this.fencer,
     );
     this.alive = true;
     this.loop.start();
   }
 
-  /** The agent process dies at once: no cleanup, its DCS client is cut, its lease runs out by itself. */
+  /** The agent process dies at once: no cleanup, its DCS client is cut; its fencer stops the database and releases a lock it held. */
   killAgent(): void {
     if (!this.alive) return;
     this.alive = false;
+    this.thawAgent();
+    this.fencer?.agentDied();
     this.dcs.setReachable(false);
     void this.dcs.close();
     void this.loop.stop({ releaseLeader: false, stopDatabase: false }).catch(() => undefined);
   }
 
-  /** The whole machine dies: agent and postmaster. */
+  /** The whole machine dies: agent, fencer and postmaster. */
   crash(): void {
-    this.killAgent();
+    this.fencer?.die();
+    this.fencer = null;
+    this.killAgentQuietly();
     this.db.crash();
+  }
+
+  /** Freezes the agent (SIGSTOP): its database runs on; its fencer does not freeze. */
+  freezeAgent(): void {
+    if (!this.alive || this.frozen) return;
+    this.frozen = true;
+    this.thawed = new Promise<void>((r) => (this.thaw = r));
+  }
+
+  /** Thaws a frozen agent (SIGCONT). */
+  thawAgent(): void {
+    if (!this.frozen) return;
+    this.frozen = false;
+    this.thaw();
+  }
+
+  /** The agent dies with its machine: nobody is left to fence or release anything. */
+  private killAgentQuietly(): void {
+    if (!this.alive) return;
+    this.alive = false;
+    this.thawAgent();
+    this.dcs.setReachable(false);
+    void this.dcs.close();
+    void this.loop.stop({ releaseLeader: false, stopDatabase: false }).catch(() => undefined);
   }
 
   /** Cuts (false) or heals (true) this node's link to the DCS. */
   setDcsLink(up: boolean): void {
     this.dcsLinkUp = up;
     if (this.alive) this.dcs.setReachable(up);
+  }
+
+  /** The agent runs and answers (not dead, not frozen). */
+  get answering(): boolean {
+    return this.alive && !this.frozen;
   }
 
   /** Holds a valid leader lock (by its own deadline) right now. */
@@ -157,12 +229,12 @@ class SimPeerApi implements PeerApi {
 
   async fetchStatus(apiUrl: string): Promise<NodeStatus | null> {
     const node = this.sim.byApiUrl(apiUrl);
-    return node && node.alive ? node.loop.snapshot().status : null;
+    return node && node.answering ? node.loop.snapshot().status : null;
   }
 
   async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {
     const node = this.sim.byApiUrl(apiUrl);
-    return node !== undefined && node.alive && node.loop.acceptFailsafe(body);
+    return node !== undefined && node.answering && node.loop.acceptFailsafe(body);
   }
 }
 
@@ -225,10 +297,16 @@ export class SimCluster {
     }
   }
 
-  /** Throws when two nodes both hold a valid lock (by their own deadline) and accept writes. */
+  /** Throws when two nodes accept writes at the same time, whatever they believe about the lock. */
   assertNoSplitBrain(): void {
-    const both = this.splitBrain();
-    if (both.length > 1) throw new Error(`split brain: ${both.map((n) => n.name).join(', ')}\n${this.describe()}`);
+    const both = this.writable();
+    if (both.length > 1) throw new Error(`split brain: ${both.map((n) => n.name).join(', ')} accept writes\n${this.describe()}`);
+  }
+
+  /** Deletes the leader key when it still names `name` (what a fencer does for its dead agent). */
+  async releaseLeaderOf(name: string): Promise<void> {
+    if (!this.store.reachable) return;
+    await new InMemoryKeyValue(this.store, { clientId: 'fencer' }).delete('leader', { value: name }).catch(() => false);
   }
 
   /** Writes a key as an operator (or the REST API) would; false when the DCS is down. */
@@ -291,7 +369,7 @@ export class SimCluster {
     for (const n of this.nodes.values()) {
       lines.push(
         `  ${n.name}: agent=${n.alive ? 'up' : 'down'} dcs=${n.dcsLinkUp ? 'up' : 'cut'} db=${n.db.state}${n.db.isWritable ? ' writable' : n.db.isInRecovery ? ' replica' : ''}` +
-          ` tl=${n.db.timeline ?? '-'} lsn=${n.db.lsn ?? '-'} lock=${n.believesLeader()} job=${n.alive ? n.loop.jobInProgress ?? '-' : '-'}` +
+          ` tl=${n.db.timeline ?? '-'} lsn=${n.db.lsn ?? '-'} lock=${n.believesLeader()}${n.frozen ? ' FROZEN' : ''} job=${n.alive ? n.loop.jobInProgress ?? '-' : '-'}` +
           ` last="${n.alive ? n.loop.snapshot().status.role : ''}"`,
       );
     }

@@ -54,10 +54,10 @@ function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
 
 /**
  * One random schedule: a 3-5 node cluster bootstraps, then random crashes, agent kills,
- * database crashes, DCS outages, node-DCS partitions, clock steps, slow and failing
- * database operations and operator commands hit it while clients write to whoever holds
- * the lock. After every step of fake time: never two nodes that hold a valid lock and
- * accept writes; in synchronous mode every acknowledged write is on the current primary;
+ * agent freezes (SIGSTOP), database crashes, DCS outages, node-DCS partitions, clock steps,
+ * slow and failing database operations and operator commands hit it while clients write to
+ * every node that accepts writes; each machine's fencer is modelled. After every step of fake
+ * time: never two nodes that accept writes, whatever they believe about the lock; in synchronous mode every acknowledged write is on the current primary;
  * once a healthy majority (synchronous mode: every node) has been left alone for
  * ttl + loop_wait (+ two steps and a second; failsafe mode: + one more loop), there is a
  * writable primary (unless the leader key's holder is itself slowed down: it keeps its key
@@ -122,7 +122,8 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
         }
       }
     }
-    if (p && rnd.chance(0.3)) void p.db.write(256).catch(() => undefined);
+    // Clients try every node: a server that accepts a write it should not is caught by the split-brain check.
+    for (const n of sim.nodes.values()) if (n.db.isWritable && rnd.chance(0.3)) void n.db.write(256).catch(() => undefined);
     const healthy = [...sim.nodes.values()].filter((n) => isHealthy(sim, faults, n)).length;
     const enough = syncOn ? healthy === count : healthy * 2 > count;
     // A leader busy with a slow operation keeps its key by design (primary_start_timeout bounds a start).

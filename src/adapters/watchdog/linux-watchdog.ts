@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { access, open, readFile, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Watchdog } from '../../ports/watchdog.js';
+import { runCommand } from '../database/run-command.js';
 
 /** Options of the Linux watchdog. */
 export interface LinuxWatchdogOptions {
@@ -11,6 +12,18 @@ export interface LinuxWatchdogOptions {
   readonly sysfsRoot?: string;
   /** Bound of every call, ms (default 1000, the port's deadline). */
   readonly deadlineMs?: number;
+  /** Sets the device's timeout; default util-linux `wdctl --settimeout <s> <device>`. True when it succeeded. */
+  readonly setTimeout?: (device: string, seconds: number) => Promise<boolean>;
+}
+
+/** `wdctl --settimeout`: the WDIOC_SETTIMEOUT ioctl Node cannot issue itself. */
+async function wdctlSetTimeout(device: string, seconds: number): Promise<boolean> {
+  try {
+    await runCommand('wdctl', ['--settimeout', String(seconds), device], { runAs: null, timeoutMs: 2000 });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Settles with `p`, or with `fallback` after `ms` (an I/O call on a device must not hang the loop). */
@@ -27,12 +40,13 @@ function within<T>(ms: number, p: Promise<T>, fallback: T): Promise<T> {
 /**
  * The Linux kernel watchdog (`/dev/watchdog`, e.g. softdog or a hardware driver).
  *
- * Limitation: Node cannot issue ioctl() without a native addon, so WDIOC_SETTIMEOUT and
- * WDIOC_KEEPALIVE are not available. Instead:
- * - the timeout is the device's own (module parameter, e.g. `softdog soft_margin=N`); it is
- *   read from `/sys/class/watchdog/<dev>/timeout` and activate() refuses (returns false)
- *   when it is longer than the requested one, since the machine would then reset too late
- *   to protect the leader key. When sysfs does not tell, the device's timeout is trusted;
+ * Node cannot issue ioctl() without a native addon, so:
+ * - the timeout is set with util-linux `wdctl --settimeout` (which issues WDIOC_SETTIMEOUT and
+ *   closes the device with the magic character); when that fails (an old wdctl, a driver
+ *   that refuses the value) the device keeps its own (e.g. `softdog soft_margin=N`). Either
+ *   way it is read back from `/sys/class/watchdog/<dev>/timeout` and activate() refuses
+ *   (returns false) when it is longer than the requested one, since the machine would then
+ *   reset too late to protect the leader key. When sysfs does not tell, the device is trusted;
  * - a keepalive is a one-byte write, which every driver treats as a kick;
  * - disable writes the magic character 'V' before closing, which disarms drivers that
  *   support magic close unless the kernel was built or loaded with `nowayout`.
@@ -42,11 +56,13 @@ export class LinuxWatchdog implements Watchdog {
   private readonly sysfsRoot: string;
   private readonly deadlineMs: number;
   private handle: FileHandle | null = null;
+  private readonly setTimeout: (device: string, seconds: number) => Promise<boolean>;
 
   constructor(opts: LinuxWatchdogOptions = {}) {
     this.device = opts.device ?? '/dev/watchdog';
     this.sysfsRoot = opts.sysfsRoot ?? '/sys/class/watchdog';
     this.deadlineMs = opts.deadlineMs ?? 1000;
+    this.setTimeout = opts.setTimeout ?? wdctlSetTimeout;
   }
 
   get isActive(): boolean {
@@ -64,6 +80,7 @@ export class LinuxWatchdog implements Watchdog {
 
   async activate(timeoutSeconds: number): Promise<boolean> {
     if (this.handle) return true;
+    if ((await this.effectiveTimeoutSeconds()) !== timeoutSeconds) await this.setTimeout(this.device, timeoutSeconds);
     const effective = await this.effectiveTimeoutSeconds();
     if (effective !== null && effective > timeoutSeconds) return false;
     // Opening the device arms it.

@@ -96,11 +96,46 @@ describe('LinuxWatchdog (against a regular file standing in for the device)', ()
     await writeFile(device, '');
     await mkdir(join(dir, 'sys', 'watchdog0'), { recursive: true });
     await writeFile(join(dir, 'sys', 'watchdog0', 'timeout'), '60\n');
-    const w = new LinuxWatchdog({ device, sysfsRoot: join(dir, 'sys') });
+    const w = new LinuxWatchdog({ device, sysfsRoot: join(dir, 'sys'), setTimeout: async () => false });
     expect(await w.effectiveTimeoutSeconds()).to.equal(60);
     expect(await w.activate(25)).to.equal(false);
     expect(await readFile(device, 'latin1'), 'never opened').to.equal('');
     expect(await w.activate(60)).to.equal(true);
+    await w.disable();
+  });
+
+  it('sets the timeout on the device first (wdctl --settimeout), then arms it with that timeout', async () => {
+    const device = join(dir, 'watchdog');
+    await writeFile(device, '');
+    const sysfs = join(dir, 'sys', 'watchdog0', 'timeout');
+    await mkdir(join(dir, 'sys', 'watchdog0'), { recursive: true });
+    await writeFile(sysfs, '60\n');
+    const calls: string[] = [];
+    // A stand-in for wdctl: the driver takes the new timeout, as sysfs then shows.
+    const w = new LinuxWatchdog({
+      device,
+      sysfsRoot: join(dir, 'sys'),
+      setTimeout: async (dev, seconds) => {
+        calls.push(`${dev} ${seconds}`);
+        await writeFile(sysfs, `${seconds}\n`);
+        return true;
+      },
+    });
+    expect(await w.activate(15)).to.equal(true);
+    expect(calls).to.deep.equal([`${device} 15`]);
+    expect(await w.effectiveTimeoutSeconds()).to.equal(15);
+    await w.disable();
+    // Already right: no second call.
+    expect(await w.activate(15)).to.equal(true);
+    expect(calls).to.have.length(1);
+    await w.disable();
+  });
+
+  it('the default timeout setter is wdctl, and a device it cannot set (a plain file) falls back to the sysfs check', async () => {
+    const device = join(dir, 'watchdog');
+    await writeFile(device, '');
+    const w = new LinuxWatchdog({ device, sysfsRoot: join(dir, 'sys') });
+    expect(await w.activate(15), 'no sysfs entry: the device is trusted').to.equal(true);
     await w.disable();
   });
 });

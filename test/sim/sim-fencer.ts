@@ -1,0 +1,76 @@
+import type { FakeClock } from '../../src/adapters/clock/fake-clock.js';
+import type { FakeDatabase } from '../../src/adapters/database/fake-database.js';
+import type { Fencer, FencerStatus } from '../../src/ports/fencer.js';
+
+/** How often the simulated fencer looks at the lease (the real one: every 100 ms; the margin is 5 s). */
+const CHECK_MS = 1000;
+
+/**
+ * The fencer of one simulated machine, modelled on the real one: a process of its own (it runs
+ * while the agent is frozen), that stops the database when the lease deadline minus the safety
+ * margin passes without renewal, and at once when the agent dies (releasing the lock it held).
+ * It dies with the machine.
+ */
+export class SimFencer implements Fencer {
+  private deadline: number | null = null;
+  private running = true;
+  /** Times it stopped the database. */
+  fenced = 0;
+
+  constructor(
+    private readonly clock: FakeClock,
+    private readonly db: FakeDatabase,
+    private readonly safetyMarginMs: number,
+    private readonly releaseLeader: () => Promise<void>,
+  ) {
+    void this.loop();
+  }
+
+  async attach(): Promise<boolean> {
+    return true;
+  }
+
+  guard(deadline: number): void {
+    this.deadline = deadline;
+  }
+
+  unguard(): void {
+    this.deadline = null;
+  }
+
+  async detach(): Promise<void> {
+    this.deadline = null;
+  }
+
+  status(): FencerStatus {
+    return { state: this.deadline === null ? 'idle' : 'guarding', reason: null };
+  }
+
+  /** The agent process died: stop the database at once; release the lock it held. */
+  agentDied(): void {
+    if (!this.running) return;
+    const held = this.deadline !== null;
+    this.stop();
+    if (held) void this.releaseLeader();
+  }
+
+  /** The machine dies: the fencer with it. */
+  die(): void {
+    this.running = false;
+  }
+
+  private stop(): void {
+    this.deadline = null;
+    if (this.db.isRunning) {
+      this.db.crash();
+      this.fenced++;
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      await this.clock.sleep(CHECK_MS);
+      if (this.running && this.deadline !== null && this.clock.now() >= this.deadline - this.safetyMarginMs) this.stop();
+    }
+  }
+}
