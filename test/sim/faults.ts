@@ -31,6 +31,17 @@ export const EVENT_WEIGHTS = {
 /** Name of an event kind. */
 export type EventKind = keyof typeof EVENT_WEIGHTS;
 
+/**
+ * The events of the first fault model (no agent freezes): seeds found with it replay only
+ * with it, so regression seeds name the model they were found with.
+ */
+export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromEntries(
+  Object.entries(EVENT_WEIGHTS).filter(([k]) => k !== 'freezeAgent' && k !== 'thawAgent'),
+);
+
+/** Which fault model a schedule draws from: `v1` without agent freezes and with clients writing only to the primary. */
+export type FaultModel = 'v1' | 'v2';
+
 const SLOW_OPS: readonly FakeDatabaseOp[] = ['start', 'stop', 'promote', 'checkpoint', 'follow', 'createReplica', 'rewind', 'restart', 'probe'];
 const FAILING_OPS: readonly FakeDatabaseOp[] = ['start', 'promote', 'stop', 'rewind', 'createReplica', 'follow'];
 
@@ -74,8 +85,8 @@ export class FaultState {
  * Applies one random event to the cluster. Returns a short description for the replay log.
  * Operator commands go where the REST API would put them (failover key, config key, loop).
  */
-export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>): Promise<string> {
-  const kind = rnd.weighted(EVENT_WEIGHTS);
+export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = 'v2'): Promise<string> {
+  const kind = rnd.weighted((model === 'v1' ? EVENT_WEIGHTS_V1 : EVENT_WEIGHTS) as Record<EventKind, number>);
   const nodes = [...sim.nodes.values()];
   const node: SimNode = rnd.pick(nodes);
   faults.lastDisturbance = Math.max(faults.lastDisturbance, sim.clock.now());

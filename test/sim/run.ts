@@ -1,7 +1,7 @@
 /**
  * Deep runs of the randomized HA simulation.
  *   npx tsx test/sim/run.ts --runs 100000 [--seed 1] [--keep-going] [--profile quick|deep]
- *   npx tsx test/sim/run.ts --replay 12345 [--profile quick] [--verbose]
+ *   npx tsx test/sim/run.ts --replay 12345 [--profile quick] [--verbose] [--model v1]
  *     (one seed, with its event trace; --verbose adds every node's decision at every tick)
  * Exit code 1 when an invariant broke; every failing seed is printed for replay.
  */
@@ -37,7 +37,8 @@ async function main(): Promise<number> {
   const replay = arg('replay');
   if (replay !== undefined) {
     if (process.argv.includes('--verbose')) traceTicks();
-    const r = await runSchedule(Number(replay), { profile, trace: (line) => console.log(line) });
+    const model = arg('model') === 'v1' ? 'v1' : 'v2';
+    const r = await runSchedule(Number(replay), { profile, model, trace: (line) => console.log(line) });
     console.log(r.ok ? `seed ${r.seed}: ok` : `seed ${r.seed}: VIOLATION\n${r.violation}`);
     return r.ok ? 0 : 1;
   }

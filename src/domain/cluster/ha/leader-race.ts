@@ -87,6 +87,8 @@ export function leaderRace(ctx: TickContext): Decision {
   const visible: string[] = [];
   for (const m of others) {
     const status = ctx.input.peers.get(m.name) ?? null;
+    // A member without a data directory holds no commit at all: it answers the quorum's question too.
+    if (status && status.role === 'uninitialized') visible.push(m.name);
     if (!status || status.xlog === undefined) continue;
     visible.push(m.name);
     // The operator's choice needs no WAL comparison: the old leader handed everything over.

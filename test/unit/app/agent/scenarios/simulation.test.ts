@@ -4,8 +4,21 @@ import { runSchedule } from '../../../../sim/simulation.js';
 /** Schedules in the normal unit run; deep runs: `npx tsx test/sim/run.ts --runs 100000`. */
 const RUNS = Number(process.env['WARDEN_SIM_RUNS'] ?? 2000);
 
+/** Seeds that once broke an invariant, with the profile and fault model they were found with. */
+const REGRESSION_SEEDS = [
+  // No primary after healing: the only other quorum member was being reinitialized (see the leader race).
+  { seed: 705809295, profile: 'deep', model: 'v1' },
+] as const;
+
 describe('HA randomized simulation', function () {
   this.timeout(300_000);
+
+  for (const r of REGRESSION_SEEDS) {
+    it(`regression seed ${r.seed} (${r.profile}, fault model ${r.model})`, async () => {
+      const result = await runSchedule(r.seed, { profile: r.profile, model: r.model });
+      expect(result.ok, result.violation ?? '').to.equal(true);
+    });
+  }
 
   it(`${RUNS} random schedules of faults and commands over 3-5 nodes keep every invariant`, async () => {
     const failing: string[] = [];

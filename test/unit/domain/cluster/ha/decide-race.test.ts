@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import type { Action } from '../../../../../src/domain/cluster/ha/decision.js';
+import type { NodeStatus } from '../../../../../src/domain/cluster/model/status.js';
 import { cluster, failover, input, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
 
 const unlocked = cluster(null);
@@ -78,6 +79,18 @@ describe('decide(): the leader race', () => {
     const base = input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: 'quorum' } });
     expect(decide({ ...base, peers: peers() }).job).to.equal('promote');
     expect(types(decide({ ...base, peers: peers({ node3: null }) }))).to.deep.equal([]);
+  });
+
+  it('quorum mode: a member that answers without a data directory (reinitializing) holds no commit, and counts as seen', () => {
+    // Found by the simulation (seed 705809295): the only other quorum member was being
+    // reinitialized, the old primary was stuck demoting, and no replica ever raced again.
+    const sync = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '3' };
+    const base = input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: 'quorum' } });
+    const empty = { state: 'creating replica', role: 'uninitialized', svc: { version: '0.1.0', scope: 'demo', name: 'node3' } } as NodeStatus;
+    expect(decide({ ...base, peers: peers({ node1: null, node3: empty }) }).job).to.equal('promote');
+    // A member that answers but whose data is unknown (not running) still does not count.
+    const stopped = { state: 'stopped', role: 'demoted', svc: { version: '0.1.0', scope: 'demo', name: 'node3' } } as NodeStatus;
+    expect(types(decide({ ...base, peers: peers({ node1: null, node3: stopped }) }))).to.deep.equal([]);
   });
 
   it('watchdog: armed before the promotion', () => {
