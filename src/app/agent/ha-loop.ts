@@ -55,6 +55,8 @@ export class HaLoop implements AgentControl {
   private readonly scheduler: TickScheduler;
   private readonly refresher: SnapshotRefresher;
   private unwatch: (() => void) | null = null;
+  /** The fencer guards a deadline of this node's lock. */
+  private fenceGuarded = false;
 
   constructor(
     @inject(ClusterStore) private readonly store: ClusterStore,
@@ -68,13 +70,17 @@ export class HaLoop implements AgentControl {
     @inject(AgentMetricsSink) @optional() metrics?: AgentMetricsSink,
     @inject(Fencer) @optional() private readonly fencer: Fencer = new DisabledFencer(),
   ) {
-    this.lease.onChange = (deadline) => (deadline === null ? this.fencer.unguard() : this.fencer.guard(deadline));
+    this.lease.onChange = (deadline) => {
+      if (deadline === null) return this.unguardWhenSafe();
+      this.fenceGuarded = true;
+      this.fencer.guard(deadline);
+    };
     this.settings = new SettingsKeeper(settings, logger);
     this.inbox = new CommandInbox(() => this.wake());
     // A failed job is retried at the normal pace, not at once (a fast failure would spin).
     this.jobs = new JobRunner(clock, (_name, completed) => completed && this.wake());
     this.cluster = new ClusterObserver(store, clock, logger, this.memory, metrics ?? null, () => this.settings.current.local.bootstrapDcs);
-    this.local = new LocalObserver(db, clock, this.memory, () => leaderRef(this.cluster.cluster));
+    this.local = new LocalObserver(db, clock, this.memory, () => leaderRef(this.cluster.cluster), () => this.unguardWhenSafe());
     this.failsafe = new FailsafeWitness(() => this.settings.current.node.name, this.cluster, this.local, clock);
     this.publisher = new SnapshotPublisher({
       now: () => clock.now(),
@@ -91,7 +97,17 @@ export class HaLoop implements AgentControl {
     });
     this.pipeline = new TickPipeline(
       { store, db, watchdog, clock, logger, peers, metrics: metrics ?? null },
-      { settings: this.settings, cluster: this.cluster, local: this.local, memory: this.memory, lease: this.lease, inbox: this.inbox, jobs: this.jobs, snapshot: this.publisher },
+      {
+        settings: this.settings,
+        cluster: this.cluster,
+        local: this.local,
+        memory: this.memory,
+        lease: this.lease,
+        inbox: this.inbox,
+        jobs: this.jobs,
+        snapshot: this.publisher,
+        failsafeConfirmedAt: () => this.failsafe.acceptedAt,
+      },
       { peerTimeoutMs: options?.peerTimeoutMs ?? 2000, failsafeTimeoutMs: options?.failsafeTimeoutMs ?? 2000 },
     );
     this.scheduler = new TickScheduler(clock, () => this.cluster.current.config.loop_wait * 1000, async () => {
@@ -210,6 +226,18 @@ export class HaLoop implements AgentControl {
   }
 
   // ---------------------------------------------------------------- internals
+
+  /**
+   * The fencer keeps guarding the last lock deadline until this node's PostgreSQL is known
+   * not to accept writes: a demotion whose stop fails, or hangs, is still fenced in time.
+   */
+  private unguardWhenSafe(): void {
+    if (!this.fenceGuarded || this.lease.deadline !== null) return;
+    const f = this.local.facts;
+    if (f.running && f.inRecovery === false) return;
+    this.fenceGuarded = false;
+    this.fencer.unguard();
+  }
 
   private onClusterChange(change: ClusterChange): void {
     if (WAKING_KINDS.has(change.kind)) return this.wake();

@@ -18,6 +18,8 @@ export class LocalObserver {
     private readonly memory: AgentMemory,
     /** The current leader, to confirm this replica's WAL position against. */
     private readonly leader: () => LeaderRef | null = () => null,
+    /** Hears every new set of facts. */
+    private readonly observed: () => void = () => {},
   ) {}
 
   /** The facts of the latest probe. */
@@ -30,6 +32,7 @@ export class LocalObserver {
     const { facts, patch } = observeFacts(await this.db.probe(), this.memory.memory, this.clock.now(), this.leader());
     if (Object.keys(patch).length) this.memory.remember(patch);
     this.latest = facts;
+    this.observed();
     return facts;
   }
 }

@@ -33,6 +33,8 @@ export interface TickParts {
   readonly inbox: CommandInbox;
   readonly jobs: JobRunner;
   readonly snapshot: SnapshotPublisher;
+  /** When this node last confirmed another primary's failsafe ping, or null. */
+  readonly failsafeConfirmedAt: () => number | null;
 }
 
 /** Bounds on what a tick asks other members. */
@@ -133,6 +135,7 @@ export class TickPipeline {
       lockDeadline: lease.deadline,
       peers: null,
       failsafeConfirmed: null,
+      failsafeConfirmedOtherAt: this.parts.failsafeConfirmedAt(),
       watchdog: { active: this.ports.watchdog.isActive, usable: memory.watchdogUsable },
       job: jobs.current,
       commands,

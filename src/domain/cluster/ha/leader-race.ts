@@ -40,6 +40,14 @@ function backOff(ctx: TickContext, why: string): Decision {
 export function leaderRace(ctx: TickContext): Decision {
   if (ctx.nofailover) return backOff(ctx, 'this node is tagged nofailover');
   if (ctx.watchdogFailed) return backOff(ctx, 'the watchdog is required but not usable');
+  // A primary kept alive by failsafe holds its lock until its round's start + ttl, however it is doing now
+  // (frozen, cut off): a node that confirmed it must not lead before that.
+  const confirmedAt = ctx.config.failsafe_mode ? (ctx.input.failsafeConfirmedOtherAt ?? null) : null;
+  if (confirmedAt !== null && ctx.now < confirmedAt + ctx.config.ttl * 1000) {
+    const until = confirmedAt + ctx.config.ttl * 1000;
+    const d = backOff(ctx, `this node confirmed a primary in failsafe mode ${Math.round((ctx.now - confirmedAt) / 1000)} s ago: it may write until ${Math.round((until - ctx.now) / 1000)} s from now`);
+    return d.actions.length ? d : decision(d.message, [], { wakeAt: until });
+  }
   if (ctx.input.peers === null) return needs('peers', 'cluster has no leader: asking the other members for their state');
   const fk = activeFailoverKey(ctx);
   const others = ctx.cluster.members.filter((m) => m.name !== ctx.me);
