@@ -98,6 +98,29 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       expect(fa.replication.find((r) => r.application_name === 'node_b')).to.include({ state: 'streaming', sync_state: 'async' });
     });
 
+    it('lowering a hot-standby parameter never keeps a replica from starting before its primary restarted', async () => {
+      const caughtUp = async () => {
+        await h.write(a);
+        const target = (await a.db.probe()).walLocation!;
+        await probeUntil(h, b, (f) => (f.replayedLocation ?? 0) >= target, 'the replica caught up');
+      };
+      // Raised: the replica first, then the primary.
+      await b.db.configure({ max_prepared_transactions: 10 });
+      await b.db.restart(START_MS);
+      await a.db.configure({ max_prepared_transactions: 10 });
+      await a.db.restart(START_MS);
+      await caughtUp();
+      // Lowered everywhere, and the replica restarts first: it must keep the primary's 10.
+      await b.db.configure({});
+      await a.db.configure({});
+      await b.db.restart(START_MS);
+      await probeUntil(h, b, (f) => f.replicationState === 'streaming', 'the replica streaming after its restart');
+      await a.db.restart(START_MS);
+      await caughtUp();
+      await b.db.restart(START_MS);
+      await probeUntil(h, b, (f) => f.replicationState === 'streaming' && !f.pendingRestart, 'the replica on the lower value');
+    });
+
     it('synchronous_standby_names makes the replica synchronous', async () => {
       await a.db.setSynchronousStandbyNames('node_b');
       const fa = await probeUntil(h, a, (f) => f.replication.some((r) => r.application_name === 'node_b' && r.sync_state === 'sync'), 'a sync standby');

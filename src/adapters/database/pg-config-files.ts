@@ -30,7 +30,21 @@ export interface ConfigInput {
   /** Set by the HA loop (synchronous mode); wins over the parameters when not undefined. */
   readonly synchronousStandbyNames?: string;
   readonly recovery: RecoveryTarget | null;
+  /**
+   * Values a hot standby needs at least (the primary's, from the control file): a replica
+   * configured lower refuses to start, so in recovery each of these wins over a lower setting.
+   */
+  readonly standbyMinimums?: Readonly<Record<string, number>>;
 }
+
+/** PostgreSQL 15's defaults of the parameters a hot standby must not set lower than its primary. */
+const STANDBY_MINIMUM_DEFAULTS: Readonly<Record<string, number>> = {
+  max_connections: 100,
+  max_worker_processes: 8,
+  max_wal_senders: 10,
+  max_prepared_transactions: 0,
+  max_locks_per_transaction: 64,
+};
 
 /** Parameters nobody may set through db.parameters: the file layout and the role depend on them. */
 const MANAGED = new Set([
@@ -92,6 +106,10 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
       if (input.recovery.slotName) out['primary_slot_name'] = input.recovery.slotName;
     }
     out['recovery_target_timeline'] = 'latest';
+    for (const [name, min] of Object.entries(input.standbyMinimums ?? {})) {
+      const configured = Number(out[name] ?? STANDBY_MINIMUM_DEFAULTS[name]);
+      if (!(configured >= min)) out[name] = min;
+    }
   }
   return out;
 }

@@ -24,3 +24,25 @@ export function cleanlyShutDown(cd: ControlData): boolean {
   const state = cd['Database cluster state'] ?? '';
   return state === 'shut down' || state === 'shut down in recovery';
 }
+
+/** Control-file lines of the settings a hot standby must match at least, by parameter name. */
+const STANDBY_SETTINGS: Readonly<Record<string, string>> = {
+  max_connections: 'max_connections setting',
+  max_worker_processes: 'max_worker_processes setting',
+  max_wal_senders: 'max_wal_senders setting',
+  max_prepared_transactions: 'max_prepared_xacts setting',
+  max_locks_per_transaction: 'max_locks_per_xact setting',
+};
+
+/**
+ * The values PostgreSQL demands of a hot standby, as the control file records them (the
+ * primary's, replayed from its WAL): a replica started with any of them lower refuses to start.
+ */
+export function standbyMinimums(cd: ControlData): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, line] of Object.entries(STANDBY_SETTINGS)) {
+    const v = Number(cd[line]);
+    if (Number.isInteger(v) && v >= 0) out[name] = v;
+  }
+  return out;
+}

@@ -12,7 +12,7 @@ import { waitForDataDirProcesses } from './data-dir-processes.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
 import { baseBackup, directoryEntries, emptyDirectory } from './pg-basebackup.js';
 import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
-import { cleanlyShutDown, readControlData } from './pg-controldata.js';
+import { cleanlyShutDown, readControlData, standbyMinimums } from './pg-controldata.js';
 import { PgCtl } from './pg-ctl.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
 import { initdbArguments } from './pg-initdb-args.js';
@@ -68,6 +68,8 @@ export class PgDatabase implements Database {
   private readonly states = new PgStateTracker();
   private dynamic: Readonly<Record<string, ParameterValue>> = {};
   private syncNames: string | undefined;
+  /** The hot-standby minimums of the control file (see readStandbyMinimums); null before the first read. */
+  private minimums: Readonly<Record<string, number>> | null = null;
   /** undefined until known: read back from the files on disk when needed. */
   private recovery: RecoveryTarget | null | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -235,6 +237,7 @@ export class PgDatabase implements Database {
 
   /** Writes the configuration and standby.signal for `recovery` (null: primary). */
   private async writeRole(recovery: RecoveryTarget | null): Promise<boolean> {
+    await this.readStandbyMinimums(recovery);
     const changed = await this.files.write(this.configInput(recovery));
     await this.files.setStandby(recovery !== null);
     this.recovery = recovery;
@@ -242,7 +245,23 @@ export class PgDatabase implements Database {
   }
 
   private configInput(recovery: RecoveryTarget | null) {
-    return { dynamic: this.dynamic, recovery, ...(this.syncNames !== undefined ? { synchronousStandbyNames: this.syncNames } : {}) };
+    return {
+      dynamic: this.dynamic,
+      recovery,
+      ...(this.syncNames !== undefined ? { synchronousStandbyNames: this.syncNames } : {}),
+      ...(recovery !== null && this.minimums ? { standbyMinimums: this.minimums } : {}),
+    };
+  }
+
+  /**
+   * Reads, for a server about to run in recovery, the values PostgreSQL demands of a hot
+   * standby (its control file holds the primary's): lowering a parameter on the cluster then
+   * never keeps a replica from starting before the primary has restarted with the new value.
+   */
+  private async readStandbyMinimums(recovery: RecoveryTarget | null): Promise<void> {
+    if (recovery === null) return;
+    const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser).catch(() => null);
+    if (cd) this.minimums = standbyMinimums(cd);
   }
 
   /** Launches the postmaster and waits until it accepts connections; sets `during` then running or `failed`. */
@@ -608,7 +627,9 @@ export class PgDatabase implements Database {
   private async applyConfiguration(): Promise<void> {
     try {
       if (!(await pathExists(join(this.o.dataDir, 'global', 'pg_control')))) return;
-      const changed = await this.files.write(this.configInput(await this.currentRecovery()));
+      const recovery = await this.currentRecovery();
+      await this.readStandbyMinimums(recovery);
+      const changed = await this.files.write(this.configInput(recovery));
       if (changed && (await this.ctl.livePid()) !== null) await this.reloadAndWait();
     } catch (e) {
       throw this.fail('configure_failed', 'could not apply the configuration', e);
