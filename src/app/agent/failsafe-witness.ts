@@ -11,6 +11,7 @@ import type { LocalObserver } from './local-observer.js';
  */
 export class FailsafeWitness {
   private lastAcceptedAt: number | null = null;
+  private lastAcceptedFrom: string | null = null;
 
   constructor(
     private readonly me: () => string,
@@ -24,13 +25,21 @@ export class FailsafeWitness {
     return this.lastAcceptedAt;
   }
 
+  /** The primary whose ping this node last accepted, and when; null when none. */
+  get confirmed(): { readonly name: string; readonly at: number } | null {
+    return this.lastAcceptedAt === null || this.lastAcceptedFrom === null ? null : { name: this.lastAcceptedFrom, at: this.lastAcceptedAt };
+  }
+
   /** Whether this node confirms `ping`'s sender as the leader. */
   accept(ping: FailsafePing): boolean {
     const facts = this.local.facts;
     const primary = facts.running && facts.inRecovery === false;
     const view = this.cluster.current;
     const ok = view.config.failsafe_mode && !primary && view.cluster?.leader?.name === ping.name && ping.members[this.me()] !== undefined;
-    if (ok) this.lastAcceptedAt = this.clock.now();
+    if (ok) {
+      this.lastAcceptedAt = this.clock.now();
+      this.lastAcceptedFrom = ping.name;
+    }
     return ok;
   }
 }

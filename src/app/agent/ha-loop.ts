@@ -57,6 +57,8 @@ export class HaLoop implements AgentControl {
   private unwatch: (() => void) | null = null;
   /** The fencer guards a deadline of this node's lock. */
   private fenceGuarded = false;
+  /** A promotion (or start as primary) failed or timed out, and the server has not been down since: it may still complete. */
+  private writeMayComplete = false;
 
   constructor(
     @inject(ClusterStore) private readonly store: ClusterStore,
@@ -78,7 +80,11 @@ export class HaLoop implements AgentControl {
     this.settings = new SettingsKeeper(settings, logger);
     this.inbox = new CommandInbox(() => this.wake());
     // A failed job is retried at the normal pace, not at once (a fast failure would spin).
-    this.jobs = new JobRunner(clock, (_name, completed) => completed && this.wake());
+    this.jobs = new JobRunner(clock, (_name, completed, mayWrite) => {
+      // A promotion that timed out goes on inside PostgreSQL: the server may still become writable.
+      if (mayWrite && !completed) this.writeMayComplete = true;
+      if (completed) this.wake();
+    });
     this.cluster = new ClusterObserver(store, clock, logger, this.memory, metrics ?? null, () => this.settings.current.local.bootstrapDcs);
     this.local = new LocalObserver(db, clock, this.memory, () => leaderRef(this.cluster.cluster), () => this.unguardWhenSafe());
     this.failsafe = new FailsafeWitness(() => this.settings.current.node.name, this.cluster, this.local, clock);
@@ -106,7 +112,7 @@ export class HaLoop implements AgentControl {
         inbox: this.inbox,
         jobs: this.jobs,
         snapshot: this.publisher,
-        failsafeConfirmedAt: () => this.failsafe.acceptedAt,
+        failsafeConfirmed: () => this.failsafe.confirmed,
       },
       { peerTimeoutMs: options?.peerTimeoutMs ?? 2000, failsafeTimeoutMs: options?.failsafeTimeoutMs ?? 2000 },
     );
@@ -229,11 +235,15 @@ export class HaLoop implements AgentControl {
 
   /**
    * The fencer keeps guarding the last lock deadline until this node's PostgreSQL is known
-   * not to accept writes: a demotion whose stop fails, or hangs, is still fenced in time.
+   * not to accept writes, and will not: a demotion whose stop fails or hangs, or a promotion
+   * that completes after the lock is gone, is still fenced in time.
    */
   private unguardWhenSafe(): void {
-    if (!this.fenceGuarded || this.lease.deadline !== null) return;
     const f = this.local.facts;
+    if (!f.running) this.writeMayComplete = false;
+    if (!this.fenceGuarded || this.lease.deadline !== null) return;
+    // A promotion (or a start as primary) in flight, or one that timed out, can make the server writable any moment now.
+    if (this.jobs.mayWrite || this.writeMayComplete) return;
     if (f.running && f.inRecovery === false) return;
     this.fenceGuarded = false;
     this.fencer.unguard();

@@ -33,8 +33,8 @@ export interface TickParts {
   readonly inbox: CommandInbox;
   readonly jobs: JobRunner;
   readonly snapshot: SnapshotPublisher;
-  /** When this node last confirmed another primary's failsafe ping, or null. */
-  readonly failsafeConfirmedAt: () => number | null;
+  /** The primary whose failsafe ping this node last confirmed, and when; null when none. */
+  readonly failsafeConfirmed: () => { readonly name: string; readonly at: number } | null;
 }
 
 /** Bounds on what a tick asks other members. */
@@ -135,7 +135,7 @@ export class TickPipeline {
       lockDeadline: lease.deadline,
       peers: null,
       failsafeConfirmed: null,
-      failsafeConfirmedOtherAt: this.parts.failsafeConfirmedAt(),
+      failsafeConfirmedOther: this.parts.failsafeConfirmed(),
       watchdog: { active: this.ports.watchdog.isActive, usable: memory.watchdogUsable },
       job: jobs.current,
       commands,
@@ -180,7 +180,9 @@ export class TickPipeline {
     const out = await this.runner.runRange(d, 0, inlineEnd, ctx);
     if (!out.completed || split < 0) return;
     const name = d.job ?? d.actions[split]!.type;
-    jobs.start(name, d.actions[split]!.type, async (step) => {
+    const long = d.actions.slice(split);
+    const mayWrite = long.some((a) => a.type === 'promote' || a.type === 'restart' || (a.type === 'start' && a.upstream === null && !a.standby));
+    jobs.start(name, d.actions[split]!.type, mayWrite, async (step) => {
       const o = await this.runner.runRange(d, split, d.actions.length, ctx, (a) => step(a.type));
       if (!o.completed) this.ports.logger.warn(`${name} did not complete`, { error: describe(o.error) });
       return o.completed;

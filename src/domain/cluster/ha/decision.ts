@@ -162,8 +162,8 @@ export interface TickInput {
   readonly peers: ReadonlyMap<string, NodeStatus | null> | null;
   /** Result of the failsafe round (every failsafe member accepted our POST /failsafe), gathered on request. */
   readonly failsafeConfirmed: boolean | null;
-  /** When this node last confirmed another primary's failsafe ping (epoch ms), or null: that primary may write until then + ttl. */
-  readonly failsafeConfirmedOtherAt?: number | null;
+  /** The primary whose failsafe ping this node last confirmed, and when (epoch ms): it may write until then + ttl. */
+  readonly failsafeConfirmedOther?: { readonly name: string; readonly at: number } | null;
   readonly watchdog: WatchdogView;
   /** The background database job in progress, if any. */
   readonly job: RunningJob | null;

@@ -24,6 +24,23 @@ function position(status: NodeStatus): { tl: number; wal: number } {
   return { tl: status.timeline ?? 0, wal: statusWalPosition(status) ?? 0 };
 }
 
+/**
+ * A primary kept alive by failsafe holds its lock until its round's start + ttl. One that
+ * stopped answering (frozen, its API cut off) may still write until then, its fencer stops it
+ * only at that deadline: a node that confirmed it waits that long. One that answers is judged
+ * by what it answers (a primary stops the race anyway).
+ */
+function keptByFailsafe(ctx: TickContext): Decision | null {
+  const confirmed = ctx.config.failsafe_mode ? (ctx.input.failsafeConfirmedOther ?? null) : null;
+  if (confirmed === null || confirmed.name === ctx.me) return null;
+  const until = confirmed.at + ctx.config.ttl * 1000;
+  if (ctx.now >= until) return null;
+  const status = ctx.input.peers?.get(confirmed.name) ?? null;
+  if (status !== null && status.xlog !== undefined) return null;
+  const d = backOff(ctx, `${confirmed.name}, a primary this node confirmed in failsafe mode, does not answer and may write for ${Math.ceil((until - ctx.now) / 1000)} s more`);
+  return d.actions.length ? d : decision(d.message, [], { wakeAt: until });
+}
+
 /** Not taking part in the race: a replica just waits; a primary without the key must stop writing. */
 function backOff(ctx: TickContext, why: string): Decision {
   if (ctx.isPrimary) return demoteImmediate(ctx, `no leader key and ${why}`);
@@ -40,15 +57,9 @@ function backOff(ctx: TickContext, why: string): Decision {
 export function leaderRace(ctx: TickContext): Decision {
   if (ctx.nofailover) return backOff(ctx, 'this node is tagged nofailover');
   if (ctx.watchdogFailed) return backOff(ctx, 'the watchdog is required but not usable');
-  // A primary kept alive by failsafe holds its lock until its round's start + ttl, however it is doing now
-  // (frozen, cut off): a node that confirmed it must not lead before that.
-  const confirmedAt = ctx.config.failsafe_mode ? (ctx.input.failsafeConfirmedOtherAt ?? null) : null;
-  if (confirmedAt !== null && ctx.now < confirmedAt + ctx.config.ttl * 1000) {
-    const until = confirmedAt + ctx.config.ttl * 1000;
-    const d = backOff(ctx, `this node confirmed a primary in failsafe mode ${Math.round((ctx.now - confirmedAt) / 1000)} s ago: it may write until ${Math.round((until - ctx.now) / 1000)} s from now`);
-    return d.actions.length ? d : decision(d.message, [], { wakeAt: until });
-  }
   if (ctx.input.peers === null) return needs('peers', 'cluster has no leader: asking the other members for their state');
+  const kept = keptByFailsafe(ctx);
+  if (kept) return kept;
   const fk = activeFailoverKey(ctx);
   const others = ctx.cluster.members.filter((m) => m.name !== ctx.me);
   let kind: ElectionKind = 'automatic';
