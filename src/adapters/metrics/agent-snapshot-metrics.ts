@@ -36,6 +36,8 @@ export const SNAPSHOT_METRICS: readonly SnapshotMetric[] = [
   { name: 'svc_fencer_available', type: 'gauge', help: 'Value is 1 if the fencer process runs and is attached (or is switched off), 0 if it is unavailable.' },
   { name: 'svc_fencer_guarding', type: 'gauge', help: 'Value is 1 if the fencer guards a leader lock deadline of this node, 0 otherwise.' },
   { name: 'svc_position_unconfirmed', type: 'gauge', help: 'Value is 1 if this replica may hold WAL the leader lacks (it answers no read-only health check), 0 otherwise.' },
+  { name: 'svc_reinitialize_required', type: 'gauge', help: 'Value is 1 if this node keeps its data directory out of service until an operator reinitializes it, 0 otherwise.' },
+  { name: 'svc_waiting', type: 'gauge', help: 'Value is 1 if this node waits for something before it can serve (see waiting_for on /node), 0 otherwise.' },
 ];
 
 /** `1.2.0` -> 10200 (printed `010200` by convention); 0 when the version is not X.Y.Z. */
@@ -85,5 +87,7 @@ export function snapshotMetricValues(snap: NodeSnapshot): Record<string, number>
     svc_fencer_available: flag(status.fencer !== 'unavailable'),
     svc_fencer_guarding: flag(status.fencer === 'guarding'),
     svc_position_unconfirmed: flag(status.position_unconfirmed !== undefined),
+    svc_reinitialize_required: flag(status.reinitialize_required !== undefined),
+    svc_waiting: flag(status.waiting_for !== undefined),
   };
 }

@@ -23,6 +23,10 @@ export interface SnapshotInput {
   readonly failsafeAcceptedAt: number | null;
   /** The decision kept this primary alive by a failsafe round. */
   readonly failsafeActive: boolean;
+  /** The last decision: the data directory waits for an operator's rebuild (why and the command); null otherwise. */
+  readonly reinitializeRequired?: string | null;
+  /** The last decision: what the node waits for; null otherwise. */
+  readonly waitingFor?: string | null;
   readonly watchdogUsable: boolean;
   readonly scheduledRestart: ScheduledRestart | null;
   /** This replica's proof that its WAL is a prefix of the leader's; null when it has none. */
@@ -54,6 +58,8 @@ export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
     watchdogFailed: i.settings.node.watchdogMode === 'required' && !i.watchdogUsable,
     scheduledRestart: i.scheduledRestart,
     positionUnconfirmed: unconfirmed,
+    reinitializeRequired: i.reinitializeRequired ?? null,
+    waitingFor: i.waitingFor ?? null,
     ...(i.fencer ? { fencer: i.fencer } : {}),
     ...(transitionalRole ? { transitionalRole } : {}),
   });

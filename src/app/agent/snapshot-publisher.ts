@@ -1,3 +1,4 @@
+import type { PublishHints } from '../../domain/cluster/ha/decision.js';
 import type { ScheduledRestart } from '../../domain/cluster/model/cluster.js';
 import type { LocalFacts } from '../../domain/cluster/model/facts.js';
 import type { PositionConfirmation } from '../../domain/cluster/rules/position.js';
@@ -30,7 +31,7 @@ export interface SnapshotSources {
 export class SnapshotPublisher {
   private snap: NodeSnapshot;
   private lastLoopAt: number;
-  private failsafeActive = false;
+  private hints: PublishHints = { failsafeActive: false };
 
   constructor(private readonly sources: SnapshotSources) {
     this.lastLoopAt = sources.now();
@@ -48,9 +49,9 @@ export class SnapshotPublisher {
     return this.snap;
   }
 
-  /** A decision was made: whether it kept this primary alive by a failsafe round. */
-  decided(failsafeActive: boolean): void {
-    this.failsafeActive = failsafeActive;
+  /** A decision was made: what it says for the status (failsafe kept this primary alive, an operator's rebuild is required, what the node waits for). */
+  decided(hints: PublishHints): void {
+    this.hints = hints;
   }
 
   /** A tick finished: the liveness clock moves on. */
@@ -74,7 +75,9 @@ export class SnapshotPublisher {
       lockDeadline: s.lockDeadline(),
       jobName: s.jobName(),
       failsafeAcceptedAt: s.failsafeAcceptedAt(),
-      failsafeActive: this.failsafeActive,
+      failsafeActive: this.hints.failsafeActive,
+      reinitializeRequired: this.hints.reinitializeRequired ?? null,
+      waitingFor: this.hints.waitingFor ?? null,
       watchdogUsable: s.watchdogUsable(),
       scheduledRestart: s.scheduledRestart(),
       positionConfirmed: s.positionConfirmed(),

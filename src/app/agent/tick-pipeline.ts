@@ -90,7 +90,8 @@ export class TickPipeline {
       if (types.some((t) => !ROUTINE.has(t))) logger.info(d.message, { actions: types });
       else logger.debug(d.message, { actions: types });
       this.last = d;
-      snapshot.decided(d.publish.failsafeActive);
+      this.reportWaiting(d);
+      snapshot.decided(d.publish);
       snapshot.publish();
       // Before the actions: a leader's renewal wakes the replicas, which must then see its current member record.
       await this.publishMember();
@@ -103,6 +104,22 @@ export class TickPipeline {
       snapshot.publish();
       return { decision: this.last ?? decide(this.input(NO_COMMANDS)), retick: false };
     }
+  }
+
+  /**
+   * Says once per change what the node waits for, and that its data directory waits for an
+   * operator (a repeated decision with no actions is otherwise logged at debug level only).
+   */
+  private reportWaiting(d: Decision): void {
+    const { logger } = this.ports;
+    const before = this.last?.publish;
+    const required = d.publish.reinitializeRequired ?? null;
+    if (required !== (before?.reinitializeRequired ?? null)) {
+      if (required !== null) logger.warn(`out of service: ${required}`);
+      else if (before?.reinitializeRequired) logger.info('the data directory no longer needs to be rebuilt by an operator');
+    }
+    const waiting = d.publish.waitingFor ?? null;
+    if (waiting !== null && waiting !== (before?.waitingFor ?? null)) logger.info(`waiting for ${waiting}`);
   }
 
   /** Re-probes and republishes after each step of a job: peers then see the server as it is. */

@@ -71,7 +71,13 @@ export const DYNAMIC_CONFIG_SCHEMA = {
     db: {
       type: 'object',
       additionalProperties: false,
-      properties: { use_pg_rewind: bool, use_slots: bool, parameters: dbParameters },
+      properties: {
+        use_pg_rewind: bool,
+        use_slots: bool,
+        remove_data_directory_on_rewind_failure: bool,
+        remove_data_directory_on_diverged_timelines: bool,
+        parameters: dbParameters,
+      },
     },
     slots: { type: 'object', propertyNames: { pattern: slotName }, additionalProperties: permanentSlot },
     ignore_slots: { type: 'array', items: ignoredSlot },

@@ -44,6 +44,10 @@ export interface DynamicConfig {
   readonly db: {
     readonly use_pg_rewind: boolean;
     readonly use_slots: boolean;
+    /** Rebuild a data directory pg_rewind could not repair (default false: wait for the operator). */
+    readonly remove_data_directory_on_rewind_failure: boolean;
+    /** Rebuild a diverged data directory when pg_rewind may not be used (default false: wait for the operator). */
+    readonly remove_data_directory_on_diverged_timelines: boolean;
     readonly parameters: Readonly<Record<string, ParameterValue>>;
   };
   readonly slots: Readonly<Record<string, PermanentSlot>>;
@@ -66,7 +70,13 @@ export const DEFAULT_CONFIG: DynamicConfig = Object.freeze({
   failsafe_mode: false,
   check_timeline: false,
   pause: false,
-  db: Object.freeze({ use_pg_rewind: true, use_slots: true, parameters: Object.freeze({}) }),
+  db: Object.freeze({
+    use_pg_rewind: true,
+    use_slots: true,
+    remove_data_directory_on_rewind_failure: false,
+    remove_data_directory_on_diverged_timelines: false,
+    parameters: Object.freeze({}),
+  }),
   slots: Object.freeze({}),
   ignore_slots: Object.freeze([]) as readonly Readonly<Record<string, string>>[],
   standby_cluster: null,
@@ -173,6 +183,12 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
     db: Object.freeze({
       use_pg_rewind: pick(db['use_pg_rewind'], partValidators.boolean, d.db.use_pg_rewind),
       use_slots: pick(db['use_slots'], partValidators.boolean, d.db.use_slots),
+      remove_data_directory_on_rewind_failure: pick(db['remove_data_directory_on_rewind_failure'], partValidators.boolean, d.db.remove_data_directory_on_rewind_failure),
+      remove_data_directory_on_diverged_timelines: pick(
+        db['remove_data_directory_on_diverged_timelines'],
+        partValidators.boolean,
+        d.db.remove_data_directory_on_diverged_timelines,
+      ),
       parameters: validEntries<ParameterValue>(db['parameters'], (k, p) => !forbidden.includes(k) && partValidators.parameterValue(p)),
     }),
     slots: validEntries<PermanentSlot>(r['slots'], (k, s) => /^[a-z0-9_]{1,63}$/.test(k) && partValidators.slot(s)),

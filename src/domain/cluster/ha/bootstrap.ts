@@ -21,13 +21,13 @@ export function bootstrapDecision(ctx: TickContext): Decision {
   const facts = ctx.facts;
   if (init === null) {
     if (facts.initialized) {
-      if (facts.systemIdentifier === null) return decision('no initialize key; waiting to learn the system identifier of the local data');
+      if (facts.systemIdentifier === null) return waiting('the system identifier of the local data (no initialize key yet)');
       const actions: Action[] = [{ type: 'createInitialize', value: facts.systemIdentifier }];
       if (ctx.cluster.config === null) actions.push({ type: 'writeConfig', value: ctx.input.local.bootstrapDcs });
       return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data`, actions);
     }
-    if (ctx.nofailover) return decision('waiting for another node to bootstrap the cluster (tagged nofailover)');
-    if (ctx.watchdogFailed) return decision('waiting for another node to bootstrap the cluster (watchdog required but not usable)');
+    if (ctx.nofailover) return waiting('another member to bootstrap the cluster: this one is tagged nofailover and never creates it');
+    if (ctx.watchdogFailed) return waiting('another member to bootstrap the cluster: the watchdog is required here but not usable');
     const mode = ctx.input.node.watchdogMode;
     const actions: Action[] = [
       { type: 'createInitialize', value: '' },
@@ -60,5 +60,10 @@ export function bootstrapDecision(ctx: TickContext): Decision {
   if (!someoneBootstrapping && seen && ctx.now - seen.since > ctx.ttlMs) {
     return decision('the bootstrap in progress was abandoned: deleting the empty initialize key', [{ type: 'deleteInitialize', revision: seen.revision }]);
   }
-  return decision('waiting for the leader to finish bootstrapping the cluster');
+  return waiting('the member that took the initialize key to finish bootstrapping the cluster');
+}
+
+/** A decision to wait, saying for what (on /node, and in the log once per change). */
+function waiting(what: string): Decision {
+  return decision(`waiting for ${what}`, [], { publish: { failsafeActive: false, waitingFor: what } });
 }

@@ -31,7 +31,9 @@ function foreignData(ctx: TickContext): Decision | null {
   const why = `the local data (system identifier ${mine}) belongs to another cluster than ${theirs}`;
   if (ctx.leaderIsMe) return releaseLock(ctx, why);
   if (ctx.isPrimary && !ctx.paused) return demoteImmediate(ctx, why);
-  return decision(`refusing to use the data directory: ${why}`);
+  return decision(`refusing to use the data directory: ${why}`, [], {
+    publish: { failsafeActive: false, reinitializeRequired: `${why}: run wardenctl reinit ${ctx.me} to replace it` },
+  });
 }
 
 /**

@@ -262,6 +262,10 @@ export type DecisionNeed = 'peers' | 'failsafe';
 export interface PublishHints {
   /** The failsafe round kept this primary running without the DCS. */
   readonly failsafeActive: boolean;
+  /** This node needs an operator to rebuild its data directory (why, and the command to run); it stays out of service meanwhile. */
+  readonly reinitializeRequired?: string;
+  /** What this node waits for before it can serve (no leader to clone from, another member bootstrapping...). */
+  readonly waitingFor?: string;
 }
 
 /** The outcome of one tick. */

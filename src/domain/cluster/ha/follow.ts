@@ -49,17 +49,60 @@ export function rewindSourceNotReady(ctx: TickContext): string | null {
   return null;
 }
 
+/** Why a data directory would have to be rebuilt: what decides whether the agent may do it on its own. */
+export type RebuildCause = 'diverged' | 'rewind_failed' | 'stuck';
+
+/**
+ * Whether the dynamic configuration lets the agent delete and rebuild the data directory for
+ * `cause` on its own; otherwise only an operator's reinitialize does (nothing is deleted
+ * unless asked).
+ */
+function rebuildAllowed(ctx: TickContext, cause: RebuildCause): boolean {
+  if (cause === 'rewind_failed') return ctx.config.db.remove_data_directory_on_rewind_failure;
+  if (cause === 'diverged') return ctx.config.db.remove_data_directory_on_diverged_timelines;
+  return false;
+}
+
+/** The opt-in that would let the agent rebuild for `cause`, for the operator's message. */
+function optInFor(cause: RebuildCause): string {
+  if (cause === 'rewind_failed') return ' (or set db.remove_data_directory_on_rewind_failure to let the agent do it)';
+  if (cause === 'diverged') return ' (or set db.remove_data_directory_on_diverged_timelines to let the agent do it)';
+  return '';
+}
+
+/** The node keeps its data directory and waits for an operator: a clear state on /node, one log line per change, a metric. */
+export function reinitializeRequired(ctx: TickContext, why: string, cause: RebuildCause): Decision {
+  const cmd = `wardenctl reinit ${ctx.me}`;
+  const required = `${why}: the data directory must be rebuilt from the leader; run ${cmd}${optInFor(cause)}`;
+  return decision(`keeping the data directory: ${required}`, [], { publish: { failsafeActive: false, reinitializeRequired: required } });
+}
+
 /**
  * Brings a diverged server back: pg_rewind when allowed and not already failed on this
- * timeline (once the leader can be its source), else a fresh copy. Either needs the
+ * timeline (once the leader can be its source), else a fresh copy, which deletes the data
+ * directory and is therefore done only where the configuration allows it for `cause`
+ * (otherwise the node waits for the operator, see reinitializeRequired). Either needs the
  * leader, so it must answer as a running primary now (asked through `peers`).
  * `reinitialize` skips the rewind (it was tried and the server still does not start).
  */
-export function rewindOrReinitialize(ctx: TickContext, upstream: UpstreamRef, why: string, opts: { readonly reinitialize?: boolean; readonly before?: readonly Action[] } = {}): Decision {
+export function rewindOrReinitialize(
+  ctx: TickContext,
+  upstream: UpstreamRef,
+  why: string,
+  opts: { readonly reinitialize?: boolean; readonly before?: readonly Action[]; readonly cause?: RebuildCause } = {},
+): Decision {
   const timeline = ctx.facts.timeline;
   const start: Action = { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) };
   const before = opts.before ?? [];
-  const rewind = ctx.config.db.use_pg_rewind && ctx.input.memory.rewindFailedOnTimeline !== timeline && !opts.reinitialize;
+  const rewindFailed = ctx.input.memory.rewindFailedOnTimeline === timeline && timeline !== null;
+  const rewind = ctx.config.db.use_pg_rewind && !rewindFailed && !opts.reinitialize;
+  if (!rewind) {
+    const cause: RebuildCause = opts.cause ?? (rewindFailed ? 'rewind_failed' : 'diverged');
+    if (!rebuildAllowed(ctx, cause)) {
+      const what = rewindFailed ? `${why}; pg_rewind failed on timeline ${timeline}` : !ctx.config.db.use_pg_rewind && cause === 'diverged' ? `${why}; pg_rewind is not allowed (db.use_pg_rewind)` : why;
+      return reinitializeRequired(ctx, what, cause);
+    }
+  }
   const notReady = rewind ? rewindSourceNotReady(ctx) : ctx.leaderMember?.state !== 'running' ? `leader ${upstream.name} is not running` : null;
   if (notReady) return decision(`${why}: waiting to ${rewind ? 'rewind' : 'reinitialize'}: ${notReady}`);
   // Its member key outlives a dead leader by up to a ttl: only a leader that answers now is worth stopping this server for.
@@ -128,7 +171,7 @@ export function replicaTick(ctx: TickContext): Decision {
   }
   const until = from + stuckReplicaMs(ctx);
   if (ctx.now < until) return decision(`no action: ${mine} (${waited})`, [], { wakeAt: until });
-  return rewindOrReinitialize(ctx, upstream, `${waited} from leader ${upstream.name}`, { reinitialize: true });
+  return rewindOrReinitialize(ctx, upstream, `${waited} from leader ${upstream.name}`, { reinitialize: true, cause: 'stuck' });
 }
 
 /** The data directory is empty (a new node, or wiped): clone the leader. */
@@ -136,7 +179,10 @@ export function emptyDataDirectory(ctx: TickContext): Decision {
   if (ctx.leaderIsMe) return releaseLock(ctx, 'this node has no data');
   if (ctx.paused) return decision('PAUSE: no data directory; not creating a replica');
   const upstream = leaderUpstream(ctx);
-  if (!upstream || ctx.leaderMember?.state !== 'running') return decision('waiting for a running leader to create a replica from');
+  if (!upstream || ctx.leaderMember?.state !== 'running') {
+    const waiting = upstream ? `leader ${upstream.name} to run, to create a replica from it` : 'a leader to create a replica from';
+    return decision(`waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  }
   return decision(`creating a replica from ${upstream.name}`, [
     { type: 'remember', patch: FRESH_DATA },
     ...configureBeforeStart(ctx, true),
@@ -190,7 +236,7 @@ function repairAfterFailedStarts(ctx: TickContext, upstream: UpstreamRef): Decis
   const why = `the server failed to start as a replica ${failures} times`;
   // Counted first: a rewind that does not cure it leads to a reinitialize next time.
   const count: Action = { type: 'remember', patch: { startFailures: failures + 1 } };
-  return rewindOrReinitialize(ctx, upstream, why, { reinitialize: failures > START_FAILURES_BEFORE_REPAIR, before: [count] });
+  return rewindOrReinitialize(ctx, upstream, why, { reinitialize: failures > START_FAILURES_BEFORE_REPAIR, before: [count], cause: 'rewind_failed' });
 }
 
 /**

@@ -44,6 +44,10 @@ export interface NodeStatus {
   /** The fencer's state (`guarding`, `idle`, `unavailable`, `off`), and why it is unavailable. */
   readonly fencer?: 'guarding' | 'idle' | 'unavailable' | 'off';
   readonly fencer_reason?: string;
+  /** Why this node keeps its data directory out of service until an operator rebuilds it, and the command to run. */
+  readonly reinitialize_required?: string;
+  /** What this node waits for before it can serve (a leader to clone from, another member's bootstrap...). */
+  readonly waiting_for?: string;
   readonly svc: { readonly version: string; readonly scope: string; readonly name: string };
 }
 
@@ -67,6 +71,10 @@ export interface StatusInput {
   readonly positionUnconfirmed?: string | null;
   /** The fencer's state; absent where there is none to report (tests, embedding). */
   readonly fencer?: { readonly state: 'guarding' | 'idle' | 'unavailable' | 'off'; readonly reason: string | null };
+  /** Why the data directory must be rebuilt by an operator (the last decision says so); null or absent otherwise. */
+  readonly reinitializeRequired?: string | null;
+  /** What the node waits for (the last decision says so); null or absent otherwise. */
+  readonly waitingFor?: string | null;
   /** Set by the HA loop while a promote or demote is in flight and the server is down. */
   readonly transitionalRole?: 'demoted' | 'promoted';
 }
@@ -133,6 +141,8 @@ export function buildStatus(input: StatusInput): NodeStatus {
     doc['fencer'] = input.fencer.state;
     if (input.fencer.reason) doc['fencer_reason'] = input.fencer.reason;
   }
+  if (input.reinitializeRequired) doc['reinitialize_required'] = input.reinitializeRequired;
+  if (input.waitingFor) doc['waiting_for'] = input.waitingFor;
   doc['svc'] = { version: node.svcVersion, scope: node.scope, name: node.name };
   return Object.freeze(doc) as unknown as NodeStatus;
 }

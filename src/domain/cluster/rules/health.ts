@@ -165,8 +165,13 @@ const running = (snap: NodeSnapshot) => snap.status.state === 'running';
 const isPrimary = (snap: NodeSnapshot, now: number) => snap.status.role === 'primary' && holdsLeaderLock(snap, now);
 const isLeader = (snap: NodeSnapshot, now: number) =>
   (snap.status.role === 'primary' || snap.status.role === 'standby_leader') && holdsLeaderLock(snap, now);
-/** A running replica whose WAL is known to be a prefix of the leader's (a node that may hold WAL the leader lacks serves no reads). */
-const isRunningReplica = (snap: NodeSnapshot) => running(snap) && snap.status.role === 'replica' && snap.status.position_unconfirmed === undefined;
+/**
+ * A node that may serve reads: neither may it hold WAL the leader lacks, nor wait for an
+ * operator to rebuild its data directory.
+ */
+const trustworthy = (snap: NodeSnapshot) => snap.status.position_unconfirmed === undefined && snap.status.reinitialize_required === undefined;
+/** A running replica whose WAL is known to be a prefix of the leader's and that is in service. */
+const isRunningReplica = (snap: NodeSnapshot) => running(snap) && snap.status.role === 'replica' && trustworthy(snap);
 
 function replicaOk(snap: NodeSnapshot, q: ParsedQuery): boolean {
   return (
@@ -230,7 +235,7 @@ export function checkHealth(endpoint: HealthEndpoint, snap: NodeSnapshot, query:
           lagWithin(snap, q.lag, 'apply')
         );
       case 'health':
-        return running(snap) && snap.status.position_unconfirmed === undefined;
+        return running(snap) && trustworthy(snap);
       case 'liveness':
         return liveness(snap, now);
       case 'readiness':

@@ -112,6 +112,10 @@ export function snapshot(
     lastLoopAt?: number;
     /** Why the replica's WAL position is unconfirmed (see unconfirmedPosition). */
     positionUnconfirmed?: string;
+    /** Why the data directory waits for an operator's rebuild. */
+    reinitializeRequired?: string;
+    /** What the node waits for. */
+    waitingFor?: string;
   } = {},
 ): NodeSnapshot {
   const facts = opts.facts ?? replicaFacts();
@@ -120,7 +124,8 @@ export function snapshot(
   const cluster = opts.cluster === undefined ? clusterView() : opts.cluster;
   const isLeader = opts.leader ?? false;
   const standbyCluster = opts.standbyCluster ?? false;
-  const status = buildStatus(statusInput({ facts, node, config: cfg, cluster, isLeader, standbyCluster, positionUnconfirmed: opts.positionUnconfirmed ?? null }));
+  const hints = { positionUnconfirmed: opts.positionUnconfirmed ?? null, reinitializeRequired: opts.reinitializeRequired ?? null, waitingFor: opts.waitingFor ?? null };
+  const status = buildStatus(statusInput({ facts, node, config: cfg, cluster, isLeader, standbyCluster, ...hints }));
   return {
     status,
     facts,

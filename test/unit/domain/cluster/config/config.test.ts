@@ -24,7 +24,14 @@ describe('domain/cluster/config: resolveConfig (defaults, tolerant)', () => {
     expect(DEFAULT_CONFIG).to.include({ max_timelines_history: 0, primary_start_timeout: 300, primary_stop_timeout: 0 });
     expect(DEFAULT_CONFIG).to.include({ synchronous_mode: false, synchronous_mode_strict: false, synchronous_node_count: 1 });
     expect(DEFAULT_CONFIG).to.include({ failsafe_mode: false, check_timeline: false, pause: false });
-    expect(DEFAULT_CONFIG.db).to.deep.equal({ use_pg_rewind: true, use_slots: true, parameters: {} });
+    expect(DEFAULT_CONFIG.db).to.deep.equal({
+      use_pg_rewind: true,
+      use_slots: true,
+      // Nothing deletes a data directory unless the operator opted in.
+      remove_data_directory_on_rewind_failure: false,
+      remove_data_directory_on_diverged_timelines: false,
+      parameters: {},
+    });
   });
 
   it('keeps valid values', () => {
@@ -45,7 +52,13 @@ describe('domain/cluster/config: resolveConfig (defaults, tolerant)', () => {
 
   it('drops only the invalid or forbidden server parameters', () => {
     const c = resolveConfig({ db: { use_slots: false, parameters: { work_mem: '4MB', max_connections: 100, port: 5433, listen_addresses: '*', cluster_name: 'x', bad: {} } } });
-    expect(c.db).to.deep.equal({ use_pg_rewind: true, use_slots: false, parameters: { work_mem: '4MB', max_connections: 100 } });
+    expect(c.db).to.deep.equal({
+      use_pg_rewind: true,
+      use_slots: false,
+      remove_data_directory_on_rewind_failure: false,
+      remove_data_directory_on_diverged_timelines: false,
+      parameters: { work_mem: '4MB', max_connections: 100 },
+    });
   });
 
   it('keeps valid permanent slots and ignore_slots entries, drops invalid ones', () => {
@@ -205,7 +218,7 @@ describe('domain/cluster/config: validateConfig', () => {
   });
 
   it('refuses an unknown key inside db', () => {
-    expect(problemAt({ db: { use_slot: true } }, 'db.use_slot')).to.match(/^unknown key .*use_pg_rewind, use_slots, parameters, got true$/);
+    expect(problemAt({ db: { use_slot: true } }, 'db.use_slot')).to.match(/^unknown key .*use_pg_rewind, use_slots, remove_data_directory_on_rewind_failure, remove_data_directory_on_diverged_timelines, parameters, got true$/);
   });
 
   it('checks permanent slots: name, type, and database+plugin for logical slots', () => {

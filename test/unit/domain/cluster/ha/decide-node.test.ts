@@ -103,8 +103,17 @@ describe('decide(): a replica', () => {
     const peers = new Map([['node1', peerStatus('primary', 6000, { timeline: 2 })], ['node3', null]]);
     expect(decide(input({ cluster: c, facts: diverged, memory: waited })).need).to.equal('peers');
     expect(types(decide(input({ cluster: c, facts: diverged, memory: waited, peers })))).to.deep.equal(['stop', 'rewind', 'start']);
-    expect(decide(input({ cluster: c, facts: diverged, memory: waited, peers, raw: { db: { use_pg_rewind: false } } })).job).to.equal('reinitialize');
-    expect(decide(input({ cluster: c, facts: diverged, memory: { ...waited, rewindFailedOnTimeline: 1 }, peers })).job).to.equal('reinitialize');
+    // Without pg_rewind, or after a failed rewind, the data directory is rebuilt only where an opt-in allows it.
+    const noRewind = decide(input({ cluster: c, facts: diverged, memory: waited, peers, raw: { db: { use_pg_rewind: false } } }));
+    expect(types(noRewind)).to.deep.equal([]);
+    expect(noRewind.publish.reinitializeRequired).to.match(/pg_rewind is not allowed .*run wardenctl reinit node2 .*remove_data_directory_on_diverged_timelines/);
+    const diverging = { db: { use_pg_rewind: false, remove_data_directory_on_diverged_timelines: true } };
+    expect(decide(input({ cluster: c, facts: diverged, memory: waited, peers, raw: diverging })).job).to.equal('reinitialize');
+    const failed = decide(input({ cluster: c, facts: diverged, memory: { ...waited, rewindFailedOnTimeline: 1 }, peers }));
+    expect(types(failed)).to.deep.equal([]);
+    expect(failed.publish.reinitializeRequired).to.match(/pg_rewind failed on timeline 1.*remove_data_directory_on_rewind_failure/);
+    const rebuild = { db: { remove_data_directory_on_rewind_failure: true } };
+    expect(decide(input({ cluster: c, facts: diverged, memory: { ...waited, rewindFailedOnTimeline: 1 }, peers, raw: rebuild })).job).to.equal('reinitialize');
     // Behind the branch point it is not diverged; streaming proves it either way.
     expect(types(decide(input({ cluster: c, facts: replicaFacts(3000, 'node1', { replicationState: null }), memory: waited })))).to.deep.equal([]);
     expect(types(decide(input({ cluster: c, facts: replicaFacts(5000, 'node1'), memory: waited })))).to.deep.equal([]);

@@ -33,20 +33,23 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     expect(types(long)).to.deep.equal(['stop', 'rewind', 'start']);
   });
 
-  it('a replica that cannot stream from a leader that answers (the WAL it needs is gone there) is reinitialized after a while', () => {
+  it('a replica that cannot stream from a leader that answers (the WAL it needs is gone there) keeps its data and asks for a reinitialize after a while', () => {
     const behind = replicaFacts(3000, 'node1', { replicationState: null, timeline: 2 });
     const c = onTimeline2({ checkpointAfterPromote: true });
     const young = decide(input({ cluster: c, facts: behind, memory: memory({ notStreamingSince: { since: NOW - 10_000, upstream: NODE1, position: null } }), peers: answering() }));
     expect(types(young)).to.deep.equal([]);
     expect(young.wakeAt).to.equal(NOW + 20_000);
     const stuck = memory({ notStreamingSince: { since: NOW - 31_000, upstream: NODE1, position: null } });
-    expect(decide(input({ cluster: c, facts: behind, memory: stuck })).need).to.equal('peers');
-    expect(types(decide(input({ cluster: c, facts: behind, memory: stuck, peers: new Map([['node1', null]]) })))).to.deep.equal([]);
-    const d = decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering() }));
-    expect(d.job).to.equal('reinitialize');
-    expect(d.message).to.match(/not streaming for 31 s from leader node1/);
+    // No opt-in covers it: only the operator's reinitialize deletes the data directory.
+    for (const raw of [{}, { db: { remove_data_directory_on_rewind_failure: true, remove_data_directory_on_diverged_timelines: true } }]) {
+      const d = decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering(), raw }));
+      expect(types(d)).to.deep.equal([]);
+      expect(d.publish.reinitializeRequired).to.match(/^not streaming for 31 s from leader node1: the data directory must be rebuilt from the leader; run wardenctl reinit node2$/);
+    }
     // Never in pause.
-    expect(types(decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering(), raw: { pause: true } })))).to.deep.equal([]);
+    const paused = decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering(), raw: { pause: true } }));
+    expect(types(paused)).to.deep.equal([]);
+    expect(paused.publish.reinitializeRequired).to.equal(undefined);
   });
 
   it('a former primary of the diverged timeline is rewound at once, without waiting to stream or following first', () => {
@@ -113,10 +116,15 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const third = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering() }));
     expect(third.job).to.equal('rewind');
     expect(third.actions[0]).to.deep.equal({ type: 'remember', patch: { startFailures: 4 } });
-    const fourth = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 4 }), peers: answering() }));
+    // A rewind that did not cure it: the data directory is rebuilt only with the opt-in; otherwise the operator is asked.
+    const kept = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 4 }), peers: answering() }));
+    expect(types(kept)).to.deep.equal([]);
+    expect(kept.publish.reinitializeRequired).to.match(/failed to start as a replica 4 times.*run wardenctl reinit node2 \(or set db.remove_data_directory_on_rewind_failure/);
+    const optIn = { db: { remove_data_directory_on_rewind_failure: true } };
+    const fourth = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 4 }), peers: answering(), raw: optIn }));
     expect(fourth.job).to.equal('reinitialize');
     expect(types(fourth)).to.deep.equal(['remember', 'stop', 'removeData', 'remember', 'configure', 'createReplica', 'start']);
-    const noRewind = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering(), raw: { db: { use_pg_rewind: false } } }));
+    const noRewind = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering(), raw: { db: { use_pg_rewind: false, ...optIn.db } } }));
     expect(noRewind.job).to.equal('reinitialize');
   });
 

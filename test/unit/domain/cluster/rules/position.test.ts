@@ -58,3 +58,21 @@ describe('domain/cluster/rules/health: a node that may hold WAL the leader lacks
     expect(snapshot({ facts: replicaFacts() }).status).to.not.have.property('position_unconfirmed');
   });
 });
+
+describe('domain/cluster/rules/health: a node whose data directory waits for an operator serves nothing', () => {
+  const kept = () => snapshot({ facts: replicaFacts(), reinitializeRequired: 'pg_rewind failed on timeline 1: the data directory must be rebuilt from the leader; run wardenctl reinit node1' });
+  for (const endpoint of ['replica', 'read_only', 'asynchronous', 'health', 'readiness'] as HealthEndpoint[]) {
+    it(`${endpoint}: 503 while a reinitialize is required`, () => {
+      expect(checkHealth(endpoint, kept(), endpoint === 'readiness' ? { lag: '10MB' } : {}, NOW)).to.equal(503);
+    });
+  }
+
+  it('/node says why and names the command; what a node waits for is shown too', () => {
+    expect(kept().status.reinitialize_required).to.match(/run wardenctl reinit node1$/);
+    expect(snapshot({ facts: replicaFacts() }).status).to.not.have.property('reinitialize_required');
+    const waiting = snapshot({ facts: replicaFacts(), waitingFor: 'a leader to create a replica from' }).status;
+    expect(waiting.waiting_for).to.equal('a leader to create a replica from');
+    // svc comes last whatever optional keys are present.
+    expect(Object.keys(kept().status).at(-1)).to.equal('svc');
+  });
+});
