@@ -1,6 +1,6 @@
 import { open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
@@ -109,7 +109,8 @@ export class PgDatabase implements Database {
 
   private fail(code: DatabaseErrorCode, message: string, cause?: unknown): DatabaseError {
     const full = cause === undefined ? message : `${message}: ${describe(cause)}`;
-    this.log.error(full, { code });
+    // The caller reports it (once, with what it was doing): here only for debugging.
+    this.log.debug(full, { code });
     return new DatabaseError(code, full, cause);
   }
 
@@ -275,6 +276,8 @@ export class PgDatabase implements Database {
       }
       await this.clearCrashLeftovers(Math.min(10_000, Math.max(0, timeoutMs)));
       this.session.close();
+      // Created when missing; an existing one (say /var/log/postgresql) is the operator's and left as it is.
+      if (!(await pathExists(dirname(this.o.logFile)))) await ensureOwnedDir(dirname(this.o.logFile), this.o.runAsUser);
       logOffset = await stat(this.o.logFile).then((st) => st.size, () => 0);
       await this.ctl.launch(this.o.logFile);
     } catch (e) {

@@ -30,7 +30,7 @@ export interface PgDatabaseOptions {
   readonly pgHba?: readonly string[];
   /** bootstrap.initdb: `'data-checksums'` flags and `{encoding: 'UTF8'}` options. */
   readonly initdbOptions?: readonly (string | Readonly<Record<string, string>>)[];
-  /** pg_ctl log (server output before logging starts); default `<dataDir>/postmaster.log`. */
+  /** The server's log (pg_ctl -l): outside the data directory; default `<dataDir>-log/postgresql.log`. */
   readonly logFile?: string;
   /** Bound on pg_basebackup; default none (large clusters take long). */
   readonly createReplicaTimeoutMs?: number;
@@ -79,11 +79,15 @@ function loopbackFor(host: string): string {
   return first;
 }
 
+/** The OS user the server runs as by default: `postgres` when this process is root (PostgreSQL refuses root), else none. */
+export function defaultRunAsUser(): string | null {
+  return process.getuid?.() === 0 ? 'postgres' : null;
+}
+
 /** Applies defaults and validates the addresses. */
 export function resolveOptions(o: PgDatabaseOptions): ResolvedPgOptions {
   const listen = splitHostPort(o.listen, 'db.listen');
   splitHostPort(o.connectAddress, 'db.connect_address');
-  const isRoot = process.getuid?.() === 0;
   return {
     name: o.name,
     scope: o.scope,
@@ -93,11 +97,11 @@ export function resolveOptions(o: PgDatabaseOptions): ResolvedPgOptions {
     connectAddress: o.connectAddress,
     superuser: o.superuser,
     replication: o.replication,
-    runAsUser: o.runAsUser ?? (isRoot ? 'postgres' : null),
+    runAsUser: o.runAsUser ?? defaultRunAsUser(),
     localParameters: o.localParameters ?? {},
     pgHba: o.pgHba ?? [],
     initdbOptions: o.initdbOptions ?? [],
-    logFile: o.logFile ?? `${o.dataDir.replace(/\/+$/, '')}/postmaster.log`,
+    logFile: o.logFile ?? `${o.dataDir.replace(/\/+$/, '')}-log/postgresql.log`,
     createReplicaTimeoutMs: o.createReplicaTimeoutMs ?? 0,
     rewindTimeoutMs: o.rewindTimeoutMs ?? 0,
     stopHardLimitMs: o.stopHardLimitMs ?? 300_000,

@@ -80,8 +80,12 @@ export class ActionRunner {
     private readonly afterLongAction: () => Promise<void> = async () => {},
   ) {}
 
-  /** Runs `decision.actions[from..to)`; then the rollback when the failing action is in its range. `onAction` hears each action as it starts. */
-  async runRange(decision: Decision, from: number, to: number, ctx: RunContext, onAction?: (a: Action) => void): Promise<SequenceOutcome> {
+  /**
+   * Runs `decision.actions[from..to)`; then the rollback when the failing action is in its
+   * range. `onAction` hears each action as it starts. `logFailure` false leaves the failure
+   * to the caller's log line (a job says once why it failed).
+   */
+  async runRange(decision: Decision, from: number, to: number, ctx: RunContext, onAction?: (a: Action) => void, logFailure = true): Promise<SequenceOutcome> {
     const actions = decision.actions;
     for (let i = from; i < to; i++) {
       const action = actions[i]!;
@@ -93,7 +97,7 @@ export class ActionRunner {
           if (LONG_ACTIONS.has(action.type)) await this.afterLongAction();
         }
       } catch (error) {
-        this.logFailure(action, error);
+        if (logFailure) this.logFailure(action, error);
         this.failRemainingCommands(actions, i, actions.length, error);
         const rb = decision.rollback;
         if (rb && i >= rb.fromIndex && i < rb.untilIndex) await this.runRollback(rb.actions, ctx);

@@ -132,6 +132,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
         scope: cfg.scope,
         dataDir: cfg.db.data_dir,
         binDir: cfg.db.bin_dir,
+        logFile: join(cfg.db.log_dir, 'postgresql.log'),
         listen: cfg.db.listen,
         connectAddress: cfg.db.connect_address,
         superuser: cfg.db.authentication.superuser,

@@ -80,6 +80,7 @@ export const LOCAL_CONFIG_SCHEMA = {
         connect_address: hostPort,
         data_dir: nonEmpty,
         bin_dir: nonEmpty,
+        log_dir: nonEmpty,
         authentication: {
           type: 'object',
           additionalProperties: false,

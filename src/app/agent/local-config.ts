@@ -49,6 +49,8 @@ export interface LocalConfig {
     readonly connect_address: string;
     readonly data_dir: string;
     readonly bin_dir: string;
+    /** Where PostgreSQL's server log goes (`postgresql.log`): outside the data directory, so a base backup neither copies it nor a reinitialize deletes it. */
+    readonly log_dir: string;
     readonly authentication: { readonly superuser: Credentials; readonly replication: Credentials };
     readonly parameters: Readonly<Record<string, ParameterValue>>;
     readonly pg_hba: readonly string[];
@@ -69,6 +71,11 @@ export class LocalConfigError extends ValidationError {
     super(problems, 'invalid_local_config');
     this.message = `invalid configuration ${source}:\n${problems.map((p) => `  - ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n')}`;
   }
+}
+
+/** Default of `db.log_dir`: a sibling of the data directory (`/var/lib/warden/node1` logs to `/var/lib/warden/node1-log`). */
+export function defaultLogDir(dataDir: string): string {
+  return `${dataDir.replace(/\/+$/, '')}-log`;
 }
 
 /** Default of `db.bin_dir` (Debian's PostgreSQL 15). */
@@ -214,6 +221,7 @@ function withDefaults(doc: Json): LocalConfig {
       ...(db as unknown as LocalConfig['db']),
       connect_address: (db['connect_address'] ?? db['listen']) as string,
       bin_dir: (db['bin_dir'] ?? DEFAULT_DB_BIN_DIR) as string,
+      log_dir: (db['log_dir'] ?? defaultLogDir(db['data_dir'] as string)) as string,
       parameters: (db['parameters'] ?? {}) as Record<string, ParameterValue>,
       pg_hba: (db['pg_hba'] ?? []) as string[],
     },

@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import type { Container } from 'inversify';
 import type { AgentServer } from '../../adapters/http/server.js';
+import { checkPostgresSetup } from '../../adapters/database/pg-preflight.js';
+import { defaultRunAsUser } from '../../adapters/database/pg-options.js';
 import { ClusterStore } from '../../ports/cluster-store.js';
 import { Fencer } from '../../ports/fencer.js';
 import { Logger } from '../../ports/logger.js';
@@ -48,7 +50,7 @@ export interface RunningAgent {
 /**
  * Loads the configuration file, builds the container, starts the API listener and then the
  * HA loop (the API answers from the first moment, from the initial snapshot). Throws
- * LocalConfigError for an invalid file.
+ * LocalConfigError for an invalid file, or for a machine that cannot run the configured PostgreSQL.
  */
 export async function startAgent(opts: {
   readonly configPath: string;
@@ -57,6 +59,11 @@ export async function startAgent(opts: {
 }): Promise<RunningAgent> {
   const env = opts.env ?? process.env;
   const config = await loadLocalConfig(opts.configPath, env);
+  // A real PostgreSQL must be runnable before anything starts (an embedder's own database adapter checks itself).
+  if (!opts.overrides?.database) {
+    const problems = await checkPostgresSetup({ binDir: config.db.bin_dir, dataDir: config.db.data_dir, logDir: config.db.log_dir, runAsUser: defaultRunAsUser() });
+    if (problems.length) throw new LocalConfigError(`${opts.configPath} (checked on this machine)`, problems);
+  }
   const container = createAgentContainer({ config, configPath: opts.configPath, svcVersion: svcVersion(), env, overrides: opts.overrides });
   const logger = container.get<Logger>(Logger);
   const loop = container.get<HaLoop>(AgentTokens.HaLoop);

@@ -1,4 +1,5 @@
 import { decide } from '../../domain/cluster/ha/decide.js';
+import { BACKED_OFF_JOBS, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
 import { NO_COMMANDS, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
@@ -89,8 +90,8 @@ export class TickPipeline {
       const types = d.actions.map((a) => a.type);
       if (types.some((t) => !ROUTINE.has(t))) logger.info(d.message, { actions: types });
       else logger.debug(d.message, { actions: types });
-      this.last = d;
       this.reportWaiting(d);
+      this.last = d;
       snapshot.decided(d.publish);
       snapshot.publish();
       // Before the actions: a leader's renewal wakes the replicas, which must then see its current member record.
@@ -118,7 +119,8 @@ export class TickPipeline {
       if (required !== null) logger.warn(`out of service: ${required}`);
       else if (before?.reinitializeRequired) logger.info('the data directory no longer needs to be rebuilt by an operator');
     }
-    const waiting = d.publish.waitingFor ?? null;
+    // A backed-off retry was logged when the job failed.
+    const waiting = d.publish.backoff ? null : (d.publish.waitingFor ?? null);
     if (waiting !== null && waiting !== (before?.waitingFor ?? null)) logger.info(`waiting for ${waiting}`);
   }
 
@@ -200,10 +202,32 @@ export class TickPipeline {
     const long = d.actions.slice(split);
     const mayWrite = long.some((a) => a.type === 'promote' || a.type === 'restart' || (a.type === 'start' && a.upstream === null && !a.standby));
     jobs.start(name, d.actions[split]!.type, mayWrite, async (step) => {
-      const o = await this.runner.runRange(d, split, d.actions.length, ctx, (a) => step(a.type));
-      if (!o.completed) this.ports.logger.warn(`${name} did not complete`, { error: describe(o.error) });
+      const o = await this.runner.runRange(d, split, d.actions.length, ctx, (a) => step(a.type), false);
+      this.jobEnded(name, o.completed ? null : `${d.actions[o.stoppedAt ?? split]!.type}: ${describe(o.error)}`);
       return o.completed;
     });
+  }
+
+  /**
+   * Remembers a job's failures in a row (decide() backs off repeated ones) and logs one line
+   * per attempt: why it failed and when the next attempt comes.
+   */
+  private jobEnded(name: string, error: string | null): void {
+    const { memory, cluster } = this.parts;
+    const { logger, clock } = this.ports;
+    const prev = memory.memory.jobFailures;
+    const same = prev !== null && prev.job === name;
+    if (error === null) {
+      if (same) {
+        logger.info(`${name} succeeded after ${prev.count} failed attempt${prev.count > 1 ? 's' : ''}`);
+        memory.remember({ jobFailures: null });
+      }
+      return;
+    }
+    const count = same ? prev.count + 1 : 1;
+    memory.remember({ jobFailures: { job: name, count, lastAt: clock.now(), error: error.split('\n')[0]!.slice(0, 500) } });
+    const next = BACKED_OFF_JOBS.has(name) ? `; next attempt in ${Math.round(retryDelayMs(count, cluster.current.config.loop_wait * 1000) / 1000)} s` : '';
+    logger.warn(`${name} failed (attempt ${count})${next}: ${error}`);
   }
 
   private async publishMember(): Promise<void> {

@@ -7,6 +7,7 @@ import { holdingLockAsReplica, leaderTick } from './leader.js';
 import { leaderRace } from './leader-race.js';
 import { commandsWhileBusy, configureActions, withCommands } from './maintenance.js';
 import { takeLeadership } from './promotion.js';
+import { withBackoff } from './retry-backoff.js';
 import { clusterTimeline, tickContext, type TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
 
@@ -81,6 +82,12 @@ function withConfigure(ctx: TickContext, d: Decision): Decision {
  */
 export function decide(input: TickInput): Decision {
   const ctx = tickContext(input);
+  return withBackoff(ctx, decideNow(ctx));
+}
+
+/** decide() before repeated failures are backed off. */
+function decideNow(ctx: TickContext): Decision {
+  const input = ctx.input;
   if (input.job) return duringJob(ctx, input.job.name, input.job.step);
   if (!input.dcsReachable) return withoutDcs(ctx);
   const c = ctx.cluster;

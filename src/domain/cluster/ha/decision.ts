@@ -5,6 +5,7 @@ import type { DynamicConfig, ParameterValue, RawConfig } from '../config/config.
 import type { LocalFacts } from '../model/facts.js';
 import type { NodeSettings } from '../model/node.js';
 import type { NodeStatus } from '../model/status.js';
+import type { JobFailures } from './retry-backoff.js';
 
 /** A server to replicate from: a member's name and its conn_url (mirrors the Database port's Upstream). */
 export interface UpstreamRef {
@@ -106,6 +107,8 @@ export interface LoopMemory {
   readonly positionConfirmed: PositionConfirmation | null;
   /** The last timeline this data ran as a primary on (kept across a demotion): such a node's WAL may go past the new leader's branch point. */
   readonly primaryOnTimeline: number | null;
+  /** The background job that failed last, while it keeps failing (repeated failures back off, see withBackoff); null after it succeeds. */
+  readonly jobFailures: JobFailures | null;
 }
 
 /** Memory of a freshly started agent. */
@@ -125,6 +128,7 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   checkpointAfterPromote: null,
   positionConfirmed: null,
   primaryOnTimeline: null,
+  jobFailures: null,
 });
 
 /** Local settings decide() needs besides NodeSettings. */
@@ -266,6 +270,8 @@ export interface PublishHints {
   readonly reinitializeRequired?: string;
   /** What this node waits for before it can serve (no leader to clone from, another member bootstrapping...). */
   readonly waitingFor?: string;
+  /** A job that failed repeatedly is held back until `retryAt` (epoch ms); its failures were logged as they happened. */
+  readonly backoff?: { readonly job: string; readonly retryAt: number };
 }
 
 /** The outcome of one tick. */

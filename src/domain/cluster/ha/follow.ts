@@ -215,7 +215,7 @@ export function formerPrimaryBehind(ctx: TickContext): string | null {
 }
 
 /** Starts as a replica of `upstream`, counting a failure (repeated ones escalate, see recoverStopped). */
-function startAsReplica(ctx: TickContext, upstream: UpstreamRef): Decision {
+function startAsReplica(ctx: TickContext, upstream: UpstreamRef, advice = ''): Decision {
   const failures = ctx.input.memory.startFailures;
   const actions: Action[] = [
     ...configureBeforeStart(ctx),
@@ -224,19 +224,27 @@ function startAsReplica(ctx: TickContext, upstream: UpstreamRef): Decision {
   const at = actions.length - 1;
   const tl = ctx.facts.timeline === null ? '' : ` from timeline ${ctx.facts.timeline}`;
   const note = failures > 0 ? ` (${failures} failed start${failures > 1 ? 's' : ''} so far)` : '';
-  return decision(`starting as a replica of ${upstream.name}${tl}${note}`, actions, {
+  return decision(`starting as a replica of ${upstream.name}${tl}${note}${advice}`, actions, {
     job: 'start',
     rollback: { fromIndex: at, untilIndex: at + 1, actions: [{ type: 'remember', patch: { startFailures: failures + 1 } }] },
   });
 }
 
-/** A replica that failed to start START_FAILURES_BEFORE_REPAIR times: rewind once, then reinitialize. */
+/**
+ * A replica that failed to start START_FAILURES_BEFORE_REPAIR times: a rewind once (when
+ * pg_rewind may run), then a reinitialize where db.remove_data_directory_on_rewind_failure
+ * allows it. Otherwise it keeps trying to start, backing off (the cause may lie outside the
+ * data directory: a taken port, a full disk), and tells the operator what would rebuild it.
+ */
 function repairAfterFailedStarts(ctx: TickContext, upstream: UpstreamRef): Decision {
   const failures = ctx.input.memory.startFailures;
   const why = `the server failed to start as a replica ${failures} times`;
   // Counted first: a rewind that does not cure it leads to a reinitialize next time.
   const count: Action = { type: 'remember', patch: { startFailures: failures + 1 } };
-  return rewindOrReinitialize(ctx, upstream, why, { reinitialize: failures > START_FAILURES_BEFORE_REPAIR, before: [count], cause: 'rewind_failed' });
+  const rewindPossible = ctx.config.db.use_pg_rewind && ctx.input.memory.rewindFailedOnTimeline !== ctx.facts.timeline;
+  if (failures === START_FAILURES_BEFORE_REPAIR && rewindPossible) return rewindOrReinitialize(ctx, upstream, why, { before: [count], cause: 'rewind_failed' });
+  if (ctx.config.db.remove_data_directory_on_rewind_failure) return rewindOrReinitialize(ctx, upstream, why, { reinitialize: true, before: [count], cause: 'rewind_failed' });
+  return startAsReplica(ctx, upstream, `; if its data directory is damaged, run wardenctl reinit ${ctx.me} (or set db.remove_data_directory_on_rewind_failure to let the agent rebuild it)`);
 }
 
 /**

@@ -1,37 +1,9 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
 import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
-import { assertPostgresBinaries, freePort, makeBaseDir, pidAlive, stopPostmasterOf } from '../../../support/postgres-server.js';
-
-const BIN = fileURLToPath(new URL('../../../../bin/warden.js', import.meta.url));
-
-interface Started {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly dataDir: string;
-  readonly lines: string[];
-  readonly exited: Promise<number | null>;
-}
-
-async function until(what: string, fn: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await fn().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-function postmasterPid(dataDir: string): number {
-  const file = join(dataDir, 'postmaster.pid');
-  return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : 0;
-}
+import { assertPostgresBinaries, pidAlive } from '../../../support/postgres-server.js';
+import { postmasterPid, spawnAgent, until, writeNodeConfig, type AgentProcess } from './agent-binary.js';
 
 describe('agent: the warden binary and its signals', function () {
   this.timeout(180_000);
@@ -47,47 +19,10 @@ describe('agent: the warden binary and its signals', function () {
     await etcd?.cleanup();
   });
 
-  async function startBinary(scope: string): Promise<Started> {
-    const baseDir = await makeBaseDir();
-    const dataDir = join(baseDir, 'data');
-    const [pgPort, apiPort] = [await freePort(), await freePort()];
-    const configPath = join(baseDir, 'node.yml');
-    await writeFile(
-      configPath,
-      `scope: ${scope}
-name: node1
-restapi: {listen: 127.0.0.1:${apiPort}}
-etcd3: {hosts: [${etcd.host}]}
-bootstrap:
-  dcs: {ttl: 20, loop_wait: 2, retry_timeout: 5}
-  initdb: [{encoding: UTF8}, {locale: C}, no-sync]
-db:
-  listen: 127.0.0.1:${pgPort}
-  data_dir: ${dataDir}
-  authentication: {superuser: {username: postgres}, replication: {username: replicator}}
-  parameters: {unix_socket_directories: ${baseDir}, shared_buffers: 16MB, max_connections: 30, fsync: false}
-watchdog: {mode: off}
-`,
-    );
-    const child = spawn(process.execPath, [BIN, '-c', configPath], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WARDEN_LOG_LEVEL: 'info' } });
-    const lines: string[] = [];
-    let buf = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const parts = buf.split('\n');
-      buf = parts.pop()!;
-      lines.push(...parts);
-    });
-    child.stderr!.on('data', (d: Buffer) => lines.push(`stderr: ${d.toString()}`));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    cleanups.push(async () => {
-      if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
-      await stopPostmasterOf(dataDir);
-      await rm(baseDir, { recursive: true, force: true });
-    });
-    const url = `http://127.0.0.1:${apiPort}`;
-    await until('the agent to lead', async () => (await fetch(`${url}/primary`)).status === 200, 120_000);
-    return { child, url, dataDir, lines, exited };
+  async function startBinary(scope: string): Promise<AgentProcess> {
+    const a = spawnAgent(await writeNodeConfig(etcd, scope), cleanups);
+    await until('the agent to lead', async () => (await fetch(`${a.apiUrl}/primary`)).status === 200, 120_000);
+    return a;
   }
 
   it('writes JSON logs; SIGTERM stops PostgreSQL cleanly, releases the leader key and exits 0', async () => {

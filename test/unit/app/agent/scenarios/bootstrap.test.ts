@@ -19,3 +19,21 @@ describe('HA scenarios: bootstrap', () => {
     for (const n of sim.nodes.values()) expect(n.db.systemIdentifier).to.equal(leader.db.systemIdentifier);
   });
 });
+
+describe('HA scenarios: a node that waits says for what, once per change', () => {
+  let sim: SimCluster;
+  afterEach(() => sim?.shutdown());
+
+  it('nofailover on an empty cluster: /node and the log say it waits for another member to bootstrap; once one does, it clones it', async () => {
+    sim = new SimCluster({ names: ['node1', 'node2'], verboseLogs: true, nodes: { node1: { tags: { nofailover: true } } } });
+    sim.node('node1').startAgent();
+    await sim.advance(60_000);
+    const n1 = sim.node('node1');
+    expect(n1.loop.snapshot().status.waiting_for).to.equal('another member to bootstrap the cluster: this one is tagged nofailover and never creates it');
+    const said = n1.logger.lines.filter((l) => l.level !== 'debug' && l.msg.startsWith('waiting for another member to bootstrap'));
+    expect(said).to.have.length(1);
+    sim.node('node2').startAgent();
+    await sim.until(() => n1.db.isStreaming, 120_000, 'node1 streaming from node2');
+    expect(n1.loop.snapshot().status).to.not.have.property('waiting_for');
+  });
+});

@@ -116,10 +116,14 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const third = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering() }));
     expect(third.job).to.equal('rewind');
     expect(third.actions[0]).to.deep.equal({ type: 'remember', patch: { startFailures: 4 } });
-    // A rewind that did not cure it: the data directory is rebuilt only with the opt-in; otherwise the operator is asked.
+    // A rewind that did not cure it: the data directory is rebuilt only with the opt-in; otherwise it keeps trying to start
+    // (backing off: the cause may be a taken port or a full disk) and names the command that would rebuild it.
     const kept = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 4 }), peers: answering() }));
-    expect(types(kept)).to.deep.equal([]);
-    expect(kept.publish.reinitializeRequired).to.match(/failed to start as a replica 4 times.*run wardenctl reinit node2 \(or set db.remove_data_directory_on_rewind_failure/);
+    expect(types(kept)).to.deep.equal(['start']);
+    expect(kept.message).to.match(/\(4 failed starts so far\); if its data directory is damaged, run wardenctl reinit node2 \(or set db.remove_data_directory_on_rewind_failure/);
+    // Without pg_rewind there is no rewind to try first.
+    const noRewindNoOptIn = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering(), raw: { db: { use_pg_rewind: false } } }));
+    expect(types(noRewindNoOptIn)).to.deep.equal(['start']);
     const optIn = { db: { remove_data_directory_on_rewind_failure: true } };
     const fourth = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 4 }), peers: answering(), raw: optIn }));
     expect(fourth.job).to.equal('reinitialize');

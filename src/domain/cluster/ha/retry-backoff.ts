@@ -1,0 +1,60 @@
+import { decision, type Action, type Decision } from './decision.js';
+import type { TickContext } from './tick-context.js';
+
+/** A background job that failed, and how many times in a row. */
+export interface JobFailures {
+  /** The job's name (`bootstrap`, `create replica`, `start`, ...). */
+  readonly job: string;
+  /** Consecutive failures of this job (at least 1). */
+  readonly count: number;
+  /** epoch ms of the last failure */
+  readonly lastAt: number;
+  /** Why it failed last (one line). */
+  readonly error: string;
+}
+
+/**
+ * Jobs the loop would start again on its own after a failure: repeated, they back off.
+ * Promote, demote and stop are left out (delaying them costs availability or safety), and so
+ * are the operator's commands (restart, a requested reinitialize): the operator asked now.
+ */
+export const BACKED_OFF_JOBS: ReadonlySet<string> = new Set(['bootstrap', 'create replica', 'start', 'rewind', 'reinitialize', 'follow', 'checkpoint']);
+
+/** Longest pause between two attempts. */
+export const MAX_RETRY_DELAY_MS = 300_000;
+
+/**
+ * How long to wait after the `count`-th failure in a row before the next attempt: the first
+ * retry comes at the normal pace (one loop_wait), then the wait doubles up to five minutes.
+ */
+export function retryDelayMs(count: number, loopWaitMs: number): number {
+  const base = Math.max(1000, loopWaitMs);
+  return Math.min(MAX_RETRY_DELAY_MS, base * 2 ** Math.max(0, Math.min(count - 1, 20)));
+}
+
+/** Actions that keep a node's standing while it waits (a leader keeps its key), and nothing else. */
+const KEPT_WHILE_WAITING = new Set<Action['type']>(['refreshLeader', 'kickWatchdog', 'writeStatus']);
+
+/**
+ * Holds back a job that has failed repeatedly until its retry delay has passed: the decision
+ * keeps only what maintains the node's standing, says when the next attempt comes and why
+ * the last one failed, and asks to be woken then. A decision that answers an operator's
+ * command is never held.
+ */
+export function withBackoff(ctx: TickContext, d: Decision): Decision {
+  const failures = ctx.input.memory.jobFailures;
+  if (failures === null || d.job === null || d.job !== failures.job || !BACKED_OFF_JOBS.has(d.job)) return d;
+  if (d.actions.some((a) => a.type === 'resolveCommand')) return d;
+  const retryAt = failures.lastAt + retryDelayMs(failures.count, ctx.loopWaitMs);
+  if (ctx.now >= retryAt) return d;
+  const inSeconds = Math.ceil((retryAt - ctx.now) / 1000);
+  const times = failures.count === 1 ? 'once' : `${failures.count} times in a row`;
+  return decision(
+    `${d.message}: waiting ${inSeconds} s before the next attempt (${failures.job} failed ${times}; last error: ${failures.error})`,
+    d.actions.filter((a) => KEPT_WHILE_WAITING.has(a.type)),
+    {
+      wakeAt: retryAt,
+      publish: { ...d.publish, waitingFor: `the next attempt to ${failures.job} (failed ${times}: ${failures.error})`, backoff: { job: failures.job, retryAt } },
+    },
+  );
+}

@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
+import { EMPTY_MEMORY, NO_COMMANDS } from '../../../../../src/domain/cluster/ha/decision.js';
+import { MAX_RETRY_DELAY_MS, retryDelayMs } from '../../../../../src/domain/cluster/ha/retry-backoff.js';
+import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
+import { cluster, input, member, NOW, types } from './fixtures.js';
+
+describe('decide(): a job that keeps failing backs off', () => {
+  it('retries at the normal pace once, then doubles the wait, capped at five minutes', () => {
+    expect([1, 2, 3, 4, 5].map((n) => retryDelayMs(n, 2000))).to.deep.equal([2000, 4000, 8000, 16_000, 32_000]);
+    expect(retryDelayMs(1, 0)).to.equal(1000);
+    expect(retryDelayMs(30, 10_000)).to.equal(MAX_RETRY_DELAY_MS);
+    expect(retryDelayMs(10_000, 10_000)).to.equal(MAX_RETRY_DELAY_MS);
+  });
+
+  /** A node with an empty data directory and an empty cluster: it bootstraps. */
+  const empty = (failures: { count: number; lastAt: number } | null, extra = {}) =>
+    input({
+      cluster: { ...cluster(null), initialize: null, members: [] },
+      facts: stoppedFacts('stopped', false),
+      memory: { ...EMPTY_MEMORY, jobFailures: failures && { job: 'bootstrap', error: 'initdb: exited with code 1', ...failures } },
+      ...extra,
+    });
+
+  it('a bootstrap that failed three times waits its delay, keeps the initialize key free, says why, then tries again', () => {
+    expect(decide(empty(null)).job).to.equal('bootstrap');
+    // loop_wait 10 s: after the third failure the next attempt comes 40 s later.
+    const held = decide(empty({ count: 3, lastAt: NOW - 5000 }));
+    expect(held.job).to.equal(null);
+    expect(types(held)).to.deep.equal([]);
+    expect(held.wakeAt).to.equal(NOW + 35_000);
+    expect(held.message).to.match(/waiting 35 s before the next attempt \(bootstrap failed 3 times in a row; last error: initdb: exited with code 1\)$/);
+    expect(held.publish.waitingFor).to.equal('the next attempt to bootstrap (failed 3 times in a row: initdb: exited with code 1)');
+    expect(held.publish.backoff).to.deep.equal({ job: 'bootstrap', retryAt: NOW + 35_000 });
+    expect(decide(empty({ count: 3, lastAt: NOW - 40_000 })).job).to.equal('bootstrap');
+  });
+
+  it('only the job that failed is held back, and never an operator command', () => {
+    const otherJob = input({ facts: stoppedFacts('stopped', true), memory: { ...EMPTY_MEMORY, appliedParameters: '{}', jobFailures: { job: 'bootstrap', count: 5, lastAt: NOW, error: 'x' } } });
+    expect(decide(otherJob).job).to.equal('start');
+    // A replica whose start keeps failing: held back; a restart the operator asks for is not.
+    const c = cluster('node1', { members: [member('node1', { role: 'primary' }), member('node2'), member('node3')] });
+    const failing = { ...EMPTY_MEMORY, appliedParameters: '{}', jobFailures: { job: 'start', count: 4, lastAt: NOW - 1000, error: 'pg_ctl: could not start server' } };
+    const held = decide(input({ cluster: c, facts: stoppedFacts('start_failed', true), memory: failing }));
+    expect(types(held)).to.deep.equal([]);
+    expect(held.message).to.match(/waiting 79 s before the next attempt/);
+    const asked = decide(input({ cluster: c, facts: stoppedFacts('start_failed', true), memory: failing, commands: { ...NO_COMMANDS, restart: { id: 7, conditions: {} } } }));
+    expect(asked.actions.some((a) => a.type === 'resolveCommand') || asked.job !== null).to.equal(true);
+  });
+
+  it('a leader whose crashed primary does not start keeps refreshing its key while it waits', () => {
+    const c = cluster('node2', { members: [member('node1'), member('node2', { role: 'primary' }), member('node3')] });
+    const memory = { ...EMPTY_MEMORY, appliedParameters: '{}', lastRole: 'primary' as const, primaryStartAt: NOW - 20_000, jobFailures: { job: 'start', count: 2, lastAt: NOW - 1000, error: 'x' } };
+    const d = decide(input({ cluster: c, facts: stoppedFacts('crashed', true), memory, lockDeadline: NOW + 20_000 }));
+    expect(types(d)).to.deep.equal(['refreshLeader']);
+  });
+});
