@@ -27,7 +27,7 @@ describe('agent: checks before it starts, and failures that repeat', function ()
   async function initializeKey(scope: string): Promise<string | undefined> {
     const kv = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', scope), retryTimeoutMs: 5000 });
     try {
-      return (await kv.readAll()).get(ClusterKey.initialize);
+      return (await kv.readAll()).get(ClusterKey.initialize)?.value;
     } finally {
       await kv.close();
     }
