@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EtcdServer } from '../../../support/etcd-server.js';
@@ -67,6 +67,7 @@ db:
   parameters: {unix_socket_directories: ${baseDir}, shared_buffers: 16MB, max_connections: 30, fsync: false}
 ${opts.db ?? ''}
 watchdog: {mode: off}
+fencer: {socket: ${join(baseDir, 'fencer.sock')}}
 `,
   );
   return { baseDir, dataDir, configPath, apiUrl: `http://127.0.0.1:${apiPort}` };
@@ -87,6 +88,15 @@ export function spawnAgent(files: NodeFiles, cleanups: (() => Promise<void>)[]):
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   cleanups.push(async () => {
     if (child.exitCode === null && child.signalCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+    // The fencer outlives a killed agent by design: stop it by the PID it wrote next to its socket.
+    const fencerPid = Number(await readFile(join(files.baseDir, 'fencer.sock.pid'), 'utf8').catch(() => '0'));
+    if (fencerPid > 0) {
+      try {
+        process.kill(fencerPid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
     await stopPostmasterOf(files.dataDir);
     await rm(files.baseDir, { recursive: true, force: true });
   });
