@@ -1,10 +1,21 @@
 import { stringify } from 'yaml';
 
-/** One node of a local cluster: member name and loopback ports. */
+/** One node of a local cluster: member name and ports (on loopback unless `host` says otherwise). */
 export interface NodeLayout {
   readonly name: string;
   readonly apiPort: number;
   readonly pgPort: number;
+  /** Address the node's API and PostgreSQL listen on; default 127.0.0.1. */
+  readonly host?: string;
+  /** Network namespace the node's agent runs in (`ip netns exec`); default none. */
+  readonly netns?: string;
+  /** Extra tags of the node. */
+  readonly tags?: Readonly<Record<string, unknown>>;
+}
+
+/** The address a node listens on. */
+export function nodeHost(node: NodeLayout): string {
+  return node.host ?? '127.0.0.1';
 }
 
 /** Where and how a local cluster (one etcd + N agents) runs. */
@@ -15,6 +26,12 @@ export interface ClusterLayout {
   readonly namespace: string;
   readonly etcdClientPort: number;
   readonly etcdPeerPort: number;
+  /** Address etcd listens on; default 127.0.0.1. */
+  readonly etcdHost?: string;
+  /** Network namespace etcd runs in; default none. */
+  readonly etcdNetns?: string;
+  /** Extra `db.parameters` of every node's local file. */
+  readonly dbParameters?: Readonly<Record<string, unknown>>;
   readonly nodes: readonly NodeLayout[];
   /** bootstrap.dcs of the generated node files. */
   readonly dcs: Readonly<Record<string, unknown>>;
@@ -60,8 +77,8 @@ export function fencerSocketPath(layout: ClusterLayout, name: string): string {
 
 /** The node's local YAML configuration. */
 export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?: Record<string, unknown> } = {}): string {
-  const api = `127.0.0.1:${node.apiPort}`;
-  const pg = `127.0.0.1:${node.pgPort}`;
+  const api = `${nodeHost(node)}:${node.apiPort}`;
+  const pg = `${nodeHost(node)}:${node.pgPort}`;
   return stringify({
     scope: layout.scope,
     namespace: layout.namespace,
@@ -71,7 +88,7 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
       connect_address: api,
       ...(layout.restAuth ? { authentication: layout.restAuth } : {}),
     },
-    etcd3: { hosts: [`127.0.0.1:${layout.etcdClientPort}`] },
+    etcd3: { hosts: [`${layout.etcdHost ?? '127.0.0.1'}:${layout.etcdClientPort}`] },
     bootstrap: { dcs: layout.dcs, initdb: [{ encoding: 'UTF8' }, 'data-checksums'] },
     db: {
       listen: pg,
@@ -82,9 +99,9 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
         superuser: { username: 'postgres', password: 'warden-demo-su' },
         replication: { username: 'replicator', password: 'warden-demo-rep' },
       },
-      parameters: {},
+      parameters: { ...(layout.dbParameters ?? {}) },
     },
-    tags: { nofailover: false, noloadbalance: false, ...(extra.tags ?? {}) },
+    tags: { nofailover: false, noloadbalance: false, ...(node.tags ?? {}), ...(extra.tags ?? {}) },
     watchdog: { mode: 'off' },
     // Inside the cluster's folder, so the runner finds the fencer's PID file and stops it too.
     fencer: { socket: fencerSocketPath(layout, node.name) },

@@ -2,7 +2,7 @@ import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fencerSocketPath, nodeConfigPath, nodeYaml, type ClusterLayout, type NodeLayout } from './cluster-layout.js';
+import { fencerSocketPath, nodeConfigPath, nodeHost, nodeYaml, type ClusterLayout, type NodeLayout } from './cluster-layout.js';
 import { isAlive, spawnDetached, stopPid, waitFor } from './processes.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -46,7 +46,12 @@ export class ClusterRunner {
   /** The agents' URLs by name. */
   apiUrl(name: string): string {
     const n = this.node(name);
-    return `http://127.0.0.1:${n.apiPort}`;
+    return `http://${nodeHost(n)}:${n.apiPort}`;
+  }
+
+  /** `cmd args`, run inside `netns` when one is given (`ip netns exec` keeps the PID). */
+  private static inNetns(netns: string | undefined, cmd: string, args: readonly string[]): [string, string[]] {
+    return netns ? ['ip', ['netns', 'exec', netns, cmd, ...args]] : [cmd, [...args]];
   }
 
   node(name: string): NodeLayout {
@@ -79,23 +84,23 @@ export class ClusterRunner {
     const s = this.readState();
     if (s.etcd !== undefined && isAlive(s.etcd)) return s.etcd;
     const { etcdClientPort: cp, etcdPeerPort: pp } = this.layout;
+    const host = this.layout.etcdHost ?? '127.0.0.1';
     const pid = spawnDetached(
-      'etcd',
-      [
+      ...ClusterRunner.inNetns(this.layout.etcdNetns, 'etcd', [
         '--name', 'warden-etcd',
         '--data-dir', join(this.layout.dir, 'etcd'),
-        '--listen-client-urls', `http://127.0.0.1:${cp}`,
-        '--advertise-client-urls', `http://127.0.0.1:${cp}`,
-        '--listen-peer-urls', `http://127.0.0.1:${pp}`,
-        '--initial-advertise-peer-urls', `http://127.0.0.1:${pp}`,
-        '--initial-cluster', `warden-etcd=http://127.0.0.1:${pp}`,
-      ],
+        '--listen-client-urls', `http://${host}:${cp}`,
+        '--advertise-client-urls', `http://${host}:${cp}`,
+        '--listen-peer-urls', `http://${host}:${pp}`,
+        '--initial-advertise-peer-urls', `http://${host}:${pp}`,
+        '--initial-cluster', `warden-etcd=http://${host}:${pp}`,
+      ]),
       join(this.layout.dir, 'logs', 'etcd.log'),
     );
     this.writeState({ ...s, etcd: pid });
     await waitFor('etcd to answer', 20_000, async () => {
       if (!isAlive(pid)) throw new Error(`etcd exited; see ${join(this.layout.dir, 'logs', 'etcd.log')}`);
-      const r = await fetch(`http://127.0.0.1:${cp}/health`, { signal: AbortSignal.timeout(1000) });
+      const r = await fetch(`http://${host}:${cp}/health`, { signal: AbortSignal.timeout(1000) });
       return r.ok ? true : undefined;
     });
     return pid;
@@ -114,7 +119,8 @@ export class ClusterRunner {
     const s = this.readState();
     const running = s.agents[name];
     if (running !== undefined && isAlive(running)) return running;
-    const pid = spawnDetached(process.execPath, [...AGENT_NODE_FLAGS, join(repoRoot, 'bin/warden.js'), '-c', nodeConfigPath(this.layout, name)], join(this.layout.dir, 'logs', `${name}.log`));
+    const argv = [...AGENT_NODE_FLAGS, join(repoRoot, 'bin/warden.js'), '-c', nodeConfigPath(this.layout, name)];
+    const pid = spawnDetached(...ClusterRunner.inNetns(this.node(name).netns, process.execPath, argv), join(this.layout.dir, 'logs', `${name}.log`));
     s.agents[name] = pid;
     this.writeState(s);
     return pid;
@@ -192,7 +198,7 @@ export class ClusterRunner {
   async clusterDocument(): Promise<{ members: ClusterMemberRow[]; [k: string]: unknown } | undefined> {
     for (const n of this.layout.nodes) {
       try {
-        const r = await fetch(`http://127.0.0.1:${n.apiPort}/cluster`, { signal: AbortSignal.timeout(2000) });
+        const r = await fetch(`${this.apiUrl(n.name)}/cluster`, { signal: AbortSignal.timeout(2000) });
         if (r.ok) return (await r.json()) as { members: ClusterMemberRow[] };
       } catch {
         /* try the next node */

@@ -12,7 +12,7 @@ import { PeerApi } from '../../ports/peer-api.js';
 import { Watchdog } from '../../ports/watchdog.js';
 import { Fencer } from '../../ports/fencer.js';
 import { DisabledFencer } from '../../adapters/fencer/disabled-fencer.js';
-import { leaderRef } from '../../domain/cluster/rules/position.js';
+import { leaderRef, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import { describe } from './action-runner.js';
 import { AgentMemory } from './agent-memory.js';
 import { ClusterObserver } from './cluster-observer.js';
@@ -59,6 +59,8 @@ export class HaLoop implements AgentControl {
   private fenceGuarded = false;
   /** A promotion (or start as primary) failed or timed out, and the server has not been down since: it may still complete. */
   private writeMayComplete = false;
+  /** The leader key's holder as the watch last reported it (undefined before the first event). */
+  private watchedLeader: string | null | undefined = undefined;
 
   constructor(
     @inject(ClusterStore) private readonly store: ClusterStore,
@@ -98,7 +100,7 @@ export class HaLoop implements AgentControl {
       failsafeAcceptedAt: () => this.failsafe.acceptedAt,
       watchdogUsable: () => this.memory.watchdogUsable,
       scheduledRestart: () => this.memory.memory.scheduledRestart,
-      positionConfirmed: () => this.memory.memory.positionConfirmed,
+      positionConfirmed: () => this.trustedPosition(),
       fencer: () => this.fencer.status(),
     });
     this.pipeline = new TickPipeline(
@@ -249,9 +251,29 @@ export class HaLoop implements AgentControl {
     this.fencer.unguard();
   }
 
+  /**
+   * This replica's proof that its WAL is a prefix of the leader's, as the health checks see
+   * it: void the moment the watch reports another holder of the leader key, before the next
+   * tick (which may wait on peers) reads the view. The new leader may lack WAL this node has.
+   */
+  private trustedPosition(): PositionConfirmation | null {
+    const confirmed = this.memory.memory.positionConfirmed;
+    const holder = this.watchedLeader;
+    return confirmed !== null && holder !== undefined && holder !== null && holder !== confirmed.leader ? null : confirmed;
+  }
+
   private onClusterChange(change: ClusterChange): void {
     if (WAKING_KINDS.has(change.kind)) return this.wake();
+    // A member (re)joining needs its replication slot on the leader before its server streams: the leader acts now, not a loop_wait later.
+    if (change.kind === 'member') {
+      if (this.lease.deadline !== null && !this.cluster.cluster.members.some((m) => m.name === change.name)) this.wake();
+      return;
+    }
     if (change.kind !== 'leader') return;
+    if (change.holder !== this.watchedLeader) {
+      this.watchedLeader = change.holder;
+      this.publisher.publish();
+    }
     // The leader's own renewal would otherwise wake it again and again.
     if (this.lease.deadline !== null) return;
     // Every renewal by the leader is an event too: only a new holder (or none) is worth a tick.

@@ -83,6 +83,8 @@ export class TickPipeline {
       if (inbox.takeReload() && (await settings.reload())) cluster.settingsChanged();
       await cluster.observe();
       await local.observe();
+      // What the health checks answer follows the view now, not after a decision that may wait on peers.
+      snapshot.publish();
       await this.checkWatchdog();
       const commands = inbox.pending();
       const d = await this.decide(this.input(commands));

@@ -1,0 +1,300 @@
+/**
+ * The chaos scenarios: each breaks the running cluster in one way while a writer inserts on
+ * every node every 20 ms, heals it, waits until the cluster is whole, and judges what was
+ * observed (checks.ts). They run one after another on the same cluster.
+ */
+import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
+import { waitFor } from '../../scripts/lib/processes.js';
+import { addresses, api, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
+import { firstAckElsewhere, lastAckOf, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
+import { cutHost, healHost, type LabHost } from './lab.js';
+import { HealthWatch, LeaderKeyWatch, NodeWriter } from './observers.js';
+
+/** Replication mode a scenario runs in. */
+export type ChaosMode = 'async' | 'sync';
+
+/** Everything a scenario needs. */
+export interface ChaosContext {
+  readonly runner: ClusterRunner;
+  readonly etcd: LabHost;
+  readonly nodes: readonly LabHost[];
+  readonly mode: ChaosMode;
+  readonly log: (line: string) => void;
+}
+
+/** When the fault began and when it was healed (null: nothing to heal). */
+interface FaultTimes {
+  readonly faultAt: number;
+  readonly healAt: number | null;
+}
+
+/** The figures and verdicts of one scenario. */
+export interface ScenarioResult {
+  readonly name: string;
+  readonly mode: ChaosMode;
+  /** ms from the fault to the first write acknowledged by another node (null: the primary did not change). */
+  readonly failoverMs: number | null;
+  /** ms two nodes acknowledged writes at the same time (must be 0). */
+  readonly overlapMs: number;
+  /** ms from the old primary's last acknowledged write to the moment the leader key left it (positive: it stopped first). */
+  readonly lastAckBeforeKeyMovedMs: number | null;
+  /** ms from the heal to the old primary streaming from the leader on its timeline. */
+  readonly healToStreamingMs: number | null;
+  /** Longest time without any acknowledged write on any node during the scenario. */
+  readonly writeGapMs: number;
+  readonly acked: number;
+  readonly lost: number;
+  /** Read-only health checks answered 200 by a node that may have held WAL the leader lacked (must be 0). */
+  readonly untrustworthyHealthy: number;
+  readonly converged: boolean;
+  /** What failed the scenario (empty: passed). */
+  readonly failures: readonly string[];
+  /** Scenario-specific figures, for the table. */
+  readonly notes: readonly string[];
+}
+
+/** A fault: breaks the cluster whose primary is `primary`, and heals it. */
+type Fault = (ctx: ChaosContext, primary: string, observed: Observation) => Promise<FaultOutcome>;
+
+/** What a fault reports: its times, figures of its own, and checks of its own that failed. */
+type FaultOutcome = FaultTimes & { readonly notes?: string[]; readonly failures?: string[] };
+
+/** The observers of one scenario. */
+interface Observation {
+  readonly writers: NodeWriter[];
+  readonly health: HealthWatch;
+  readonly leader: LeaderKeyWatch;
+  acks(): Ack[];
+}
+
+let scenarioCount = 0;
+
+/** Waits until a node other than `old` acknowledges a write after `since` (at most `timeoutMs`); its time or null. */
+async function newPrimaryWrites(obs: Observation, old: string, since: number, timeoutMs: number): Promise<number | null> {
+  try {
+    return await waitFor('a new primary to acknowledge a write', timeoutMs, async () => firstAckElsewhere(obs.acks(), old, since)?.at, 50);
+  } catch {
+    return null;
+  }
+}
+
+const hostOf = (ctx: ChaosContext, name: string) => ctx.nodes.find((h) => h.name === name)!;
+
+/** Runs one scenario end to end. */
+async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promise<ScenarioResult> {
+  const { runner } = ctx;
+  const nodes = addresses(runner);
+  const primary = await waitConverged(runner, 180_000);
+  const base = ++scenarioCount * 100_000_000 + (ctx.mode === 'sync' ? 50_000_000 : 0);
+  const writers = nodes.map((n, i) => new NodeWriter(n, base + i * 10_000_000));
+  const health = new HealthWatch(nodes);
+  const leader = new LeaderKeyWatch(`${ctx.etcd.ip}:${runner.layout.etcdClientPort}`, runner.layout.scope);
+  const obs: Observation = { writers, health, leader, acks: () => writers.flatMap((w) => w.acks) };
+  ctx.log(`${name} (${ctx.mode}): primary ${primary}`);
+  for (const o of [...writers, health, leader]) o.start();
+  const started = Date.now();
+  let times: FaultOutcome;
+  try {
+    await hold(3000);
+    times = await fault(ctx, primary, obs);
+    await waitConverged(runner, 180_000);
+    await hold(1000);
+  } finally {
+    for (const w of writers) await w.stop();
+  }
+  const finalPrimary = await waitConverged(runner, 120_000);
+  await health.stop();
+  await leader.stop();
+  const ended = Date.now();
+
+  const acks = obs.acks();
+  const firstElsewhere = firstAckElsewhere(acks, primary, times.faultAt);
+  const oldAcksBefore = firstElsewhere ? acks.filter((a) => a.at < firstElsewhere.at) : acks;
+  const lastOld = lastAckOf(oldAcksBefore, primary);
+  const keyMoved = leader.movedFrom(primary, times.faultAt);
+  const maxTl = Math.max(0, ...health.primaryTimelines.map((p) => p.timeline));
+  const streamingAt = times.healAt !== null && finalPrimary !== primary ? health.streamingSince(primary, maxTl, times.healAt) : null;
+  const present = await idsOn(nodes.find((n) => n.name === finalPrimary)!);
+  const lost = lostAcks(acks, present);
+  const untrusted = finalPrimary !== primary ? untrustworthyHealthy(health.answers, health.primaryTimelines, { node: primary, since: times.faultAt }) : untrustworthyHealthy(health.answers, health.primaryTimelines);
+  const digests = await rowDigests(runner);
+  const converged = new Set([...digests.values()].map((d) => d.digest)).size === 1;
+  const overlapMs = writableOverlapMs(acks);
+
+  const failures: string[] = [...(times.failures ?? [])];
+  if (overlapMs > 0) failures.push(`two nodes acknowledged writes at the same time for ${overlapMs} ms`);
+  if (untrusted.length > 0) failures.push(`${untrusted.length} read-only health checks passed on a node that may hold WAL the leader lacks (first: ${JSON.stringify(untrusted[0])})`);
+  if (!converged) failures.push(`the nodes hold different rows: ${JSON.stringify(Object.fromEntries(digests))}`);
+  if (ctx.mode === 'sync' && lost.length > 0) failures.push(`${lost.length} acknowledged writes are missing on the final leader ${finalPrimary} (synchronous mode)`);
+  const result: ScenarioResult = {
+    name,
+    mode: ctx.mode,
+    failoverMs: firstElsewhere && finalPrimary !== primary ? firstElsewhere.at - times.faultAt : null,
+    overlapMs,
+    lastAckBeforeKeyMovedMs: keyMoved !== null && lastOld !== null && firstElsewhere ? keyMoved - lastOld.at : null,
+    healToStreamingMs: streamingAt !== null && times.healAt !== null ? streamingAt - times.healAt : null,
+    writeGapMs: longestWriteGapMs(acks, started, ended),
+    acked: acks.length,
+    lost: lost.length,
+    untrustworthyHealthy: untrusted.length,
+    converged,
+    failures,
+    notes: times.notes ?? [],
+  };
+  ctx.log(`${name} (${ctx.mode}): ${failures.length ? `FAILED: ${failures.join('; ')}` : 'passed'}`);
+  return result;
+}
+
+// ------------------------------------------------------------------ the faults
+
+/** kill -9 of the primary's agent; its PostgreSQL and fencer stay. The agent is started again once another node writes. */
+const agentKilled: Fault = async (ctx, primary, obs) => {
+  const faultAt = Date.now();
+  signal(ctx.runner.agentPid(primary), 'SIGKILL');
+  await newPrimaryWrites(obs, primary, faultAt, 60_000);
+  await hold(2000);
+  const healAt = Date.now();
+  ctx.runner.startAgent(primary);
+  return { faultAt, healAt };
+};
+
+/** kill -9 of the primary's agent and postmaster together; the fencer stays. */
+const agentAndPostmasterKilled: Fault = async (ctx, primary, obs) => {
+  const faultAt = Date.now();
+  signal(ctx.runner.agentPid(primary), 'SIGKILL');
+  signal(ctx.runner.postmasterPid(primary), 'SIGKILL');
+  await newPrimaryWrites(obs, primary, faultAt, 60_000);
+  await hold(2000);
+  const healAt = Date.now();
+  ctx.runner.startAgent(primary);
+  return { faultAt, healAt };
+};
+
+/** SIGSTOP of the primary's agent for 40 s while its PostgreSQL runs on. */
+const agentFrozen: Fault = async (ctx, primary) => {
+  const pid = ctx.runner.agentPid(primary);
+  const faultAt = Date.now();
+  signal(pid, 'SIGSTOP');
+  try {
+    await hold(40_000);
+  } finally {
+    signal(pid, 'SIGCONT');
+  }
+  return { faultAt, healAt: Date.now() };
+};
+
+/** The primary loses etcd and the other nodes (clients still reach it) until another node writes, plus a few seconds. */
+const primaryPartitioned: Fault = async (ctx, primary, obs) => {
+  const host = hostOf(ctx, primary);
+  const faultAt = Date.now();
+  await cutHost(host, [ctx.etcd, ...ctx.nodes.filter((h) => h !== host)]);
+  try {
+    await newPrimaryWrites(obs, primary, faultAt, 60_000);
+    await hold(5000);
+  } finally {
+    await healHost(host);
+  }
+  return { faultAt, healAt: Date.now() };
+};
+
+/** The primary loses etcd only (it still reaches the other nodes). */
+const primaryCutFromEtcd: Fault = async (ctx, primary, obs) => {
+  const host = hostOf(ctx, primary);
+  const faultAt = Date.now();
+  await cutHost(host, [ctx.etcd]);
+  try {
+    await newPrimaryWrites(obs, primary, faultAt, 60_000);
+    await hold(5000);
+  } finally {
+    await healHost(host);
+  }
+  return { faultAt, healAt: Date.now() };
+};
+
+/** etcd stops for 30 s (more than ttl). Without failsafe the primary must stop writing within ttl. */
+const etcdStopped = (failsafe: boolean): Fault => async (ctx, primary, obs) => {
+  if (failsafe) {
+    await api(ctx.runner, primary, 'PATCH', '/config', { failsafe_mode: true });
+    // The leader publishes the failsafe members with its next loops.
+    await hold(6000);
+  }
+  const faultAt = Date.now();
+  await ctx.runner.stopEtcd();
+  try {
+    await hold(30_000);
+  } finally {
+    await ctx.runner.startEtcd();
+  }
+  const healAt = Date.now();
+  const ttlMs = Number(ctx.runner.layout.dcs['ttl']) * 1000;
+  const during = obs.acks().filter((a) => a.at >= faultAt && a.at < healAt);
+  const lastDuring = lastAckOf(during, primary);
+  const notes = failsafe
+    ? [`longest write gap during the outage ${longestWriteGapMs(during, faultAt, healAt)} ms`]
+    : [`primary's last write ${lastDuring ? lastDuring.at - faultAt : 0} ms into the outage (ttl ${ttlMs} ms)`];
+  const failures = !failsafe && lastDuring !== null && lastDuring.at - faultAt > ttlMs ? ['the primary acknowledged writes more than ttl into an etcd outage without failsafe'] : [];
+  if (failsafe) {
+    await waitConverged(ctx.runner, 120_000);
+    const p = await ctx.runner.waitHealthy(60_000);
+    await api(ctx.runner, p, 'PATCH', '/config', { failsafe_mode: null });
+  }
+  return { faultAt, healAt, notes, failures };
+};
+
+/** Five switchovers through the API, each to the next node. */
+const repeatedSwitchovers: Fault = async (ctx, primary) => {
+  const faultAt = Date.now();
+  const names = ctx.nodes.map((h) => h.name);
+  let current = primary;
+  const answered: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const candidate = names[(names.indexOf(current) + 1) % names.length]!;
+    await waitConverged(ctx.runner, 120_000);
+    const t0 = Date.now();
+    const r = await api(ctx.runner, current, 'POST', '/switchover', { leader: current, candidate });
+    if (r.status !== 200) throw new Error(`switchover ${current} -> ${candidate} answered ${r.status}: ${JSON.stringify(r.body)}`);
+    answered.push(Date.now() - t0);
+    current = candidate;
+  }
+  return { faultAt, healAt: null, notes: [`API answered in ${Math.min(...answered)}-${Math.max(...answered)} ms`] };
+};
+
+/** Every scenario by name, in the order the full suite runs them. */
+export const SCENARIOS: Readonly<Record<string, Fault>> = {
+  'agent killed': agentKilled,
+  'agent frozen': agentFrozen,
+  'primary partitioned': primaryPartitioned,
+  'agent and postmaster killed': agentAndPostmasterKilled,
+  'primary cut from etcd': primaryCutFromEtcd,
+  'etcd stopped, failsafe off': etcdStopped(false),
+  'etcd stopped, failsafe on': etcdStopped(true),
+  'repeated switchovers': repeatedSwitchovers,
+};
+
+/** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'repeated switchovers'];
+
+/** The short subset `npm test` runs. */
+export const QUICK_SCENARIOS = ['agent killed', 'agent frozen'];
+
+/** Runs `names` in `ctx.mode`. */
+export async function runScenarios(ctx: ChaosContext, names: readonly string[]): Promise<ScenarioResult[]> {
+  const out: ScenarioResult[] = [];
+  for (const name of names) {
+    const fault = SCENARIOS[name];
+    if (!fault) throw new Error(`no scenario ${name} (have: ${Object.keys(SCENARIOS).join(', ')})`);
+    out.push(await runScenario(ctx, name, fault));
+  }
+  return out;
+}
+
+/** Switches the cluster to synchronous mode (or back) and waits until it took effect. */
+export async function setSynchronous(ctx: ChaosContext, on: boolean): Promise<void> {
+  const primary = await waitConverged(ctx.runner, 120_000);
+  await api(ctx.runner, primary, 'PATCH', '/config', { synchronous_mode: on ? true : null });
+  await waitFor(`synchronous mode ${on ? 'on' : 'off'}`, 60_000, async () => {
+    const doc = (await api(ctx.runner, primary, 'GET', '/cluster')).body as { members: { role: string }[] };
+    const sync = doc.members.some((m) => m.role === 'sync_standby');
+    return sync === on ? true : undefined;
+  }, 500);
+}
