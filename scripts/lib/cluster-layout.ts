@@ -13,6 +13,18 @@ export interface NodeLayout {
   readonly tags?: Readonly<Record<string, unknown>>;
 }
 
+/** One member of the cluster's etcd. */
+export interface EtcdMemberLayout {
+  readonly name: string;
+  readonly host: string;
+  readonly netns?: string;
+}
+
+/** The etcd members of a layout (one unless etcdMembers lists several). */
+export function etcdMembers(layout: ClusterLayout): readonly EtcdMemberLayout[] {
+  return layout.etcdMembers ?? [{ name: 'warden-etcd', host: layout.etcdHost ?? '127.0.0.1', ...(layout.etcdNetns ? { netns: layout.etcdNetns } : {}) }];
+}
+
 /** The address a node listens on. */
 export function nodeHost(node: NodeLayout): string {
   return node.host ?? '127.0.0.1';
@@ -30,6 +42,8 @@ export interface ClusterLayout {
   readonly etcdHost?: string;
   /** Network namespace etcd runs in; default none. */
   readonly etcdNetns?: string;
+  /** The members of a multi-member etcd (each on its own address, same ports); default one member at etcdHost. */
+  readonly etcdMembers?: readonly EtcdMemberLayout[];
   /** Extra `db.parameters` of every node's local file. */
   readonly dbParameters?: Readonly<Record<string, unknown>>;
   readonly nodes: readonly NodeLayout[];
@@ -88,7 +102,7 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
       connect_address: api,
       ...(layout.restAuth ? { authentication: layout.restAuth } : {}),
     },
-    etcd3: { hosts: [`${layout.etcdHost ?? '127.0.0.1'}:${layout.etcdClientPort}`] },
+    etcd3: { hosts: etcdMembers(layout).map((m) => `${m.host}:${layout.etcdClientPort}`) },
     bootstrap: { dcs: layout.dcs, initdb: [{ encoding: 'UTF8' }, 'data-checksums'] },
     db: {
       listen: pg,

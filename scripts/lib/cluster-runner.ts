@@ -2,7 +2,7 @@ import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fencerSocketPath, nodeConfigPath, nodeHost, nodeYaml, type ClusterLayout, type NodeLayout } from './cluster-layout.js';
+import { etcdMembers, fencerSocketPath, nodeConfigPath, nodeHost, nodeYaml, type ClusterLayout, type EtcdMemberLayout, type NodeLayout } from './cluster-layout.js';
 import { isAlive, spawnDetached, stopPid, waitFor } from './processes.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -12,7 +12,8 @@ const AGENT_NODE_FLAGS = ['--max-semi-space-size=2', '--v8-pool-size=1'];
 
 /** PIDs of what the runner started, kept in `<dir>/state.json` so `down` stops exactly those. */
 interface RunnerState {
-  etcd?: number;
+  /** etcd members by name. */
+  etcd: Record<string, number>;
   agents: Record<string, number>;
 }
 
@@ -35,8 +36,9 @@ export class ClusterRunner {
   }
 
   private readState(): RunnerState {
-    if (!existsSync(this.statePath)) return { agents: {} };
-    return JSON.parse(readFileSync(this.statePath, 'utf8')) as RunnerState;
+    if (!existsSync(this.statePath)) return { etcd: {}, agents: {} };
+    const s = JSON.parse(readFileSync(this.statePath, 'utf8')) as Partial<RunnerState>;
+    return { etcd: typeof s.etcd === 'object' && s.etcd !== null ? s.etcd : {}, agents: s.agents ?? {} };
   }
 
   private writeState(s: RunnerState): void {
@@ -63,7 +65,7 @@ export class ClusterRunner {
   /** True when the state file names a live etcd or agent. */
   isRunning(): boolean {
     const s = this.readState();
-    return (s.etcd !== undefined && isAlive(s.etcd)) || Object.values(s.agents).some(isAlive);
+    return Object.values(s.etcd).some(isAlive) || Object.values(s.agents).some(isAlive);
   }
 
   /** Creates the folder tree (PostgreSQL's parts owned by the `postgres` user when we are root). */
@@ -79,39 +81,68 @@ export class ClusterRunner {
     }
   }
 
-  /** Starts etcd on the layout's loopback ports and waits until it answers. */
-  async startEtcd(): Promise<number> {
-    const s = this.readState();
-    if (s.etcd !== undefined && isAlive(s.etcd)) return s.etcd;
-    const { etcdClientPort: cp, etcdPeerPort: pp } = this.layout;
-    const host = this.layout.etcdHost ?? '127.0.0.1';
-    const pid = spawnDetached(
-      ...ClusterRunner.inNetns(this.layout.etcdNetns, 'etcd', [
-        '--name', 'warden-etcd',
-        '--data-dir', join(this.layout.dir, 'etcd'),
-        '--listen-client-urls', `http://${host}:${cp}`,
-        '--advertise-client-urls', `http://${host}:${cp}`,
-        '--listen-peer-urls', `http://${host}:${pp}`,
-        '--initial-advertise-peer-urls', `http://${host}:${pp}`,
-        '--initial-cluster', `warden-etcd=http://${host}:${pp}`,
-      ]),
-      join(this.layout.dir, 'logs', 'etcd.log'),
-    );
-    this.writeState({ ...s, etcd: pid });
-    await waitFor('etcd to answer', 20_000, async () => {
-      if (!isAlive(pid)) throw new Error(`etcd exited; see ${join(this.layout.dir, 'logs', 'etcd.log')}`);
-      const r = await fetch(`http://${host}:${cp}/health`, { signal: AbortSignal.timeout(1000) });
-      return r.ok ? true : undefined;
-    });
-    return pid;
+  /** Starts every etcd member that is not running and waits until each answers as healthy (a quorum with a leader). */
+  async startEtcd(): Promise<void> {
+    const members = etcdMembers(this.layout);
+    for (const m of members) this.launchEtcdMember(m, members);
+    await Promise.all(members.map((m) => this.waitEtcdMember(m)));
   }
 
-  /** Stops etcd (by PID) without touching the agents: an outage. */
-  async stopEtcd(): Promise<void> {
+  /** Starts one etcd member again (its data directory makes it rejoin); waits until it answers when the others form a quorum. */
+  async startEtcdMember(name: string, wait = true): Promise<void> {
+    const members = etcdMembers(this.layout);
+    const m = members.find((x) => x.name === name);
+    if (!m) throw new Error(`no etcd member ${name}`);
+    this.launchEtcdMember(m, members);
+    if (wait) await this.waitEtcdMember(m);
+  }
+
+  private launchEtcdMember(m: EtcdMemberLayout, all: readonly EtcdMemberLayout[]): void {
     const s = this.readState();
-    if (s.etcd !== undefined) await stopPid(s.etcd);
-    delete s.etcd;
+    const running = s.etcd[m.name];
+    if (running !== undefined && isAlive(running)) return;
+    const { etcdClientPort: cp, etcdPeerPort: pp } = this.layout;
+    const pid = spawnDetached(
+      ...ClusterRunner.inNetns(m.netns, 'etcd', [
+        '--name', m.name,
+        '--data-dir', join(this.layout.dir, all.length === 1 ? 'etcd' : `etcd-${m.name}`),
+        '--listen-client-urls', `http://${m.host}:${cp}`,
+        '--advertise-client-urls', `http://${m.host}:${cp}`,
+        '--listen-peer-urls', `http://${m.host}:${pp}`,
+        '--initial-advertise-peer-urls', `http://${m.host}:${pp}`,
+        '--initial-cluster', all.map((x) => `${x.name}=http://${x.host}:${pp}`).join(','),
+        '--initial-cluster-state', 'new',
+      ]),
+      join(this.layout.dir, 'logs', all.length === 1 ? 'etcd.log' : `etcd-${m.name}.log`),
+    );
+    s.etcd[m.name] = pid;
     this.writeState(s);
+  }
+
+  private async waitEtcdMember(m: EtcdMemberLayout): Promise<void> {
+    const pid = this.readState().etcd[m.name]!;
+    await waitFor(`etcd member ${m.name} to answer`, 30_000, async () => {
+      if (!isAlive(pid)) throw new Error(`etcd exited; see the etcd log under ${join(this.layout.dir, 'logs')}`);
+      const r = await fetch(`http://${m.host}:${this.layout.etcdClientPort}/health`, { signal: AbortSignal.timeout(1000) });
+      return r.ok ? true : undefined;
+    });
+  }
+
+  /** Stops every etcd member (by PID) without touching the agents: an outage. */
+  async stopEtcd(): Promise<void> {
+    // In parallel, then the state file settled once (concurrent read-modify-writes would keep stale PIDs).
+    await Promise.all(Object.values(this.readState().etcd).map((pid) => stopPid(pid)));
+    this.writeState({ ...this.readState(), etcd: {} });
+  }
+
+  /** Stops one etcd member (by PID). */
+  async stopEtcdMember(name: string): Promise<void> {
+    const s = this.readState();
+    const pid = s.etcd[name];
+    if (pid !== undefined) await stopPid(pid);
+    const now = this.readState();
+    delete now.etcd[name];
+    this.writeState(now);
   }
 
   /** Starts one node's agent (which starts its PostgreSQL). */

@@ -17,7 +17,8 @@ export const CHAOS_DCS = { ttl: 20, loop_wait: 2, retry_timeout: 5, maximum_lag_
 
 /** The lab's hosts as the runner in the client namespace gets them. */
 export interface LabHosts {
-  readonly etcd: LabHost;
+  /** The members of a three-member etcd. */
+  readonly etcd: readonly LabHost[];
   readonly nodes: readonly LabHost[];
 }
 
@@ -30,8 +31,7 @@ export function chaosRunner(hosts: LabHosts, dir = mkdtempSync(join(tmpdir(), 'w
     namespace: '/service',
     etcdClientPort: 2379,
     etcdPeerPort: 2380,
-    etcdHost: hosts.etcd.ip,
-    etcdNetns: hosts.etcd.netns,
+    etcdMembers: hosts.etcd.map((h) => ({ name: h.name, host: h.ip, netns: h.netns })),
     // Distinct PostgreSQL ports: the nodes share the file system, hence the Unix socket directory.
     nodes: hosts.nodes.map((h, i) => ({ name: h.name, apiPort: 8008, pgPort: 5433 + i, host: h.ip, netns: h.netns })),
     dcs: CHAOS_DCS,
@@ -118,6 +118,20 @@ export async function rowDigests(runner: ClusterRunner): Promise<Map<string, { c
 export async function idsOn(node: NodeAddress): Promise<Set<number>> {
   const r = await sql(node, 'SELECT id FROM chaos_writes');
   return new Set(r.rows.map((x: { id: string }) => Number(x.id)));
+}
+
+/** The etcd member that is the raft leader now (asked through etcd's JSON gateway), or null when none answers as one. */
+export async function etcdLeaderMember(runner: ClusterRunner, members: readonly LabHost[]): Promise<LabHost | null> {
+  for (const m of members) {
+    try {
+      const r = await fetch(`http://${m.ip}:${runner.layout.etcdClientPort}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) });
+      const s = (await r.json()) as { header?: { member_id?: string }; leader?: string };
+      if (s.leader !== undefined && s.leader === s.header?.member_id) return m;
+    } catch {
+      // not this one
+    }
+  }
+  return null;
 }
 
 /** Waits `ms`, in steps, so an interrupt is seen. */

@@ -87,7 +87,7 @@ export class NodeWriter {
 /** Polls `/replica` of every node every `everyMs`, keeping each answer and the timelines primaries showed. */
 export class HealthWatch {
   readonly answers: HealthAnswer[] = [];
-  readonly primaryTimelines: { at: number; timeline: number }[] = [];
+  readonly primaryTimelines: { at: number; timeline: number; node: string }[] = [];
   private running = false;
   private loop: Promise<void> | null = null;
 
@@ -108,7 +108,7 @@ export class HealthWatch {
       const doc = (await r.json()) as { role?: string; timeline?: number; replication_state?: string };
       const at = Date.now();
       if (doc.role === 'primary' && typeof doc.timeline === 'number' && !this.primaryTimelines.some((p) => p.timeline >= doc.timeline!)) {
-        this.primaryTimelines.push({ at, timeline: doc.timeline });
+        this.primaryTimelines.push({ at, timeline: doc.timeline, node: node.name });
       }
       this.answers.push({ node: node.name, sentAt, at, status: r.status, timeline: doc.timeline ?? null, replicationState: doc.replication_state ?? null });
     } catch {
@@ -143,8 +143,8 @@ export class LeaderKeyWatch {
   private loop: Promise<void> | null = null;
   private readonly kv: Etcd3KeyValue;
 
-  constructor(etcdHost: string, scope: string, private readonly everyMs = 100) {
-    this.kv = new Etcd3KeyValue({ hosts: [etcdHost], prefix: clusterPrefix('/service', scope), retryTimeoutMs: 3000 });
+  constructor(etcdHosts: readonly string[], scope: string, private readonly everyMs = 100) {
+    this.kv = new Etcd3KeyValue({ hosts: [...etcdHosts], prefix: clusterPrefix('/service', scope), retryTimeoutMs: 3000 });
   }
 
   start(): void {

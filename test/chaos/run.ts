@@ -99,8 +99,9 @@ async function outer(): Promise<number> {
     process.stdout.write(`chaos suite skipped: ${why}\n`);
     return 0;
   }
-  const lab = await Lab.create(['etcd', 'node1', 'node2', 'node3']);
-  const runner = chaosRunner({ etcd: lab.host('etcd'), nodes: lab.hosts.filter((h) => h.name !== 'etcd') });
+  const lab = await Lab.create(['etcd1', 'etcd2', 'etcd3', 'node1', 'node2', 'node3']);
+  const hosts: LabHosts = { etcd: lab.hosts.filter((h) => h.name.startsWith('etcd')), nodes: lab.hosts.filter((h) => h.name.startsWith('node')) };
+  const runner = chaosRunner(hosts);
   const dir = runner.layout.dir;
   let keep = flag('--keep');
   const cleanup = () => {
@@ -108,7 +109,6 @@ async function outer(): Promise<number> {
     if (!keep) rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', cleanup);
-  const hosts: LabHosts = { etcd: lab.host('etcd'), nodes: lab.hosts.filter((h) => h.name !== 'etcd') };
   const child = spawn('ip', ['netns', 'exec', lab.client.netns, process.execPath, '--import', 'tsx', SELF, '--inner', '--hosts', JSON.stringify(hosts), '--dir', dir, ...args], { stdio: 'inherit' });
   // Ctrl-C reaches both processes; the inner one stops the cluster, then this one removes the lab.
   const onSignal = () => setTimeout(() => child.kill('SIGKILL'), 60_000).unref();

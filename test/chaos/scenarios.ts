@@ -5,7 +5,7 @@
  */
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { waitFor } from '../../scripts/lib/processes.js';
-import { addresses, api, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
+import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
 import { cutHost, healHost, type LabHost } from './lab.js';
 import { HealthWatch, LeaderKeyWatch, NodeWriter } from './observers.js';
@@ -16,7 +16,8 @@ export type ChaosMode = 'async' | 'sync';
 /** Everything a scenario needs. */
 export interface ChaosContext {
   readonly runner: ClusterRunner;
-  readonly etcd: LabHost;
+  /** The etcd members. */
+  readonly etcd: readonly LabHost[];
   readonly nodes: readonly LabHost[];
   readonly mode: ChaosMode;
   readonly log: (line: string) => void;
@@ -88,7 +89,7 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
   const base = ++scenarioCount * 100_000_000 + (ctx.mode === 'sync' ? 50_000_000 : 0);
   const writers = nodes.map((n, i) => new NodeWriter(n, base + i * 10_000_000));
   const health = new HealthWatch(nodes);
-  const leader = new LeaderKeyWatch(`${ctx.etcd.ip}:${runner.layout.etcdClientPort}`, runner.layout.scope);
+  const leader = new LeaderKeyWatch(ctx.etcd.map((h) => `${h.ip}:${runner.layout.etcdClientPort}`), runner.layout.scope);
   const obs: Observation = { writers, health, leader, acks: () => writers.flatMap((w) => w.acks) };
   ctx.log(`${name} (${ctx.mode}): primary ${primary}`);
   for (const o of [...writers, health, leader]) o.start();
@@ -123,7 +124,11 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
 
   const failures: string[] = [...(times.failures ?? [])];
   if (overlapMs > 0) failures.push(`two nodes acknowledged writes at the same time for ${overlapMs} ms`);
-  if (untrusted.length > 0) failures.push(`${untrusted.length} read-only health checks passed on a node that may hold WAL the leader lacks (first: ${JSON.stringify(untrusted[0])})`);
+  if (untrusted.length > 0) {
+    const first = untrusted[0]!;
+    const seen = health.primaryTimelines.filter((p) => p.at < first.sentAt);
+    failures.push(`${untrusted.length} read-only health checks passed on a node that may hold WAL the leader lacks (first: ${JSON.stringify(first)}; primaries seen before: ${JSON.stringify(seen)})`);
+  }
   if (!converged) failures.push(`the nodes hold different rows: ${JSON.stringify(Object.fromEntries(digests))}`);
   if (ctx.mode === 'sync' && lost.length > 0) failures.push(`${lost.length} acknowledged writes are missing on the final leader ${finalPrimary} (synchronous mode)`);
   const result: ScenarioResult = {
@@ -187,7 +192,7 @@ const agentFrozen: Fault = async (ctx, primary) => {
 const primaryPartitioned: Fault = async (ctx, primary, obs) => {
   const host = hostOf(ctx, primary);
   const faultAt = Date.now();
-  await cutHost(host, [ctx.etcd, ...ctx.nodes.filter((h) => h !== host)]);
+  await cutHost(host, [...ctx.etcd, ...ctx.nodes.filter((h) => h !== host)]);
   try {
     await newPrimaryWrites(obs, primary, faultAt, 60_000);
     await hold(5000);
@@ -201,7 +206,7 @@ const primaryPartitioned: Fault = async (ctx, primary, obs) => {
 const primaryCutFromEtcd: Fault = async (ctx, primary, obs) => {
   const host = hostOf(ctx, primary);
   const faultAt = Date.now();
-  await cutHost(host, [ctx.etcd]);
+  await cutHost(host, ctx.etcd);
   try {
     await newPrimaryWrites(obs, primary, faultAt, 60_000);
     await hold(5000);
@@ -211,34 +216,58 @@ const primaryCutFromEtcd: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt: Date.now() };
 };
 
-/** etcd stops for 30 s (more than ttl). Without failsafe the primary must stop writing within ttl. */
-const etcdStopped = (failsafe: boolean): Fault => async (ctx, primary, obs) => {
+/**
+ * etcd loses its quorum for 30 s (more than ttl): every member stopped, or two of three.
+ * Without failsafe the primary must stop writing within ttl; with it, it keeps writing.
+ */
+const etcdQuorumLost = (stopped: 'all' | 'two', failsafe: boolean): Fault => async (ctx, primary, obs) => {
   if (failsafe) {
     await api(ctx.runner, primary, 'PATCH', '/config', { failsafe_mode: true });
     // The leader publishes the failsafe members with its next loops.
     await hold(6000);
   }
+  const victims = stopped === 'all' ? ctx.etcd : ctx.etcd.slice(0, 2);
   const faultAt = Date.now();
-  await ctx.runner.stopEtcd();
+  for (const m of victims) await ctx.runner.stopEtcdMember(m.name);
   try {
     await hold(30_000);
   } finally {
+    for (const m of victims) await ctx.runner.startEtcdMember(m.name, false);
     await ctx.runner.startEtcd();
   }
   const healAt = Date.now();
   const ttlMs = Number(ctx.runner.layout.dcs['ttl']) * 1000;
   const during = obs.acks().filter((a) => a.at >= faultAt && a.at < healAt);
   const lastDuring = lastAckOf(during, primary);
-  const notes = failsafe
-    ? [`longest write gap during the outage ${longestWriteGapMs(during, faultAt, healAt)} ms`]
-    : [`primary's last write ${lastDuring ? lastDuring.at - faultAt : 0} ms into the outage (ttl ${ttlMs} ms)`];
-  const failures = !failsafe && lastDuring !== null && lastDuring.at - faultAt > ttlMs ? ['the primary acknowledged writes more than ttl into an etcd outage without failsafe'] : [];
+  const wroteFor = lastDuring ? lastDuring.at - faultAt : 0;
+  const gap = longestWriteGapMs(during, faultAt, healAt);
+  const failures: string[] = [];
+  if (!failsafe && wroteFor > ttlMs) failures.push(`the primary acknowledged writes ${wroteFor} ms into an etcd outage without failsafe (ttl ${ttlMs} ms)`);
+  if (failsafe && gap > 1000) failures.push(`with failsafe the writes stopped for ${gap} ms during the etcd outage`);
+  const notes = failsafe ? [`longest write gap during the outage ${gap} ms`] : [`primary's last write ${wroteFor} ms into the outage (ttl ${ttlMs} ms)`];
   if (failsafe) {
-    await waitConverged(ctx.runner, 120_000);
-    const p = await ctx.runner.waitHealthy(60_000);
+    const p = await waitConverged(ctx.runner, 120_000);
     await api(ctx.runner, p, 'PATCH', '/config', { failsafe_mode: null });
   }
   return { faultAt, healAt, notes, failures };
+};
+
+/** The etcd member that leads the raft stops for 30 s: no failover, no write gap over a second. */
+const oneEtcdMemberStopped: Fault = async (ctx, primary, obs) => {
+  const victim = (await etcdLeaderMember(ctx.runner, ctx.etcd)) ?? ctx.etcd[0]!;
+  const faultAt = Date.now();
+  await ctx.runner.stopEtcdMember(victim.name);
+  try {
+    await hold(30_000);
+  } finally {
+    await ctx.runner.startEtcdMember(victim.name);
+  }
+  const healAt = Date.now();
+  const gap = longestWriteGapMs(obs.acks(), faultAt, healAt);
+  const failures: string[] = [];
+  if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null || obs.leader.movedFrom(primary, faultAt) !== null) failures.push('the leader changed while one etcd member of three was down');
+  if (gap > 1000) failures.push(`the writes stopped for ${gap} ms while one etcd member of three was down`);
+  return { faultAt, healAt, notes: [`stopped the raft leader ${victim.name}; longest write gap ${gap} ms`], failures };
 };
 
 /** Five switchovers through the API, each to the next node. */
@@ -266,8 +295,11 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'primary partitioned': primaryPartitioned,
   'agent and postmaster killed': agentAndPostmasterKilled,
   'primary cut from etcd': primaryCutFromEtcd,
-  'etcd stopped, failsafe off': etcdStopped(false),
-  'etcd stopped, failsafe on': etcdStopped(true),
+  'one etcd member stopped': oneEtcdMemberStopped,
+  'two etcd members stopped, failsafe off': etcdQuorumLost('two', false),
+  'two etcd members stopped, failsafe on': etcdQuorumLost('two', true),
+  'etcd stopped, failsafe off': etcdQuorumLost('all', false),
+  'etcd stopped, failsafe on': etcdQuorumLost('all', true),
   'repeated switchovers': repeatedSwitchovers,
 };
 
@@ -275,7 +307,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'repeated switchovers'];
 
 /** The short subset `npm test` runs. */
-export const QUICK_SCENARIOS = ['agent killed', 'agent frozen'];
+export const QUICK_SCENARIOS = ['agent killed', 'agent frozen', 'one etcd member stopped'];
 
 /** Runs `names` in `ctx.mode`. */
 export async function runScenarios(ctx: ChaosContext, names: readonly string[]): Promise<ScenarioResult[]> {

@@ -1,6 +1,7 @@
 /**
  * Deep runs of the randomized HA simulation.
- *   npx tsx test/sim/run.ts --runs 100000 [--seed 1] [--keep-going] [--profile quick|deep]
+ *   npx tsx test/sim/run.ts --runs 100000 [--seed 1 | --random] [--keep-going] [--profile quick|deep]
+ *     (--random: from a random first seed, printed, so every deep run explores new schedules)
  *   npx tsx test/sim/run.ts --replay 12345 [--profile quick] [--verbose] [--model v1]
  *     (one seed, with its event trace; --verbose adds every node's decision at every tick)
  * Exit code 1 when an invariant broke; every failing seed is printed for replay.
@@ -43,7 +44,8 @@ async function main(): Promise<number> {
     return r.ok ? 0 : 1;
   }
   const runs = Number(arg('runs') ?? 2000);
-  const first = Number(arg('seed') ?? 1);
+  const first = process.argv.includes('--random') ? 1_000_000 + Math.floor(Math.random() * 2_000_000_000) : Number(arg('seed') ?? 1);
+  console.log(`seeds ${first}..${first + runs - 1} (${profile} profile)`);
   const keepGoing = process.argv.includes('--keep-going');
   const started = Date.now();
   const failed: number[] = [];

@@ -12,17 +12,6 @@ const TRANSITIONAL = new Set(['starting', 'restarting', 'stopping', 'creating_re
 export const START_FAILURES_BEFORE_REPAIR = 3;
 
 /**
- * How long a replica that is not streaming, and whose position looks past the leader's
- * branch point, gets to reach streaming before it is rewound. PostgreSQL follows a
- * timeline switch by itself (recovery_target_timeline = latest) but its WAL receiver
- * retries only every wal_retrieve_retry_interval (5 s): a replica in the middle of that is
- * not diverged, and rewinding it would be a needless outage.
- */
-export function divergenceGraceMs(ctx: TickContext): number {
-  return Math.max(15_000, 2 * ctx.loopWaitMs);
-}
-
-/**
  * How long a replica may fail to stream from a leader that answers as a running primary,
  * with no sign of divergence, before it is reinitialized: the WAL it needs is gone from
  * the leader (a leader cloned or promoted after it fell behind; no archive to fetch it
@@ -132,13 +121,13 @@ export function rewindOrReinitialize(
 }
 
 /**
- * A running replica with another node as leader. A former primary whose WAL goes past the
- * leader's branch point is rewound at once (it cannot stream). Otherwise it is pointed at the
- * leader when it follows someone else. A replica that does not stream although its position is past the point
- * where the leader's timeline branched off its own has diverged: it is rewound (or
- * reinitialized) once it has had divergenceGraceMs to reach streaming on its own. One that
- * has not diverged but still cannot stream for stuckReplicaMs from a leader that answers
- * is reinitialized.
+ * A running replica with another node as leader. One whose WAL goes past the point where
+ * the leader's timeline branched off its own has diverged: it can never stream from the
+ * leader (PostgreSQL follows a timeline switch only from before the switch point, and a
+ * "streaming" it shows then is a WAL receiver that connects and is refused), so it is
+ * rewound (or reinitialized) as soon as the leader can be the source. Otherwise it is
+ * pointed at the leader when it follows someone else. One that has not diverged but still
+ * cannot stream for stuckReplicaMs from a leader that answers needs an operator.
  */
 export function replicaTick(ctx: TickContext): Decision {
   const upstream = leaderUpstream(ctx);
@@ -147,28 +136,25 @@ export function replicaTick(ctx: TickContext): Decision {
   // The leader's member key lags a promotion by up to a tick; the history key is written right after it.
   const leaderTl = clusterTimeline(ctx);
   const diverged = tl !== null && leaderTl !== null && ctx.myWal !== null && hasDiverged(tl, ctx.myWal, leaderTl, ctx.cluster.history?.lines ?? []) === true;
-  // A former primary of the timeline it went past the branch point of cannot stream: waiting for it to would only serve reads the leader lacks.
-  if (diverged && !ctx.paused && ctx.input.memory.primaryOnTimeline === tl) {
-    return rewindOrReinitialize(ctx, upstream, `this node was the primary of timeline ${tl} and its WAL goes past where leader ${upstream.name} (timeline ${leaderTl}) branched off`);
+  const mine = `I am ${ctx.me}, a replica following ${upstream.name}${ctx.paused ? '; PAUSE' : ''}`;
+  if (diverged) {
+    if (ctx.paused) return decision(`no action: ${mine}; timeline ${tl} diverged from the leader's (timeline ${leaderTl})`);
+    const formerPrimary = ctx.input.memory.primaryOnTimeline === tl;
+    const why = formerPrimary
+      ? `this node was the primary of timeline ${tl} and its WAL goes past where leader ${upstream.name} (timeline ${leaderTl}) branched off`
+      : `timeline ${tl} diverged from leader ${upstream.name} (timeline ${leaderTl}): its WAL goes past the branch point`;
+    return rewindOrReinitialize(ctx, upstream, why);
   }
   if (ctx.facts.upstreamConnUrl !== upstream.connUrl) {
-    // The grace before a rewind starts afresh: the loop times "not streaming" per configured upstream.
+    // The stuck timer starts afresh: the loop times "not streaming" per configured upstream.
     return decision(`following the new leader ${upstream.name}`, [{ type: 'follow', upstream, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
   }
-  const mine = `I am ${ctx.me}, a replica following ${upstream.name}${ctx.paused ? '; PAUSE' : ''}`;
   // Streaming proves the WAL agrees with the upstream's.
   if (ctx.facts.replicationState === 'streaming') return decision(`no action: ${mine}`);
   if (ctx.paused) return decision(`no action: ${mine} (not streaming)`);
   const since = ctx.input.memory.notStreamingSince;
   const from = since !== null && since.upstream === upstream.connUrl ? since.since : ctx.now;
   const waited = `not streaming for ${Math.round((ctx.now - from) / 1000)} s`;
-  if (diverged) {
-    const until = from + divergenceGraceMs(ctx);
-    if (ctx.now < until) {
-      return decision(`no action: ${mine}; ${waited} and its position is past the branch point of timeline ${tl}: rewinding if it does not stream within ${Math.round(divergenceGraceMs(ctx) / 1000)} s`, [], { wakeAt: until });
-    }
-    return rewindOrReinitialize(ctx, upstream, `timeline ${tl} diverged from leader ${upstream.name} (timeline ${leaderTl})`);
-  }
   const until = from + stuckReplicaMs(ctx);
   if (ctx.now < until) return decision(`no action: ${mine} (${waited})`, [], { wakeAt: until });
   return rewindOrReinitialize(ctx, upstream, `${waited} from leader ${upstream.name}`, { reinitialize: true, cause: 'stuck' });

@@ -56,11 +56,13 @@ export function confirmPosition(prev: PositionConfirmation | null, facts: LocalF
  * from the leader on the leader's timeline.
  */
 export function unconfirmedPosition(facts: LocalFacts, confirmed: PositionConfirmation | null, leader: LeaderRef | null, holdsLock: boolean): string | null {
-  if (!facts.running || facts.inRecovery !== true || holdsLock || confirmed !== null) return null;
-  if (leader === null) return 'no leader to confirm its WAL position against yet';
-  if (leader.timeline !== null && facts.timeline !== null && facts.timeline !== leader.timeline) {
+  if (!facts.running || facts.inRecovery !== true || holdsLock) return null;
+  // A proof holds on the leader's timeline only: one taken against a stale view of it (the leader's key before its promotion showed) proves nothing now.
+  if (leader !== null && leader.timeline !== null && facts.timeline !== null && facts.timeline !== leader.timeline) {
     return `on timeline ${facts.timeline} while the leader ${leader.name} is on timeline ${leader.timeline}: it may hold WAL the leader lacks`;
   }
+  if (confirmed !== null) return null;
+  if (leader === null) return 'no leader to confirm its WAL position against yet';
   if (leader.connUrl === null || facts.upstreamConnUrl !== leader.connUrl) return `not yet following the leader ${leader.name}: its WAL position is unconfirmed`;
   return `has not streamed from the leader ${leader.name} yet: its WAL position is unconfirmed`;
 }

@@ -32,4 +32,17 @@ describe('HA randomized simulation', function () {
     if (process.env['WARDEN_SIM_REPORT']) console.log(`      ${RUNS} schedules in ${secs.toFixed(1)} s (${(RUNS / secs).toFixed(0)}/s)`);
     expect(failing, failing.join('\n\n')).to.deep.equal([]);
   });
+
+  // Fresh seeds every run: the fixed ones above only ever find what they found once.
+  const FRESH = Number(process.env['WARDEN_SIM_FRESH_RUNS'] ?? 150);
+  const firstFresh = 1_000_000 + Math.floor(Math.random() * 2_000_000_000);
+  it(`${FRESH} schedules on fresh random seeds (from ${firstFresh}) keep every invariant`, async () => {
+    const failing: string[] = [];
+    for (let seed = firstFresh; seed < firstFresh + FRESH; seed++) {
+      const r = await runSchedule(seed, { profile: 'deep' });
+      if (!r.ok) failing.push(`seed ${seed} (replay: npx tsx test/sim/run.ts --replay ${seed})\n${r.violation}`);
+      if (failing.length >= 3) break;
+    }
+    expect(failing, failing.join('\n\n')).to.deep.equal([]);
+  });
 });

@@ -20,17 +20,20 @@ const answering = (leader = 'node1', timeline = 2) =>
   new Map(['node1', 'node3'].map((n) => [n, n === leader ? peerStatus('primary', 9000, { timeline }) : null] as const));
 
 describe('decide(): a replica rejoining after a switchover or failover', () => {
-  it('a replica not streaming for a moment after a switchover is not rewound: it gets the grace period to stream on its own', () => {
-    const fresh = decide(input({ cluster: onTimeline2(), facts: pastBranch }));
-    expect(types(fresh)).to.deep.equal([]);
-    expect(fresh.wakeAt).to.equal(NOW + 20_000);
-    const fewSeconds = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 8000, upstream: NODE1, position: null } }) }));
-    expect(types(fewSeconds)).to.deep.equal([]);
-    // Time spent not streaming from another upstream does not count.
-    const other = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres', position: null } }) }));
-    expect(types(other)).to.deep.equal([]);
-    const long = decide(input({ cluster: onTimeline2(), facts: pastBranch, memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: NODE1, position: null } }), peers: answering() }));
-    expect(types(long)).to.deep.equal(['stop', 'rewind', 'start']);
+  it('a replica whose WAL goes past the branch point is rewound at once, even while it shows streaming (a WAL receiver the leader refuses)', () => {
+    // The leader must answer first: its member key outlives a dead one.
+    expect(decide(input({ cluster: onTimeline2(), facts: pastBranch })).need).to.equal('peers');
+    expect(types(decide(input({ cluster: onTimeline2(), facts: pastBranch, peers: answering() })))).to.deep.equal(['stop', 'rewind', 'start']);
+    const flickering = replicaFacts(5000, 'node1', { replicationState: 'streaming' });
+    const d = decide(input({ cluster: onTimeline2(), facts: flickering, peers: answering() }));
+    expect(types(d)).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(d.message).to.match(/^timeline 1 diverged from leader node1 \(timeline 2\): its WAL goes past the branch point: rewinding from node1$/);
+    // Up to the branch point it has not diverged: it follows the timeline switch by itself.
+    expect(types(decide(input({ cluster: onTimeline2(), facts: replicaFacts(4000, 'node1', { replicationState: null }), peers: answering() })))).to.deep.equal([]);
+    // Paused: it says so and touches nothing.
+    const paused = decide(input({ cluster: onTimeline2(), facts: pastBranch, peers: answering(), raw: { pause: true } }));
+    expect(types(paused)).to.deep.equal([]);
+    expect(paused.message).to.match(/diverged/);
   });
 
   it('a replica that cannot stream from a leader that answers (the WAL it needs is gone there) keeps its data and asks for a reinitialize after a while', () => {
@@ -59,13 +62,13 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const d = decide(input({ cluster: onTimeline2(), facts: oldPrimary, memory: m, peers: answering() }));
     expect(types(d)).to.deep.equal(['stop', 'rewind', 'start']);
     expect(d.message).to.match(/was the primary of timeline 1/);
-    // A replica that never led timeline 1 keeps the grace (its timeline may just be reported late).
-    expect(types(decide(input({ cluster: onTimeline2(), facts: oldPrimary, memory: memory(), peers: answering() })))).to.deep.equal(['follow']);
   });
 
-  it('a replica pointed at the old primary follows the new leader first, without a divergence verdict', () => {
-    const d = decide(input({ cluster: onTimeline2(), facts: replicaFacts(5000, 'node3', { replicationState: null }), memory: memory({ notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node3:5432/postgres', position: null } }) }));
-    expect(types(d)).to.deep.equal(['follow']);
+  it('a replica pointed at the old primary follows the new leader first, unless it has diverged', () => {
+    const atBranch = decide(input({ cluster: onTimeline2(), facts: replicaFacts(4000, 'node3', { replicationState: null }) }));
+    expect(types(atBranch)).to.deep.equal(['follow']);
+    const past = decide(input({ cluster: onTimeline2(), facts: replicaFacts(5000, 'node3', { replicationState: null }), peers: answering() }));
+    expect(types(past)).to.deep.equal(['stop', 'rewind', 'start']);
   });
 
   it('a rewind waits until the leader is a running primary on the new timeline whose checkpoint after the promotion is done', () => {

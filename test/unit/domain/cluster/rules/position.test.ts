@@ -35,6 +35,13 @@ describe('domain/cluster/rules/position: a replica confirms its WAL position aga
     expect(unconfirmedPosition(streaming, { leader: 'node0', timeline: 2 }, LEADER, false)).to.equal(null);
   });
 
+  it('a proof taken while the view showed the leader on an older timeline stops holding once its new timeline is known', () => {
+    // Confirmed against node0 while its key still showed timeline 1 (before its promotion was published).
+    const stale = confirmPosition(null, replicaFacts({ timeline: 1 }), { ...LEADER, timeline: 1 });
+    expect(stale).to.deep.equal({ leader: 'node0', timeline: 1 });
+    expect(unconfirmedPosition(replicaFacts({ timeline: 1 }), stale, LEADER, false)).to.match(/on timeline 1 while the leader node0 is on timeline 2/);
+  });
+
   it('leaderRef: the leader member, and the timeline from it or from the history', () => {
     expect(leaderRef(EMPTY_CLUSTER)).to.equal(null);
     const c = clusterView({ leader: 'node0' });
