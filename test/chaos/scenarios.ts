@@ -270,15 +270,21 @@ const oneEtcdMemberStopped: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt, notes: [`stopped the raft leader ${victim.name}; longest write gap ${gap} ms`], failures };
 };
 
-/** Five switchovers through the API, each to the next node. */
+/** Five switchovers through the API, each to the next node (in synchronous mode, to the synchronous standby). */
 const repeatedSwitchovers: Fault = async (ctx, primary) => {
   const faultAt = Date.now();
   const names = ctx.nodes.map((h) => h.name);
   let current = primary;
   const answered: number[] = [];
   for (let i = 0; i < 5; i++) {
-    const candidate = names[(names.indexOf(current) + 1) % names.length]!;
     await waitConverged(ctx.runner, 120_000);
+    let candidate = names[(names.indexOf(current) + 1) % names.length]!;
+    if (ctx.mode === 'sync') {
+      candidate = await waitFor('a synchronous standby', 30_000, async () => {
+        const doc = (await api(ctx.runner, current, 'GET', '/cluster')).body as { members: { name: string; role: string }[] };
+        return doc.members.find((m) => m.role === 'sync_standby')?.name;
+      }, 200);
+    }
     const t0 = Date.now();
     const r = await api(ctx.runner, current, 'POST', '/switchover', { leader: current, candidate });
     if (r.status !== 200) throw new Error(`switchover ${current} -> ${candidate} answered ${r.status}: ${JSON.stringify(r.body)}`);
