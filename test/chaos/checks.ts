@@ -92,23 +92,29 @@ export function lastAckOf(acks: readonly Ack[], node: string): Ack | null {
   return last;
 }
 
+/** A timeline seen on a primary: when (the answer's arrival), which, and on which node. */
+export interface PrimaryTimeline {
+  readonly at: number;
+  readonly timeline: number;
+  readonly node: string;
+}
+
 /**
  * Health answers that let a node take reads while it may hold WAL the leader lacks: a 200
- * from a node on a timeline below one a primary had already shown (`primaryTimelines`: when
- * each timeline was first seen on a primary, at the arrival of that answer). Only answers
- * sent after that arrival count: one that crossed the promotion on the way proves nothing.
- * The former primary (`former`, from `since` on) must not answer 200 before it streams at all.
+ * from a node on a timeline below one that another node than its own timeline's primary had
+ * already shown as primary (`primaryTimelines`, at the arrival of that answer). A primary
+ * that re-promoted itself (a new timeline on the same node, after an etcd outage) leaves
+ * its replicas' WAL a prefix of its own. Only answers sent after that arrival count: one
+ * that crossed the promotion on the way proves nothing. The former primary (`former`, from
+ * `since` on) must not answer 200 before it streams at all.
  */
-export function untrustworthyHealthy(
-  answers: readonly HealthAnswer[],
-  primaryTimelines: readonly { readonly at: number; readonly timeline: number }[],
-  former?: { readonly node: string; readonly since: number },
-): HealthAnswer[] {
+export function untrustworthyHealthy(answers: readonly HealthAnswer[], primaryTimelines: readonly PrimaryTimeline[], former?: { readonly node: string; readonly since: number }): HealthAnswer[] {
+  const streamedAt = former ? answers.find((a) => a.node === former.node && a.sentAt >= former.since && a.replicationState === 'streaming')?.sentAt ?? Infinity : Infinity;
   return answers.filter((a) => {
     if (a.status !== 200) return false;
-    if (former && a.node === former.node && a.sentAt >= former.since && a.replicationState !== 'streaming') return true;
-    const known = primaryTimelines.filter((p) => p.at < a.sentAt).map((p) => p.timeline);
-    return known.length > 0 && (a.timeline ?? 0) < Math.max(...known);
+    if (former && a.node === former.node && a.sentAt >= former.since && a.sentAt < streamedAt) return true;
+    const own = primaryTimelines.find((p) => p.timeline === a.timeline)?.node ?? null;
+    return primaryTimelines.some((p) => p.at < a.sentAt && p.timeline > (a.timeline ?? 0) && p.node !== own);
   });
 }
 

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { Etcd3KeyValue } from '../../src/adapters/cluster-store/etcd3-key-value.js';
 import { clusterPrefix, ClusterKey } from '../../src/adapters/cluster-store/keys.js';
-import type { Ack, HealthAnswer } from './checks.js';
+import type { Ack, HealthAnswer, PrimaryTimeline } from './checks.js';
 
 /** Where a node's PostgreSQL and API are. */
 export interface NodeAddress {
@@ -87,7 +87,7 @@ export class NodeWriter {
 /** Polls `/replica` of every node every `everyMs`, keeping each answer and the timelines primaries showed. */
 export class HealthWatch {
   readonly answers: HealthAnswer[] = [];
-  readonly primaryTimelines: { at: number; timeline: number; node: string }[] = [];
+  readonly primaryTimelines: PrimaryTimeline[] = [];
   private running = false;
   private loop: Promise<void> | null = null;
 

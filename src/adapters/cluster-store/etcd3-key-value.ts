@@ -19,7 +19,7 @@ const WATCH_CANCEL_WAIT_MS = 500;
 
 /**
  * The `KeyValueStore` port over etcd v3 (`etcd3` package): one lease per agent, transactions for
- * atomic create and compare-and-set, one serializable range read of the cluster prefix,
+ * atomic create and compare-and-set, one linearizable range read of the cluster prefix,
  * and a prefix watch. Every call settles within `retryTimeoutMs` with a result or a
  * `DcsUnavailableError`.
  */
@@ -46,7 +46,8 @@ export class Etcd3KeyValue implements KeyValueStore {
 
   readAll(): Promise<DcsSnapshot> {
     return this.bounded('readAll', async () => {
-      const res = await this.ns.getAll().all().serializable(true).exec();
+      // Linearizable: a member cut off from the quorum must not serve an old view as current.
+      const res = await this.ns.getAll().all().exec();
       const out = new Map<string, DcsEntry>();
       for (const kv of res.kvs) {
         out.set(kv.key.toString(), Object.freeze({ value: kv.value.toString(), revision: String(kv.mod_revision) }));

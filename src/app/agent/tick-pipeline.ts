@@ -154,6 +154,7 @@ export class TickPipeline {
       dcsReachable: view.reachable,
       facts: local.facts,
       lockDeadline: lease.deadline,
+      lockRenewalFailing: lease.renewalFailing,
       peers: null,
       failsafeConfirmed: null,
       failsafeConfirmedOther: this.parts.failsafeConfirmed(),

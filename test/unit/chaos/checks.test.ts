@@ -32,7 +32,7 @@ describe('chaos checks: what the suite concludes from its observations', () => {
   });
 
   it('a health 200 from a node behind a timeline a primary already showed is untrustworthy; one sent before that is not', () => {
-    const primaries = [{ at: 1000, timeline: 2 }];
+    const primaries = [{ at: 500, timeline: 1, node: 'a' }, { at: 1000, timeline: 2, node: 'c' }];
     const answer = (node: string, sentAt: number, timeline: number, replicationState: string | null = 'streaming', status = 200): HealthAnswer => ({ node, sentAt, at: sentAt + 5, status, timeline, replicationState });
     expect(untrustworthyHealthy([answer('b', 990, 1, null)], primaries)).to.deep.equal([]);
     expect(untrustworthyHealthy([answer('b', 1001, 1, null)], primaries)).to.have.length(1);
@@ -41,5 +41,10 @@ describe('chaos checks: what the suite concludes from its observations', () => {
     // The former primary must stream before it answers 200, whatever its timeline.
     expect(untrustworthyHealthy([answer('a', 1500, 2, null)], primaries, { node: 'a', since: 800 })).to.have.length(1);
     expect(untrustworthyHealthy([answer('a', 1500, 2)], primaries, { node: 'a', since: 800 })).to.deep.equal([]);
+    // Once it streamed, the former primary is a replica like the others.
+    expect(untrustworthyHealthy([answer('a', 1500, 2), answer('a', 1700, 2, 'in archive recovery')], primaries, { node: 'a', since: 800 })).to.deep.equal([]);
+    // A primary that re-promoted itself onto a new timeline: its replica on the old one holds a prefix of its WAL.
+    const same = [{ at: 500, timeline: 1, node: 'a' }, { at: 1000, timeline: 2, node: 'a' }];
+    expect(untrustworthyHealthy([answer('b', 1001, 1)], same)).to.deep.equal([]);
   });
 });

@@ -162,6 +162,8 @@ export interface TickInput {
   readonly facts: LocalFacts;
   /** Our own leader-lock deadline (start of the last successful acquire/refresh + ttl); null when not held. */
   readonly lockDeadline: number | null;
+  /** The last renewal of our leader lock failed with an error (not a lost key): for the leader, the DCS is as good as gone. */
+  readonly lockRenewalFailing?: boolean;
   /** Other members' /node documents (null = unreachable), gathered on request; null when not gathered this tick. */
   readonly peers: ReadonlyMap<string, NodeStatus | null> | null;
   /** Result of the failsafe round (every failsafe member accepted our POST /failsafe), gathered on request. */

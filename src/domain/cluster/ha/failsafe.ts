@@ -4,7 +4,7 @@ import { configureBeforeStart } from './maintenance.js';
 import { leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /**
- * The DCS read failed this tick. A primary may not keep writing without a lock it can
+ * The DCS read failed this tick, or the leader could not renew its lock. A primary may not keep writing without a lock it can
  * refresh: it demotes at once, unless paused (nothing automatic happens in pause) or
  * failsafe mode applies: it was the leader, the failsafe key lists the members, and every
  * one of them accepted our POST /failsafe this round (the loop runs the round on
@@ -18,9 +18,12 @@ export function withoutDcs(ctx: TickContext): Decision {
       if (ctx.input.failsafeConfirmed === null) return needs('failsafe', 'DCS is not accessible: asking the failsafe members to confirm this primary');
       if (ctx.input.failsafeConfirmed) {
         const kick = ctx.input.watchdog.active ? [{ type: 'kickWatchdog' as const, required: ctx.input.node.watchdogMode === 'required' }] : [];
+        // Reads work but the renewal failed: try it again, after the extension it cannot undo.
+        const retry = ctx.input.dcsReachable ? [{ type: 'refreshLeader' as const }] : [];
         return decision('DCS is not accessible: continuing as primary because failsafe mode is enabled and every member confirmed', [
           { type: 'extendLockByFailsafe' },
           ...kick,
+          ...retry,
         ], { publish: { failsafeActive: true } });
       }
       return demoteImmediate(ctx, 'DCS is not accessible and not every failsafe member confirmed this primary');

@@ -81,6 +81,19 @@ describe('decide(): DCS unreachable', () => {
     expect(decide({ ...base, failsafeConfirmed: false }).job).to.equal('demote');
   });
 
+  it('a leader whose lock renewal fails while reads still work steps down now (not at its deadline), or stays by failsafe and keeps retrying the renewal', () => {
+    const failing = leaderInput({ lockRenewalFailing: true });
+    const d = decide(failing);
+    expect(d.job).to.equal('demote');
+    expect(d.message).to.match(/DCS is not accessible/);
+    const fsCluster = cluster('node1', { failsafe: { node1: 'http://node1:8008', node2: 'http://node2:8008', node3: 'http://node3:8008' } });
+    const fs = leaderInput({ lockRenewalFailing: true, raw: { failsafe_mode: true }, cluster: fsCluster });
+    expect(decide(fs).need).to.equal('failsafe');
+    expect(types(decide({ ...fs, failsafeConfirmed: true }))).to.deep.equal(['extendLockByFailsafe', 'refreshLeader']);
+    // A replica's failing renewal means nothing: it holds no lock.
+    expect(decide(input({ lockRenewalFailing: true })).job).to.equal(null);
+  });
+
   it('failsafe mode without a failsafe key (never written): demotes', () => {
     expect(decide(leaderInput({ dcsReachable: false, raw: { failsafe_mode: true } })).job).to.equal('demote');
   });
