@@ -7,6 +7,8 @@ export interface LeaderRef {
   readonly connUrl: string | null;
   /** The cluster's timeline (the leader's, else one past the last history line); null when unknown. */
   readonly timeline: number | null;
+  /** The leader's member record shows it running as primary: until then its timeline may be the one it had as a replica. */
+  readonly runsAsPrimary?: boolean;
 }
 
 /** Proof that this node's WAL is a prefix of the leader's: it streamed from `leader` on `timeline`. */
@@ -23,7 +25,7 @@ export function leaderRef(cluster: Cluster): LeaderRef | null {
   const lines = cluster.history?.lines ?? [];
   const fromHistory = lines.length ? lines[lines.length - 1]![0] + 1 : null;
   const known = [fromHistory, member?.timeline ?? null].filter((v): v is number => v !== null);
-  return { name, connUrl: member?.connUrl || null, timeline: known.length ? Math.max(...known) : null };
+  return { name, connUrl: member?.connUrl || null, timeline: known.length ? Math.max(...known) : null, runsAsPrimary: member?.role === 'primary' && member.state === 'running' };
 }
 
 /**
@@ -31,7 +33,10 @@ export function leaderRef(cluster: Cluster): LeaderRef | null {
  * what the leader has. Streaming from the leader on the leader's timeline proves the WAL is a
  * prefix of the leader's (PostgreSQL refuses to stream otherwise), and the proof holds until
  * another leader takes over, whose WAL may be shorter than what this node already received.
- * With no leader at all, the last proof stands.
+ * Only a leader whose record shows it running as primary can give one: before that, the
+ * timeline it shows is the one it had as a replica, and a WAL receiver may look "streaming"
+ * for the instant before the new primary refuses it. With no leader at all, the last proof
+ * stands.
  */
 export function confirmPosition(prev: PositionConfirmation | null, facts: LocalFacts, leader: LeaderRef | null): PositionConfirmation | null {
   if (facts.running && facts.inRecovery === false) return null;
@@ -39,6 +44,7 @@ export function confirmPosition(prev: PositionConfirmation | null, facts: LocalF
   if (leader !== null && next !== null && next.leader !== leader.name) next = null;
   const streamingFromLeader =
     leader !== null &&
+    leader.runsAsPrimary !== false &&
     facts.running &&
     facts.inRecovery === true &&
     facts.replicationState === 'streaming' &&

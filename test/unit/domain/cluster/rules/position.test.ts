@@ -35,6 +35,13 @@ describe('domain/cluster/rules/position: a replica confirms its WAL position aga
     expect(unconfirmedPosition(streaming, { leader: 'node0', timeline: 2 }, LEADER, false)).to.equal(null);
   });
 
+  it('no proof from a leader whose record does not show it running as primary yet (its timeline is still a replica\'s)', () => {
+    expect(confirmPosition(null, streaming, { ...LEADER, runsAsPrimary: false })).to.equal(null);
+    expect(confirmPosition(null, streaming, { ...LEADER, runsAsPrimary: true })).to.deep.equal({ leader: 'node0', timeline: 2 });
+    const c = clusterView({ leader: 'node0' });
+    expect(leaderRef(c)!.runsAsPrimary).to.be.a('boolean');
+  });
+
   it('a proof taken while the view showed the leader on an older timeline stops holding once its new timeline is known', () => {
     // Confirmed against node0 while its key still showed timeline 1 (before its promotion was published).
     const stale = confirmPosition(null, replicaFacts({ timeline: 1 }), { ...LEADER, timeline: 1 });
