@@ -10,6 +10,8 @@ import { isPaused } from './switchover.js';
 export interface RestartOptions {
   /** leader | primary | standby-leader | replica | any */
   readonly role?: string;
+  /** Restart one member only, picked at random among those selected. */
+  readonly any?: boolean;
   /** Only members with a pending restart (and the API re-checks it). */
   readonly pending?: boolean;
   /** ISO 8601 time or `now`. */
@@ -18,7 +20,10 @@ export interface RestartOptions {
   readonly dbVersion?: string;
   /** Seconds (or `30s`, `5min`) to wait for the database to accept connections. */
   readonly timeout?: string | number;
+  /** No confirmation; a restart already scheduled on a member is replaced. */
   readonly force?: boolean;
+  /** Picks the member of `--any` (default: Math.random). */
+  readonly random?: () => number;
 }
 
 /** Runs one action on each member in turn; failures are printed, then summarised as one error. */
@@ -59,6 +64,14 @@ export async function restart(ctx: CtlContext, names: readonly string[], opts: R
       return;
     }
   }
+  if (opts.any) targets = [targets[Math.floor((opts.random ?? Math.random)() * targets.length)] ?? targets[0]!];
+  const already = at ? targets.filter((m) => m.scheduledRestart) : [];
+  if (already.length && !opts.force) {
+    throw new CtlError(
+      'already_scheduled',
+      `a restart is already scheduled on ${already.map((m) => `${m.name} (at ${m.scheduledRestart!.schedule})`).join(', ')}: cancel it with "wardenctl flush restart", or give --force to replace it`,
+    );
+  }
   const what = `${targets.map((m) => m.name).join(', ')} ${at ? `at ${at}` : 'now'}`;
   const conditions = [opts.pending ? 'a restart is pending' : null, opts.dbVersion ? `the server version is below ${opts.dbVersion}` : null].filter(Boolean);
   await confirmOrAbort(ctx, opts.force, `Restart ${what}${conditions.length ? ` (only where ${conditions.join(' and ')})` : ''}?`);
@@ -74,6 +87,8 @@ export async function restart(ctx: CtlContext, names: readonly string[], opts: R
       const del = await callMember(ctx, m, 'DELETE', 'restart');
       if (del.status !== 404) okMessage(del);
     }
-    return okMessage(await callMember(ctx, m, 'POST', 'restart', body, { timeoutMs }));
+    const res = await callMember(ctx, m, 'POST', 'restart', body, { timeoutMs });
+    if (res.status === 409) throw new CtlError('already_scheduled', `${responseMessage(res)}: a restart is already scheduled (cancel it with "wardenctl flush restart", or give --force to replace it)`);
+    return okMessage(res);
   });
 }

@@ -62,6 +62,25 @@ describe('ctl restart', () => {
     expect(ctx.rest.summary()).to.deep.equal(['DELETE :8008/restart', 'POST :8008/restart', 'POST :8009/restart']);
   });
 
+  it('--scheduled refuses members with a restart already scheduled, unless --force', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.kv, { members: [member(1), member(2, { scheduledRestart: { schedule: '2024-01-01T13:00:00Z' } }), member(3)] });
+    const err = await failure(restart(ctx, [], { scheduled: '2024-01-01T14:00Z' }));
+    expect(err.code).to.equal('already_scheduled');
+    expect(err.message).to.equal('a restart is already scheduled on node2 (at 2024-01-01T13:00:00Z): cancel it with "wardenctl flush restart", or give --force to replace it');
+    expect(ctx.questions).to.deep.equal([]);
+    expect(ctx.rest.calls).to.deep.equal([]);
+  });
+
+  it('--any restarts one member only, picked among those selected', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.kv);
+    ctx.rest.on('POST', 'restart', json(200, { message: 'restarted' }));
+    await restart(ctx, [], { role: 'replica', any: true, force: true, random: () => 0.99 });
+    expect(ctx.rest.summary()).to.deep.equal(['POST :8010/restart']);
+    expect(ctx.outs).to.deep.equal(['node3: restarted']);
+  });
+
   it('goes on after a failing member, prints why on stderr, and ends with one summary error', async () => {
     const ctx = await cluster();
     ctx.rest
