@@ -12,6 +12,7 @@ import { PeerApi } from '../../ports/peer-api.js';
 import { AgentTokens, createAgentContainer, type AgentAdapterOverrides } from './container.js';
 import type { HaLoop } from './ha-loop.js';
 import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { SystemdNotifier } from '../../adapters/service-manager/systemd-notifier.js';
 import { effectiveConfigYaml, hostProblems } from './local-config-checks.js';
 import { loadLocalConfig, LocalConfigError, type LocalConfig } from './local-config.js';
 
@@ -186,6 +187,11 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
   if (args === null) return 0;
   if (args.validate) return validateConfigCommand(args.configPath, args.print, env);
   const { configPath } = args;
+  // Under systemd (Type=notify) the agent reports ready/reloading/stopping. The socket must not
+  // reach PostgreSQL, which the agent starts: built with systemd support, it would report its
+  // own start and stop as the service's.
+  const notifier = new SystemdNotifier(env, (e) => process.stderr.write(`warden: could not notify systemd: ${e}\n`));
+  delete process.env['NOTIFY_SOCKET'];
 
   let agent: RunningAgent;
   try {
@@ -199,12 +205,15 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     return EXIT_START_FAILED;
   }
   const { logger } = agent;
+  void notifier.ready(`REST API on ${agent.url}; HA loop running`);
   process.on('unhandledRejection', (reason) => logger.error('unhandled promise rejection', { reason: String((reason as Error)?.stack ?? reason) }));
   process.on('SIGHUP', () => {
     // Also what logrotate sends: a log file moved away is reopened under its name.
     (logger as Logger & { reopen?: () => void }).reopen?.();
     logger.info('SIGHUP: re-reading the configuration file on the next loop');
+    void notifier.reloading('re-reading the configuration file');
     agent.loop.requestReload();
+    void notifier.ready(`REST API on ${agent.url}; HA loop running`);
   });
   return new Promise<number>((done) => {
     let stopping = false;
@@ -215,6 +224,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
       }
       stopping = true;
       logger.info('termination signal received', { signal });
+      void notifier.stopping('stopping the HA loop and PostgreSQL');
       agent.stop().then(
         () => done(0),
         (err: unknown) => {
