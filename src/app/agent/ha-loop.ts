@@ -164,7 +164,7 @@ export class HaLoop implements AgentControl {
         if (opts.stopDatabase ?? true) await this.publishStopped();
         else await this.store.leave();
       } catch (error) {
-        this.logger.warn('could not release the leader key / lease on shutdown', { error: describe(error) });
+        this.logger.warn('could not release the leader key or mark this member stopped on shutdown (both expire with the lease)', { error: describe(error) });
       }
     }
     this.lease.forget();

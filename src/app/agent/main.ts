@@ -70,7 +70,7 @@ export async function startAgent(opts: {
   await server.listen();
   logger.info('REST API listening', { url: server.url() });
   loop.start();
-  logger.info('HA loop started', { scope: config.scope, name: config.name });
+  logger.info('HA loop started');
   let stopped: Promise<void> | null = null;
   return {
     container,
@@ -88,7 +88,7 @@ export async function startAgent(opts: {
         await container.get<ClusterStore>(ClusterStore).close();
         const peers = container.get<PeerApi>(PeerApi) as PeerApi & { close?: () => void };
         peers.close?.();
-        logger.info('stopped');
+        logger.info('shutdown complete');
         await (logger as Logger & { flush?: () => Promise<void> }).flush?.();
       })()),
   };
