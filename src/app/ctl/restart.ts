@@ -26,6 +26,23 @@ export interface RestartOptions {
   readonly random?: () => number;
 }
 
+/** The `error` code of an API answer, if any. */
+function errorCode(res: { body: unknown }): string | null {
+  const b = res.body as { error?: unknown } | null;
+  return b && typeof b === 'object' && typeof b.error === 'string' ? b.error : null;
+}
+
+/** Whether the member's own status (GET /node) shows a pending restart; false when it does not answer. */
+async function reportsPendingRestart(ctx: CtlContext, m: Member): Promise<boolean> {
+  try {
+    const res = await callMember(ctx, m, 'GET', 'node', undefined, { timeoutMs: 5000 });
+    return isOk(res) && (res.body as { pending_restart?: unknown } | null)?.pending_restart === true;
+  } catch (e) {
+    if (e instanceof CtlError) return false;
+    throw e;
+  }
+}
+
 /** Runs one action on each member in turn; failures are printed, then summarised as one error. */
 export async function onEachMember(ctx: CtlContext, action: string, members: readonly Member[], run: (m: Member) => Promise<string>): Promise<void> {
   const failed: string[] = [];
@@ -58,7 +75,10 @@ export async function restart(ctx: CtlContext, names: readonly string[], opts: R
   const timeout = opts.timeout === undefined ? undefined : parseDurationSeconds(opts.timeout, '--timeout');
   if (at && isPaused(cluster)) throw new CtlError('paused', 'cannot schedule a restart while the cluster is paused');
   if (opts.pending) {
-    targets = targets.filter((m) => m.pendingRestart);
+    // A member's record in the DCS is written once per loop, its own status at once: ask the
+    // members the record does not flag yet, so a restart just made pending is not missed.
+    const pending = await Promise.all(targets.map(async (m) => m.pendingRestart || (await reportsPendingRestart(ctx, m))));
+    targets = targets.filter((_, i) => pending[i]);
     if (!targets.length) {
       ctx.out('No selected member has a pending restart: nothing to do');
       return;
@@ -88,6 +108,7 @@ export async function restart(ctx: CtlContext, names: readonly string[], opts: R
       if (del.status !== 404) okMessage(del);
     }
     const res = await callMember(ctx, m, 'POST', 'restart', body, { timeoutMs });
+    if (opts.pending && res.status === 503 && errorCode(res) === 'restart_conditions_not_met') return 'no restart pending any more: nothing done';
     if (res.status === 409) throw new CtlError('already_scheduled', `${responseMessage(res)}: a restart is already scheduled (cancel it with "wardenctl flush restart", or give --force to replace it)`);
     return okMessage(res);
   });
