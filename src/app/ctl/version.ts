@@ -14,8 +14,8 @@ export function formatServerVersion(v: number): string {
 
 /**
  * `version`: wardenctl's version, then each member's agent and server version when a
- * cluster is configured. A member that is not in the cluster is an error before anything
- * is printed; one that does not answer is reported and makes the command fail at the end.
+ * cluster is configured. A member that is not in the cluster is an error before any member
+ * is asked; one that does not answer is reported and makes the command fail at the end.
  */
 export async function version(out: (s: string) => void, ctx: CtlContext | null, names: readonly string[] = []): Promise<void> {
   out(`wardenctl version ${ctlVersion()}`);
