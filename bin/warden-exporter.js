@@ -1,20 +1,7 @@
 #!/usr/bin/env node
-// Launcher: the compiled exporter when `npm run build` produced it, else the TypeScript sources through tsx.
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Launcher of the exporter: the compiled code when built (installed packages are), else the TypeScript sources through tsx.
+import { load } from './launch.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const compiled = join(root, 'dist', 'app', 'exporter', 'main.js');
-
-let mod;
-if (existsSync(compiled)) {
-  mod = await import(pathToFileURL(compiled).href);
-} else {
-  const { tsImport } = await import('tsx/esm/api');
-  // The project's tsconfig (decorators), whatever the working directory.
-  mod = await tsImport(pathToFileURL(join(root, 'src', 'app', 'exporter', 'main.ts')).href, { parentURL: import.meta.url, tsconfig: join(root, 'tsconfig.json') });
-}
-
+const mod = await load('exporter/main', 'warden-exporter');
 const code = await mod.main(process.argv.slice(2), process.env);
 process.exit(code);

@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=2 --v8-pool-size=1
-// Launcher: the compiled agent when `npm run build` produced it, else the TypeScript sources through tsx.
+// Launcher of the agent: the compiled code when built (installed packages are), else the TypeScript sources through tsx.
 //
 // The shebang's flags cut the idle agent's RSS by ~35 MiB (docs/performance.md) at no
 // measurable cost per API request: `--max-semi-space-size=2` caps V8's young generation
@@ -9,12 +9,7 @@
 // bin); `node bin/warden.js` skips them, so service files that call node themselves should
 // pass them too. Node 20 has no exec() to restart itself with them, and a launcher that ran
 // the agent as a child process would add a process whose kill -9 leaves the agent running.
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const compiled = join(root, 'dist', 'app', 'agent', 'main.js');
+import { load } from './launch.js';
 
 // pg decides at load time whether it runs on Cloudflare Workers: without a `navigator` global
 // (Node 20; Node 21+ has one) it builds a `Response`, which loads undici and compiles its
@@ -31,16 +26,7 @@ if (shimNavigator) {
 
 let mod;
 try {
-  if (existsSync(compiled)) {
-    mod = await import(pathToFileURL(compiled).href);
-  } else {
-    const { tsImport } = await import('tsx/esm/api');
-    // The project's tsconfig (experimental decorators for Inversify), whatever the working directory.
-    mod = await tsImport(pathToFileURL(join(root, 'src', 'app', 'agent', 'main.ts')).href, {
-      parentURL: import.meta.url,
-      tsconfig: join(root, 'tsconfig.json'),
-    });
-  }
+  mod = await load('agent/main', 'warden');
 } finally {
   if (shimNavigator) delete globalThis.navigator;
 }

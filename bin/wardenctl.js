@@ -1,22 +1,6 @@
 #!/usr/bin/env node
-// Launcher: the compiled CLI when `npm run build` produced it, else the TypeScript sources through tsx.
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Launcher of the admin CLI: the compiled code when built (installed packages are), else the TypeScript sources through tsx.
+import { load } from './launch.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const compiled = join(root, 'dist', 'app', 'ctl', 'main.js');
-
-let mod;
-if (existsSync(compiled)) {
-  mod = await import(pathToFileURL(compiled).href);
-} else {
-  const { tsImport } = await import('tsx/esm/api');
-  // The project's tsconfig, whatever the working directory.
-  mod = await tsImport(pathToFileURL(join(root, 'src', 'app', 'ctl', 'main.ts')).href, {
-    parentURL: import.meta.url,
-    tsconfig: join(root, 'tsconfig.json'),
-  });
-}
-
+const mod = await load('ctl/main', 'wardenctl');
 await mod.main();

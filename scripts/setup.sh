@@ -3,16 +3,40 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# PIDs of processes named $1 (from /proc: pgrep is not on every minimal machine).
+pids_of() {
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = "$1" ] && echo "${p#/proc/}"
+  done
+  return 0
+}
+
 need_apt=()
 [ -x /usr/lib/postgresql/15/bin/postgres ] || need_apt+=(postgresql-15)
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
+# promtool checks the shipped alert rules; it comes with Debian's prometheus package.
+command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  # Packages must not leave servers running (prometheus would listen on :9090): policy-rc.d
+  # tells Debian's maintainer scripts not to start services, unless the machine already has one.
+  own_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod 755 /usr/sbin/policy-rc.d
+    own_policy=1
+  fi
+  prometheus_before=$(pids_of prometheus)
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  [ -z "$own_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
+  # Whatever started anyway is stopped by PID (only processes that were not running before).
+  for pid in $(pids_of prometheus); do
+    case " $prometheus_before " in *" $pid "*) ;; *) echo "setup: stopping the prometheus server the package started (PID $pid)"; $SUDO kill "$pid" || true ;; esac
+  done
 fi
 # PostgreSQL refuses to run as root: the tests and the demo run it as this user.
 if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then

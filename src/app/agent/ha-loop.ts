@@ -12,6 +12,7 @@ import { PeerApi } from '../../ports/peer-api.js';
 import { Watchdog } from '../../ports/watchdog.js';
 import { Fencer } from '../../ports/fencer.js';
 import { DisabledFencer } from '../../adapters/fencer/disabled-fencer.js';
+import { stoppedFacts } from '../../domain/cluster/model/facts.js';
 import { leaderRef, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import { describe } from './action-runner.js';
 import { AgentMemory } from './agent-memory.js';
@@ -21,6 +22,7 @@ import { FailsafeWitness } from './failsafe-witness.js';
 import { JobRunner } from './job-runner.js';
 import { LeaderLease } from './leader-lease.js';
 import { LocalObserver } from './local-observer.js';
+import { memberRecord } from './member-record.js';
 import { SettingsKeeper } from './settings-keeper.js';
 import { SnapshotPublisher } from './snapshot-publisher.js';
 import { SnapshotRefresher } from './snapshot-refresher.js';
@@ -141,7 +143,8 @@ export class HaLoop implements AgentControl {
   /**
    * Stops the loop. With `releaseLeader` (default true) a held leader lock is released
    * after PostgreSQL has been stopped cleanly (`stopDatabase`, default true), so no other
-   * member promotes while this one still writes; the member record goes too.
+   * member promotes while this one still writes; the member record then says `stopped` until
+   * its lease runs out.
    */
   async stop(opts: { readonly releaseLeader?: boolean; readonly stopDatabase?: boolean } = {}): Promise<void> {
     this.unwatch?.();
@@ -160,12 +163,25 @@ export class HaLoop implements AgentControl {
     if (opts.releaseLeader ?? true) {
       try {
         if (this.lease.deadline !== null) await this.store.releaseLeader(this.settings.current.node.name);
-        await this.store.leave();
+        if (opts.stopDatabase ?? true) await this.publishStopped();
+        else await this.store.leave();
       } catch (error) {
-        this.logger.warn('could not release the leader key / lease on shutdown', { error: describe(error) });
+        this.logger.warn('could not release the leader key or mark this member stopped on shutdown (both expire with the lease)', { error: describe(error) });
       }
     }
     this.lease.forget();
+  }
+
+  /**
+   * The member record says `stopped` and stays until the lease runs out (ttl), instead of
+   * vanishing at once: operators listing the cluster see the member they stopped, with its
+   * state, and the agent's next start replaces the record.
+   */
+  private async publishStopped(): Promise<void> {
+    const last = this.publisher.current.status;
+    const status = { ...last, role: last.role === 'primary' || last.role === 'standby_leader' ? ('demoted' as const) : last.role };
+    const record = memberRecord(this.settings.current.node, stoppedFacts('stopped', true), status, null);
+    await this.store.publishMember(this.settings.current.node.name, record, this.cluster.current.config.ttl);
   }
 
   /** Runs one tick now (after any tick in progress) and returns its decision. For tests and tools. */

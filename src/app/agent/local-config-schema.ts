@@ -6,6 +6,8 @@ const hostPort = {
 } as const;
 const nonEmpty = { type: 'string', minLength: 1 } as const;
 const scalar = { type: ['string', 'number', 'boolean'] } as const;
+/** Levels of `log.level` and `log.levels.<component>`. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 const credentials = {
   type: 'object',
   additionalProperties: false,
@@ -112,7 +114,12 @@ export const LOCAL_CONFIG_SCHEMA = {
     log: {
       type: 'object',
       additionalProperties: false,
-      properties: { level: { enum: ['debug', 'info', 'warn', 'error'] } },
+      properties: {
+        level: { enum: LOG_LEVELS },
+        format: { enum: ['json', 'text'] },
+        file: nonEmpty,
+        levels: { type: 'object', additionalProperties: { enum: LOG_LEVELS } },
+      },
     },
   },
 } as const;

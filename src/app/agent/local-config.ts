@@ -59,8 +59,17 @@ export interface LocalConfig {
   readonly watchdog: { readonly mode: WatchdogMode; readonly device: string; readonly safety_margin: number };
   /** The fencer process that stops PostgreSQL when the agent cannot (on by default); `socket` is where it listens. */
   readonly fencer: { readonly enabled: boolean; readonly socket: string | null };
-  readonly log: { readonly level: 'debug' | 'info' | 'warn' | 'error' };
+  /** Logs: `level` for every line, `levels` per component (dcs, database, restapi, fencer-client), `format` json or text, `file` instead of stdout. */
+  readonly log: {
+    readonly level: LogLevelName;
+    readonly levels: Readonly<Record<string, LogLevelName>>;
+    readonly format: 'json' | 'text';
+    readonly file: string | null;
+  };
 }
+
+/** A level of `log.level` / `log.levels`. */
+export type LogLevelName = 'debug' | 'info' | 'warn' | 'error';
 
 /** The local configuration is unusable; `problems` lists every one found (path, expected, got). Exit code 2. */
 export class LocalConfigError extends ValidationError {
@@ -232,7 +241,12 @@ function withDefaults(doc: Json): LocalConfig {
       safety_margin: (watchdog['safety_margin'] ?? 5) as number,
     },
     fencer: { enabled: (fencer['enabled'] ?? true) as boolean, socket: (fencer['socket'] ?? null) as string | null },
-    log: { level: (log['level'] ?? 'info') as LocalConfig['log']['level'] },
+    log: {
+      level: (log['level'] ?? 'info') as LogLevelName,
+      levels: (log['levels'] ?? {}) as Record<string, LogLevelName>,
+      format: (log['format'] ?? 'json') as 'json' | 'text',
+      file: (log['file'] ?? null) as string | null,
+    },
   };
 }
 

@@ -13,7 +13,10 @@ import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { AgentTokens, createAgentContainer, type AgentAdapterOverrides } from './container.js';
 import type { HaLoop } from './ha-loop.js';
-import { loadLocalConfig, LocalConfigError } from './local-config.js';
+import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { SystemdNotifier } from '../../adapters/service-manager/systemd-notifier.js';
+import { effectiveConfigYaml, hostProblems } from './local-config-checks.js';
+import { loadLocalConfig, LocalConfigError, type LocalConfig } from './local-config.js';
 
 /** Exit code of an invalid configuration file or invalid arguments. */
 export const EXIT_INVALID_CONFIG = 2;
@@ -64,7 +67,8 @@ export async function startAgent(opts: {
     const problems = await checkPostgresSetup({ binDir: config.db.bin_dir, dataDir: config.db.data_dir, logDir: config.db.log_dir, runAsUser: defaultRunAsUser() });
     if (problems.length) throw new LocalConfigError(`${opts.configPath} (checked on this machine)`, problems);
   }
-  const container = createAgentContainer({ config, configPath: opts.configPath, svcVersion: svcVersion(), env, overrides: opts.overrides });
+  const overrides = { logger: opts.overrides?.logger ?? loggerOf(config), ...opts.overrides };
+  const container = createAgentContainer({ config, configPath: opts.configPath, svcVersion: svcVersion(), env, overrides });
   const logger = container.get<Logger>(Logger);
   const loop = container.get<HaLoop>(AgentTokens.HaLoop);
   const server = container.get<AgentServer>(AgentTokens.Server);
@@ -73,7 +77,7 @@ export async function startAgent(opts: {
   await server.listen();
   logger.info('REST API listening', { url: server.url() });
   loop.start();
-  logger.info('HA loop started', { scope: config.scope, name: config.name });
+  logger.info('HA loop started');
   let stopped: Promise<void> | null = null;
   return {
     container,
@@ -91,18 +95,45 @@ export async function startAgent(opts: {
         await container.get<ClusterStore>(ClusterStore).close();
         const peers = container.get<PeerApi>(PeerApi) as PeerApi & { close?: () => void };
         peers.close?.();
-        logger.info('stopped');
+        logger.info('shutdown complete');
         await (logger as Logger & { flush?: () => Promise<void> }).flush?.();
       })()),
   };
 }
 
+/** The agent's logger, as the local file's `log` section asks (JSON or text, stdout or a file, levels per component). */
+export function loggerOf(config: LocalConfig): PinoLogger {
+  return PinoLogger.create({
+    level: config.log.level,
+    levels: config.log.levels,
+    format: config.log.format,
+    ...(config.log.file !== null ? { file: config.log.file } : {}),
+    base: { scope: config.scope, name: config.name },
+  });
+}
+
+/** What the command line asks for. */
+export interface AgentArgs {
+  readonly configPath: string;
+  /** `--validate-config`: check the file (and this host) and exit. */
+  readonly validate: boolean;
+  /** `--print`: with `--validate-config`, also print the effective configuration. */
+  readonly print: boolean;
+}
+
 /** The config path from `warden -c node.yml` or `warden node.yml`; null after --help/--version. */
 export function parseArgs(argv: readonly string[], version: string): string | null {
+  return parseAgentArgs(argv, version)?.configPath ?? null;
+}
+
+/** The arguments of `warden [--validate-config [--print]] -c node.yml` (or `warden node.yml`); null after --help/--version. */
+export function parseAgentArgs(argv: readonly string[], version: string): AgentArgs | null {
   const program = new Command('warden')
     .description('Warden agent: high availability for one PostgreSQL node')
-    .version(version)
+    .version(`warden ${version}`, '-V, --version', 'print the version')
     .option('-c, --config <file>', 'local YAML configuration file')
+    .option('--validate-config', 'check the configuration file and this host, list every problem, and exit (0: valid, 1: invalid)')
+    .option('--print', 'with --validate-config: print the effective configuration (defaults and environment applied, passwords masked)')
     .argument('[config]', 'local YAML configuration file (same as -c)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
@@ -112,9 +143,35 @@ export function parseArgs(argv: readonly string[], version: string): string | nu
     if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.version')) return null;
     throw e;
   }
-  const path = (program.opts<{ config?: string }>().config ?? program.args[0]) as string | undefined;
+  const opts = program.opts<{ config?: string; validateConfig?: boolean; print?: boolean }>();
+  const path = (opts.config ?? program.args[0]) as string | undefined;
   if (!path) throw new CommanderError(EXIT_INVALID_CONFIG, 'warden.noConfig', 'a configuration file is required: warden -c node.yml');
-  return path;
+  if (opts.print && !opts.validateConfig) throw new CommanderError(EXIT_INVALID_CONFIG, 'warden.noConfig', '--print goes with --validate-config');
+  return { configPath: path, validate: !!opts.validateConfig, print: !!opts.print };
+}
+
+/**
+ * `warden --validate-config [--print]`: the file as the agent would read it (environment
+ * overrides included), then this host (TLS files, PostgreSQL programs, directories).
+ * Every problem is listed; exit 0 when there is none, 1 otherwise.
+ */
+export async function validateConfigCommand(configPath: string, print: boolean, env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  let config: LocalConfig;
+  try {
+    config = await loadLocalConfig(configPath, env);
+  } catch (e) {
+    if (!(e instanceof LocalConfigError)) throw e;
+    process.stderr.write(`warden: ${e.message}\n`);
+    return 1;
+  }
+  const problems = await hostProblems(config);
+  if (print) process.stdout.write(effectiveConfigYaml(config));
+  if (problems.length) {
+    process.stderr.write(`warden: ${new LocalConfigError(configPath, problems).message}\n`);
+    return 1;
+  }
+  process.stderr.write(`warden: ${configPath} is valid\n`);
+  return 0;
 }
 
 /**
@@ -124,9 +181,9 @@ export function parseArgs(argv: readonly string[], version: string): string | nu
  * SIGTERM exits at once without cleaning up.
  */
 export async function main(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
-  let configPath: string | null;
+  let args: AgentArgs | null;
   try {
-    configPath = parseArgs(argv, svcVersion());
+    args = parseAgentArgs(argv, svcVersion());
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === 'warden.noConfig') process.stderr.write(`warden: ${e.message}\n`);
@@ -134,7 +191,14 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     }
     throw e;
   }
-  if (configPath === null) return 0;
+  if (args === null) return 0;
+  if (args.validate) return validateConfigCommand(args.configPath, args.print, env);
+  const { configPath } = args;
+  // Under systemd (Type=notify) the agent reports ready/reloading/stopping. The socket must not
+  // reach PostgreSQL, which the agent starts: built with systemd support, it would report its
+  // own start and stop as the service's.
+  const notifier = new SystemdNotifier(env, (e) => process.stderr.write(`warden: could not notify systemd: ${e}\n`));
+  delete process.env['NOTIFY_SOCKET'];
 
   let agent: RunningAgent;
   try {
@@ -148,10 +212,15 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
     return EXIT_START_FAILED;
   }
   const { logger } = agent;
+  void notifier.ready(`REST API on ${agent.url}; HA loop running`);
   process.on('unhandledRejection', (reason) => logger.error('unhandled promise rejection', { reason: String((reason as Error)?.stack ?? reason) }));
   process.on('SIGHUP', () => {
-    logger.info('SIGHUP: re-reading the configuration file');
+    // Also what logrotate sends: a log file moved away is reopened under its name.
+    (logger as Logger & { reopen?: () => void }).reopen?.();
+    logger.info('SIGHUP: re-reading the configuration file on the next loop');
+    void notifier.reloading('re-reading the configuration file');
     agent.loop.requestReload();
+    void notifier.ready(`REST API on ${agent.url}; HA loop running`);
   });
   return new Promise<number>((done) => {
     let stopping = false;
@@ -162,6 +231,7 @@ export async function main(argv: readonly string[], env: Readonly<Record<string,
       }
       stopping = true;
       logger.info('termination signal received', { signal });
+      void notifier.stopping('stopping the HA loop and PostgreSQL');
       agent.stop().then(
         () => done(0),
         (err: unknown) => {

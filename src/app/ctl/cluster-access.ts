@@ -2,6 +2,7 @@ import type { Cluster, Member } from '../../domain/cluster/model/cluster.js';
 import { clusterRoleOf } from '../../domain/cluster/model/cluster-document.js';
 import type { CtlContext } from './context.js';
 import { AbortedError, CtlError, RestUnreachableError } from './errors.js';
+import { ROLE_FILTERS, type RoleFilter } from './options.js';
 import { responseMessage, type HttpMethod, type RestRequestOptions, type RestResponse } from './rest-client.js';
 
 /** Reads the cluster (the store warns about malformed values and reads them as absent). */
@@ -17,16 +18,12 @@ export function leaderName(cluster: Cluster): string | null {
 /** Role of a member as the cluster document shows it (spec §6). */
 export const clusterRole = clusterRoleOf;
 
-/** Role filter accepted by `--role`. */
-export type RoleFilter = 'leader' | 'primary' | 'standby-leader' | 'replica' | 'any';
+export { ROLE_FILTERS, type RoleFilter } from './options.js';
 
-/** Valid `--role` values. */
-export const ROLE_FILTERS: readonly RoleFilter[] = ['leader', 'primary', 'standby-leader', 'replica', 'any'];
-
-/** Parses a `--role` value (`standby_leader` accepted too). */
+/** Parses a `--role` value (`standby_leader` and the older name `master` accepted too). */
 export function parseRoleFilter(value: string | undefined): RoleFilter {
   if (value === undefined) return 'any';
-  const v = value.replace('_', '-') as RoleFilter;
+  const v = (value === 'master' ? 'primary' : value.replace('_', '-')) as RoleFilter;
   if (!ROLE_FILTERS.includes(v)) throw new CtlError('invalid_role', `--role must be one of ${ROLE_FILTERS.join(', ')}; got ${value}`);
   return v;
 }

@@ -36,6 +36,10 @@ export interface CtlContext {
   confirm(q: string): Promise<boolean>;
   /** Asks for a line of text; '' when there is no answer. */
   ask(q: string): Promise<string>;
+  /** Asks for a secret (a password): not echoed on a terminal; '' when there is no answer. */
+  askHidden(q: string): Promise<string>;
+  /** Replaces the screen with `s` (watch loops on a terminal); absent when stdout is not a terminal. */
+  readonly redraw?: (s: string) => void;
   /** Wall-clock milliseconds. */
   now(): number;
   /** Waits `ms`, or less when `signal` aborts. */

@@ -41,6 +41,8 @@ export interface CtlFlags {
   readonly dcs?: string;
   readonly scope?: string;
   readonly namespace?: string;
+  /** Do not verify the agents' TLS certificates (`-k`). */
+  readonly insecure?: boolean;
 }
 
 /** Defaults when neither file nor flags say otherwise. */
@@ -91,10 +93,14 @@ class Reader {
   }
 }
 
+/**
+ * Hosts of a comma list. `etcd3://host:port` and `etcd://host:port` (the DCS URL form
+ * patronictl takes) become `host:port`; `http(s)://` URLs stay as they are.
+ */
 function splitHosts(s: string): string[] {
   return s
     .split(',')
-    .map((h) => h.trim())
+    .map((h) => h.trim().replace(/^etcd3?:\/\//, '').replace(/\/+$/, ''))
     .filter(Boolean);
 }
 
@@ -134,7 +140,7 @@ export function parseCtlConfig(text: string | null, source: string, flags: CtlFl
       ...opt('cacert', r.string('ctl.cacert') ?? r.string('restapi.cafile')),
       ...opt('certfile', r.string('ctl.certfile')),
       ...opt('keyfile', r.string('ctl.keyfile')),
-      insecure: r.boolean('ctl.insecure'),
+      insecure: r.boolean('ctl.insecure') || !!flags.insecure,
     },
     db: {
       ...opt('username', ctlDb?.username ?? superuser?.username),

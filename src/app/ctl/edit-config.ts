@@ -16,6 +16,8 @@ export interface EditConfigOptions {
   readonly param?: readonly string[];
   /** A YAML/JSON fragment file merged in (`-` reads stdin). */
   readonly apply?: string;
+  /** A YAML/JSON file holding the whole new configuration (`-` reads stdin); -s/-p/--apply then apply on top. */
+  readonly replace?: string;
   /** No confirmation. */
   readonly force?: boolean;
   /** Do not print the diff. */
@@ -91,15 +93,18 @@ export function unifiedDiff(before: string, after: string): string {
 }
 
 /**
- * `edit-config`: change the dynamic configuration with `-s`/`-p`/`--apply`, or in `$EDITOR`.
+ * `edit-config`: change the dynamic configuration with `--replace`, `--apply`, `-s`, `-p`
+ * (applied in that order), or in `$EDITOR`.
  * Shows the diff, validates like the API does, asks, then writes with a compare-and-set on
  * the revision it read, so a concurrent change is refused instead of overwritten.
  */
 export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}): Promise<void> {
   const { value: before, revision } = await readStoredConfig(ctx);
   let after: RawConfig = before;
-  const scripted = !!(opts.apply || opts.set?.length || opts.param?.length);
+  const scripted = !!(opts.apply || opts.replace || opts.set?.length || opts.param?.length);
+  if (opts.apply === '-' && opts.replace === '-') throw new CtlError('invalid_assignment', '--apply and --replace cannot both read stdin');
   if (scripted) {
+    if (opts.replace) after = parseMapping(await ctx.readFile(opts.replace), opts.replace);
     if (opts.apply) after = mergePatch(after, parseMapping(await ctx.readFile(opts.apply), opts.apply));
     for (const s of opts.set ?? []) after = mergePatch(after, setPatch(s));
     for (const p of opts.param ?? []) after = mergePatch(after, paramPatch(p));

@@ -4,6 +4,7 @@ import { WardenError } from '../../domain/errors.js';
 export type CtlErrorCode =
   | 'aborted'
   | 'action_failed'
+  | 'already_scheduled'
   | 'already_paused'
   | 'api_error'
   | 'api_unreachable'

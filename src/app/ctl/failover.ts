@@ -7,6 +7,8 @@ import { actionTimeoutMs, reportOutcome } from './switchover.js';
 export interface FailoverOptions {
   /** Member to promote (required). */
   readonly candidate?: string;
+  /** The current leader: the API then handles the request as a switchover (checked here first). */
+  readonly leader?: string;
   readonly force?: boolean;
 }
 
@@ -17,8 +19,18 @@ export async function failover(ctx: CtlContext, opts: FailoverOptions = {}): Pro
   memberOrFail(cluster, opts.candidate);
   const leader = cluster.leader?.name ?? null;
   if (leader === opts.candidate) throw new CtlError('candidate_is_leader', `${opts.candidate} is already the leader`);
-  const warning = leader ? ` The cluster has a healthy leader (${leader}): switchover is the normal choice.` : '';
-  await confirmOrAbort(ctx, opts.force, `Fail over cluster ${ctx.scope} to ${opts.candidate}? A failover can lose recent writes.${warning}`);
-  const { member, res } = await callAny(ctx, preferring(cluster, opts.candidate, leader), 'POST', 'failover', { candidate: opts.candidate }, { timeoutMs: actionTimeoutMs(cluster) });
-  await reportOutcome(ctx, 'failover', member.name, res);
+  if (opts.leader !== undefined && opts.leader !== leader) {
+    throw new CtlError('not_leader', `${opts.leader} is not the leader of cluster ${ctx.scope} (${leader ? `the leader is ${leader}` : 'it has no leader'})`);
+  }
+  const body: Record<string, string> = { candidate: opts.candidate };
+  if (opts.leader !== undefined) {
+    // With the leader named, the agents handle the request as a switchover.
+    body['leader'] = opts.leader;
+    await confirmOrAbort(ctx, opts.force, `Switch over cluster ${ctx.scope} from ${opts.leader} to ${opts.candidate} now?`);
+  } else {
+    const warning = leader ? ` The cluster has a healthy leader (${leader}): switchover is the normal choice.` : '';
+    await confirmOrAbort(ctx, opts.force, `Fail over cluster ${ctx.scope} to ${opts.candidate}? A failover can lose recent writes.${warning}`);
+  }
+  const { member, res } = await callAny(ctx, preferring(cluster, opts.candidate, leader), 'POST', 'failover', body, { timeoutMs: actionTimeoutMs(cluster) });
+  await reportOutcome(ctx, opts.leader !== undefined ? 'switchover' : 'failover', member.name, res);
 }

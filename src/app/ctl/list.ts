@@ -12,6 +12,8 @@ export interface ListOptions {
   readonly watch?: number | string;
   /** Always show the restart and tag columns. */
   readonly extended?: boolean;
+  /** Print the time of the reading above the table (always done while watching). */
+  readonly timestamp?: boolean;
 }
 
 /** Parses a `-w` value: a positive number of seconds. */
@@ -22,15 +24,23 @@ export function parseWatch(value: number | string | undefined): number | null {
   return n;
 }
 
-/** `list`: the member table, once or every `watch` seconds until Ctrl-C. */
+/**
+ * `list`: the member table, once or every `watch` seconds until Ctrl-C. On a terminal each
+ * refresh redraws the screen in place; into a pipe or file the tables follow each other.
+ */
 export async function list(ctx: CtlContext, opts: ListOptions = {}, topology = false): Promise<void> {
   const format = parseFormat(opts.format);
   const watch = parseWatch(opts.watch);
   for (;;) {
     const cluster = await readCluster(ctx);
-    const table = renderTable(clusterTable(ctx.scope, cluster, { extended: !!opts.extended, topology }), format);
-    ctx.out(watch === null ? table : `${new Date(ctx.now()).toISOString()}\n${table}\n`);
-    if (watch === null) return;
+    const table = renderTable(clusterTable(ctx.scope, cluster, { topology }), format, { allColumns: !!opts.extended });
+    const stamped = watch !== null || opts.timestamp ? `${new Date(ctx.now()).toISOString()}\n${table}` : table;
+    if (watch === null) {
+      ctx.out(stamped);
+      return;
+    }
+    if (ctx.redraw) ctx.redraw(stamped);
+    else ctx.out(`${stamped}\n`);
     await ctx.sleep(watch * 1000);
     if (ctx.signal.aborted) return;
   }

@@ -1,39 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { DcsUnavailableError, WardenError } from '../../domain/errors.js';
-import { Etcd3ClusterStore } from '../../adapters/cluster-store/etcd3-cluster-store.js';
-import { SystemClock } from '../../adapters/clock/system-clock.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
-import { WarningLogger } from './warning-logger.js';
-import { ROLE_FILTERS } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { loadCtlConfig, requireScope, type CtlConfig, type CtlFlags } from './ctl-config.js';
-import { editConfig } from './edit-config.js';
 import { CtlError } from './errors.js';
-import { failover } from './failover.js';
-import { flush } from './flush.js';
-import { history } from './history.js';
-import { dsn } from './dsn.js';
-import { list } from './list.js';
-import { setPause } from './pause.js';
-import { runSqlWithPg } from './pg-query.js';
-import { query } from './query.js';
-import { reinit } from './reinit.js';
-import { reload } from './reload.js';
-import { remove } from './remove.js';
-import { restart } from './restart.js';
-import { HttpRestClient, type RestClient } from './rest-client.js';
-import { showConfig } from './show-config.js';
-import { switchover } from './switchover.js';
-import { editInEditor, Prompter, readInput, sleepUnlessAborted } from './terminal.js';
-import { topology } from './topology.js';
-import { ctlVersion, version } from './version.js';
-import { OUTPUT_FORMATS } from './table-format.js';
+import { OUTPUT_FORMATS, ROLE_FILTERS } from './options.js';
+import type { RestClient } from './rest-client.js';
+import { CLEAR_SCREEN, editInEditor, Prompter, readInput, sleepUnlessAborted } from './terminal.js';
+import { ctlVersion } from './ctl-version.js';
 
-/** How long one DCS call may take before wardenctl gives up on it. */
-const DCS_TIMEOUT_MS = 10_000;
+// Commands are loaded when they run (`await import`), not here: a call pays only for what it
+// uses. `list` never loads pg, ajv or the gRPC stack; `query` loads pg, `edit-config` ajv.
 
 /** Process-level effects main needs; replaceable in tests of the wiring. */
 export interface CtlIo {
@@ -41,11 +20,13 @@ export interface CtlIo {
   readonly stderr: (s: string) => void;
   readonly env: NodeJS.ProcessEnv;
   /** Builds the cluster store for a config and scope (etcd by default). */
-  readonly makeStore: (config: CtlConfig, scope: string) => ClusterStore;
+  readonly makeStore: (config: CtlConfig, scope: string) => ClusterStore | Promise<ClusterStore>;
   /** Builds the REST client for a config. */
-  readonly makeRest: (config: CtlConfig) => RestClient;
-  readonly prompter: { ask(q: string): Promise<string>; confirm(q: string): Promise<boolean>; close(): void };
+  readonly makeRest: (config: CtlConfig) => RestClient | Promise<RestClient>;
+  readonly prompter: { ask(q: string): Promise<string>; askHidden?(q: string): Promise<string>; confirm(q: string): Promise<boolean>; close(): void };
   readonly signal: AbortSignal;
+  /** Replaces the screen with a text; absent when stdout is not a terminal. */
+  readonly redraw?: (s: string) => void;
 }
 
 function readPem(path: string | undefined, what: string): string | undefined {
@@ -59,27 +40,20 @@ function readPem(path: string | undefined, what: string): string | undefined {
 
 /** The real process: etcd, HTTP, the terminal. */
 export function processIo(signal: AbortSignal): CtlIo {
+  const warn = (s: string) => process.stderr.write(s + '\n');
   return {
     stdout: (s) => process.stdout.write(s.endsWith('\n') ? s : s + '\n'),
     stderr: (s) => process.stderr.write(s.endsWith('\n') ? s : s + '\n'),
     env: process.env,
-    makeStore: (config, scope) =>
-      new Etcd3ClusterStore({
-        clock: new SystemClock(),
-        logger: new WarningLogger((s) => process.stderr.write(s + '\n')),
-        hosts: config.etcd.hosts,
-        prefix: clusterPrefix(config.namespace, scope),
-        retryTimeoutMs: DCS_TIMEOUT_MS,
-        protocol: config.etcd.protocol,
-        ...(config.etcd.username !== undefined ? { username: config.etcd.username, password: config.etcd.password ?? '' } : {}),
-        ...(config.etcd.cacert ? { cacert: config.etcd.cacert } : {}),
-        ...(config.etcd.cert ? { cert: config.etcd.cert } : {}),
-        ...(config.etcd.key ? { key: config.etcd.key } : {}),
-      }),
-    makeRest: (config) => {
+    makeStore: async (config, scope) => {
+      for (const [path, what] of [[config.etcd.cacert, 'etcd CA file'], [config.etcd.cert, 'etcd certificate file'], [config.etcd.key, 'etcd key file']] as const) readPem(path, what);
+      return (await import('./ctl-store.js')).ctlClusterStore(config, scope, warn);
+    },
+    makeRest: async (config) => {
       const ca = readPem(config.rest.cacert, 'CA file');
       const cert = readPem(config.rest.certfile, 'certificate file');
       const key = readPem(config.rest.keyfile, 'key file');
+      const { HttpRestClient } = await import('./rest-client.js');
       return new HttpRestClient({
         ...(config.rest.auth ? { username: config.rest.auth.username, password: config.rest.auth.password } : {}),
         ...(ca ? { ca } : {}),
@@ -90,50 +64,74 @@ export function processIo(signal: AbortSignal): CtlIo {
     },
     prompter: new Prompter(),
     signal,
+    ...(process.stdout.isTTY ? { redraw: (s: string) => process.stdout.write(`${CLEAR_SCREEN}${s}\n`) } : {}),
   };
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+
+/** Global options: given before the command name (`wardenctl -c node.yml list`), as with patronictl. */
+interface GlobalOptions {
+  readonly config?: string;
+  readonly dcsUrl?: string;
+  readonly dcs?: string;
+  readonly scope?: string;
+  readonly namespace?: string;
+  readonly insecure?: boolean;
+}
 
 /** Builds the commander program; each action runs with a context built from the global flags. */
 export function buildProgram(io: CtlIo): Command {
   const program = new Command('wardenctl');
   program
     .description('Admin CLI of a Warden cluster: reads the cluster from etcd, acts through the agents\' REST API')
-    .version(ctlVersion(), '-V, --version-only', 'print wardenctl\'s version only')
+    .version(`wardenctl version ${ctlVersion()}`, '-V, --version', 'print wardenctl\'s version')
     .option('-c, --config <file>', 'wardenctl or agent node YAML (default: $WARDENCTL_CONFIG)')
-    .option('--dcs <hosts>', 'etcd host:port list, comma-separated (default 127.0.0.1:2379)')
+    .addOption(new Option('--config-file <file>', 'same as --config').hideHelp())
+    .option('-d, --dcs-url <hosts>', 'etcd to use: host:port[,host:port...], or etcd3://host:port (default 127.0.0.1:2379)')
+    .addOption(new Option('--dcs <hosts>', 'same as --dcs-url').hideHelp())
     .option('--scope <name>', 'cluster name')
     .option('-n, --namespace <ns>', 'DCS namespace (default /service)')
+    .option('-k, --insecure', 'do not verify the agents\' TLS certificates')
+    .enablePositionalOptions()
     .showHelpAfterError('(run wardenctl --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s.replace(/\n$/, '')), writeErr: (s) => io.stderr(s.replace(/\n$/, '')) });
 
   const config = (scope?: string): CtlConfig => {
-    const g = program.opts<CtlFlags>();
-    const env = io.env;
-    return loadCtlConfig({ ...g, ...(scope ? { scope } : {}) }, env);
+    const g = program.opts<GlobalOptions & { configFile?: string }>();
+    const flags: CtlFlags = {
+      ...(g.config ?? g.configFile ? { config: g.config ?? g.configFile } : {}),
+      ...(g.dcsUrl ?? g.dcs ? { dcs: g.dcsUrl ?? g.dcs } : {}),
+      ...(scope ?? g.scope ? { scope: scope ?? g.scope } : {}),
+      ...(g.namespace ? { namespace: g.namespace } : {}),
+      ...(g.insecure ? { insecure: true } : {}),
+    };
+    return loadCtlConfig(flags, io.env);
   };
 
+  const prompter = io.prompter;
   /** Runs a command with a context for the configured (or given) scope; closes the DCS after. */
   const withCtx = async (fn: (ctx: CtlContext, cfg: CtlConfig) => Promise<void>, scope?: string): Promise<void> => {
     const cfg = config(scope);
     const s = requireScope(cfg);
-    const store = io.makeStore(cfg, s);
+    const [store, rest] = await Promise.all([io.makeStore(cfg, s), io.makeRest(cfg)]);
     const ctx: CtlContext = {
       scope: s,
       store,
-      rest: io.makeRest(cfg),
+      rest,
       out: io.stdout,
       warn: io.stderr,
-      confirm: (q) => io.prompter.confirm(q),
-      ask: (q) => io.prompter.ask(q),
+      confirm: (q) => prompter.confirm(q),
+      ask: (q) => prompter.ask(q),
+      askHidden: (q) => (prompter.askHidden ? prompter.askHidden(q) : prompter.ask(q)),
       now: () => Date.now(),
       sleep: (ms) => sleepUnlessAborted(ms, io.signal),
       signal: io.signal,
       edit: async (text) => editInEditor(text, io.env),
       readFile: readInput,
-      runSql: runSqlWithPg,
+      runSql: async (target, sql) => (await import('./pg-query.js')).runSqlWithPg(target, sql),
+      ...(io.redraw ? { redraw: io.redraw } : {}),
     };
     try {
       await fn(ctx, cfg);
@@ -145,12 +143,13 @@ export function buildProgram(io: CtlIo): Command {
     }
   };
 
-  const formatOption = () => new Option('-f, --format <format>', 'output format').choices(OUTPUT_FORMATS as string[]).default('pretty');
+  const formatOption = (d = 'pretty') => new Option('-f, --format <format>', 'output format').choices(OUTPUT_FORMATS as string[]).default(d);
   const roleOption = (d?: string) => {
-    const o = new Option('-r, --role <role>', 'only members with this role').choices(ROLE_FILTERS as string[]);
+    const o = new Option('-r, --role <role>', 'only members with this role').choices([...ROLE_FILTERS, 'master', 'standby_leader']);
     return d ? o.default(d) : o;
   };
-  const forceOption = () => new Option('--force', 'do not ask for confirmation');
+  const forceOption = () => new Option('--force', 'do not ask for confirmation; replace an action already scheduled');
+  const leaderOption = () => new Option('--primary, --leader <name>', 'the current leader (checked)');
 
   for (const [name, tree] of [['list', false], ['topology', true]] as const) {
     program
@@ -158,48 +157,63 @@ export function buildProgram(io: CtlIo): Command {
       .description(tree ? 'members as a replication tree' : 'members of the cluster, their role, state and lag')
       .addOption(formatOption())
       .option('-e, --extended', 'always show the pending restart, scheduled restart and tags columns')
+      .option('-t, --timestamp', 'print the time of the reading above the table')
       .option('-w, --watch <seconds>', 'refresh every SECONDS until Ctrl-C')
       .option('-W', 'refresh every 2 seconds until Ctrl-C')
-      .action((scope: string | undefined, o: { format: string; extended?: boolean; watch?: string; W?: boolean }) =>
-        withCtx((ctx) => (tree ? topology : list)(ctx, { format: o.format, extended: !!o.extended, ...(o.W ? { watch: 2 } : o.watch !== undefined ? { watch: o.watch } : {}) }), scope),
-      );
+      .action(async (scope: string | undefined, o: { format: string; extended?: boolean; timestamp?: boolean; watch?: string; W?: boolean }) => {
+        const { list } = await import('./list.js');
+        const opts = { format: o.format, extended: !!o.extended, timestamp: !!o.timestamp, ...(o.W ? { watch: 2 } : o.watch !== undefined ? { watch: o.watch } : {}) };
+        return withCtx((ctx) => list(ctx, opts, tree), scope);
+      });
   }
 
   program
     .command('switchover')
     .description('planned change of leader, now or at a scheduled time')
-    .option('--leader <name>', 'the current leader (checked)')
+    .addOption(leaderOption())
     .option('--candidate <name>', 'member to promote (default: the best eligible one)')
     .option('--scheduled <time>', 'ISO 8601 time (local when no zone), or "now"')
     .addOption(forceOption())
-    .action((o: { leader?: string; candidate?: string; scheduled?: string; force?: boolean }) => withCtx((ctx) => switchover(ctx, o)));
+    .action(async (o: { leader?: string; candidate?: string; scheduled?: string; force?: boolean }) => {
+      const { switchover } = await import('./switchover.js');
+      return withCtx((ctx) => switchover(ctx, o));
+    });
 
   program
     .command('failover')
     .description('promote a member, also when there is no leader (may lose data: prefer switchover)')
     .option('--candidate <name>', 'member to promote')
+    .addOption(new Option('--primary, --leader <name>', 'the current leader: the request becomes a switchover'))
     .addOption(forceOption())
-    .action((o: { candidate?: string; force?: boolean }) => withCtx((ctx) => failover(ctx, o)));
+    .action(async (o: { candidate?: string; leader?: string; force?: boolean }) => {
+      const { failover } = await import('./failover.js');
+      return withCtx((ctx) => failover(ctx, o));
+    });
 
   program
     .command('restart [members...]')
     .description('restart the database on members (all by default), now or scheduled')
     .addOption(roleOption())
+    .option('--any', 'restart one member only, picked at random among those selected')
     .option('--pending', 'only members with a pending restart')
     .option('--scheduled <time>', 'ISO 8601 time (local when no zone), or "now"')
-    .option('--db-version <version>', 'only if the server version is lower than X.Y[.Z]')
+    .option('--pg-version, --db-version <version>', 'only if the server version is lower than X.Y[.Z]')
     .option('--timeout <duration>', 'wait this long for the database to accept connections (30, 30s, 5min)')
     .addOption(forceOption())
-    .action((members: string[], o: { role?: string; pending?: boolean; scheduled?: string; dbVersion?: string; timeout?: string; force?: boolean }) =>
-      withCtx((ctx) => restart(ctx, members, o)),
-    );
+    .action(async (members: string[], o: { role?: string; any?: boolean; pending?: boolean; scheduled?: string; dbVersion?: string; timeout?: string; force?: boolean }) => {
+      const { restart } = await import('./restart.js');
+      return withCtx((ctx) => restart(ctx, members, o));
+    });
 
   program
     .command('reload [members...]')
     .description('members re-read their local configuration file')
     .addOption(roleOption())
     .addOption(forceOption())
-    .action((members: string[], o: { role?: string; force?: boolean }) => withCtx((ctx) => reload(ctx, members, o)));
+    .action(async (members: string[], o: { role?: string; force?: boolean }) => {
+      const { reload } = await import('./reload.js');
+      return withCtx((ctx) => reload(ctx, members, o));
+    });
 
   program
     .command('reinit <members...>')
@@ -207,50 +221,76 @@ export function buildProgram(io: CtlIo): Command {
     .option('--from-leader', 'take the backup from the leader')
     .option('--wait', 'wait until each member runs again')
     .addOption(forceOption())
-    .action((members: string[], o: { fromLeader?: boolean; wait?: boolean; force?: boolean }) => withCtx((ctx) => reinit(ctx, members, o)));
+    .action(async (members: string[], o: { fromLeader?: boolean; wait?: boolean; force?: boolean }) => {
+      const { reinit } = await import('./reinit.js');
+      return withCtx((ctx) => reinit(ctx, members, o));
+    });
 
   program
     .command('flush <target> [members...]')
     .description('cancel scheduled actions: "restart" (on members) or "switchover"')
     .addOption(roleOption())
     .addOption(forceOption())
-    .action((target: string, members: string[], o: { role?: string; force?: boolean }) => withCtx((ctx) => flush(ctx, target, members, o)));
+    .action(async (target: string, members: string[], o: { role?: string; force?: boolean }) => {
+      const { flush } = await import('./flush.js');
+      return withCtx((ctx) => flush(ctx, target, members, o));
+    });
 
   for (const [name, paused] of [['pause', true], ['resume', false]] as const) {
     program
       .command(name)
       .description(paused ? 'maintenance mode: the agents stop automatic failover and restarts' : 'leave maintenance mode')
       .option('--wait', 'wait until every member reports the new state')
-      .action((o: { wait?: boolean }) => withCtx((ctx) => setPause(ctx, paused, o)));
+      .action(async (o: { wait?: boolean }) => {
+        const { setPause } = await import('./pause.js');
+        return withCtx((ctx) => setPause(ctx, paused, o));
+      });
   }
 
   program
     .command('edit-config')
-    .description('change the dynamic configuration (-s/-p/--apply, or in $EDITOR), with a diff and a compare-and-set write')
+    .description('change the dynamic configuration (-s/-p/--apply/--replace, or in $EDITOR), with a diff and a compare-and-set write')
     .option('-s, --set <key.path=value>', 'set a key (value parsed as YAML; empty or null removes it); repeatable', collect, [])
-    .option('-p, --param <name=value>', 'set a server parameter (db.parameters); repeatable', collect, [])
+    .option('-p, --pg <name=value>', 'set a server parameter (db.parameters); repeatable', collect, [])
+    .addOption(new Option('--param <name=value>', 'same as --pg').argParser(collect).default([]).hideHelp())
     .option('--apply <file>', 'merge a YAML/JSON fragment from FILE (- for stdin)')
+    .option('--replace <file>', 'replace the whole configuration with FILE (- for stdin)')
     .option('-q, --quiet', 'do not print the diff')
     .addOption(forceOption())
-    .action((o: { set: string[]; param: string[]; apply?: string; quiet?: boolean; force?: boolean }) => withCtx((ctx) => editConfig(ctx, o)));
+    .action(async (o: { set: string[]; pg: string[]; param: string[]; apply?: string; replace?: string; quiet?: boolean; force?: boolean }) => {
+      const { editConfig } = await import('./edit-config.js');
+      const { pg, param, ...rest } = o;
+      return withCtx((ctx) => editConfig(ctx, { ...rest, param: [...pg, ...param] }));
+    });
 
   program
     .command('show-config')
     .description('the dynamic configuration stored in the DCS')
     .addOption(new Option('-f, --format <format>', 'output format').choices(['yaml', 'json']).default('yaml'))
-    .action((o: { format: string }) => withCtx((ctx) => showConfig(ctx, o)));
+    .action(async (o: { format: string }) => {
+      const { showConfig } = await import('./show-config.js');
+      return withCtx((ctx) => showConfig(ctx, o));
+    });
 
   program
     .command('history')
     .description('past switchovers and failovers')
     .addOption(formatOption())
-    .action((o: { format: string }) => withCtx((ctx) => history(ctx, o)));
+    .action(async (o: { format: string }) => {
+      const { history } = await import('./history.js');
+      return withCtx((ctx) => history(ctx, o));
+    });
 
   program
     .command('dsn [member]')
     .description('connection string of a member\'s database (default: the leader)')
     .addOption(roleOption())
-    .action((member: string | undefined, o: { role?: string }) => withCtx((ctx) => dsn(ctx, member, o)));
+    .option('-m, --member <name>', 'the member (same as the argument)')
+    .action(async (member: string | undefined, o: { role?: string; member?: string }) => {
+      const { dsn } = await import('./dsn.js');
+      if (member && o.member && member !== o.member) throw new CtlError('invalid_choice', `two different members given: ${member} and ${o.member}`);
+      return withCtx((ctx) => dsn(ctx, member ?? o.member, o));
+    });
 
   program
     .command('query')
@@ -260,12 +300,16 @@ export function buildProgram(io: CtlIo): Command {
     .option('-c, --command <sql>', 'SQL to run')
     .option('--file <file>', 'read the SQL from FILE (- for stdin)')
     .option('-U, --username <user>', 'database user (default: the config\'s superuser, else $PGUSER)')
+    .option('--password', 'ask for the password (not echoed)')
     .option('-d, --dbname <name>', 'database name')
     .addOption(formatOption())
-    .action((o: { member?: string; role?: string; command?: string; file?: string; username?: string; dbname?: string; format: string }) =>
-      withCtx((ctx, cfg) => {
+    .option('--delimiter <text>', 'column separator of the tsv format', '\t')
+    .action(async (o: { member?: string; role?: string; command?: string; file?: string; username?: string; password?: boolean; dbname?: string; format: string; delimiter: string }) => {
+      const { query } = await import('./query.js');
+      return withCtx(async (ctx, cfg) => {
         const user = o.username ?? cfg.db.username;
-        const password = o.username ? io.env['PGPASSWORD'] : (cfg.db.password ?? io.env['PGPASSWORD']);
+        let password = o.username ? io.env['PGPASSWORD'] : (cfg.db.password ?? io.env['PGPASSWORD']);
+        if (o.password) password = await ctx.askHidden(`Password for ${user ?? 'the database user'}: `);
         const dbname = o.dbname ?? cfg.db.dbname;
         return query(ctx, {
           ...(o.member ? { member: o.member } : {}),
@@ -273,24 +317,32 @@ export function buildProgram(io: CtlIo): Command {
           ...(o.command !== undefined ? { command: o.command } : {}),
           ...(o.file !== undefined ? { file: o.file } : {}),
           format: o.format,
+          delimiter: o.delimiter,
           ...(user ? { user } : {}),
           ...(password ? { password } : {}),
           ...(dbname ? { dbname } : {}),
         });
-      }),
-    );
+      });
+    });
 
   program
     .command('remove <scope>')
     .description('delete every DCS key of a cluster (asks you to type its name; stop its agents first)')
-    .action((scope: string) => withCtx((ctx) => remove(ctx, scope), scope));
+    .action(async (scope: string) => {
+      const { remove } = await import('./remove.js');
+      return withCtx((ctx) => remove(ctx, scope), scope);
+    });
 
   program
     .command('version [members...]')
     .description('wardenctl\'s version, and each member\'s agent and server version')
     .action(async (members: string[]) => {
+      const { version } = await import('./version.js');
       const cfg = config();
-      if (!cfg.scope) return version(io.stdout, null);
+      if (!cfg.scope) {
+        if (members.length) requireScope(cfg);
+        return version(io.stdout, null);
+      }
       return withCtx((ctx) => version(io.stdout, ctx, members));
     });
 
@@ -313,7 +365,7 @@ export async function runCli(argv: readonly string[], io?: CtlIo): Promise<numbe
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      // Help and --version-only exit 0; usage errors were already printed by commander.
+      // Help and --version exit 0; usage errors were already printed by commander.
       return e.exitCode === 0 ? 0 : 2;
     }
     theIo.stderr(`wardenctl: ${errorLine(e)}`);

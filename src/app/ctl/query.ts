@@ -13,18 +13,26 @@ export interface QueryOptions {
   /** File holding the SQL (`-` reads stdin). */
   readonly file?: string;
   readonly format?: string;
+  /** Column separator of the tsv format (default a tab). */
+  readonly delimiter?: string;
   readonly user?: string;
   readonly password?: string;
   readonly dbname?: string;
 }
 
-function cell(v: unknown): Cell {
+/**
+ * A value as pg returned it, kept faithful for json/yaml: NULL stays null, arrays stay
+ * lists, json/jsonb stay objects. Timestamps become ISO 8601, bytea `\\x...` hex text.
+ */
+export function cell(v: unknown): Cell {
   if (v === null || v === undefined) return null;
   if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
   if (typeof v === 'bigint') return v.toString();
-  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? String(v) : v.toISOString();
   if (v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
-  return JSON.stringify(v);
+  if (Array.isArray(v)) return v.map((x) => cell(x));
+  if (typeof v === 'object') return JSON.parse(JSON.stringify(v)) as Cell;
+  return String(v);
 }
 
 /** `query`: run one SQL statement on a member (the leader by default) and print the result as a table. */
@@ -51,5 +59,5 @@ export async function query(ctx: CtlContext, opts: QueryOptions): Promise<void> 
     return { key: n === 1 ? name : `${name}_${n}`, header: name };
   });
   const rows = result.rows.map((r) => Object.fromEntries(columns.map((c, i) => [c.key, cell(r[i])])));
-  ctx.out(renderTable({ columns, rows }, format));
+  ctx.out(renderTable({ columns, rows }, format, { delimiter: opts.delimiter ?? '\t' }));
 }

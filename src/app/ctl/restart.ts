@@ -10,6 +10,8 @@ import { isPaused } from './switchover.js';
 export interface RestartOptions {
   /** leader | primary | standby-leader | replica | any */
   readonly role?: string;
+  /** Restart one member only, picked at random among those selected. */
+  readonly any?: boolean;
   /** Only members with a pending restart (and the API re-checks it). */
   readonly pending?: boolean;
   /** ISO 8601 time or `now`. */
@@ -18,7 +20,27 @@ export interface RestartOptions {
   readonly dbVersion?: string;
   /** Seconds (or `30s`, `5min`) to wait for the database to accept connections. */
   readonly timeout?: string | number;
+  /** No confirmation; a restart already scheduled on a member is replaced. */
   readonly force?: boolean;
+  /** Picks the member of `--any` (default: Math.random). */
+  readonly random?: () => number;
+}
+
+/** The `error` code of an API answer, if any. */
+function errorCode(res: { body: unknown }): string | null {
+  const b = res.body as { error?: unknown } | null;
+  return b && typeof b === 'object' && typeof b.error === 'string' ? b.error : null;
+}
+
+/** Whether the member's own status (GET /node) shows a pending restart; false when it does not answer. */
+async function reportsPendingRestart(ctx: CtlContext, m: Member): Promise<boolean> {
+  try {
+    const res = await callMember(ctx, m, 'GET', 'node', undefined, { timeoutMs: 5000 });
+    return isOk(res) && (res.body as { pending_restart?: unknown } | null)?.pending_restart === true;
+  } catch (e) {
+    if (e instanceof CtlError) return false;
+    throw e;
+  }
 }
 
 /** Runs one action on each member in turn; failures are printed, then summarised as one error. */
@@ -53,11 +75,22 @@ export async function restart(ctx: CtlContext, names: readonly string[], opts: R
   const timeout = opts.timeout === undefined ? undefined : parseDurationSeconds(opts.timeout, '--timeout');
   if (at && isPaused(cluster)) throw new CtlError('paused', 'cannot schedule a restart while the cluster is paused');
   if (opts.pending) {
-    targets = targets.filter((m) => m.pendingRestart);
+    // A member's record in the DCS is written once per loop, its own status at once: ask the
+    // members the record does not flag yet, so a restart just made pending is not missed.
+    const pending = await Promise.all(targets.map(async (m) => m.pendingRestart || (await reportsPendingRestart(ctx, m))));
+    targets = targets.filter((_, i) => pending[i]);
     if (!targets.length) {
       ctx.out('No selected member has a pending restart: nothing to do');
       return;
     }
+  }
+  if (opts.any) targets = [targets[Math.floor((opts.random ?? Math.random)() * targets.length)] ?? targets[0]!];
+  const already = at ? targets.filter((m) => m.scheduledRestart) : [];
+  if (already.length && !opts.force) {
+    throw new CtlError(
+      'already_scheduled',
+      `a restart is already scheduled on ${already.map((m) => `${m.name} (at ${m.scheduledRestart!.schedule})`).join(', ')}: cancel it with "wardenctl flush restart", or give --force to replace it`,
+    );
   }
   const what = `${targets.map((m) => m.name).join(', ')} ${at ? `at ${at}` : 'now'}`;
   const conditions = [opts.pending ? 'a restart is pending' : null, opts.dbVersion ? `the server version is below ${opts.dbVersion}` : null].filter(Boolean);
@@ -74,6 +107,9 @@ export async function restart(ctx: CtlContext, names: readonly string[], opts: R
       const del = await callMember(ctx, m, 'DELETE', 'restart');
       if (del.status !== 404) okMessage(del);
     }
-    return okMessage(await callMember(ctx, m, 'POST', 'restart', body, { timeoutMs }));
+    const res = await callMember(ctx, m, 'POST', 'restart', body, { timeoutMs });
+    if (opts.pending && res.status === 503 && errorCode(res) === 'restart_conditions_not_met') return 'no restart pending any more: nothing done';
+    if (res.status === 409) throw new CtlError('already_scheduled', `${responseMessage(res)}: a restart is already scheduled (cancel it with "wardenctl flush restart", or give --force to replace it)`);
+    return okMessage(res);
   });
 }

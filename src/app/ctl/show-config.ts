@@ -1,5 +1,6 @@
+import YAML from 'yaml';
+import { readConfig } from '../../usecases/read-config.js';
 import type { CtlContext } from './context.js';
-import { configYaml, readStoredConfig } from './edit-config.js';
 import { CtlError } from './errors.js';
 
 /** Options of `show-config`. */
@@ -8,10 +9,14 @@ export interface ShowConfigOptions {
   readonly format?: string;
 }
 
-/** `show-config`: the dynamic configuration as stored in the DCS. */
+/**
+ * `show-config`: the dynamic configuration as stored in the DCS. Reads it with the same
+ * command edit-config uses, without loading edit-config's validator and diff.
+ */
 export async function showConfig(ctx: CtlContext, opts: ShowConfigOptions = {}): Promise<void> {
   const format = opts.format ?? 'yaml';
   if (format !== 'yaml' && format !== 'json') throw new CtlError('invalid_format', `--format must be yaml or json; got ${format}`);
-  const { value } = await readStoredConfig(ctx);
-  ctx.out(format === 'json' ? JSON.stringify(value, null, 2) : configYaml(value).trimEnd() || '{}');
+  const { value } = await readConfig({ store: ctx.store });
+  const yaml = Object.keys(value).length ? YAML.stringify(value) : '';
+  ctx.out(format === 'json' ? JSON.stringify(value, null, 2) : yaml.trimEnd() || '{}');
 }

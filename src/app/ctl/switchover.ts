@@ -31,6 +31,9 @@ export function isPaused(cluster: Cluster): boolean {
 
 /** Prints an action's answer, and the table after an immediate success. */
 export async function reportOutcome(ctx: CtlContext, action: string, member: string, res: RestResponse): Promise<void> {
+  if (res.status === 409 && (res.body as { error?: unknown } | null)?.error === 'already_scheduled') {
+    throw new CtlError('already_scheduled', `${action} on ${member} refused: ${responseMessage(res)} (cancel it with "wardenctl flush switchover", or give --force to replace it)`);
+  }
   if (!isOk(res)) throw apiError(action, member, res);
   ctx.out(responseMessage(res));
   if (res.status === 200) ctx.out(renderTable(clusterTable(ctx.scope, await readCluster(ctx)), 'pretty'));
@@ -52,11 +55,25 @@ export async function switchover(ctx: CtlContext, opts: SwitchoverOptions = {}):
     if (at) throw new CtlError('paused', 'cannot schedule a switchover while the cluster is paused');
     if (!opts.candidate) throw new CtlError('paused', 'the cluster is paused: a switchover needs --candidate');
   }
+  const pending = cluster.failover?.scheduledAt ? cluster.failover : null;
+  if (pending && !opts.force) {
+    throw new CtlError(
+      'already_scheduled',
+      `a switchover is already scheduled at ${pending.scheduledAt} (from ${pending.leader ?? 'the leader'} to ${pending.member ?? 'the best eligible member'}): cancel it with "wardenctl flush switchover", or give --force to replace it`,
+    );
+  }
   const to = opts.candidate ?? 'the best eligible member';
   await confirmOrAbort(ctx, opts.force, `Switch over cluster ${ctx.scope} from ${leader.name} to ${to}${at ? ` at ${at}` : ' now'}?`);
   const body: Record<string, string> = { leader: leader.name };
   if (opts.candidate) body['candidate'] = opts.candidate;
   if (at) body['scheduled_at'] = at;
-  const { member, res } = await callAny(ctx, preferring(cluster, leader.name, opts.candidate), 'POST', 'switchover', body, { timeoutMs: actionTimeoutMs(cluster) });
+  const order = preferring(cluster, leader.name, opts.candidate);
+  if (pending) {
+    // --force: the pending switchover is cancelled first (the agents refuse to replace it).
+    const { member, res } = await callAny(ctx, order, 'DELETE', 'switchover');
+    if (!isOk(res) && res.status !== 404) throw apiError('cancelling the scheduled switchover', member.name, res);
+    ctx.out(`Cancelled the switchover scheduled at ${pending.scheduledAt}`);
+  }
+  const { member, res } = await callAny(ctx, order, 'POST', 'switchover', body, { timeoutMs: actionTimeoutMs(cluster) });
   await reportOutcome(ctx, 'switchover', member.name, res);
 }

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
+import { Writable } from 'node:stream';
 import { CtlError } from './errors.js';
 
 /**
@@ -43,6 +44,27 @@ export class Prompter {
     const answer = queued !== undefined ? Promise.resolve(queued) : this.ended ? Promise.resolve('') : new Promise<string>((resolve) => this.waiting.push(resolve));
     // A terminal echoes the user's Enter; piped answers do not, so end the prompt line here.
     return (this.input as { isTTY?: boolean }).isTTY ? answer : answer.then((a) => (this.output.write('\n'), a));
+  }
+
+  /**
+   * Asks for a secret. On a terminal the answer is read without echo; piped input is read as
+   * a plain line (nothing is echoed then anyway).
+   */
+  async askHidden(question: string): Promise<string> {
+    const input = this.input as NodeJS.ReadableStream & { isTTY?: boolean };
+    if (this.rl || !input.isTTY) return this.ask(question);
+    this.output.write(question);
+    const muted = new Writable({ write: (_chunk, _enc, done) => done() });
+    const rl = createInterface({ input, output: muted, terminal: true });
+    try {
+      return await new Promise<string>((resolve) => {
+        rl.once('line', resolve);
+        rl.once('close', () => resolve(''));
+      });
+    } finally {
+      rl.close();
+      this.output.write('\n');
+    }
   }
 
   /** Asks a yes/no question; only `y`/`yes` is yes. */
@@ -97,3 +119,6 @@ export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<voi
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/** Clears a terminal screen and puts the cursor top left (what `clear` does). */
+export const CLEAR_SCREEN = '\x1b[H\x1b[2J\x1b[3J';

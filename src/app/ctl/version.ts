@@ -1,17 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { callMember, readCluster } from './cluster-access.js';
+import { callMember, memberOrFail, readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';
 
-/** This package's version (package.json two levels above src/app/ctl and dist/app/ctl alike). */
-export function ctlVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
+import { ctlVersion } from './ctl-version.js';
+
+export { ctlVersion } from './ctl-version.js';
 
 /** `150018` → `15.18`; `90624` → `9.6.24`. */
 export function formatServerVersion(v: number): string {
@@ -19,12 +12,17 @@ export function formatServerVersion(v: number): string {
   return `${Math.floor(v / 10000)}.${Math.floor(v / 100) % 100}.${v % 100}`;
 }
 
-/** `version`: wardenctl's version, then each member's agent and server version when a cluster is configured. */
+/**
+ * `version`: wardenctl's version, then each member's agent and server version when a
+ * cluster is configured. A member that is not in the cluster is an error before any member
+ * is asked; one that does not answer is reported and makes the command fail at the end.
+ */
 export async function version(out: (s: string) => void, ctx: CtlContext | null, names: readonly string[] = []): Promise<void> {
   out(`wardenctl version ${ctlVersion()}`);
   if (!ctx) return;
   const cluster = await readCluster(ctx);
-  const members = names.length ? cluster.members.filter((m) => names.includes(m.name)) : cluster.members;
+  const members = names.length ? [...new Set(names)].map((n) => memberOrFail(cluster, n)) : cluster.members;
+  const silent: string[] = [];
   for (const m of members) {
     try {
       const res = await callMember(ctx, m, 'GET', 'node', undefined, { timeoutMs: 5000 });
@@ -35,6 +33,8 @@ export async function version(out: (s: string) => void, ctx: CtlContext | null, 
     } catch (e) {
       if (!(e instanceof CtlError)) throw e;
       out(`${m.name}: no answer (${e.message})`);
+      silent.push(m.name);
     }
   }
+  if (silent.length) throw new CtlError('api_unreachable', `no answer from ${silent.join(', ')}`);
 }

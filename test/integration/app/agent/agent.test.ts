@@ -131,14 +131,14 @@ log: {level: warn}
     expect(((await patched.json()) as Record<string, unknown>)['loop_wait']).to.equal(3);
   });
 
-  it('stop(): PostgreSQL stopped cleanly and the leader key released', async () => {
+  it('stop(): PostgreSQL stopped cleanly, the leader key released, the member listed as stopped until its lease runs out', async () => {
     await agent!.stop();
     expect(pidAlive(pgPid)).to.equal(false);
     const dcs = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-agent'), retryTimeoutMs: 5000 });
     try {
       const keys = await dcs.readAll();
       expect(keys.get(ClusterKey.leader)).to.equal(undefined);
-      expect(keys.get(ClusterKey.member('node1'))).to.equal(undefined);
+      expect(JSON.parse(keys.get(ClusterKey.member('node1'))!.value)).to.deep.include({ state: 'stopped', role: 'demoted' });
       expect(keys.get(ClusterKey.initialize)?.value).to.match(/^\d+$/);
     } finally {
       await dcs.close();

@@ -1,7 +1,11 @@
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
+import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PinoLogger } from '../../../../src/adapters/logger/pino-logger.js';
+import { textLine } from '../../../../src/adapters/logger/text-format.js';
 
 function sink(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
   const chunks: string[] = [];
@@ -50,6 +54,50 @@ describe('PinoLogger', () => {
     log.error('boom', { err: new Error('bad thing') });
     expect(() => log.error('cyclic', { cyclic })).to.not.throw();
     expect(s.lines()[0]!['err']).to.deep.include({ message: 'bad thing', type: 'Error' });
+  });
+});
+
+describe('PinoLogger: formats, files, levels per component', () => {
+  it('text: one human line per entry, component in brackets, other fields as key=value', () => {
+    const chunks: string[] = [];
+    const stream = new Writable({ write: (c, _e, cb) => (chunks.push(c.toString()), cb()) });
+    const log = PinoLogger.create({ destination: stream, format: 'text', base: { scope: 'demo', name: 'node1' } });
+    log.child({ component: 'dcs' }).warn('etcd unreachable', { hosts: ['a:2379'], retry: 'in 1 s', n: 3 });
+    log.info('two\nlines');
+    const lines = chunks.join('').split('\n').filter(Boolean);
+    expect(lines[0]).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z WARN  \[dcs\] etcd unreachable hosts=\["a:2379"\] retry="in 1 s" n=3$/);
+    expect(lines[1]).to.match(/ INFO  two\\nlines$/);
+    expect(textLine('not json')).to.equal('not json\n');
+  });
+
+  it('levels per component: a component can be more or less verbose than the rest', () => {
+    const s = sink();
+    const log = PinoLogger.create({ destination: s.stream, level: 'info', levels: { dcs: 'debug', restapi: 'error' } });
+    log.debug('root debug: hidden');
+    log.child({ component: 'dcs' }).debug('dcs debug: shown');
+    log.child({ component: 'restapi' }).warn('restapi warn: hidden');
+    log.child({ component: 'restapi' }).error('restapi error: shown');
+    log.child({ component: 'database' }).info('database info: shown (default level)');
+    log.child({ node: 'x' }).debug('child debug: hidden');
+    expect(s.lines().map((l) => l['msg'])).to.deep.equal(['dcs debug: shown', 'restapi error: shown', 'database info: shown (default level)']);
+  });
+
+  it('file: appends to the file (creating its directory), and reopens it after a rotation', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-log-'));
+    try {
+      const file = join(dir, 'sub', 'warden.log');
+      const log = PinoLogger.create({ file, format: 'text' });
+      log.info('first');
+      renameSync(file, `${file}.1`);
+      log.info('second (old file)');
+      log.reopen();
+      log.info('third (new file)');
+      await log.flush();
+      expect(readFileSync(`${file}.1`, 'utf8')).to.match(/first\n.*second \(old file\)\n$/);
+      expect(readFileSync(file, 'utf8')).to.match(/INFO  third \(new file\)\n$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -107,9 +107,12 @@ describe('HaLoop: AgentControl, driven through the use cases', () => {
     await stopping;
     sim.node('node1').alive = false;
     expect(sim.node('node1').db.isRunning).to.equal(false);
-    expect(sim.view().members.map((m) => m.name)).to.deep.equal(['node2']);
+    // The stopped member stays listed with its state until its lease runs out.
+    expect(sim.view().members.map((m) => [m.name, m.state])).to.deep.equal([['node1', 'stopped'], ['node2', 'running']]);
     const took = await sim.until(() => primaryName(sim) === 'node2', ttlMs(sim), 'node2 to lead');
     expect(took).to.be.lessThan(loopWaitMs(sim) + 2000);
+    await sim.advance(ttlMs(sim));
+    expect(sim.view().members.map((m) => m.name)).to.deep.equal(['node2']);
   });
 
   it('acceptFailsafe: only for the leader it last saw, only with failsafe mode, never as a primary', async () => {

@@ -53,6 +53,13 @@ describe('ctl edit-config', () => {
     expect(await stored(ctx)).to.deep.equal({ ttl: 30, loop_wait: 10, db: { parameters: {} }, synchronous_mode: true, check_timeline: true });
   });
 
+  it('--replace takes the whole config from a file; -s then applies on top', async () => {
+    const ctx = await cluster({ ttl: 30, loop_wait: 10, check_timeline: true });
+    ctx.files.set('new.yml', 'ttl: 40\nloop_wait: 5\n');
+    await editConfig(ctx, { replace: 'new.yml', set: ['retry_timeout=5'], force: true, quiet: true });
+    expect(await stored(ctx)).to.deep.equal({ ttl: 40, loop_wait: 5, retry_timeout: 5 });
+  });
+
   it('opens the editor without -s/-p/--apply, and replaces the config with what was saved', async () => {
     const ctx = await cluster();
     let shown = '';

@@ -137,6 +137,8 @@ export interface TestCtx extends CtlContext {
   sqlResult: SqlResult | Error;
   /** All stdout text joined with newlines. */
   text(): string;
+  /** Set to act as a terminal: watch loops redraw through it. */
+  redraw?: (s: string) => void;
 }
 
 /** Builds a TestCtx for cluster `demo` (seed it with seedCluster). */
@@ -179,6 +181,9 @@ export function makeCtx(): TestCtx {
       ctx.questions.push(q);
       const a = ctx.answers.shift();
       return typeof a === 'string' ? a : '';
+    },
+    async askHidden(q) {
+      return ctx.ask(q);
     },
     now: () => clock.now(),
     async sleep(ms) {

@@ -53,8 +53,7 @@ describe('ctl list', () => {
     await list(ctx, { format: 'json' });
     const rows = JSON.parse(ctx.text()) as Record<string, unknown>[];
     expect(rows.map((r) => r['Role'])).to.deep.equal(['Standby Leader', 'Quorum Standby', 'Quorum Standby']);
-    expect(rows[2]).to.include({ State: 'starting', 'Receive Lag': 'unknown', 'Replay Lag': 'unknown' });
-    expect(rows[2]).not.to.have.property('Receive LSN');
+    expect(rows[2]).to.include({ State: 'starting', 'Receive Lag': 'unknown', 'Replay Lag': 'unknown', 'Receive LSN': null });
   });
 
   it('json, yaml and tsv carry the same rows, keyed with the cluster name and both lags named apart', async () => {
@@ -65,15 +64,19 @@ describe('ctl list', () => {
     await list(ctx, { format: 'tsv' });
     const [json, yaml, tsv] = ctx.outs;
     const rows = JSON.parse(json!) as Record<string, unknown>[];
+    const none = { 'Pending restart': false, 'Pending restart reason': null, 'Scheduled restart': null, Tags: {} };
     expect(rows[1]).to.deep.equal({
       Cluster: 'demo', Member: 'node2', Host: '127.0.0.1:15433', Role: 'Replica', State: 'streaming', TL: 1,
-      'Receive LSN': '0/4000060', 'Receive Lag': 0, 'Replay LSN': '0/4000000', 'Replay Lag': 96,
+      'Receive LSN': '0/4000060', 'Receive Lag': 0, 'Replay LSN': '0/4000000', 'Replay Lag': 96, ...none,
     });
-    expect(rows[0]).to.deep.equal({ Cluster: 'demo', Member: 'node1', Host: '127.0.0.1:15432', Role: 'Leader', State: 'running', TL: 1 });
+    expect(rows[0]).to.deep.equal({
+      Cluster: 'demo', Member: 'node1', Host: '127.0.0.1:15432', Role: 'Leader', State: 'running', TL: 1,
+      'Receive LSN': null, 'Receive Lag': null, 'Replay LSN': null, 'Replay Lag': null, ...none,
+    });
     expect(YAML.parse(yaml!)).to.deep.equal(rows);
     const tsvLines = tsv!.split('\n');
-    expect(tsvLines[0]).to.equal('Cluster\tMember\tHost\tRole\tState\tTL\tReceive LSN\tReceive Lag\tReplay LSN\tReplay Lag');
-    expect(tsvLines[2]).to.equal('demo\tnode2\t127.0.0.1:15433\tReplica\tstreaming\t1\t0/4000060\t0\t0/4000000\t96');
+    expect(tsvLines[0]).to.equal('Cluster\tMember\tHost\tRole\tState\tTL\tReceive LSN\tReceive Lag\tReplay LSN\tReplay Lag\tPending restart\tPending restart reason\tScheduled restart\tTags');
+    expect(tsvLines[2]).to.equal('demo\tnode2\t127.0.0.1:15433\tReplica\tstreaming\t1\t0/4000060\t0\t0/4000000\t96\tfalse\t\t\t{}');
   });
 
   it('shows pending restart, scheduled restart and tags columns when a member has them (always with --extended)', async () => {
@@ -87,10 +90,13 @@ describe('ctl list', () => {
     });
     await list(ctx, { format: 'json' });
     const rows = JSON.parse(ctx.outs[0]!) as Record<string, unknown>[];
-    expect(rows[1]).to.include({ 'Pending restart': true, 'Pending restart reason': 'max_connections: 100->200' });
-    expect(rows[2]).to.include({ 'Scheduled restart': '2024-01-02T00:00:00Z (if pending)', Tags: 'nofailover: true' });
+    expect(rows[1]).to.deep.include({ 'Pending restart': true, 'Pending restart reason': { max_connections: { old_value: '100', new_value: '200' } } });
+    expect(rows[2]).to.deep.include({ 'Scheduled restart': { schedule: '2024-01-02T00:00:00Z', restart_pending: true }, Tags: { nofailover: true } });
     await list(ctx);
-    expect(ctx.outs[1]!.split('\n')[1]).to.include('| Pending restart | Pending restart reason    | Scheduled restart');
+    const pretty = ctx.outs[1]!.split('\n');
+    expect(pretty[1]).to.include('| Pending restart | Pending restart reason    | Scheduled restart');
+    expect(pretty.find((l) => l.includes('node2'))).to.include('| *               | max_connections: 100->200 |');
+    expect(pretty.find((l) => l.includes('node3'))).to.include('2024-01-02T00:00:00Z (if pending) | nofailover: true |');
 
     const plain = makeCtx();
     await seedCluster(plain.kv);
@@ -128,6 +134,26 @@ describe('ctl list', () => {
     expect(ctx.outs[1]!.split('\n')[0]).to.equal('2024-01-01T12:00:01.500Z');
   });
 
+  it('-w on a terminal redraws the screen in place instead of appending tables', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.kv);
+    ctx.abortAfterSleeps = 2;
+    const screens: string[] = [];
+    ctx.redraw = (s) => screens.push(s);
+    await list(ctx, { watch: 1 });
+    expect(ctx.outs).to.deep.equal([]);
+    expect(screens).to.have.length(2);
+    expect(screens[1]!.split('\n')[0]).to.equal('2024-01-01T12:00:01.000Z');
+  });
+
+  it('-t prints the time of the reading above a single table', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.kv);
+    await list(ctx, { timestamp: true, format: 'tsv' });
+    expect(ctx.text().split('\n')[0]).to.equal('2024-01-01T12:00:00.000Z');
+    expect(ctx.text().split('\n')[1]).to.match(/^Cluster\tMember/);
+  });
+
   it('rejects a bad --format or --watch before reading anything', async () => {
     const ctx = makeCtx();
     for (const [opts, msg] of [[{ format: 'xml' }, /--format must be one of/], [{ watch: '0' }, /--watch needs a positive number of seconds; got 0/], [{ watch: 'x' }, /got x/]] as const) {
@@ -153,8 +179,11 @@ describe('ctl topology', () => {
       leader: 'node2',
       members: [member(1, { role: 'replica', xlogLocation: null, receiveLsn: 1, replayLsn: 1, replicationState: 'streaming', tags: { replicatefrom: 'node3' } }), member(2, { role: 'primary', xlogLocation: 5, receiveLsn: null, replayLsn: null, replicationState: null }), member(3), member(4, { tags: { replicatefrom: 'node1' } })],
     });
-    await topology(ctx, { format: 'tsv' });
-    expect(ctx.text().split('\n').slice(1).map((l) => l.split('\t')[1])).to.deep.equal(['node2', '+ node3', '  + node1', '    + node4']);
+    await topology(ctx, { format: 'json' });
+    await topology(ctx);
+    const rows = JSON.parse(ctx.outs[0]!) as { Member: string; Upstream: string | null; Depth: number }[];
+    expect(rows.map((r) => [r.Member, r.Upstream, r.Depth])).to.deep.equal([['node2', null, 0], ['node3', 'node2', 1], ['node1', 'node3', 2], ['node4', 'node1', 3]]);
+    expect(ctx.outs[1]!.split('\n').slice(3, 7).map((l) => l.split('|')[1]!.trimEnd())).to.deep.equal([' node2', ' + node3', '   + node1', '     + node4']);
   });
 
   it('keeps members of a replicatefrom cycle and members of a leaderless cluster', async () => {

@@ -86,14 +86,62 @@ describe('ctl main (command line wiring)', () => {
     expect(h.stderr[0]).to.match(/^wardenctl: cannot reach the DCS at 127\.0\.0\.1:2379: /);
   });
 
-  it('usage errors exit 2; help and --version-only exit 0', async () => {
+  it('usage errors exit 2; help, -V and --version exit 0', async () => {
     const h = await harness();
     expect(await h.run('lst')).to.equal(2);
     expect(h.stderr[0]).to.match(/unknown command 'lst'/);
     expect(await h.run('--scope', 'demo', 'list', '-f', 'xml')).to.equal(2);
     expect(await h.run('--help')).to.equal(0);
     expect(h.stdout.join('\n')).to.include('edit-config');
+    h.stdout.length = 0;
     expect(await h.run('-V')).to.equal(0);
+    expect(await h.run('--version')).to.equal(0);
+    expect(h.stdout).to.have.length(2);
+    expect(h.stdout[1]).to.match(/^wardenctl version \d+\.\d+\.\d+$/);
+  });
+
+  it('global options go before the command, so a command may reuse their letters: query -c SQL -d DB after -c FILE -d DCS', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'ctlmain-'));
+    try {
+      writeFileSync(join(dir, 'node.yml'), 'scope: demo\ndb: {authentication: {superuser: {username: postgres, password: pw}}}\n');
+      const h = await harness();
+      // An unknown member stops query before it connects: the harness has no database.
+      expect(await h.run('-c', join(dir, 'node.yml'), '-d', 'etcd3://10.0.0.5:2379', '-k', 'query', '-c', 'select 1', '-d', 'app', '-U', 'ops', '--format', 'tsv', '--delimiter', ';', '-m', 'node9')).to.equal(1);
+      expect(h.stderr.at(-1)).to.equal('wardenctl: member node9 is not in the cluster (members: node1, node2, node3)');
+      expect(h.configs.at(-1)!.config.etcd.hosts).to.deep.equal(['10.0.0.5:2379']);
+      expect(h.configs.at(-1)!.config.rest.insecure).to.equal(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('version with an unknown member exits 1 naming it', async () => {
+    const h = await harness();
+    expect(await h.run('--scope', 'demo', 'version', 'node9')).to.equal(1);
+    expect(h.stderr).to.deep.equal(['wardenctl: member node9 is not in the cluster (members: node1, node2, node3)']);
+    const unscoped = await harness();
+    expect(await unscoped.run('version', 'node9')).to.equal(1);
+    expect(unscoped.stderr[0]).to.match(/^wardenctl: no cluster name/);
+  });
+
+  it('aliases: switchover --primary, failover --leader, restart --any --pg-version, edit-config --pg, dsn -m', async () => {
+    const h = await harness();
+    h.rest.on('POST', 'switchover', json(200, { message: 'switched' })).on('POST', 'failover', json(200, { message: 'switched' })).on('POST', 'restart', json(200, { message: 'restarted' }));
+    expect(await h.run('--scope', 'demo', 'switchover', '--primary', 'node1', '--candidate', 'node2', '--force')).to.equal(0);
+    expect(await h.run('--scope', 'demo', 'failover', '--leader', 'node1', '--candidate', 'node2', '--force')).to.equal(0);
+    expect(h.rest.calls.map((c) => c.body)).to.deep.equal([{ leader: 'node1', candidate: 'node2' }, { candidate: 'node2', leader: 'node1' }]);
+    expect(await h.run('--scope', 'demo', 'restart', '--any', '--pg-version', '16.1', '--force')).to.equal(0);
+    expect(h.rest.calls.slice(2).map((c) => c.body)).to.deep.equal([{ db_version: '16.1' }]);
+    expect(await h.run('--scope', 'demo', 'edit-config', '--pg', 'work_mem=8MB', '--param', 'shared_buffers=1GB', '--force', '-q')).to.equal(0);
+    expect(await h.run('--scope', 'demo', 'show-config', '-f', 'json')).to.equal(0);
+    expect(JSON.parse(h.stdout.at(-1)!).db).to.deep.equal({ parameters: { work_mem: '8MB', shared_buffers: '1GB' } });
+    expect(await h.run('--scope', 'demo', 'dsn', '-m', 'node2')).to.equal(0);
+    expect(h.stdout.at(-1)).to.equal('host=127.0.0.1 port=15433');
+    expect(await h.run('--scope', 'demo', 'dsn', '--role', 'master')).to.equal(0);
+    expect(h.stdout.at(-1)).to.equal('host=127.0.0.1 port=15432');
   });
 
   it('destructive commands ask on the prompter, and a "no" exits 1 with Aborted', async () => {

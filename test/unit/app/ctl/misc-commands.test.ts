@@ -1,3 +1,4 @@
+import YAML from 'yaml';
 import { expect } from 'chai';
 import { dsn } from '../../../../src/app/ctl/dsn.js';
 import { history } from '../../../../src/app/ctl/history.js';
@@ -70,7 +71,20 @@ describe('ctl query', () => {
     ctx.sqlResult = { columns: ['n', 'n', 'at'], rows: [[1, 'x', new Date(Date.UTC(2024, 0, 1))], [2, null, null]] };
     await query(ctx, { command: 'select 1', user: 'postgres', password: 'pw', format: 'json' });
     expect(ctx.sqlCalls).to.deep.equal([{ target: { connUrl: 'postgres://127.0.0.1:15432/postgres', user: 'postgres', password: 'pw' }, sql: 'select 1' }]);
-    expect(JSON.parse(ctx.text())).to.deep.equal([{ n: 1, n_2: 'x', at: '2024-01-01T00:00:00.000Z' }, { n: 2 }]);
+    expect(JSON.parse(ctx.text())).to.deep.equal([{ n: 1, n_2: 'x', at: '2024-01-01T00:00:00.000Z' }, { n: 2, n_2: null, at: null }]);
+  });
+
+  it('json and yaml keep NULLs, arrays and json values as they are; tsv takes --delimiter; pretty shows booleans', async () => {
+    const ctx = await cluster();
+    ctx.sqlResult = { columns: ['a', 'j', 'b', 'z'], rows: [[[1, null, 3], { k: [true] }, false, null]] };
+    await query(ctx, { command: 'x', format: 'json' });
+    await query(ctx, { command: 'x', format: 'yaml' });
+    await query(ctx, { command: 'x', format: 'tsv', delimiter: '|' });
+    await query(ctx, { command: 'x' });
+    expect(JSON.parse(ctx.outs[0]!)).to.deep.equal([{ a: [1, null, 3], j: { k: [true] }, b: false, z: null }]);
+    expect(YAML.parse(ctx.outs[1]!)).to.deep.equal([{ a: [1, null, 3], j: { k: [true] }, b: false, z: null }]);
+    expect(ctx.outs[2]!.split('\n')).to.deep.equal(['a|j|b|z', '[1,null,3]|{"k":[true]}|false|']);
+    expect(ctx.outs[3]!.split('\n')[3]).to.equal('| [1,null,3] | {"k":[true]} | false |   |');
   });
 
   it('-m and -r pick the member; --file reads the SQL; a statement without rows prints its tag', async () => {
@@ -137,10 +151,18 @@ describe('ctl version', () => {
     ctx.rest
       .on('GET', 'node', json(200, { state: 'running', server_version: 150018, svc: { version: '0.1.0', scope: 'demo', name: 'x' } }))
       .on('GET', 'node', 'unreachable', apiOf(3));
-    await version(ctx.out, ctx);
+    const err = await failure(version(ctx.out, ctx));
     expect(ctx.outs[0]).to.match(/^wardenctl version \d+\.\d+\.\d+/);
     expect(ctx.outs.slice(1, 3)).to.deep.equal(['node1: warden 0.1.0, PostgreSQL 15.18', 'node2: warden 0.1.0, PostgreSQL 15.18']);
     expect(ctx.outs[3]).to.match(/^node3: no answer \(GET http:\/\/127.0.0.1:8010\/node: connect ECONNREFUSED\)$/);
+    expect(err.message).to.equal('no answer from node3');
+  });
+
+  it('a member that is not in the cluster is an error, before anything is asked', async () => {
+    const ctx = await cluster();
+    const err = await failure(version(ctx.out, ctx, ['node9']));
+    expect(err.code).to.equal('member_not_found');
+    expect(ctx.rest.calls).to.deep.equal([]);
   });
 
   it('without a cluster prints only its own version; formats old and new server versions', async () => {

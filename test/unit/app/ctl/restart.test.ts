@@ -44,15 +44,29 @@ describe('ctl restart', () => {
 
   it('--pending restarts only members flagged pending, with restart_pending: true; nothing to do is not an error', async () => {
     const ctx = await cluster({ members: [member(1, { pendingRestart: true }), member(2), member(3, { pendingRestart: true })] });
-    ctx.rest.on('POST', 'restart', json(200, { message: 'ok' }));
+    ctx.rest.on('POST', 'restart', json(200, { message: 'ok' })).on('GET', 'node', json(200, { state: 'running' }));
     await restart(ctx, [], { pending: true, force: true });
-    expect(ctx.rest.summary()).to.deep.equal(['POST :8008/restart', 'POST :8010/restart']);
-    expect(ctx.rest.calls[0]!.body).to.deep.equal({ restart_pending: true });
+    expect(ctx.rest.summary()).to.deep.equal(['GET :8009/node', 'POST :8008/restart', 'POST :8010/restart']);
+    expect(ctx.rest.calls[1]!.body).to.deep.equal({ restart_pending: true });
 
     const none = await cluster();
+    none.rest.on('GET', 'node', json(200, { state: 'running' }), apiOf(1)).on('GET', 'node', 'unreachable');
     await restart(none, [], { pending: true });
     expect(none.outs).to.deep.equal(['No selected member has a pending restart: nothing to do']);
     expect(none.questions).to.deep.equal([]);
+  });
+
+  it('--pending also restarts a member whose own status shows a pending restart its DCS record does not show yet; one no longer pending is not a failure', async () => {
+    const ctx = await cluster();
+    ctx.rest
+      .on('GET', 'node', json(200, { state: 'running', pending_restart: true }), apiOf(2))
+      .on('GET', 'node', json(200, { state: 'running', pending_restart: true }), apiOf(3))
+      .on('GET', 'node', json(200, { state: 'running' }))
+      .on('POST', 'restart', json(503, { error: 'restart_conditions_not_met', message: 'restart conditions are not satisfied: no restart pending' }), apiOf(3))
+      .on('POST', 'restart', json(200, { message: 'restarted' }));
+    await restart(ctx, [], { pending: true, force: true });
+    expect(ctx.rest.summary().filter((c) => c.startsWith('POST'))).to.deep.equal(['POST :8009/restart', 'POST :8010/restart']);
+    expect(ctx.outs).to.deep.equal(['node2: restarted', 'node3: no restart pending any more: nothing done']);
   });
 
   it('--scheduled --force first deletes a restart already scheduled on the member', async () => {
@@ -60,6 +74,25 @@ describe('ctl restart', () => {
     ctx.rest.on('DELETE', 'restart', json(200, { message: 'deleted' })).on('POST', 'restart', json(202, { message: 'scheduled' }));
     await restart(ctx, [], { scheduled: '2024-01-01T12:20:00Z', force: true });
     expect(ctx.rest.summary()).to.deep.equal(['DELETE :8008/restart', 'POST :8008/restart', 'POST :8009/restart']);
+  });
+
+  it('--scheduled refuses members with a restart already scheduled, unless --force', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.kv, { members: [member(1), member(2, { scheduledRestart: { schedule: '2024-01-01T13:00:00Z' } }), member(3)] });
+    const err = await failure(restart(ctx, [], { scheduled: '2024-01-01T14:00Z' }));
+    expect(err.code).to.equal('already_scheduled');
+    expect(err.message).to.equal('a restart is already scheduled on node2 (at 2024-01-01T13:00:00Z): cancel it with "wardenctl flush restart", or give --force to replace it');
+    expect(ctx.questions).to.deep.equal([]);
+    expect(ctx.rest.calls).to.deep.equal([]);
+  });
+
+  it('--any restarts one member only, picked among those selected', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.kv);
+    ctx.rest.on('POST', 'restart', json(200, { message: 'restarted' }));
+    await restart(ctx, [], { role: 'replica', any: true, force: true, random: () => 0.99 });
+    expect(ctx.rest.summary()).to.deep.equal(['POST :8010/restart']);
+    expect(ctx.outs).to.deep.equal(['node3: restarted']);
   });
 
   it('goes on after a failing member, prints why on stderr, and ends with one summary error', async () => {

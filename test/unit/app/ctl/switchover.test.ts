@@ -33,6 +33,29 @@ describe('ctl switchover', () => {
     expect(ctx.outs).to.deep.equal(['Switchover scheduled']);
   });
 
+  it('refuses while a switchover is scheduled, naming it; --force cancels it first, then asks nothing', async () => {
+    const pending = { failover: { leader: 'node1', member: 'node3', scheduledAt: '2024-01-01T15:00:00.000Z' } };
+    const ctx = await cluster(pending);
+    const err = await failure(switchover(ctx, { scheduled: '2024-01-01T16:00Z' }));
+    expect(err.code).to.equal('already_scheduled');
+    expect(err.message).to.equal('a switchover is already scheduled at 2024-01-01T15:00:00.000Z (from node1 to node3): cancel it with "wardenctl flush switchover", or give --force to replace it');
+    expect(ctx.questions).to.deep.equal([]);
+    expect(ctx.rest.calls).to.deep.equal([]);
+    const forced = await cluster(pending);
+    forced.rest.on('DELETE', 'switchover', json(200, { message: 'scheduled switchover deleted' })).on('POST', 'switchover', json(202, { message: 'Switchover scheduled' }));
+    await switchover(forced, { scheduled: '2024-01-01T16:00Z', force: true });
+    expect(forced.rest.summary()).to.deep.equal(['DELETE :8008/switchover', 'POST :8008/switchover']);
+    expect(forced.outs).to.deep.equal(['Cancelled the switchover scheduled at 2024-01-01T15:00:00.000Z', 'Switchover scheduled']);
+  });
+
+  it('an agent refusing a second schedule (409) is reported with what to do', async () => {
+    const ctx = await cluster();
+    ctx.rest.on('POST', 'switchover', json(409, { error: 'already_scheduled', message: 'a switchover is already scheduled' }));
+    const err = await failure(switchover(ctx, { scheduled: '2024-01-01T16:00Z', force: true }));
+    expect(err.code).to.equal('already_scheduled');
+    expect(err.message).to.match(/^switchover on node1 refused: a switchover is already scheduled \(cancel it with/);
+  });
+
   it('falls back to another member when the leader\'s API does not answer', async () => {
     const ctx = await cluster();
     ctx.rest.on('POST', 'switchover', 'unreachable', apiOf(1)).on('POST', 'switchover', json(200, { message: 'ok' }));
@@ -87,6 +110,16 @@ describe('ctl failover', () => {
   it('needs --candidate', async () => {
     const ctx = await cluster();
     expect((await failure(failover(ctx, {}))).message).to.match(/failover needs --candidate NAME/);
+  });
+
+  it('--leader (or --primary) makes it a switchover: checked against the leader, sent in the body', async () => {
+    const ctx = await cluster();
+    ctx.answers.push(true);
+    ctx.rest.on('POST', 'failover', json(200, { message: 'Successfully switched over to "node2"', leader: 'node2' }));
+    await failover(ctx, { candidate: 'node2', leader: 'node1' });
+    expect(ctx.questions).to.deep.equal(['Switch over cluster demo from node1 to node2 now?']);
+    expect(ctx.rest.calls[0]!.body).to.deep.equal({ candidate: 'node2', leader: 'node1' });
+    expect((await failure(failover(ctx, { candidate: 'node2', leader: 'node3', force: true }))).message).to.equal('node3 is not the leader of cluster demo (the leader is node1)');
   });
 
   it('works without a leader: POSTs /failover to the candidate first', async () => {

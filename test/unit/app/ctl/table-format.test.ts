@@ -8,7 +8,8 @@ const data: TableData = {
     { key: 'Cluster', header: 'Cluster', machineOnly: true },
     { key: 'Name', header: 'Name' },
     { key: 'N', header: 'N', align: 'right' },
-    { key: 'Flag', header: 'Flag' },
+    { key: 'Flag', header: 'Flag', pretty: (v) => (v === true ? '*' : '') },
+    { key: 'Tags', header: 'Tags', optional: true },
   ],
   rows: [
     { Cluster: 'demo', Name: 'alpha', N: 1, Flag: true },
@@ -38,11 +39,22 @@ describe('ctl table-format', () => {
     expect(out.split('\n')[1]).to.equal('+---+');
   });
 
-  it('json: one array of objects keyed by column key, blanks omitted, machine-only columns kept', () => {
+  it('json: one array of objects keyed by column key; every column present, nulls as null, machine-only and optional columns kept', () => {
     expect(JSON.parse(renderTable(data, 'json'))).to.deep.equal([
-      { Cluster: 'demo', Name: 'alpha', N: 1, Flag: true },
-      { Cluster: 'demo', Name: 'beta\tgamma', N: 12345 },
+      { Cluster: 'demo', Name: 'alpha', N: 1, Flag: true, Tags: null },
+      { Cluster: 'demo', Name: 'beta\tgamma', N: 12345, Flag: null, Tags: null },
     ]);
+  });
+
+  it('lists and objects stay lists and objects in json/yaml; tsv writes them as JSON; pretty shows an optional column only when a row has a value', () => {
+    const rich: TableData = { columns: [{ key: 'A', header: 'A' }, { key: 'Tags', header: 'Tags', optional: true }], rows: [{ A: [1, null], Tags: { nofailover: true } }, { A: null, Tags: {} }] };
+    expect(JSON.parse(renderTable(rich, 'json'))).to.deep.equal([{ A: [1, null], Tags: { nofailover: true } }, { A: null, Tags: {} }]);
+    expect(YAML.parse(renderTable(rich, 'yaml'))).to.deep.equal([{ A: [1, null], Tags: { nofailover: true } }, { A: null, Tags: {} }]);
+    expect(renderTable(rich, 'tsv').split('\n')).to.deep.equal(['A\tTags', '[1,null]\t{"nofailover":true}', '\t{}']);
+    expect(renderTable(rich, 'pretty').split('\n')[1]).to.equal('| A        | Tags                |');
+    const bare: TableData = { columns: rich.columns, rows: [{ A: 'x', Tags: {} }] };
+    expect(renderTable(bare, 'pretty').split('\n')[1]).to.equal('| A |');
+    expect(renderTable(bare, 'pretty', { allColumns: true }).split('\n')[1]).to.equal('| A | Tags |');
   });
 
   it('yaml: the same rows as YAML, no footers', () => {
@@ -51,8 +63,9 @@ describe('ctl table-format', () => {
     expect(text).not.to.include('Maintenance');
   });
 
-  it('tsv: header of keys, one line per row, tabs inside values replaced', () => {
-    expect(renderTable(data, 'tsv').split('\n')).to.deep.equal(['Cluster\tName\tN\tFlag', 'demo\talpha\t1\ttrue', 'demo\tbeta gamma\t12345\t']);
+  it('tsv: header of keys, one line per row, tabs inside values replaced; another delimiter on request', () => {
+    expect(renderTable(data, 'tsv').split('\n')).to.deep.equal(['Cluster\tName\tN\tFlag\tTags', 'demo\talpha\t1\ttrue\t', 'demo\tbeta gamma\t12345\t\t']);
+    expect(renderTable(data, 'tsv', { delimiter: ';' }).split('\n')[1]).to.equal('demo;alpha;1;true;');
   });
 
   it('an empty table renders in every format', () => {

@@ -1,0 +1,368 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { DcsUnavailableError } from '../../domain/errors.js';
+import { asUnavailable, withinDeadline } from './etcd3-deadline.js';
+// Types only: etcd3-options.js loads the gRPC client this adapter exists to avoid.
+import type { Etcd3KeyValueOptions } from './etcd3-options.js';
+import type { KeyValueStore, PutOptions, WriteCondition } from './key-value.js';
+import type { DcsEntry, DcsSnapshot } from './keys.js';
+
+/** TTL of a lease granted by a leased write before any keepAlive (the default `ttl`). */
+const DEFAULT_LEASE_TTL_SECONDS = 30;
+
+/** Pause between two attempts to reopen a broken watch stream. */
+const WATCH_RETRY_MS = 250;
+
+type Json = Record<string, unknown>;
+
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const unb64 = (s: unknown) => (typeof s === 'string' ? Buffer.from(s, 'base64').toString('utf8') : '');
+
+/** The first key after every key that starts with `prefix` (etcd's range_end of a prefix). */
+function prefixEnd(prefix: string): string {
+  const bytes = Buffer.from(prefix, 'utf8');
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    if (bytes[i]! < 0xff) {
+      const end = Buffer.from(bytes.subarray(0, i + 1));
+      end[i]! += 1;
+      return end.toString('base64');
+    }
+  }
+  return Buffer.from([0]).toString('base64');
+}
+
+/** An error etcd answered with (HTTP status and its message). */
+class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The `KeyValueStore` port over etcd v3's JSON gateway (`POST /v3/kv/range`, `/v3/kv/txn`,
+ * `/v3/lease/*`, `/v3/watch`) with plain `node:http(s)`: same semantics as `Etcd3KeyValue`
+ * (one lease per client, transactions for atomic create and compare-and-set, one
+ * serializable range read, a prefix watch), without gRPC. Loading it costs a few
+ * milliseconds instead of ~200 ms for the gRPC stack, which is what a short-lived command
+ * such as wardenctl pays on every call. Every call settles within the retry timeout with a
+ * result or a `DcsUnavailableError`; hosts are tried in order until one answers.
+ */
+export class Etcd3GatewayKeyValue implements KeyValueStore {
+  private readonly urls: string[];
+  private readonly prefix: string;
+  private readonly agent: http.Agent;
+  private readonly tls: https.AgentOptions;
+  private retryTimeoutMs: number;
+  private leaseId: string | null = null;
+  private leaseTtl = DEFAULT_LEASE_TTL_SECONDS;
+  private granting: Promise<string> | null = null;
+  private token: Promise<string> | null = null;
+  private readonly watches = new Set<() => void>();
+  private closed = false;
+
+  constructor(private readonly opts: Etcd3KeyValueOptions) {
+    const scheme = opts.protocol ?? (opts.cacert || opts.cert ? 'https' : 'http');
+    this.urls = opts.hosts.map((h) => (/^https?:\/\//.test(h) ? h : `${scheme}://${h}`));
+    this.prefix = opts.prefix;
+    this.retryTimeoutMs = opts.retryTimeoutMs;
+    this.tls = {
+      ...(opts.cacert ? { ca: readFileSync(opts.cacert) } : {}),
+      ...(opts.cert ? { cert: readFileSync(opts.cert) } : {}),
+      ...(opts.key ? { key: readFileSync(opts.key) } : {}),
+    };
+    const https_ = this.urls.some((u) => u.startsWith('https:'));
+    this.agent = https_ ? new https.Agent({ keepAlive: true, ...this.tls }) : new http.Agent({ keepAlive: true });
+  }
+
+  setRetryTimeout(ms: number): void {
+    this.retryTimeoutMs = ms;
+  }
+
+  readAll(): Promise<DcsSnapshot> {
+    return this.bounded('readAll', async () => {
+      const res = await this.call('/v3/kv/range', { key: b64(this.prefix), range_end: prefixEnd(this.prefix), serializable: true });
+      const out = new Map<string, DcsEntry>();
+      for (const kv of (res['kvs'] as Json[] | undefined) ?? []) {
+        out.set(unb64(kv['key']).slice(this.prefix.length), Object.freeze({ value: unb64(kv['value']), revision: String(kv['mod_revision'] ?? '0') }));
+      }
+      return out;
+    });
+  }
+
+  keepAlive(ttlSeconds: number): Promise<boolean> {
+    return this.bounded('keepAlive', async () => {
+      const id = this.leaseId;
+      if (id !== null && ttlSeconds === this.leaseTtl) {
+        const res = await this.call('/v3/lease/keepalive', { ID: id });
+        if (Number((res['result'] as Json | undefined)?.['TTL'] ?? 0) > 0) return true;
+      }
+      // A lease of another TTL is left to expire: keys on it move over on their next leased write.
+      this.leaseTtl = ttlSeconds;
+      this.leaseId = null;
+      await this.lease();
+      return false;
+    });
+  }
+
+  create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean> {
+    return this.write('create', key, value, opts?.leased ?? false, { revision: '0' });
+  }
+
+  put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
+    return this.write('put', key, value, opts?.leased ?? false, opts?.if);
+  }
+
+  delete(key: string, cond?: WriteCondition): Promise<boolean> {
+    return this.bounded(`delete ${key}`, async () => {
+      const del = { key: b64(this.prefix + key) };
+      if (!hasCondition(cond)) return Number((await this.call('/v3/kv/deleterange', del))['deleted'] ?? 0) > 0;
+      const res = await this.call('/v3/kv/txn', { compare: this.compare(key, cond), success: [{ request_delete_range: del }] });
+      const responses = (res['responses'] as Json[] | undefined) ?? [];
+      return res['succeeded'] === true && Number((responses[0]?.['response_delete_range'] as Json | undefined)?.['deleted'] ?? 0) > 0;
+    });
+  }
+
+  revokeLease(): Promise<void> {
+    return this.bounded('revokeLease', async () => {
+      const id = this.leaseId;
+      if (id === null) return;
+      try {
+        await this.call('/v3/lease/revoke', { ID: id });
+      } catch (e) {
+        // A lease etcd no longer knows counts as revoked.
+        if (!(e instanceof GatewayError && /lease not found/.test(e.message))) throw e;
+      }
+      if (this.leaseId === id) this.leaseId = null;
+    });
+  }
+
+  watch(listener: (key: string, value: string | null) => void): () => void {
+    if (this.closed) return () => {};
+    let stopped = false;
+    let current: http.ClientRequest | null = null;
+    let timer: NodeJS.Timeout | null = null;
+    const open = (attempt: number) => {
+      if (stopped || this.closed) return;
+      const url = this.urls[attempt % this.urls.length]!;
+      const body = JSON.stringify({ create_request: { key: b64(this.prefix), range_end: prefixEnd(this.prefix) } });
+      let buffered = '';
+      let created = false;
+      const retry = () => {
+        if (stopped || this.closed || timer) return;
+        current = null;
+        timer = setTimeout(() => {
+          timer = null;
+          open(attempt + 1);
+        }, WATCH_RETRY_MS);
+      };
+      void this.headers().then(
+        (headers) => {
+          if (stopped || this.closed) return;
+          const req = this.request(url, '/v3/watch', headers, (res) => {
+            if (res.statusCode !== 200) {
+              res.resume();
+              return retry();
+            }
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => {
+              buffered += chunk;
+              for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+                const line = buffered.slice(0, nl).trim();
+                buffered = buffered.slice(nl + 1);
+                if (!line) continue;
+                let msg: Json;
+                try {
+                  msg = JSON.parse(line) as Json;
+                } catch {
+                  continue;
+                }
+                const result = msg['result'] as Json | undefined;
+                if (!result) {
+                  req.destroy();
+                  return;
+                }
+                if (result['created'] === true && !created) {
+                  created = true;
+                  // Changes may have been missed while no watch was open.
+                  listener('', null);
+                }
+                for (const ev of (result['events'] as Json[] | undefined) ?? []) {
+                  const kv = (ev['kv'] as Json | undefined) ?? {};
+                  const key = unb64(kv['key']).slice(this.prefix.length);
+                  listener(key, ev['type'] === 'DELETE' ? null : unb64(kv['value']));
+                }
+                if (result['canceled'] === true) req.destroy();
+              }
+            });
+            res.on('end', retry);
+            res.on('error', retry);
+          });
+          current = req;
+          req.on('error', retry);
+          req.end(body);
+        },
+        () => retry(),
+      );
+    };
+    open(0);
+    const stop = () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      current?.destroy();
+      this.watches.delete(stop);
+    };
+    this.watches.add(stop);
+    return stop;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of [...this.watches]) stop();
+    this.agent.destroy();
+  }
+
+  /** A put, as a transaction when `cond` has members; false when the condition failed. */
+  private write(op: string, key: string, value: string, leased: boolean, cond: WriteCondition | undefined): Promise<boolean> {
+    return this.bounded(`${op} ${key}`, async () => {
+      const attempt = async (): Promise<boolean> => {
+        const put: Json = { key: b64(this.prefix + key), value: b64(value) };
+        if (leased) put['lease'] = await this.lease();
+        if (!hasCondition(cond)) {
+          await this.call('/v3/kv/put', put);
+          return true;
+        }
+        return (await this.call('/v3/kv/txn', { compare: this.compare(key, cond), success: [{ request_put: put }] }))['succeeded'] === true;
+      };
+      try {
+        return await attempt();
+      } catch (e) {
+        // A lease etcd lost is replaced once.
+        if (!(leased && e instanceof GatewayError && /lease not found/.test(e.message))) throw e;
+        this.leaseId = null;
+        return attempt();
+      }
+    });
+  }
+
+  /** The transaction guard for `cond`: every given member must hold. */
+  private compare(key: string, cond: WriteCondition): Json[] {
+    const k = b64(this.prefix + key);
+    const out: Json[] = [];
+    // Revision '0' means "absent": etcd reports create revision 0 for a missing key.
+    if (cond.revision !== undefined) {
+      out.push(cond.revision === '0' ? { key: k, target: 'CREATE', result: 'EQUAL', create_revision: '0' } : { key: k, target: 'MOD', result: 'EQUAL', mod_revision: cond.revision });
+    }
+    // A value compare on a missing key fails in etcd, as the port requires.
+    if (cond.value !== undefined) out.push({ key: k, target: 'VALUE', result: 'EQUAL', value: b64(cond.value) });
+    return out;
+  }
+
+  /** This client's lease, granted with the last requested TTL when there is none. */
+  private lease(): Promise<string> {
+    if (this.leaseId !== null) return Promise.resolve(this.leaseId);
+    this.granting ??= this.call('/v3/lease/grant', { TTL: String(this.leaseTtl) })
+      .then((res) => {
+        const id = String(res['ID']);
+        this.leaseId = id;
+        return id;
+      })
+      .finally(() => {
+        this.granting = null;
+      });
+    return this.granting;
+  }
+
+  /** Headers of every call: JSON, plus the auth token when a user is configured. */
+  private async headers(): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.opts.username === undefined) return headers;
+    this.token ??= this.authenticate().catch((e: unknown) => {
+      this.token = null;
+      throw e;
+    });
+    headers['authorization'] = await this.token;
+    return headers;
+  }
+
+  private async authenticate(): Promise<string> {
+    const res = await this.post('/v3/auth/authenticate', { name: this.opts.username, password: this.opts.password ?? '' }, { 'content-type': 'application/json' });
+    if (typeof res['token'] !== 'string') throw new GatewayError(401, 'etcd returned no auth token');
+    return res['token'];
+  }
+
+  /** One call with the auth token; a token etcd no longer accepts is renewed once. */
+  private async call(path: string, body: Json): Promise<Json> {
+    try {
+      return await this.post(path, body, await this.headers());
+    } catch (e) {
+      if (!(this.opts.username !== undefined && e instanceof GatewayError && /token/i.test(e.message))) throw e;
+      this.token = null;
+      return this.post(path, body, await this.headers());
+    }
+  }
+
+  /** POSTs to each host in turn until one answers; an error etcd answers with is not retried elsewhere. */
+  private async post(path: string, body: Json, headers: Record<string, string>): Promise<Json> {
+    let last: unknown = null;
+    for (const url of this.urls) {
+      try {
+        return await this.postTo(url, path, body, headers);
+      } catch (e) {
+        if (e instanceof GatewayError) throw e;
+        last = e;
+      }
+    }
+    throw asUnavailable(path, last);
+  }
+
+  private postTo(url: string, path: string, body: Json, headers: Record<string, string>): Promise<Json> {
+    return new Promise<Json>((resolve, reject) => {
+      const req = this.request(url, path, headers, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: Json = {};
+          try {
+            // A streaming endpoint (lease keepalive) answers one JSON object per line.
+            parsed = text.trim() ? (JSON.parse(text.trim().split('\n')[0]!) as Json) : {};
+          } catch {
+            return reject(new Error(`etcd answered ${res.statusCode} with a body that is not JSON`));
+          }
+          const error = parsed['error'] as Json | string | undefined;
+          if ((res.statusCode ?? 0) >= 400 || error !== undefined) {
+            const message = typeof error === 'string' ? error : String(parsed['message'] ?? (error as Json | undefined)?.['message'] ?? `HTTP ${res.statusCode}`);
+            return reject(new GatewayError(res.statusCode ?? 0, message));
+          }
+          resolve(parsed);
+        });
+      });
+      req.on('error', reject);
+      req.setTimeout(this.retryTimeoutMs, () => req.destroy(new Error(`no answer within ${this.retryTimeoutMs} ms`)));
+      req.end(JSON.stringify(body));
+    });
+  }
+
+  private request(url: string, path: string, headers: Record<string, string>, onResponse: (res: http.IncomingMessage) => void): http.ClientRequest {
+    const target = new URL(path, url);
+    const options: https.RequestOptions = { method: 'POST', headers, agent: this.agent };
+    if (target.protocol === 'https:') return https.request(target, { ...options, ...this.tls }, onResponse);
+    return http.request(target, options, onResponse);
+  }
+
+  private bounded<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new DcsUnavailableError(`etcd ${op}: client is closed`));
+    return withinDeadline(op, this.retryTimeoutMs, fn);
+  }
+}
+
+/** Whether a write condition has any member to compare. */
+function hasCondition(cond: WriteCondition | undefined): cond is WriteCondition {
+  return cond !== undefined && (cond.revision !== undefined || cond.value !== undefined);
+}

@@ -1,0 +1,66 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { defaultRunAsUser } from '../../adapters/database/pg-options.js';
+import { checkPostgresSetup } from '../../adapters/database/pg-preflight.js';
+import { stringify } from 'yaml';
+import type { Problem } from '../../domain/errors.js';
+import type { LocalConfig } from './local-config.js';
+
+function readable(path: string): string | null {
+  try {
+    accessSync(path, constants.R_OK);
+    return null;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  }
+}
+
+/**
+ * What `warden --validate-config` checks on this host beyond the file itself: the TLS and
+ * CA files can be read, the log file's directory exists, and PostgreSQL can run as the agent
+ * would run it (the checks every start makes: programs in `db.bin_dir`, the server's user,
+ * the data and log directories). Each problem names the key.
+ */
+export async function hostProblems(config: LocalConfig): Promise<Problem[]> {
+  const out: Problem[] = [];
+  const files: [string, string | undefined][] = [
+    ['restapi.certfile', config.restapi.certfile],
+    ['restapi.keyfile', config.restapi.keyfile],
+    ['restapi.cafile', config.restapi.cafile],
+    ['etcd3.cacert', config.etcd3.cacert],
+    ['etcd3.cert', config.etcd3.cert],
+    ['etcd3.key', config.etcd3.key],
+  ];
+  for (const [path, file] of files) {
+    if (file === undefined) continue;
+    const why = readable(file);
+    if (why) out.push({ path, message: `expected a readable file, got ${JSON.stringify(file)} (${why})` });
+  }
+  if (config.log.file !== null) {
+    const dir = dirname(config.log.file);
+    try {
+      statSync(dir);
+    } catch {
+      // The logger creates a missing directory; say so only when it cannot be created where its parent is missing too.
+      try {
+        statSync(dirname(dir));
+      } catch {
+        out.push({ path: 'log.file', message: `expected ${dir} (or its parent) to exist, got nothing there` });
+      }
+    }
+  }
+  out.push(...(await checkPostgresSetup({ binDir: config.db.bin_dir, dataDir: config.db.data_dir, logDir: config.db.log_dir, runAsUser: defaultRunAsUser() })));
+  return out;
+}
+
+const SECRET_KEYS = new Set(['password', 'keyfile_password']);
+
+/** The effective configuration (defaults and environment applied) as YAML, with passwords masked. */
+export function effectiveConfigYaml(config: LocalConfig): string {
+  const mask = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(mask);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, SECRET_KEYS.has(k) && typeof x === 'string' ? '********' : mask(x)]));
+  };
+  return stringify(mask(config));
+}

@@ -1,0 +1,28 @@
+import { SystemClock } from '../../adapters/clock/system-clock.js';
+import { Etcd3GatewayKeyValue } from '../../adapters/cluster-store/etcd3-gateway-key-value.js';
+import { KeyValueClusterStore } from '../../adapters/cluster-store/key-value-cluster-store.js';
+import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
+import type { ClusterStore } from '../../ports/cluster-store.js';
+import type { CtlConfig } from './ctl-config.js';
+import { WarningLogger } from './warning-logger.js';
+
+/** How long one DCS call may take before wardenctl gives up on it. */
+export const DCS_TIMEOUT_MS = 10_000;
+
+/**
+ * The cluster store wardenctl reads and writes: etcd through its JSON gateway, which needs
+ * no gRPC stack (loading one costs a short-lived command more than the call itself).
+ */
+export function ctlClusterStore(config: CtlConfig, scope: string, warn: (line: string) => void): ClusterStore {
+  const kv = new Etcd3GatewayKeyValue({
+    hosts: config.etcd.hosts,
+    prefix: clusterPrefix(config.namespace, scope),
+    retryTimeoutMs: DCS_TIMEOUT_MS,
+    protocol: config.etcd.protocol,
+    ...(config.etcd.username !== undefined ? { username: config.etcd.username, password: config.etcd.password ?? '' } : {}),
+    ...(config.etcd.cacert ? { cacert: config.etcd.cacert } : {}),
+    ...(config.etcd.cert ? { cert: config.etcd.cert } : {}),
+    ...(config.etcd.key ? { key: config.etcd.key } : {}),
+  });
+  return new KeyValueClusterStore(kv, new SystemClock(), new WarningLogger(warn));
+}

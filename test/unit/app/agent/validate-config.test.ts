@@ -1,0 +1,96 @@
+import { expect } from 'chai';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import YAML from 'yaml';
+import { effectiveConfigYaml, hostProblems } from '../../../../src/app/agent/local-config-checks.js';
+import { parseLocalConfig } from '../../../../src/app/agent/local-config.js';
+import { parseAgentArgs, validateConfigCommand } from '../../../../src/app/agent/main.js';
+
+/** A node file whose paths live under `dir` (bin_dir holds fake PostgreSQL programs). */
+function nodeYaml(dir: string, extra = ''): string {
+  return `
+scope: demo
+name: node1
+restapi: {listen: 127.0.0.1:8008, authentication: {username: admin, password: secret}}
+etcd3: {hosts: [127.0.0.1:2379]}
+db:
+  listen: 127.0.0.1:15432
+  data_dir: ${dir}/data/node1
+  bin_dir: ${dir}/bin
+  authentication: {superuser: {username: postgres, password: pw}, replication: {username: replicator, password: rpw}}
+watchdog: {mode: off}
+${extra}`;
+}
+
+/** Runs the command, capturing what it writes. */
+async function run(path: string, print: boolean, env: Record<string, string> = {}): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const [o, e] = [process.stdout.write, process.stderr.write];
+  process.stdout.write = ((s: string) => (out.push(s), true)) as typeof process.stdout.write;
+  process.stderr.write = ((s: string) => (err.push(s), true)) as typeof process.stderr.write;
+  try {
+    const code = await validateConfigCommand(path, print, env);
+    return { code, out: out.join(''), err: err.join('') };
+  } finally {
+    process.stdout.write = o;
+    process.stderr.write = e;
+  }
+}
+
+describe('warden --validate-config', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'warden-validate-'));
+    // Run as root, the check runs `postgres -V` as the postgres user: it must reach the programs.
+    chmodSync(dir, 0o755);
+    mkdirSync(join(dir, 'bin'));
+    mkdirSync(join(dir, 'data'));
+    for (const p of ['postgres', 'pg_ctl', 'initdb', 'pg_basebackup', 'pg_controldata', 'pg_rewind']) writeFileSync(join(dir, 'bin', p), '#!/bin/sh\necho "postgres (PostgreSQL) 15.18"\n', { mode: 0o755 });
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('parses --validate-config and --print; --print alone is a usage error', () => {
+    expect(parseAgentArgs(['--validate-config', '-c', 'a.yml'], '1')).to.deep.equal({ configPath: 'a.yml', validate: true, print: false });
+    expect(parseAgentArgs(['--validate-config', '--print', 'a.yml'], '1')).to.deep.equal({ configPath: 'a.yml', validate: true, print: true });
+    expect(() => parseAgentArgs(['--print', 'a.yml'], '1')).to.throw(/--print goes with --validate-config/);
+  });
+
+  it('a valid file on a ready host: exit 0; --print shows the effective config with passwords masked', async () => {
+    writeFileSync(join(dir, 'node.yml'), nodeYaml(dir));
+    const r = await run(join(dir, 'node.yml'), true, { WARDEN_LOG_FORMAT: 'text' });
+    expect(r.code, r.err).to.equal(0);
+    expect(r.err).to.match(/is valid\n$/);
+    const printed = YAML.parse(r.out) as Record<string, any>;
+    expect(printed['restapi']).to.deep.include({ listen: '127.0.0.1:8008', connect_address: '127.0.0.1:8008', authentication: { username: 'admin', password: '********' } });
+    expect(printed['db']['authentication']['superuser']['password']).to.equal('********');
+    expect(printed['log']).to.deep.equal({ level: 'info', levels: {}, format: 'text', file: null });
+    expect(r.out).not.to.include('secret');
+  });
+
+  it('lists every problem of the file and of the host, exit 1', async () => {
+    writeFileSync(join(dir, 'node.yml'), nodeYaml(dir, 'log: {level: loud}\ncolour: red\n'));
+    const bad = await run(join(dir, 'node.yml'), false);
+    expect(bad.code).to.equal(1);
+    expect(bad.err).to.include('log.level').and.to.include('colour: unknown field');
+    rmSync(join(dir, 'bin', 'pg_ctl'));
+    writeFileSync(join(dir, 'node.yml'), nodeYaml(dir, `restapi: {listen: 127.0.0.1:8008, certfile: ${dir}/missing.pem}`).replace(/^restapi: \{listen: 127.0.0.1:8008, auth.*$/m, ''));
+    const host = await run(join(dir, 'node.yml'), false);
+    expect(host.code).to.equal(1);
+    expect(host.err).to.include('restapi.certfile: expected a readable file').and.to.match(/db\.bin_dir: .*\/bin lacks pg_ctl/);
+    expect((await run(join(dir, 'nope.yml'), false)).code).to.equal(1);
+  });
+
+  it('host checks: the log file directory, and PostgreSQL as every start checks it (a data directory of another version)', async () => {
+    mkdirSync(join(dir, 'data', 'node1'), { mode: 0o700 });
+    writeFileSync(join(dir, 'data', 'node1', 'PG_VERSION'), '14\n');
+    if (process.getuid?.() === 0) chownSync(join(dir, 'data', 'node1'), Number(execFileSync('id', ['-u', 'postgres']).toString()), 0);
+    const config = parseLocalConfig(nodeYaml(dir) + `log: {file: ${dir}/x/y/warden.log}\n`);
+    const problems = await hostProblems(config);
+    expect(problems.map((p) => p.path)).to.deep.equal(['log.file', 'db.data_dir']);
+    expect(problems[1]!.message).to.match(/holds PostgreSQL 14 data but db.bin_dir has PostgreSQL 15/);
+    expect(effectiveConfigYaml(config)).to.include('file: ');
+  });
+});
