@@ -149,6 +149,8 @@ export class FakeDatabase implements Database {
   private running = false;
   private inRecovery = false;
   private streaming = false;
+  /** A fast or immediate stop is under way: no session can commit any more (see isWritable). */
+  private shuttingDown = false;
   private startedAt: number | null = null;
   /** Bumped by every lifecycle change, so a delayed completion can tell it was overtaken. */
   private generation = 0;
@@ -230,9 +232,14 @@ export class FakeDatabase implements Database {
   get isInitialized(): boolean {
     return this.data !== null;
   }
-  /** Running and read-write: a client could commit here. */
+  /**
+   * Running and read-write: a client could commit here. A fast or immediate shutdown in
+   * progress refuses new connections and has terminated the sessions (PostgreSQL sends
+   * them SIGTERM or SIGQUIT at once), so nothing commits while it lasts; a smart one lets
+   * the sessions finish.
+   */
   get isWritable(): boolean {
-    return this.running && !this.inRecovery;
+    return this.running && !this.inRecovery && !this.shuttingDown;
   }
   /** End of local WAL (written on a primary, received on a replica); null without data. */
   get lsn(): number | null {
@@ -321,7 +328,7 @@ export class FakeDatabase implements Database {
   async write(bytes = 128): Promise<number> {
     this.injected('write');
     if (!this.isWritable || !this.data) {
-      this.fail('write', this.running ? 'cannot execute INSERT in a read-only transaction' : 'server is not running');
+      this.fail('write', this.shuttingDown ? 'the database system is shutting down' : this.running ? 'cannot execute INSERT in a read-only transaction' : 'server is not running');
     }
     const data = this.data;
     const record: WalRecord = {
@@ -406,6 +413,7 @@ export class FakeDatabase implements Database {
       return;
     }
     this.stateValue = 'stopping';
+    this.shuttingDown = mode !== 'smart';
     const generation = ++this.generation;
     const delay = this.delays.get('stop') ?? 0;
     // A shutdown slower than timeoutMs is escalated to immediate, as the port says.
@@ -429,6 +437,8 @@ export class FakeDatabase implements Database {
     }
     this.stateValue = 'restarting';
     if (this.running) {
+      // pg_ctl restart stops fast first.
+      this.shuttingDown = true;
       await this.pause('stop');
       this.shutdown(true);
     }
@@ -731,6 +741,7 @@ export class FakeDatabase implements Database {
   /** Takes the postmaster down; `clean` (smart/fast) lets connected standbys receive all WAL first. */
   private shutdown(clean: boolean): void {
     this.generation++;
+    this.shuttingDown = false;
     if (this.running && clean && !this.inRecovery) for (const s of this.streamingStandbys()) s.pullFromUpstream();
     this.rejectWaiters(clean ? 'the database system is shutting down' : 'server closed the connection unexpectedly');
     this.running = false;

@@ -64,6 +64,26 @@ describe('FakeDatabase', () => {
       expect(a.isWritable).to.equal(true);
     });
 
+    it('a fast or immediate stop in progress takes no commit (PostgreSQL refuses connections and ends the sessions at once); a smart one does', async () => {
+      for (const mode of ['fast', 'immediate', 'smart'] as const) {
+        const [a] = await cluster();
+        a.setDelay('stop', 5000);
+        const stopping = a.stop(mode);
+        await clock.advance(100);
+        expect(a.state).to.equal('stopping');
+        expect(a.isWritable, mode).to.equal(mode === 'smart');
+        if (mode !== 'smart') {
+          let error = '';
+          await a.write().catch((e: Error) => (error = e.message));
+          expect(error).to.match(/shutting down/);
+        }
+        await clock.advance(5000);
+        await stopping;
+        expect(a.isWritable).to.equal(false);
+        net = new FakeDatabaseNetwork();
+      }
+    });
+
     it('works alone, on a network of its own', async () => {
       const solo = new FakeDatabase({ name: 'solo', connUrl: 'postgres://solo:5432/postgres', clock });
       await solo.initdb();
