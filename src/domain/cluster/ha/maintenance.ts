@@ -123,6 +123,20 @@ function prepend(d: Decision, first: readonly Action[]): Decision {
 }
 
 /**
+ * A restart the operator asked for (now or scheduled). The holder of the leader lock and a
+ * running replica restart as they are; any other node (stopped, crashed, or a primary
+ * without the lock) comes back as a replica of the leader (or of nobody): a restart must
+ * never make a node without the lock writable (a crashed former primary, restarted in pause
+ * while another node leads, would otherwise start as a second primary).
+ */
+function restartActions(ctx: TickContext, timeoutMs: number): Action[] {
+  if ((ctx.leaderIsMe && ctx.lockValid) || ctx.isReplica) return [{ type: 'restart', timeoutMs }];
+  const upstream = leaderUpstream(ctx);
+  // The steady-state decision this joins already configures the server where its parameters changed.
+  return [{ type: 'stop', mode: 'fast' }, { type: 'start', upstream, standby: true, ...(upstream ? mySlot(ctx) : {}), timeoutMs }];
+}
+
+/**
  * Adds API commands and the scheduled restart to a steady-state decision. A decision that
  * already starts a job (a demote, a follow...) wins: commands are refused as "in progress".
  */
@@ -151,7 +165,7 @@ export function withCommands(ctx: TickContext, base: Decision): Decision {
     if (problem) {
       actions.push(reject(restart.id, 'restart_conditions_not_met', `restart conditions are not satisfied: ${problem}`));
     } else {
-      actions.push({ type: 'restart', timeoutMs: timeoutOf(restart.conditions.timeout) }, { type: 'resolveCommand', id: restart.id, ok: true, message: 'restarted successfully' });
+      actions.push(...restartActions(ctx, timeoutOf(restart.conditions.timeout)), { type: 'resolveCommand', id: restart.id, ok: true, message: 'restarted successfully' });
       return decision([...messages, 'restarting on request'].join('; '), actions, { publish: base.publish, job: 'restart', wakeAt });
     }
   }
@@ -170,7 +184,7 @@ export function withCommands(ctx: TickContext, base: Decision): Decision {
       if (problem) {
         messages.push(`scheduled restart cancelled: ${problem}`);
       } else {
-        actions.push({ type: 'restart', timeoutMs: timeoutOf(scheduled.restart.timeout) });
+        actions.push(...restartActions(ctx, timeoutOf(scheduled.restart.timeout)));
         return decision([...messages, 'running the scheduled restart'].join('; '), actions, { publish: base.publish, job: 'restart', wakeAt });
       }
     }

@@ -10,6 +10,8 @@ const REGRESSION_SEEDS = [
   { seed: 705809295, profile: 'deep', model: 'v1' },
   // A demotion's slow stop counted as writable (the fake server accepted commits during a fast shutdown) while another node led.
   { seed: 1221565056, profile: 'deep', model: 'v2' },
+  // An operator's restart (in pause) started a crashed former primary as a second primary while another node led.
+  { seed: 904067060, profile: 'deep', model: 'v2' },
 ] as const;
 
 describe('HA randomized simulation', function () {

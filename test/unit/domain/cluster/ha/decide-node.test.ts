@@ -130,6 +130,11 @@ describe('decide(): commands and scheduled restarts', () => {
     const d = decide(input({ commands: { restart: { id: 7, conditions: {} }, reinitialize: null } }));
     expect(d.job).to.equal('restart');
     expect(types(d)).to.deep.equal(['restart', 'resolveCommand']);
+    // A crashed former primary (another node leads, here in pause) comes back as a replica, never as a second primary.
+    const crashed = { ...stoppedFacts('crashed', true), systemIdentifier: '7300', timeline: 1 };
+    const asked = decide(input({ facts: crashed, raw: { pause: true }, memory: { ...EMPTY_MEMORY, lastRole: 'primary' }, commands: { restart: { id: 7, conditions: {} }, reinitialize: null } }));
+    expect(types(asked)).to.deep.equal(['configure', 'stop', 'start', 'resolveCommand']);
+    expect(asked.actions[2]).to.deep.include({ standby: true, upstream: { name: 'node1', connUrl: 'postgres://node1:5432/postgres' } });
     const refused = decide(input({ commands: { restart: { id: 7, conditions: { role: 'primary' } }, reinitialize: null } }));
     expect(refused.actions).to.deep.equal([{ type: 'resolveCommand', id: 7, ok: false, error: 'restart_conditions_not_met', message: "restart conditions are not satisfied: the node's role is replica, not primary" }]);
   });
