@@ -8,6 +8,8 @@ import { ValidationError, type Problem } from '../../domain/errors.js';
 
 /** The collector set shipped with the package: `collectors/` at the package root (same depth from src/ and dist/). */
 export const BUNDLED_COLLECTORS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../collectors');
+/** The collector set for pgBouncer admin consoles shipped with the package. */
+export const BUNDLED_PGBOUNCER_COLLECTORS_DIR = join(BUNDLED_COLLECTORS_DIR, 'pgbouncer');
 
 /** A loaded configuration and where it came from. */
 export interface LoadedCollectors {
@@ -74,4 +76,18 @@ export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR):
   }
   if (problems.length > 0) throw new ValidationError(problems, 'invalid_collectors');
   return { collectors, path, files };
+}
+
+/** Reads and parses one YAML file (syntax problems and an unreadable file throw a ValidationError, code invalid_config). */
+export async function readYamlFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new ValidationError([{ path, message: `cannot read: ${(e as Error).message}` }], 'invalid_config');
+  }
+  const problems: Problem[] = [];
+  const doc = parseYamlDocument(text, path, problems);
+  if (problems.length > 0) throw new ValidationError(problems, 'invalid_config');
+  return doc;
 }

@@ -5,7 +5,7 @@ import { ValidationError } from '../../domain/errors.js';
 import { readBuildInfo } from './build-info.js';
 import { PinoLogger } from '../../adapters/logger/pino-logger.js';
 import { parseExporterOptions, type ExporterOptions } from './options.js';
-import { checkTelemetryPath, loadConfigured, startExporter, wireExporter } from './run.js';
+import { checkTelemetryPath, loadConfigured, loadExporterFiles, startExporter, wireExporter, type ExporterFiles } from './run.js';
 import type { LoadedCollectors } from './config-files.js';
 
 /** Exit code of a bad start (invalid flags or configuration, --fail-fast with the database down). */
@@ -63,6 +63,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     }
     throw e;
   }
+  let files: ExporterFiles;
+  try {
+    files = await loadExporterFiles(options);
+  } catch (e) {
+    if (e instanceof ValidationError) {
+      printProblems(`warden-exporter: invalid web configuration or targets file (${e.problems.length} problem${e.problems.length === 1 ? '' : 's'})`, e);
+      return EXIT_INVALID;
+    }
+    throw e;
+  }
   if (options.dryRun) {
     process.stdout.write(dryRunText(loaded));
     return 0;
@@ -73,7 +83,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   if (options.failFast) {
     const w = wireExporter(options, loaded, logger);
     const state = await w.probe.refresh();
-    await w.sql.close();
+    await w.close();
     if (!isUp(state)) {
       process.stderr.write(`warden-exporter: database ${state.status} at start (--fail-fast): ${state.error ?? ''}\n`);
       return EXIT_INVALID;
@@ -81,7 +91,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
   let running;
   try {
-    running = await startExporter(options, loaded, logger, { buildInfo: build });
+    running = await startExporter(options, loaded, logger, { buildInfo: build, files });
   } catch (e) {
     process.stderr.write(`warden-exporter: cannot listen on ${options.listenHost ?? ''}:${options.listenPort}: ${(e as Error).message}\n`);
     return 1;

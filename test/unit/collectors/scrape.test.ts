@@ -29,7 +29,7 @@ function make(doc: Record<string, unknown>, over: Partial<ExporterOptions> = {},
 }
 
 async function scrape(e: ReturnType<typeof make>): Promise<Map<string, ParsedFamily>> {
-  return parseExposition((await e.service.scrape()).toString());
+  return parseExposition((await e.service.scrape()).bytes('text').toString());
 }
 
 function value(f: Map<string, ParsedFamily>, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -79,7 +79,7 @@ describe('exporter runtime: scrape', () => {
     e.sql.delayMs = 20;
     const bodies = await Promise.all(Array.from({ length: 16 }, () => e.service.scrape()));
     expect(new Set(bodies).size).to.equal(1);
-    expect(bodies[0]!.toString()).to.contain('db_a_v{datname="postgres"} 1\n');
+    expect(bodies[0]!.bytes('text').toString()).to.contain('db_a_v{datname="postgres"} 1\n');
     expect(e.sql.count(/^SELECT a/)).to.equal(1);
   });
 
