@@ -3,6 +3,7 @@ import { loadCollectorFiles } from '../../../src/app/exporter/config-files.js';
 import { versionInRange, type CollectorDefinition } from '../../../src/domain/collectors/collector.js';
 import type { CollectorStat } from '../../../src/domain/collectors/stat.js';
 import { parseExposition } from '../../unit/collectors/exposition-parser.js';
+import { promtoolProblems } from './promtool.js';
 import { SCHEMA_SQL, startTestExporterAt, statusOf, waitFor } from './fixture.js';
 import { MATRIX_VERSIONS, startMatrixPrimary, startMatrixReplica, type MatrixServer } from './pg-versions.js';
 
@@ -59,6 +60,13 @@ for (const major of MATRIX_VERSIONS) {
       const declared = defaults.filter((d) => versionInRange(d, version) && !d.skip).map((d) => d.key);
       expect(declared.filter((k) => !ran.has(k)), 'declared but never run').to.deep.equal([]);
       console.log(`      PostgreSQL ${version}: ${declared.length} collectors declared, all ran`);
+    });
+
+    it('promtool check metrics finds no problem in the default exposition of the primary and of the replica', async () => {
+      for (const e of exporters) {
+        const body = await (await fetch(`${e.url}/metrics`)).text();
+        expect(await promtoolProblems(body), e.url).to.deep.equal([]);
+      }
     });
   });
 }
