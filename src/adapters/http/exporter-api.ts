@@ -21,6 +21,8 @@ export interface ReloadResult {
 
 /** The metrics of one scrape: its bytes in a format, and a place to keep a compressed copy once. */
 export interface ScrapeAnswer {
+  /** The exposition as consecutive parts (written without copying them together). */
+  parts(format: ExpositionFormat): readonly Buffer[];
   bytes(format: ExpositionFormat): Buffer;
   memo(key: string, make: () => Buffer): Buffer;
 }
@@ -94,14 +96,17 @@ export function reservedPaths(): string[] {
 /** Writes a scrape's bytes in the negotiated format, gzip-compressed (once per scrape run) when the scraper accepts it. */
 function sendMetrics(req: IncomingMessage, res: ServerResponse, answer: ScrapeAnswer, openMetrics: boolean): void {
   const { format, contentType } = negotiateFormat(req.headers.accept, openMetrics);
-  const raw = answer.bytes(format);
-  const headers: Record<string, string> = { Vary: 'Accept, Accept-Encoding' };
-  let body = raw;
-  if (raw.length >= GZIP_MIN_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
-    body = answer.memo(`gzip:${format}`, () => gzipSync(raw, { level: 6 }));
-    headers['Content-Encoding'] = 'gzip';
+  const parts = answer.parts(format);
+  let length = 0;
+  for (const p of parts) length += p.length;
+  if (length >= GZIP_MIN_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
+    const gz = answer.memo(`gzip:${format}`, () => gzipSync(answer.bytes(format), { level: 6 }));
+    return send(res, 200, contentType, gz, { Vary: 'Accept, Accept-Encoding', 'Content-Encoding': 'gzip' });
   }
-  send(res, 200, contentType, body, headers);
+  res.writeHead(200, { Vary: 'Accept, Accept-Encoding', 'Content-Type': contentType, 'Content-Length': String(length) });
+  if (req.method === 'HEAD') return void res.end();
+  for (let i = 0; i < parts.length - 1; i++) res.write(parts[i]!);
+  res.end(parts[parts.length - 1]);
 }
 
 function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route> {

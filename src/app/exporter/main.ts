@@ -3,7 +3,7 @@ import { versionRangeText } from '../../domain/collectors/select.js';
 import { isUp } from '../../domain/collectors/server-state.js';
 import { ValidationError } from '../../domain/errors.js';
 import { readBuildInfo } from './build-info.js';
-import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { parseExporterOptions, type ExporterOptions } from './options.js';
 import { checkTelemetryPath, loadConfigured, loadExporterFiles, startExporter, wireExporter, type ExporterFiles } from './run.js';
 import type { LoadedCollectors } from './config-files.js';
@@ -25,7 +25,7 @@ export function dryRunText(loaded: LoadedCollectors): string {
 
 async function explainOnce(options: ExporterOptions, loaded: LoadedCollectors): Promise<number> {
   // Silent: stdout carries the listing.
-  const logger = PinoLogger.create({ level: 'silent' });
+  const logger = new JsonLinesLogger('silent');
   const w = wireExporter(options, loaded, logger);
   try {
     const state = await w.probe.refresh();
@@ -79,7 +79,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
   }
   if (options.explain) return explainOnce(options, loaded);
 
-  const logger = PinoLogger.create({ level: options.logLevel, base: { component: 'warden-exporter' } });
+  const logger = new JsonLinesLogger(options.logLevel, { component: 'warden-exporter' });
   if (options.failFast) {
     const w = wireExporter(options, loaded, logger);
     const state = await w.probe.refresh();

@@ -34,16 +34,26 @@ export interface CollectorSource {
 
 /**
  * The answer of one scrape run: rendered on first use per format and kept, so the concurrent
- * scrapes that shared the run share the bytes too (and a compressed copy made once).
+ * scrapes that shared the run share the bytes too (and a compressed copy made once). The parts
+ * stay separate (the collector section is shared by every run until a result changes): a scrape
+ * writes them one after the other instead of copying them into one buffer.
  */
 export class ScrapeBody {
+  private readonly rendered = new Map<ExpositionFormat, readonly Buffer[]>();
   private readonly memos = new Map<string, Buffer>();
 
-  constructor(private readonly render: (format: ExpositionFormat) => Buffer) {}
+  constructor(private readonly render: (format: ExpositionFormat) => readonly Buffer[]) {}
 
-  /** The exposition in `format`. */
+  /** The exposition in `format`, as consecutive parts. */
+  parts(format: ExpositionFormat): readonly Buffer[] {
+    let p = this.rendered.get(format);
+    if (!p) this.rendered.set(format, (p = this.render(format)));
+    return p;
+  }
+
+  /** The exposition in `format` in one buffer. */
   bytes(format: ExpositionFormat): Buffer {
-    return this.memo(format, () => this.render(format));
+    return this.memo(`whole:${format}`, () => Buffer.concat(this.parts(format)));
   }
 
   /** A value made once per body under `key` (e.g. the gzip of a format). */
@@ -212,7 +222,7 @@ export class ScrapeRunner {
   }
 
   /** The whole exposition of a run in one format. */
-  private render(format: ExpositionFormat, gauges: { up: boolean; version: number | null; inRecovery: boolean | null }, section: { bytes: Map<ExpositionFormat, Buffer> } | null): Buffer {
+  private render(format: ExpositionFormat, gauges: { up: boolean; version: number | null; inRecovery: boolean | null }, section: { bytes: Map<ExpositionFormat, Buffer> } | null): Buffer[] {
     const ns = this.options.namespace;
     const self = renderScrapeSelfStats(
       ns,
@@ -230,7 +240,7 @@ export class ScrapeRunner {
     const parts = [Buffer.from(renderServerGauges(ns, this.constLabels, gauges, format)), this.buildInfo[format]];
     if (section) parts.push(this.sectionBytes(section, format));
     parts.push(Buffer.from(self + this.processMetrics.text(format) + (format === 'openmetrics' ? OPENMETRICS_EOF : '')));
-    return Buffer.concat(parts);
+    return parts;
   }
 
   /** Drops cached results made for another configuration or server role/version (a rediscovery keeps them). */

@@ -8,8 +8,10 @@ import { MemoryLogger } from './fakes.js';
 
 function answer(sample: string): ScrapeAnswer {
   const memos = new Map<string, Buffer>();
+  const bytes = (format: 'text' | 'openmetrics') => Buffer.from(`# HELP db_up x\n# TYPE db_up gauge\n${sample}${'#'.repeat(2000)}\n${format === 'openmetrics' ? '# EOF\n' : ''}`);
   return {
-    bytes: (format) => Buffer.from(`# HELP db_up x\n# TYPE db_up gauge\n${sample}${'#'.repeat(2000)}\n${format === 'openmetrics' ? '# EOF\n' : ''}`),
+    bytes,
+    parts: (format) => [bytes(format).subarray(0, 10), bytes(format).subarray(10)],
     memo: (key, make) => memos.get(key) ?? (memos.set(key, make()), memos.get(key)!),
   };
 }
