@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { familyHeader, ownFamily, type ExpositionFormat, type FamilyMeta } from '../../domain/collectors/exposition.js';
 import { formatValue, renderLabelPairs } from '../../domain/collectors/metric-naming.js';
 
@@ -45,15 +44,12 @@ export class ExporterProcessMetrics {
   private readonly rendered = new Map<ExpositionFormat, { at: number; text: string }>();
   private readonly labels: string;
   private readonly maxFds = maxFds();
-  private readonly loop: IntervalHistogram;
 
   constructor(
     constLabels: LabelPairs,
     private readonly maxAgeMs = 1000,
   ) {
     this.labels = renderLabelPairs(constLabels);
-    this.loop = monitorEventLoopDelay({ resolution: 20 });
-    this.loop.enable();
   }
 
   /** The latest rendering in `format`, made again when older than maxAgeMs. */
@@ -66,10 +62,8 @@ export class ExporterProcessMetrics {
     return text;
   }
 
-  /** Stops measuring the event loop. */
-  close(): void {
-    this.loop.disable();
-  }
+  /** Nothing to stop: every figure is read when rendered. */
+  close(): void {}
 
   private render(format: ExpositionFormat): string {
     const cpu = process.cpuUsage();
@@ -93,11 +87,6 @@ export class ExporterProcessMetrics {
     one(ownFamily('nodejs_heap_size_total_bytes', 'V8 heap size, bytes', 'gauge', 'bytes'), mem.heapTotal);
     one(ownFamily('nodejs_heap_size_used_bytes', 'V8 heap used, bytes', 'gauge', 'bytes'), mem.heapUsed);
     one(ownFamily('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript objects, bytes', 'gauge', 'bytes'), mem.external);
-    const lag = this.loop;
-    one(ownFamily('nodejs_eventloop_lag_p50_seconds', 'Median event loop delay since the last rendering, seconds', 'gauge', 'seconds'), lag.count > 0 ? lag.percentile(50) / 1e9 : 0);
-    one(ownFamily('nodejs_eventloop_lag_p99_seconds', '99th percentile of the event loop delay since the last rendering, seconds', 'gauge', 'seconds'), lag.count > 0 ? lag.percentile(99) / 1e9 : 0);
-    one(ownFamily('nodejs_eventloop_lag_max_seconds', 'Longest event loop delay since the last rendering, seconds', 'gauge', 'seconds'), lag.count > 0 ? lag.max / 1e9 : 0);
-    lag.reset();
     const [major, minor, patch] = process.versions.node.split('.');
     const info = renderLabelPairs([['version', process.version], ['major', major ?? ''], ['minor', minor ?? ''], ['patch', patch ?? '']]);
     one(ownFamily('nodejs_version_info', 'Node.js version', 'gauge'), 1, l ? `${info},${l}` : info);

@@ -1,4 +1,6 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+// Synchronous reads: the configuration is read at start and on /reload only, and staying off
+// libuv's thread pool spares the exporter four threads and their memory.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
@@ -20,9 +22,9 @@ export interface LoadedCollectors {
 }
 
 async function yamlFiles(path: string): Promise<string[]> {
-  const info = await stat(path);
+  const info = statSync(path);
   if (!info.isDirectory()) return [path];
-  const names = (await readdir(path)).filter((n) => /\.ya?ml$/i.test(n)).sort();
+  const names = readdirSync(path).filter((n) => /\.ya?ml$/i.test(n)).sort();
   return names.map((n) => join(path, n));
 }
 
@@ -59,7 +61,7 @@ export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR):
   for (const file of files) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = readFileSync(file, 'utf8');
     } catch (e) {
       problems.push({ path: file, message: `cannot read: ${(e as Error).message}` });
       continue;
@@ -82,7 +84,7 @@ export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR):
 export async function readYamlFile(path: string): Promise<unknown> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new ValidationError([{ path, message: `cannot read: ${(e as Error).message}` }], 'invalid_config');
   }

@@ -1,24 +1,21 @@
-import { readFile } from 'node:fs/promises';
 import { BcryptBasicAuth } from '../../adapters/http/basic-auth.js';
 import { createExporterHandler, listenExporter, reservedPaths, type ExporterHttpServer } from '../../adapters/http/exporter-api.js';
 import { exporterTls } from '../../adapters/http/tls-options.js';
-import { PGBOUNCER_ADMIN_DATABASE, type TargetKind } from '../../domain/collectors/pgbouncer.js';
 import type { BuildInfo } from '../../domain/collectors/self-metrics.js';
-import { parseTargets } from '../../domain/collectors/targets.js';
-import { parseWebConfig, type WebConfig } from '../../domain/collectors/web-config.js';
+import type { WebConfig } from '../../domain/collectors/web-config.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
 import type { SqlClient } from '../../ports/sql.js';
 import { readBuildInfo } from './build-info.js';
 import { CollectorSet, type CollectorLoader } from './collector-set.js';
-import { BUNDLED_COLLECTORS_DIR, BUNDLED_PGBOUNCER_COLLECTORS_DIR, loadCollectorFiles, readYamlFile, type LoadedCollectors } from './config-files.js';
+import type { LoadedCollectors } from './config-files.js';
 import { wireExporterParts, type ExporterParts, type SqlFactory } from './container.js';
 import type { ExporterService } from './exporter.js';
 import type { ExporterOptions } from './options.js';
 import type { Planner } from './planner.js';
 import type { StateProbe } from './probe.js';
 import type { ProcessMetricsSource } from './scrape.js';
-import type { TargetSettings } from './target-settings.js';
+import { targetKindOfUrl, type TargetSettings } from './target-settings.js';
 import type { Clock } from '../../ports/clock.js';
 
 /** A running exporter: its service, HTTP listener and base URL. */
@@ -28,27 +25,6 @@ export interface RunningExporter {
   /** `http://host:port` (or https). */
   readonly url: string;
   stop(): Promise<void>;
-}
-
-/** The kind of server a URL points at: the database `pgbouncer` is a pgBouncer's admin console. */
-export function targetKindOfUrl(url: string | undefined): TargetKind {
-  if (!url) return 'postgres';
-  try {
-    return decodeURIComponent(new URL(url).pathname.slice(1)) === PGBOUNCER_ADMIN_DATABASE ? 'pgbouncer' : 'postgres';
-  } catch {
-    return 'postgres';
-  }
-}
-
-/** The collector configuration path of a kind: --config for the kind of the --url server, else the bundled set. */
-function configPathFor(options: ExporterOptions, kind: TargetKind): string {
-  if (options.configPath && kind === targetKindOfUrl(options.url)) return options.configPath;
-  return kind === 'pgbouncer' ? BUNDLED_PGBOUNCER_COLLECTORS_DIR : BUNDLED_COLLECTORS_DIR;
-}
-
-/** Loads the collector configuration of the --url server (the bundled set of its kind when none). Throws ValidationError. */
-export function loadConfigured(options: ExporterOptions): Promise<LoadedCollectors> {
-  return loadCollectorFiles(configPathFor(options, targetKindOfUrl(options.url)));
 }
 
 /** Refuses a telemetry path that would hide another endpoint. */
@@ -66,45 +42,15 @@ export interface ResolvedTarget {
   readonly collectors: LoadedCollectors;
 }
 
-/** The web configuration and the targets of the options' files (null / none when not given). Throws ValidationError. */
+/** The web configuration and the targets of the options' files (null / none when not given). */
 export interface ExporterFiles {
   readonly webConfig: WebConfig | null;
   readonly targets: readonly ResolvedTarget[];
 }
 
-async function readSecret(path: string, what: string): Promise<string> {
-  try {
-    return (await readFile(path, 'utf8')).trim();
-  } catch (e) {
-    throw new ValidationError([{ path: what, message: `cannot read ${path}: ${(e as Error).message}` }], 'invalid_config');
-  }
-}
-
-/** Reads the web configuration and the targets file named by the options (and the URL and password files the targets name). */
-export async function loadExporterFiles(options: ExporterOptions): Promise<ExporterFiles> {
-  const webConfig = options.webConfigFile ? parseWebConfig(await readYamlFile(options.webConfigFile), options.webConfigFile) : null;
-  const targets: ResolvedTarget[] = [];
-  const loaded = new Map<string, Promise<LoadedCollectors>>();
-  if (options.targetsFile) {
-    for (const t of parseTargets(await readYamlFile(options.targetsFile), options.targetsFile)) {
-      const where = `${options.targetsFile}.targets.${t.name}`;
-      let url = t.url ?? (await readSecret(t.urlFile!, `${where}.url_file`));
-      if (t.passwordFile) {
-        const u = new URL(url);
-        u.password = encodeURIComponent(await readSecret(t.passwordFile, `${where}.password_file`));
-        url = u.toString();
-      }
-      const kind = t.kind ?? targetKindOfUrl(url);
-      const configPath = t.config ?? configPathFor(options, kind);
-      if (!loaded.has(configPath)) loaded.set(configPath, loadCollectorFiles(configPath));
-      targets.push({
-        settings: { name: t.name, url, kind, autoDiscovery: t.autoDiscovery, includeDatabases: t.includeDatabases, excludeDatabases: t.excludeDatabases, constLabels: [...options.constLabels, ...t.constLabels] },
-        configPath,
-        collectors: await loaded.get(configPath)!,
-      });
-    }
-  }
-  return { webConfig, targets };
+/** Reads a collector configuration (through yaml and ajv, loaded only when first needed). */
+function loadPath(path: string): Promise<LoadedCollectors> {
+  return import('./config-files.js').then((m) => m.loadCollectorFiles(path));
 }
 
 /** The settings of the --url server. */
@@ -129,6 +75,8 @@ export interface ExporterOverrides {
   readonly buildInfo?: BuildInfo;
   /** Reloads the main collector set (default: its files again). */
   readonly loader?: CollectorLoader;
+  /** Reads the collector configuration at a path, for the targets' sets and their reloads (default: in this process). */
+  readonly loadCollectors?: (path: string) => Promise<LoadedCollectors>;
   /** The web configuration and targets (default: read from the options' files). */
   readonly files?: ExporterFiles;
 }
@@ -144,14 +92,15 @@ export interface WiredExporter extends ExporterParts {
 /** Wires everything for `options` with the configuration already loaded; nothing runs yet. */
 export function wireExporter(options: ExporterOptions, collectors: LoadedCollectors, logger: Logger, overrides: ExporterOverrides = {}, files: ExporterFiles = { webConfig: null, targets: [] }): WiredExporter {
   const main = mainTarget(options);
-  const mainSet = new CollectorSet(collectors, overrides.loader ?? (() => loadCollectorFiles(collectors.path)));
+  const load = overrides.loadCollectors ?? loadPath;
+  const mainSet = new CollectorSet(collectors, overrides.loader ?? (() => load(collectors.path)));
   const sets = new Map<string, CollectorSet>([[collectors.path, mainSet]]);
   const targets: { settings: TargetSettings; set: CollectorSet }[] = [];
   for (const t of files.targets) {
     let set = sets.get(t.configPath);
     if (!set) {
       const path = t.configPath;
-      set = new CollectorSet(t.collectors, () => loadCollectorFiles(path));
+      set = new CollectorSet(t.collectors, () => load(path));
       sets.set(path, set);
     }
     targets.push({ settings: t.settings, set });
@@ -175,7 +124,7 @@ export function wireExporter(options: ExporterOptions, collectors: LoadedCollect
 /** Starts the probe and the HTTP API (HTTPS and basic auth per the web configuration); the database being down is not an error (db_up 0, retried). */
 export async function startExporter(options: ExporterOptions, collectors: LoadedCollectors, logger: Logger, overrides: ExporterOverrides = {}): Promise<RunningExporter> {
   checkTelemetryPath(options);
-  const files = overrides.files ?? (await loadExporterFiles(options));
+  const files = overrides.files ?? (await (await import('./configure.js')).loadExporterFiles(options));
   const w = wireExporter(options, collectors, logger, overrides, files);
   w.service.start();
   const web = files.webConfig;

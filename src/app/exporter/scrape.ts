@@ -92,9 +92,18 @@ const DOWN_STATE_MAX_AGE_MS = 200;
 const BURST_MS = 50;
 /**
  * In a burst whose previous run answered several scrapes, a run that has queries to send waits
- * this long first, so the scrapers answered together (who come back together) join it.
+ * at least this long first, so the scrapers answered together (who come back together) join it.
  */
-const GATHER_MS = 4;
+const GATHER_MS = 2;
+/** In a burst, runs with queries to send start at most this often: the statements sent stay flat however many scrapers come. */
+const BURST_RUN_INTERVAL_MS = 15;
+
+/**
+ * A scrape arriving this soon after a run whose results all came from the cache gets that run's
+ * answer: a new run would render the same samples (only the self metrics would differ). Under
+ * many scrapers this keeps rendering, and the garbage it makes, to a few hundred a second.
+ */
+const REUSE_MS = 10;
 
 /** What a scrape runner reads from the exporter's options. */
 export type ScrapeOptions = Pick<ExporterOptions, 'namespace' | 'disableCache' | 'concurrency'>;
@@ -131,6 +140,9 @@ export class ScrapeRunner {
   private joined = 0;
   private lastJoined = 0;
   private lastEndedAt = -Infinity;
+  private lastQueriedAt = -Infinity;
+  /** The answer of the last run, while it may serve more scrapes (see reusable()). */
+  private last: { body: ScrapeBody; at: number; plan: Plan } | null = null;
 
   constructor(
     private readonly sql: SqlClient,
@@ -157,6 +169,7 @@ export class ScrapeRunner {
    */
   scrape(): Promise<ScrapeBody> {
     this.scrapeRequestsTotal++;
+    if (!this.inflight && this.reusable()) return Promise.resolve(this.last!.body);
     this.joined++;
     this.inflight ??= this.run().finally(() => {
       this.inflight = null;
@@ -218,7 +231,25 @@ export class ScrapeRunner {
     this.lastScrapeTimestampSeconds = this.clock.now() / 1000;
     const gauges = { up, version: state.version, inRecovery: isUp(state) ? state.status === 'replica' : null };
     const body = up ? section : null;
-    return new ScrapeBody((format) => this.render(format, gauges, body));
+    const answer = new ScrapeBody((format) => this.render(format, gauges, body));
+    this.last = up && plan ? { body: answer, at: performance.now(), plan } : null;
+    return answer;
+  }
+
+  /**
+   * True when the last run's answer may serve this scrape too: it is younger than REUSE_MS, the
+   * server was up, the plan and state are still current, and no collector's result expired since
+   * (so a new run would only re-render the same cached results and the self metrics).
+   */
+  private reusable(): boolean {
+    const last = this.last;
+    if (!last || this.options.disableCache) return false;
+    const now = performance.now();
+    const state = this.probe.state;
+    if (now - last.at >= REUSE_MS || !isUp(state) || now - state.checkedAt > STATE_MAX_AGE_MS) return false;
+    if (last.plan !== this.entriesPlan || last.plan !== this.planner.plan || !this.planner.isCurrent(this.config.collectors, state.status, state.version)) return false;
+    for (const slot of this.slots) if (!isFresh(this.entries.get(slot.key), slot.pc.def.ttlMs, now)) return false;
+    return true;
   }
 
   /** The whole exposition of a run in one format. */
@@ -276,7 +307,8 @@ export class ScrapeRunner {
       tasks.push(() => this.runTarget(slot, ranNow));
     }
     if (tasks.length === 0) return;
-    if (burst) await new Promise((r) => setTimeout(r, GATHER_MS));
+    if (burst) await new Promise((r) => setTimeout(r, Math.max(GATHER_MS, this.lastQueriedAt + BURST_RUN_INTERVAL_MS - performance.now())));
+    this.lastQueriedAt = performance.now();
     await runBounded(tasks, this.options.concurrency);
     for (const [key, seconds] of ranNow) this.counter(key).lastDurationSeconds = seconds;
     this.generation++;

@@ -1,6 +1,7 @@
 import type { ExporterOptions } from '../../../src/app/exporter/options.js';
 import { parseExporterOptions } from '../../../src/app/exporter/options.js';
-import { loadConfigured, startExporter, type RunningExporter } from '../../../src/app/exporter/run.js';
+import { startExporter, type RunningExporter } from '../../../src/app/exporter/run.js';
+import { loadConfigured } from '../../../src/app/exporter/configure.js';
 import { MemoryLogger } from '../../unit/collectors/fakes.js';
 import type { PgServer } from '../../support/postgres-server.js';
 
