@@ -12,6 +12,7 @@ command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 command -v prometheus-postgres-exporter >/dev/null 2>&1 || need_apt+=(prometheus-postgres-exporter)
 [ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
