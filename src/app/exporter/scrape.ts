@@ -128,7 +128,11 @@ export class ScrapeRunner {
   private activeCounters: readonly CollectorCounters[] = [];
   /** Bumped whenever an entry changes; the assembled section is valid for one generation. */
   private generation = 0;
-  private assembled: { generation: number; plan: Plan; fatalFailed: string | null; failed: number; bytes: Map<ExpositionFormat, Buffer> } | null = null;
+  private assembled: { generation: number; plan: Plan; fatalFailed: string | null; failed: number; bytes: Map<ExpositionFormat, Buffer[]> } | null = null;
+  /** Bumped for a collector whenever one of its results is replaced. */
+  private readonly versions = new Map<string, number>();
+  /** Each collector's samples rendered per format, valid for one version and plan: a run re-renders only what changed. */
+  private readonly renderedCollectors = new Map<string, { version: number; plan: Plan; bytes: Map<ExpositionFormat, Buffer> }>();
   private readonly buildInfo: Record<ExpositionFormat, Buffer>;
   private readonly constLabels: LabelPairs;
   private scrapesTotal = 0;
@@ -253,7 +257,7 @@ export class ScrapeRunner {
   }
 
   /** The whole exposition of a run in one format. */
-  private render(format: ExpositionFormat, gauges: { up: boolean; version: number | null; inRecovery: boolean | null }, section: { bytes: Map<ExpositionFormat, Buffer> } | null): Buffer[] {
+  private render(format: ExpositionFormat, gauges: { up: boolean; version: number | null; inRecovery: boolean | null }, section: { bytes: Map<ExpositionFormat, Buffer[]>; plan: Plan } | null): Buffer[] {
     const ns = this.options.namespace;
     const self = renderScrapeSelfStats(
       ns,
@@ -269,7 +273,7 @@ export class ScrapeRunner {
       format,
     );
     const parts = [Buffer.from(renderServerGauges(ns, this.constLabels, gauges, format)), this.buildInfo[format]];
-    if (section) parts.push(this.sectionBytes(section, format));
+    if (section) parts.push(...this.sectionParts(section, format));
     parts.push(Buffer.from(self + this.processMetrics.text(format) + (format === 'openmetrics' ? OPENMETRICS_EOF : '')));
     return parts;
   }
@@ -342,6 +346,7 @@ export class ScrapeRunner {
     counter.runs++;
     ranNow.set(def.key, (ranNow.get(def.key) ?? 0) + (performance.now() - t0) / 1000);
     this.entries.set(slot.key, entry);
+    this.versions.set(def.key, (this.versions.get(def.key) ?? 0) + 1);
   }
 
   /** Evaluates the predicates (each cached for its own ttl); the first one that is not true, else null. */
@@ -361,7 +366,7 @@ export class ScrapeRunner {
   }
 
   /** Which collectors failed (and whether a fatal one did), recomputed only when an entry changed since the last scrape. */
-  private assemble(plan: Plan): { fatalFailed: string | null; failed: number; bytes: Map<ExpositionFormat, Buffer>; plan: Plan } {
+  private assemble(plan: Plan): { fatalFailed: string | null; failed: number; bytes: Map<ExpositionFormat, Buffer[]>; plan: Plan } {
     const a = this.assembled;
     if (a && a.generation === this.generation && a.plan === plan) return a;
     let fatalFailed: string | null = null;
@@ -386,21 +391,28 @@ export class ScrapeRunner {
     return this.assembled;
   }
 
-  /** The collector section in `format`, rendered once per generation and format. */
-  private sectionBytes(section: { bytes: Map<ExpositionFormat, Buffer>; plan?: Plan }, format: ExpositionFormat): Buffer {
-    let b = section.bytes.get(format);
-    if (b) return b;
-    const plan = (section as { plan: Plan }).plan;
-    let text = '';
+  /** The collector section in `format`: one part per collector, each rendered again only when its results changed. */
+  private sectionParts(section: { bytes: Map<ExpositionFormat, Buffer[]>; plan: Plan }, format: ExpositionFormat): Buffer[] {
+    let parts = section.bytes.get(format);
+    if (parts) return parts;
+    parts = [];
+    const plan = section.plan;
     for (const pc of plan.active) {
-      const outputs: (readonly RenderedFamily[])[] = [];
-      for (const db of pc.targets) {
-        const e = this.entries.get(cacheKey(pc.def.key, db));
-        if (e && e.error === null && e.families.length > 0) outputs.push(e.families);
+      const version = this.versions.get(pc.def.key) ?? 0;
+      let r = this.renderedCollectors.get(pc.def.key);
+      if (!r || r.version !== version || r.plan !== plan) this.renderedCollectors.set(pc.def.key, (r = { version, plan, bytes: new Map() }));
+      let b = r.bytes.get(format);
+      if (!b) {
+        const outputs: (readonly RenderedFamily[])[] = [];
+        for (const db of pc.targets) {
+          const e = this.entries.get(cacheKey(pc.def.key, db));
+          if (e && e.error === null && e.families.length > 0) outputs.push(e.families);
+        }
+        r.bytes.set(format, (b = Buffer.from(outputs.length > 0 ? mergeFamilies(outputs, format) : '')));
       }
-      if (outputs.length > 0) text += mergeFamilies(outputs, format);
+      if (b.length > 0) parts.push(b);
     }
-    section.bytes.set(format, (b = Buffer.from(text)));
-    return b;
+    section.bytes.set(format, parts);
+    return parts;
   }
 }
