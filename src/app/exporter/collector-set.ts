@@ -33,11 +33,4 @@ export class CollectorSet {
   apply(next: LoadedCollectors): void {
     this.loaded = next;
   }
-
-  /** Re-reads the configuration; on any problem throws and keeps the current one. */
-  async reload(): Promise<LoadedCollectors> {
-    const next = await this.loader();
-    this.loaded = next;
-    return next;
-  }
 }
