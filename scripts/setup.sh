@@ -16,12 +16,20 @@ need_apt=()
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
-# promtool checks the shipped alert rules; it comes with Debian's prometheus package.
+# promtool checks the shipped alert rules and the exporter's metrics; postgres_exporter runs
+# beside the exporter in its benchmark; pgbouncer is a target of the exporter's tests.
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
+command -v prometheus-postgres-exporter >/dev/null 2>&1 || need_apt+=(prometheus-postgres-exporter)
+[ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# The chaos suite builds its own network namespaces and cuts links with iptables.
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  # Packages must not leave servers running (prometheus would listen on :9090): policy-rc.d
+  # Packages must not leave servers running (prometheus would listen on :9090, pgbouncer on
+  # :6432, postgres_exporter on :9187): policy-rc.d
   # tells Debian's maintainer scripts not to start services, unless the machine already has one.
   own_policy=""
   if [ ! -e /usr/sbin/policy-rc.d ]; then
@@ -29,14 +37,20 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     $SUDO chmod 755 /usr/sbin/policy-rc.d
     own_policy=1
   fi
-  prometheus_before=$(pids_of prometheus)
+  # Server programs a package may start (comm names are cut at 15 characters).
+  servers="prometheus pgbouncer prometheus-post"
+  before=$(for n in $servers; do pids_of "$n"; done)
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
   [ -z "$own_policy" ] || $SUDO rm -f /usr/sbin/policy-rc.d
   # Whatever started anyway is stopped by PID (only processes that were not running before).
-  for pid in $(pids_of prometheus); do
-    case " $prometheus_before " in *" $pid "*) ;; *) echo "setup: stopping the prometheus server the package started (PID $pid)"; $SUDO kill "$pid" || true ;; esac
+  for pid in $(for n in $servers; do pids_of "$n"; done); do
+    case " $(echo $before) " in *" $pid "*) ;; *) echo "setup: stopping a server a package started (PID $pid)"; $SUDO kill "$pid" || true ;; esac
   done
+  # With systemd, units are enabled and started by deb-systemd-invoke regardless: stop and disable them.
+  if [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now prometheus.service prometheus-postgres-exporter.service pgbouncer.service >/dev/null 2>&1 || true
+  fi
 fi
 # PostgreSQL refuses to run as root: the tests and the demo run it as this user.
 if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then

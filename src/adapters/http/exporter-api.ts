@@ -1,6 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Koa, { type Context } from 'koa';
+import type { ServerOptions as HttpsServerOptions } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import { gzipSync } from 'node:zlib';
+import type { ExpositionFormat } from '../../domain/collectors/exposition.js';
+import { acceptsGzip, negotiateFormat } from '../../domain/collectors/negotiation.js';
 import { ROLE_CHECK_PATHS, roleCheckStatus } from '../../domain/collectors/routing.js';
 import type { ServerState } from '../../domain/collectors/server-state.js';
 import { statJson, statTable, type CollectorStat } from '../../domain/collectors/stat.js';
@@ -14,112 +19,204 @@ export interface ReloadResult {
   readonly timestamp: string;
 }
 
-/** What the exporter's HTTP API needs from the exporter. Every member but scrape/reload answers at once. */
+/** The metrics of one scrape: its bytes in a format, and a place to keep a compressed copy once. */
+export interface ScrapeAnswer {
+  /** The exposition as consecutive parts (written without copying them together). */
+  parts(format: ExpositionFormat): readonly Buffer[];
+  bytes(format: ExpositionFormat): Buffer;
+  memo(key: string, make: () => Buffer): Buffer;
+}
+
+/** What the exporter's HTTP API needs from the exporter. Every member but scrape/probe/reload answers at once. */
 export interface ExporterApi {
   readonly state: ServerState;
   readonly ready: boolean;
-  /** The metrics exposition text (bytes: UTF-8). */
-  scrape(): Promise<Buffer | string>;
+  /** The metrics of the server of --url. */
+  scrape(): Promise<ScrapeAnswer>;
+  /** The metrics of a named target; rejects with an error of code `unknown_target` for a name not configured. */
+  probe(target: string): Promise<ScrapeAnswer>;
   reload(): Promise<ReloadResult>;
   explain(): string;
   stats(): CollectorStat[];
 }
 
+/** Checks a request's credentials (basic auth). */
+export interface RequestAuthenticator {
+  /** True when the Authorization header holds valid credentials. Never rejects. */
+  check(authorization: string | undefined): Promise<boolean>;
+}
+
 /** Settings of the exporter's HTTP API. */
 export interface ExporterHttpOptions {
   readonly telemetryPath: string;
+  /** Offer OpenMetrics when the scraper asks for it (off with the legacy metric names). */
+  readonly openMetrics?: boolean;
+  /** Basic auth for every endpoint (except the health checks when `openHealthChecks`). */
+  readonly auth?: RequestAuthenticator | null;
+  /** Serve the health, role and probe checks without authentication. */
+  readonly openHealthChecks?: boolean;
+  /** Headers added to every response (the web configuration's http_server_config.headers). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
-const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
 
-type Handler = (ctx: Context) => Promise<void> | void;
+/** Smallest body worth compressing: below it gzip's header and checksum outweigh the gain. */
+const GZIP_MIN_BYTES = 1024;
+
+type Handler = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams) => Promise<void> | void;
 
 interface Route {
   readonly methods: readonly string[];
   readonly handler: Handler;
+  /** A health or role check (may be left open when basic auth is on). */
+  readonly health: boolean;
 }
 
-function text(ctx: Context, status: number, body: string): void {
-  ctx.status = status;
-  ctx.type = TEXT_TYPE;
-  ctx.body = body;
+function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  res.writeHead(status, { ...extra, 'Content-Type': type, 'Content-Length': String(bytes.length) });
+  res.end(res.req.method === 'HEAD' ? undefined : bytes);
+}
+
+function text(res: ServerResponse, status: number, body: string, extra?: Record<string, string>): void {
+  send(res, status, TEXT_TYPE, body, extra);
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  send(res, status, JSON_TYPE, `${JSON.stringify(body)}\n`);
 }
 
 /** Paths the API serves besides the telemetry path (the telemetry path must not shadow one). */
 export function reservedPaths(): string[] {
-  return [...Object.keys(ROLE_CHECK_PATHS), '/', '/liveness', '/readiness', '/reload', '/explain', '/stat'];
+  return [...Object.keys(ROLE_CHECK_PATHS), '/', '/liveness', '/readiness', '/reload', '/explain', '/stat', '/probe'];
+}
+
+/** Writes a scrape's bytes in the negotiated format, gzip-compressed (once per scrape run) when the scraper accepts it. */
+function sendMetrics(req: IncomingMessage, res: ServerResponse, answer: ScrapeAnswer, openMetrics: boolean): void {
+  const { format, contentType } = negotiateFormat(req.headers.accept, openMetrics);
+  const parts = answer.parts(format);
+  let length = 0;
+  for (const p of parts) length += p.length;
+  if (length >= GZIP_MIN_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
+    const gz = answer.memo(`gzip:${format}`, () => gzipSync(answer.bytes(format), { level: 6 }));
+    return send(res, 200, contentType, gz, { Vary: 'Accept, Accept-Encoding', 'Content-Encoding': 'gzip' });
+  }
+  res.writeHead(200, { Vary: 'Accept, Accept-Encoding', 'Content-Type': contentType, 'Content-Length': String(length) });
+  if (req.method === 'HEAD') return void res.end();
+  // Corked: the parts (one per collector) leave in as few writes as the socket allows.
+  res.cork();
+  for (let i = 0; i < parts.length - 1; i++) res.write(parts[i]!);
+  res.end(parts[parts.length - 1]);
+  res.uncork();
 }
 
 function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route> {
   const table = new Map<string, Route>();
-  const get = (path: string, handler: Handler) => table.set(path, { methods: ['GET', 'HEAD'], handler });
+  const openMetrics = opts.openMetrics ?? true;
+  const get = (path: string, handler: Handler, health = false) => table.set(path, { methods: ['GET', 'HEAD'], handler, health });
 
-  get(opts.telemetryPath, async (ctx) => {
-    const body = await api.scrape();
-    ctx.status = 200;
-    ctx.type = METRICS_TYPE;
-    ctx.body = body;
+  get(opts.telemetryPath, async (req, res) => sendMetrics(req, res, await api.scrape(), openMetrics));
+  get('/probe', async (req, res, query) => {
+    const targets = query.getAll('target');
+    if (targets.length !== 1 || targets[0] === '') {
+      return json(res, 400, { code: 'invalid_query', error: targets.length > 1 ? 'give one target per probe' : 'the target query parameter is required: /probe?target=<name from the targets file>' });
+    }
+    let answer: ScrapeAnswer;
+    try {
+      answer = await api.probe(targets[0]!);
+    } catch (e) {
+      if ((e as { code?: unknown }).code === 'unknown_target') return json(res, 404, { code: 'unknown_target', error: (e as Error).message });
+      throw e;
+    }
+    sendMetrics(req, res, answer, openMetrics);
   });
   for (const [path, check] of Object.entries(ROLE_CHECK_PATHS)) {
-    get(path, (ctx) => {
-      const status = api.state.status;
-      text(ctx, roleCheckStatus(check, status), `${status}\n`);
-    });
+    get(
+      path,
+      (_req, res) => {
+        const status = api.state.status;
+        text(res, roleCheckStatus(check, status), `${status}\n`);
+      },
+      true,
+    );
   }
-  get('/liveness', (ctx) => text(ctx, 200, 'alive\n'));
-  get('/readiness', (ctx) => {
-    const status = api.state.status;
-    if (api.ready) text(ctx, 200, `${status}\n`);
-    else text(ctx, 503, `${status === 'primary' || status === 'replica' ? 'starting' : status}\n`);
-  });
+  get('/liveness', (_req, res) => text(res, 200, 'alive\n'), true);
+  get(
+    '/readiness',
+    (_req, res) => {
+      const status = api.state.status;
+      if (api.ready) text(res, 200, `${status}\n`);
+      else text(res, 503, `${status === 'primary' || status === 'replica' ? 'starting' : status}\n`);
+    },
+    true,
+  );
   table.set('/reload', {
     methods: ['GET', 'POST'],
-    handler: async (ctx) => {
+    health: false,
+    handler: async (_req, res) => {
       const result = await api.reload();
-      ctx.status = result.status === 'success' ? 200 : 500;
-      ctx.body = result;
+      json(res, result.status === 'success' ? 200 : 500, result);
     },
   });
-  get('/explain', (ctx) => text(ctx, 200, api.explain()));
-  get('/stat', (ctx) => {
-    const format = ctx.query['format'];
-    if (format === 'json') {
-      ctx.status = 200;
-      ctx.body = statJson(api.stats());
-    } else if (format === undefined || format === 'text') text(ctx, 200, statTable(api.stats()));
-    else text(ctx, 400, `unknown format ${JSON.stringify(format)}: expected text or json\n`);
+  get('/explain', (_req, res) => text(res, 200, api.explain()));
+  get('/stat', (_req, res, query) => {
+    const format = query.get('format');
+    if (format === 'json') json(res, 200, statJson(api.stats()));
+    else if (format === null || format === 'text') text(res, 200, statTable(api.stats()));
+    else json(res, 400, { code: 'invalid_query', error: `unknown format ${JSON.stringify(format)}: expected text or json` });
   });
-  get('/', (ctx) =>
-    text(ctx, 200, ['warden-exporter', '', `${opts.telemetryPath}  Prometheus metrics`, '/up /health /read /primary /replica (and aliases)  role checks', '/liveness /readiness  probes', '/reload  reload the collectors (GET or POST)', '/explain  the collectors and their status', '/stat  collector statistics (?format=json)', ''].join('\n')),
+  get('/', (_req, res) =>
+    text(
+      res,
+      200,
+      [
+        'warden-exporter',
+        '',
+        `${opts.telemetryPath}  Prometheus metrics (OpenMetrics and gzip on request)`,
+        '/probe?target=<name>  metrics of a target named in the targets file',
+        '/up /health /read /primary /replica (and aliases)  role checks',
+        '/liveness /readiness  probes',
+        '/reload  reload the collectors (GET or POST)',
+        '/explain  the collectors and their status',
+        '/stat  collector statistics (?format=json)',
+        '',
+      ].join('\n'),
+    ),
   );
   return table;
 }
 
 /**
- * The exporter's Koa app: a flat path table (no pattern matching on the hot /metrics path).
- * Unknown paths 404; a known path with another method 405 with Allow.
+ * The exporter's request handler over plain node:http: a flat path table (no framework, no
+ * pattern matching on the hot /metrics path). Unknown paths 404; a known path with another
+ * method 405 with Allow; missing or wrong credentials 401 with a Basic challenge.
  */
-export function createExporterApp(api: ExporterApi, opts: ExporterHttpOptions, logger: Logger): Koa {
+export function createExporterHandler(api: ExporterApi, opts: ExporterHttpOptions, logger: Logger): RequestListener {
   const table = routes(api, opts);
-  const app = new Koa();
-  app.silent = true;
-  app.on('error', (err: Error) => logger.warn('exporter http error', { error: err.message }));
-  app.use(async (ctx) => {
-    const route = table.get(ctx.path);
-    if (!route) return text(ctx, 404, 'not found\n');
-    if (!route.methods.includes(ctx.method)) {
-      ctx.set('Allow', route.methods.filter((m) => m !== 'HEAD').join(', '));
-      return text(ctx, 405, 'method not allowed\n');
-    }
-    try {
-      await route.handler(ctx);
-    } catch (e) {
-      logger.error('exporter request failed', { path: ctx.path, error: (e as Error).message });
-      text(ctx, 500, `internal error: ${(e as Error).message}\n`);
-    }
-  });
-  return app;
+  const extraHeaders = Object.entries(opts.headers ?? {});
+  return (req, res) => {
+    for (const [k, v] of extraHeaders) res.setHeader(k, v);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const route = table.get(path);
+    if (!route) return text(res, 404, 'not found\n');
+    if (!route.methods.includes(req.method ?? '')) return text(res, 405, 'method not allowed\n', { Allow: route.methods.filter((m) => m !== 'HEAD').join(', ') });
+    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    const serve = async (): Promise<void> => {
+      if (opts.auth && !(route.health && opts.openHealthChecks)) {
+        if (!(await opts.auth.check(req.headers.authorization))) return text(res, 401, 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="warden-exporter", charset="UTF-8"' });
+      }
+      await route.handler(req, res, query);
+    };
+    serve().catch((e: unknown) => {
+      logger.error('exporter request failed', { path, error: (e as Error).message });
+      if (!res.headersSent) text(res, 500, `internal error: ${(e as Error).message}\n`);
+      else res.destroy();
+    });
+  };
 }
 
 /** A listening exporter HTTP server. */
@@ -127,12 +224,23 @@ export interface ExporterHttpServer {
   readonly server: Server;
   /** The bound address (useful with port 0). */
   readonly address: AddressInfo;
+  /** True when it serves HTTPS. */
+  readonly tls: boolean;
   close(): Promise<void>;
 }
 
-/** Listens on host:port (host undefined: every interface). Rejects when the port cannot be bound. */
-export async function listenExporter(app: Koa, host: string | undefined, port: number): Promise<ExporterHttpServer> {
-  const server = createServer(app.callback());
+/**
+ * Listens on host:port (host undefined: every interface), over TLS when `tls` is given (node:https
+ * is loaded only then). Rejects when the port cannot be bound.
+ */
+export async function listenExporter(
+  handler: RequestListener,
+  host: string | undefined,
+  port: number,
+  tls?: { readonly options: HttpsServerOptions; accept(socket: TLSSocket): boolean },
+): Promise<ExporterHttpServer> {
+  const server: Server = tls ? (await import('node:https')).createServer(tls.options, handler) : createServer(handler);
+  if (tls) server.on('secureConnection', (socket: TLSSocket) => (tls.accept(socket) ? undefined : socket.destroy()));
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
@@ -145,6 +253,7 @@ export async function listenExporter(app: Koa, host: string | undefined, port: n
   return {
     server,
     address: server.address() as AddressInfo,
+    tls: tls !== undefined,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

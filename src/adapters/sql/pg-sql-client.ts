@@ -14,6 +14,11 @@ export interface PgSqlClientOptions {
   readonly maxConnections: number;
   readonly applicationName: string;
   readonly logger: Logger;
+  /**
+   * Set statement_timeout on the server (default). Off for a pgBouncer admin console, which
+   * knows no such setting: the client-side deadline alone bounds a query there.
+   */
+  readonly serverSideTimeouts?: boolean;
 }
 
 /** Client-side backstop beyond the server-side statement_timeout, for a server that stopped answering. */
@@ -42,11 +47,12 @@ export class PgSqlClient implements SqlClient {
       throw toSqlError(e, true);
     }
     try {
-      if (this.timeouts.get(client) !== q.timeoutMs) {
+      if (this.opts.serverSideTimeouts !== false && this.timeouts.get(client) !== q.timeoutMs) {
         await client.query(`SET statement_timeout = ${Math.max(1, Math.round(q.timeoutMs))}`);
         this.timeouts.set(client, q.timeoutMs);
       }
-      const res = (await client.query({ text: sql, rowMode: 'array', query_timeout: q.timeoutMs + BACKSTOP_MS } as pg.QueryConfig)) as
+      const backstop = this.opts.serverSideTimeouts === false ? 0 : BACKSTOP_MS;
+      const res = (await client.query({ text: sql, rowMode: 'array', query_timeout: q.timeoutMs + backstop } as pg.QueryConfig)) as
         | pg.QueryArrayResult
         | pg.QueryArrayResult[];
       client.release();

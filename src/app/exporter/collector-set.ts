@@ -1,20 +1,16 @@
-import 'reflect-metadata';
-import { inject, injectable } from 'inversify';
 import type { CollectorDefinition } from '../../domain/collectors/collector.js';
 import type { LoadedCollectors } from './config-files.js';
-import { CollectorLoaderToken, InitialCollectorsToken } from './tokens.js';
 
 /** Loads the collector configuration from where the exporter was told to (throws ValidationError). */
 export type CollectorLoader = () => Promise<LoadedCollectors>;
 
 /** The active collector configuration; replaced as a whole by a successful reload only. */
-@injectable()
 export class CollectorSet {
   private loaded: LoadedCollectors;
 
   constructor(
-    @inject(InitialCollectorsToken) initial: LoadedCollectors,
-    @inject(CollectorLoaderToken) private readonly loader: CollectorLoader,
+    initial: LoadedCollectors,
+    private readonly loader: CollectorLoader,
   ) {
     this.loaded = initial;
   }
@@ -28,10 +24,13 @@ export class CollectorSet {
     return this.loaded;
   }
 
-  /** Re-reads the configuration; on any problem throws and keeps the current one. */
-  async reload(): Promise<LoadedCollectors> {
-    const next = await this.loader();
+  /** Reads the configuration again without applying it; throws on any problem. */
+  load(): Promise<LoadedCollectors> {
+    return this.loader();
+  }
+
+  /** Makes a configuration read by `load` the active one. */
+  apply(next: LoadedCollectors): void {
     this.loaded = next;
-    return next;
   }
 }

@@ -1,4 +1,6 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+// Synchronous reads: the configuration is read at start and on /reload only, and staying off
+// libuv's thread pool spares the exporter four threads and their memory.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
@@ -8,6 +10,8 @@ import { ValidationError, type Problem } from '../../domain/errors.js';
 
 /** The collector set shipped with the package: `collectors/` at the package root (same depth from src/ and dist/). */
 export const BUNDLED_COLLECTORS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../../collectors');
+/** The collector set for pgBouncer admin consoles shipped with the package. */
+export const BUNDLED_PGBOUNCER_COLLECTORS_DIR = join(BUNDLED_COLLECTORS_DIR, 'pgbouncer');
 
 /** A loaded configuration and where it came from. */
 export interface LoadedCollectors {
@@ -18,9 +22,9 @@ export interface LoadedCollectors {
 }
 
 async function yamlFiles(path: string): Promise<string[]> {
-  const info = await stat(path);
+  const info = statSync(path);
   if (!info.isDirectory()) return [path];
-  const names = (await readdir(path)).filter((n) => /\.ya?ml$/i.test(n)).sort();
+  const names = readdirSync(path).filter((n) => /\.ya?ml$/i.test(n)).sort();
   return names.map((n) => join(path, n));
 }
 
@@ -57,7 +61,7 @@ export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR):
   for (const file of files) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = readFileSync(file, 'utf8');
     } catch (e) {
       problems.push({ path: file, message: `cannot read: ${(e as Error).message}` });
       continue;
@@ -74,4 +78,18 @@ export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR):
   }
   if (problems.length > 0) throw new ValidationError(problems, 'invalid_collectors');
   return { collectors, path, files };
+}
+
+/** Reads and parses one YAML file (syntax problems and an unreadable file throw a ValidationError, code invalid_config). */
+export async function readYamlFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ValidationError([{ path, message: `cannot read: ${(e as Error).message}` }], 'invalid_config');
+  }
+  const problems: Problem[] = [];
+  const doc = parseYamlDocument(text, path, problems);
+  if (problems.length > 0) throw new ValidationError(problems, 'invalid_config');
+  return doc;
 }

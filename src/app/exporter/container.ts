@@ -1,58 +1,104 @@
-import 'reflect-metadata';
-import { Container } from 'inversify';
 import { ExporterProcessMetrics } from '../../adapters/metrics/exporter-process-metrics.js';
 import { PgSqlClient } from '../../adapters/sql/pg-sql-client.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
 import type { BuildInfo } from '../../domain/collectors/self-metrics.js';
-import { Clock } from '../../ports/clock.js';
-import { Logger } from '../../ports/logger.js';
-import { SqlClient } from '../../ports/sql.js';
-import { CollectorSet, type CollectorLoader } from './collector-set.js';
-import type { LoadedCollectors } from './config-files.js';
-import { ExporterService } from './exporter.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { SqlClient } from '../../ports/sql.js';
+import type { CollectorSet } from './collector-set.js';
+import { ExporterService, type ProbeTargets } from './exporter.js';
 import type { ExporterOptions } from './options.js';
-import { Planner } from './planner.js';
-import { StateProbe } from './probe.js';
-import { ScrapeRunner, type ProcessMetricsSource } from './scrape.js';
-import { BuildInfoToken, CollectorLoaderToken, ExporterOptionsToken, InitialCollectorsToken, ProcessMetricsToken } from './tokens.js';
+import type { ProcessMetricsSource } from './scrape.js';
+import { TargetRuntime, type TargetShared } from './target.js';
+import type { TargetSettings } from './target-settings.js';
+
+/** Makes the SqlClient of one target. */
+export type SqlFactory = (target: TargetSettings) => SqlClient;
 
 /** What the composition root is given; adapters left out get their production implementation. */
 export interface ExporterWiring {
   readonly options: ExporterOptions;
-  readonly collectors: LoadedCollectors;
-  readonly loader: CollectorLoader;
+  /** The server of --url. */
+  readonly main: TargetSettings;
+  /** Its collector set. */
+  readonly mainSet: CollectorSet;
+  /** The named targets of /probe, each with its collector set. */
+  readonly targets: readonly { readonly settings: TargetSettings; readonly set: CollectorSet }[];
+  /** Every collector set in use (reloaded together). */
+  readonly sets: readonly CollectorSet[];
   readonly logger: Logger;
   readonly buildInfo: BuildInfo;
+  /** The main target's SqlClient (tests); absent: made by `sqlFactory`. */
   readonly sql?: SqlClient;
+  readonly sqlFactory?: SqlFactory;
   readonly clock?: Clock;
   readonly processMetrics?: ProcessMetricsSource;
 }
 
-/** Binds ports to adapters and the exporter's services (all singletons). */
-export function createExporterContainer(w: ExporterWiring): Container {
-  const c = new Container({ defaultScope: 'Singleton' });
-  c.bind<ExporterOptions>(ExporterOptionsToken).toConstantValue(w.options);
-  c.bind<LoadedCollectors>(InitialCollectorsToken).toConstantValue(w.collectors);
-  c.bind<CollectorLoader>(CollectorLoaderToken).toConstantValue(w.loader);
-  c.bind<Logger>(Logger).toConstantValue(w.logger);
-  c.bind<BuildInfo>(BuildInfoToken).toConstantValue(w.buildInfo);
-  c.bind<Clock>(Clock).toConstantValue(w.clock ?? new SystemClock());
-  c.bind<SqlClient>(SqlClient).toConstantValue(
-    w.sql ??
-      new PgSqlClient({
-        ...(w.options.url ? { url: w.options.url } : {}),
-        connectTimeoutMs: w.options.connectTimeoutMs,
-        // one connection more than the collectors may use, so the probe never queues behind them
-        maxConnections: w.options.concurrency + 1,
-        applicationName: 'warden-exporter',
-        logger: w.logger,
-      }),
-  );
-  c.bind<ProcessMetricsSource>(ProcessMetricsToken).toConstantValue(w.processMetrics ?? new ExporterProcessMetrics(w.options.constLabels));
-  c.bind(CollectorSet).toSelf();
-  c.bind(StateProbe).toSelf();
-  c.bind(Planner).toSelf();
-  c.bind(ScrapeRunner).toSelf();
-  c.bind(ExporterService).toSelf();
-  return c;
+/** What wiring made. */
+export interface ExporterParts {
+  readonly service: ExporterService;
+  readonly main: TargetRuntime;
+  readonly targets: ProbeTargets;
+  readonly processMetrics: ProcessMetricsSource;
+  /** Stops every probe and closes every connection. */
+  close(): Promise<void>;
+}
+
+/** node-postgres pools for a target: one connection more than the collectors may use, so the probe never queues behind them. */
+export function pgSqlFactory(options: ExporterOptions, logger: Logger): SqlFactory {
+  return (target) =>
+    new PgSqlClient({
+      ...(target.url ? { url: target.url } : {}),
+      connectTimeoutMs: options.connectTimeoutMs,
+      maxConnections: options.concurrency + 1,
+      applicationName: 'warden-exporter',
+      logger: target.name ? logger.child({ target: target.name }) : logger,
+      serverSideTimeouts: target.kind === 'postgres',
+    });
+}
+
+const NO_PROCESS_METRICS: ProcessMetricsSource = { text: () => '' };
+
+/**
+ * The exporter's composition root: plain constructors, no container. The exporter runs near
+ * Node's own memory floor, and a DI container with its metadata library would be a quarter of
+ * its private memory; the parts still meet only through their interfaces (ports), so tests and
+ * embedders swap any adapter here.
+ */
+export function wireExporterParts(w: ExporterWiring): ExporterParts {
+  const clock = w.clock ?? new SystemClock();
+  const sqlFactory = w.sqlFactory ?? pgSqlFactory(w.options, w.logger);
+  const processMetrics = w.processMetrics ?? new ExporterProcessMetrics(w.options.constLabels);
+  const shared: TargetShared = { options: w.options, build: w.buildInfo, clock, logger: w.logger };
+  const main = new TargetRuntime(w.main, w.sql ?? sqlFactory(w.main), w.mainSet, shared, processMetrics);
+  const byName = new Map(w.targets.map((t) => [t.settings.name, t]));
+  const started = new Map<string, TargetRuntime>();
+  const targets: ProbeTargets = {
+    names: w.targets.map((t) => t.settings.name),
+    runtime(name: string) {
+      const known = started.get(name);
+      if (known) return known;
+      const t = byName.get(name);
+      if (!t) return null;
+      // A probe target has no background probe: each /probe refreshes its state when it is older than a second.
+      const r = new TargetRuntime(t.settings, sqlFactory(t.settings), t.set, shared, NO_PROCESS_METRICS);
+      started.set(name, r);
+      return r;
+    },
+    get started() {
+      return [...started.values()];
+    },
+  };
+  const service = new ExporterService(main, targets, w.sets, clock, w.logger);
+  return {
+    service,
+    main,
+    targets,
+    processMetrics,
+    close: async () => {
+      await Promise.all([main, ...started.values()].map((r) => r.close()));
+      if (processMetrics instanceof ExporterProcessMetrics) processMetrics.close();
+    },
+  };
 }

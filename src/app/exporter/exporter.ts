@@ -1,68 +1,81 @@
-import 'reflect-metadata';
-import { inject, injectable } from 'inversify';
 import { explainText } from '../../domain/collectors/explain.js';
 import type { CollectorStat } from '../../domain/collectors/stat.js';
-import { ValidationError } from '../../domain/errors.js';
+import { WardenError, ValidationError } from '../../domain/errors.js';
 import type { ReloadResult } from '../../adapters/http/exporter-api.js';
-import { Clock } from '../../ports/clock.js';
-import { Logger } from '../../ports/logger.js';
-import { CollectorSet } from './collector-set.js';
-import { Planner } from './planner.js';
-import { StateProbe } from './probe.js';
-import { ScrapeRunner } from './scrape.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { CollectorSet } from './collector-set.js';
+import type { LoadedCollectors } from './config-files.js';
+import type { ScrapeBody } from './scrape.js';
+import type { TargetRuntime } from './target.js';
 import { isUp, type ServerState } from '../../domain/collectors/server-state.js';
 
+/** A /probe target name that the targets file does not define. */
+export class UnknownTargetError extends WardenError<'unknown_target'> {
+  constructor(name: string, known: readonly string[]) {
+    super('unknown_target', `no target named ${JSON.stringify(name)} in the targets file${known.length ? ` (known: ${known.join(', ')})` : ' (none defined)'}`);
+  }
+}
+
+/** The named targets of /probe: each runtime is made on the first probe of its target. */
+export interface ProbeTargets {
+  readonly names: readonly string[];
+  /** The runtime of a target, or null for an unknown name. */
+  runtime(name: string): TargetRuntime | null;
+  /** The runtimes made so far. */
+  readonly started: readonly TargetRuntime[];
+}
 
 /**
- * The exporter as the HTTP layer sees it: state for the role checks, scrape, reload, explain
- * and stat. Keeps the plan in step with the server: a role or version change seen by the probe
- * replans at once, so a failover under the exporter needs nothing from the operator.
+ * The exporter as the HTTP layer sees it: state for the role checks, scrape, probe, reload,
+ * explain and stat. The server of --url is the main target; the named ones answer /probe.
  */
-@injectable()
 export class ExporterService {
   private reloading: Promise<ReloadResult> | null = null;
 
   constructor(
-    @inject(StateProbe) private readonly probe: StateProbe,
-    @inject(Planner) private readonly planner: Planner,
-    @inject(ScrapeRunner) private readonly runner: ScrapeRunner,
-    @inject(CollectorSet) private readonly config: CollectorSet,
-    @inject(Clock) private readonly clock: Clock,
-    @inject(Logger) private readonly logger: Logger,
-  ) {
-    this.probe.onChange((next) => {
-      this.planner.invalidate();
-      if (isUp(next)) void this.replan(next);
-    });
-  }
+    private readonly main: TargetRuntime,
+    private readonly targets: ProbeTargets,
+    /** Every collector set (one per kind of target, and the ones of targets with their own file). */
+    private readonly sets: readonly CollectorSet[],
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
 
-  /** Starts the background probe. */
+  /** Starts the background probe of the main target. */
   start(): void {
-    this.probe.start();
+    this.main.probe.start();
   }
 
   stop(): void {
-    this.probe.stop();
+    this.main.probe.stop();
   }
 
   /** The latest up/role state (never waits on the database). */
   get state(): ServerState {
-    return this.probe.state;
+    return this.main.probe.state;
   }
 
   /** Ready: the database is up and the collectors are planned for its current role. */
   get ready(): boolean {
-    const s = this.probe.state;
-    const plan = this.planner.plan;
+    const s = this.main.probe.state;
+    const plan = this.main.planner.plan;
     return isUp(s) && plan !== null && plan.server.role === s.status;
   }
 
-  /** The metrics text, UTF-8 encoded. */
-  scrape(): Promise<Buffer> {
-    return this.runner.scrape();
+  /** The metrics of the main target. */
+  scrape(): Promise<ScrapeBody> {
+    return this.main.scrape();
   }
 
-  /** Re-reads the collector configuration; a broken one is refused and the current one keeps running. */
+  /** The metrics of a named target; rejects with UnknownTargetError for a name not configured. */
+  probe(name: string): Promise<ScrapeBody> {
+    const runtime = this.targets.runtime(name);
+    if (!runtime) return Promise.reject(new UnknownTargetError(name, this.targets.names));
+    return runtime.scrape();
+  }
+
+  /** Re-reads every collector configuration; a broken one is refused and the current ones keep running. */
   reload(): Promise<ReloadResult> {
     this.reloading ??= this.doReload().finally(() => {
       this.reloading = null;
@@ -70,34 +83,31 @@ export class ExporterService {
     return this.reloading;
   }
 
-  /** The /explain text for the current plan. */
+  /** The /explain text for the current plan of the main target. */
   explain(): string {
-    const s = this.probe.state;
+    const s = this.main.probe.state;
     return explainText({
-      collectors: this.config.collectors,
-      plan: this.planner.plan,
-      unplannedReason: isUp(s) ? (this.planner.error ?? 'not planned yet') : `database ${s.status}${s.error ? `: ${s.error}` : ''}`,
-      failedPredicate: (key) => this.runner.failedPredicate(key),
+      collectors: this.main.config.collectors,
+      plan: this.main.planner.plan,
+      unplannedReason: isUp(s) ? (this.main.planner.error ?? 'not planned yet') : `database ${s.status}${s.error ? `: ${s.error}` : ''}`,
+      failedPredicate: (key) => this.main.runner.failedPredicate(key),
     });
   }
 
-  /** Per-collector statistics, in run order. */
+  /** Per-collector statistics of the main target, in run order. */
   stats(): CollectorStat[] {
-    return this.runner.stats().map((c) => c.snapshot());
-  }
-
-  /** Makes a plan now (after a role change) so readiness does not wait for a scrape. */
-  private async replan(s: ServerState & { status: 'primary' | 'replica' }): Promise<void> {
-    await this.planner.ensure(this.config.collectors, s.status, s.version);
+    return this.main.runner.stats().map((c) => c.snapshot());
   }
 
   private async doReload(): Promise<ReloadResult> {
     const timestamp = () => new Date(this.clock.now()).toISOString();
     try {
-      const loaded = await this.config.reload();
-      this.planner.invalidate();
-      const s = this.probe.state;
-      if (isUp(s)) await this.replan(s);
+      // All or nothing: every set is read and validated before any is applied.
+      const next: LoadedCollectors[] = [];
+      for (const set of this.sets) next.push(await set.load());
+      this.sets.forEach((set, i) => set.apply(next[i]!));
+      await Promise.all([this.main, ...this.targets.started].map((t) => t.replan()));
+      const loaded = this.main.config.source;
       const message = `reloaded ${loaded.collectors.length} collectors from ${loaded.path}`;
       this.logger.info('collector configuration reloaded', { collectors: loaded.collectors.length, path: loaded.path });
       return { status: 'success', message, timestamp: timestamp() };

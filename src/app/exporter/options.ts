@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { ValidationError, type Problem } from '../../domain/errors.js';
 import { parseDurationMs } from '../../domain/collectors/duration.js';
 import { isValidMetricName, parseConstLabels } from '../../domain/collectors/metric-naming.js';
+import type { NamingMode } from '../../domain/collectors/collector.js';
 import type { LabelPairs } from '../../domain/collectors/self-metrics.js';
 
 /** Everything the exporter is started with (flags over environment over defaults). */
@@ -30,6 +31,14 @@ export interface ExporterOptions {
   readonly concurrency: number;
   /** Interval of the background up/role probe, ms (at most 1 s by contract). */
   readonly probeIntervalMs: number;
+  /** Metric names by the Prometheus conventions, or the names of older releases (compatibility switch). */
+  readonly naming: NamingMode;
+  /** Web configuration file (TLS, basic auth), in the Prometheus exporter-toolkit format. */
+  readonly webConfigFile?: string;
+  /** Serve the health, role and probe checks without authentication. */
+  readonly openHealthChecks: boolean;
+  /** Targets file: the servers /probe?target=<name> collects from. */
+  readonly targetsFile?: string;
 }
 
 /** Environment variable of each flag (spec §1: every flag has one). */
@@ -51,6 +60,10 @@ export const ENV: Readonly<Record<string, string>> = {
   explain: 'DB_EXPORTER_EXPLAIN',
   'log.level': 'DB_EXPORTER_LOG_LEVEL',
   concurrency: 'DB_EXPORTER_CONCURRENCY',
+  'compat.legacy-metric-names': 'DB_EXPORTER_COMPAT_LEGACY_METRIC_NAMES',
+  'web.config.file': 'DB_EXPORTER_WEB_CONFIG_FILE',
+  'web.open-health-checks': 'DB_EXPORTER_WEB_OPEN_HEALTH_CHECKS',
+  targets: 'DB_EXPORTER_TARGETS',
 };
 
 type Kind = 'string' | 'list' | 'bool';
@@ -74,6 +87,10 @@ const FLAGS: readonly { flag: string; arg?: string; kind: Kind; def?: string; he
   { flag: 'explain', kind: 'bool', help: 'print the /explain listing for this server and exit' },
   { flag: 'log.level', arg: '<level>', kind: 'string', def: 'info', help: 'debug, info, warn or error' },
   { flag: 'concurrency', arg: '<n>', kind: 'string', def: '4', help: 'collector queries running at once' },
+  { flag: 'compat.legacy-metric-names', kind: 'bool', help: 'metric names of older releases (counters without _total, no unit suffixes); text format only' },
+  { flag: 'web.config.file', arg: '<file>', kind: 'string', help: 'web configuration (TLS, basic auth) in the Prometheus exporter-toolkit format' },
+  { flag: 'web.open-health-checks', kind: 'bool', help: 'serve the health and role checks without basic auth' },
+  { flag: 'targets', arg: '<file>', kind: 'string', help: 'YAML file naming the servers /probe?target=<name> collects from' },
 ];
 
 function list(value: string, previous: string[] = []): string[] {
@@ -161,6 +178,8 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
     connectTimeout: str('connect-timeout'),
     concurrency: str('concurrency'),
     logLevel: str('log.level'),
+    webConfigFile: str('web.config.file'),
+    targets: str('targets'),
   };
 
   let url = o['url'] as string | undefined;
@@ -216,6 +235,10 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
     logLevel: logLevel as ExporterOptions['logLevel'],
     concurrency: Number.isInteger(concurrency) ? concurrency : 4,
     probeIntervalMs: 1000,
+    naming: flag('compat.legacy-metric-names') ? 'legacy' : 'conventions',
+    ...(o['webConfigFile'] ? { webConfigFile: String(o['webConfigFile']) } : {}),
+    openHealthChecks: flag('web.open-health-checks'),
+    ...(o['targets'] ? { targetsFile: String(o['targets']) } : {}),
   };
   if (problems.length > 0) throw new ValidationError(problems, 'invalid_flags');
   return options;

@@ -1,18 +1,17 @@
-import 'reflect-metadata';
-import { inject, injectable } from 'inversify';
 import type { CollectorDefinition } from '../../domain/collectors/collector.js';
+import { PGBOUNCER_ADMIN_DATABASE, pgbouncerVersionNumber } from '../../domain/collectors/pgbouncer.js';
 import { planCollectors, type DatabaseFacts, type Plan, type ServerRole } from '../../domain/collectors/select.js';
-import { Logger } from '../../ports/logger.js';
-import { SqlClient } from '../../ports/sql.js';
+import type { Logger } from '../../ports/logger.js';
+import type { SqlClient } from '../../ports/sql.js';
 import { runBounded } from './bounded.js';
 import type { ExporterOptions } from './options.js';
-import { ExporterOptionsToken } from './tokens.js';
+import type { TargetSettings } from './target-settings.js';
 
 const FACTS_SQL =
   "SELECT current_database(), current_setting('server_version_num'), pg_is_in_recovery(), (SELECT coalesce(string_agg(extname, ','), '') FROM pg_extension)";
 const EXTENSIONS_SQL = "SELECT coalesce(string_agg(extname, ','), '') FROM pg_extension";
 const DATABASES_SQL = 'SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname';
-/** Auto-discovery looks for new or dropped databases this often (a role or version change replans at once). */
+/** Auto-discovery also looks again this often (a created or dropped database, a role or version change replan at once). */
 const REDISCOVER_MS = 60_000;
 
 /** A plan with what it was made from. */
@@ -28,11 +27,13 @@ function extensions(text: string | null | undefined): ReadonlySet<string> {
   return new Set((text ?? '').split(',').filter(Boolean));
 }
 
+/** What planning reads from the exporter's options. */
+export type PlannerOptions = Pick<ExporterOptions, 'connectTimeoutMs' | 'concurrency' | 'tags' | 'naming'>;
+
 /**
  * Makes the plan (which collectors run on which databases) from the server's version, role,
  * databases and extensions, and remakes it when any of them or the configuration changes.
  */
-@injectable()
 export class Planner {
   private planned: Planned | null = null;
   private inflight: Promise<Planned | null> | null = null;
@@ -40,9 +41,15 @@ export class Planner {
   private lastError: string | null = null;
 
   constructor(
-    @inject(SqlClient) private readonly sql: SqlClient,
-    @inject(ExporterOptionsToken) private readonly options: ExporterOptions,
-    @inject(Logger) private readonly logger: Logger,
+    private readonly sql: SqlClient,
+    private readonly options: PlannerOptions,
+    private readonly logger: Logger,
+    private readonly target: Pick<TargetSettings, 'kind' | 'autoDiscovery' | 'includeDatabases' | 'excludeDatabases'> = {
+      kind: 'postgres',
+      autoDiscovery: false,
+      includeDatabases: [],
+      excludeDatabases: [],
+    },
   ) {}
 
   /** The current plan, or null before the first one (or after a failed replan for a new role). */
@@ -60,7 +67,7 @@ export class Planner {
     return this.lastError;
   }
 
-  /** Forces a replan at the next `ensure` (role change, reload). */
+  /** Forces a replan at the next `ensure` (role change, reload, databases created or dropped). */
   invalidate(): void {
     this.stale = true;
   }
@@ -80,28 +87,44 @@ export class Planner {
     return (await this.inflight)?.plan ?? null;
   }
 
+  private async facts(timeoutMs: number): Promise<{ mainDatabase: string; version: number; role: ServerRole; main: DatabaseFacts; others: DatabaseFacts[] }> {
+    if (this.target.kind === 'pgbouncer') {
+      const text = (await this.sql.query('SHOW VERSION', { timeoutMs })).rows[0]?.[0] ?? '';
+      const version = pgbouncerVersionNumber(text);
+      if (version === null) throw new Error(`SHOW VERSION answered ${JSON.stringify(text)}: not a pgBouncer version`);
+      return { mainDatabase: PGBOUNCER_ADMIN_DATABASE, version, role: 'primary', main: { name: PGBOUNCER_ADMIN_DATABASE, extensions: new Set() }, others: [] };
+    }
+    const facts = (await this.sql.query(FACTS_SQL, { timeoutMs })).rows[0];
+    if (!facts) throw new Error('no row from the server facts query');
+    const mainDatabase = facts[0] ?? '';
+    const others = this.target.autoDiscovery ? await this.discover(mainDatabase, timeoutMs) : [];
+    await this.sql.retainDatabases(others.map((d) => d.name));
+    return {
+      mainDatabase,
+      version: Number(facts[1]),
+      role: facts[2] === 't' ? 'replica' : 'primary',
+      main: { name: mainDatabase, extensions: extensions(facts[3]) },
+      others,
+    };
+  }
+
   private async make(defs: readonly CollectorDefinition[]): Promise<Planned | null> {
     this.stale = false;
     const timeoutMs = Math.max(this.options.connectTimeoutMs, 1000);
     try {
-      const facts = (await this.sql.query(FACTS_SQL, { timeoutMs })).rows[0];
-      if (!facts) throw new Error('no row from the server facts query');
-      const mainDatabase = facts[0] ?? '';
-      const role: ServerRole = facts[2] === 't' ? 'replica' : 'primary';
-      const main: DatabaseFacts = { name: mainDatabase, extensions: extensions(facts[3]) };
-      const others = this.options.autoDiscovery ? await this.discover(mainDatabase, timeoutMs) : [];
-      await this.sql.retainDatabases(others.map((d) => d.name));
+      const f = await this.facts(timeoutMs);
       const plan = planCollectors(defs, {
-        server: { version: Number(facts[1]), role },
-        main,
-        others,
+        server: { version: f.version, role: f.role },
+        main: f.main,
+        others: f.others,
         exporterTags: new Set(this.options.tags),
+        naming: this.options.naming,
       });
       const previous = this.planned?.plan;
-      if (!previous || previous.server.role !== role || previous.server.version !== plan.server.version || previous.active.length !== plan.active.length) {
-        this.logger.info('collectors planned', { role, version: plan.server.version, active: plan.active.length, configured: defs.length, databases: plan.databases });
+      if (!previous || previous.server.role !== f.role || previous.server.version !== plan.server.version || previous.active.length !== plan.active.length || previous.databases.length !== plan.databases.length) {
+        this.logger.info('collectors planned', { role: f.role, version: plan.server.version, active: plan.active.length, configured: defs.length, databases: plan.databases });
       }
-      this.planned = { plan, defs, madeAt: performance.now(), mainDatabase };
+      this.planned = { plan, defs, madeAt: performance.now(), mainDatabase: f.mainDatabase };
       this.lastError = null;
       return this.planned;
     } catch (e) {
@@ -113,8 +136,8 @@ export class Planner {
   }
 
   private async discover(mainDatabase: string, timeoutMs: number): Promise<DatabaseFacts[]> {
-    const include = new Set(this.options.includeDatabases);
-    const exclude = new Set(this.options.excludeDatabases);
+    const include = new Set(this.target.includeDatabases);
+    const exclude = new Set(this.target.excludeDatabases);
     const names = (await this.sql.query(DATABASES_SQL, { timeoutMs })).rows
       .map((r) => r[0] ?? '')
       .filter((n) => n && n !== mainDatabase && !exclude.has(n) && (include.size === 0 || include.has(n)));

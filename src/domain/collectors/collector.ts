@@ -18,7 +18,18 @@ export interface MetricColumn {
   readonly default?: number;
   /** HISTOGRAM only: ascending upper bounds; the column holds cumulative counts per bound. */
   readonly bucket?: readonly number[];
+  /** Base unit of the values (seconds, bytes...): the name ends with it (OpenMetrics UNIT). */
+  readonly unit?: string;
+  /** The name part used instead of `rename` under the legacy naming switch (names before the conventions). */
+  readonly legacyRename?: string;
 }
+
+/**
+ * How metric names are made: `conventions` (Prometheus naming: counters end in `_total`, the
+ * unit ends the name) or `legacy` (`<name>_<column or rename>` as written, the names of older
+ * releases, kept behind a compatibility switch).
+ */
+export type NamingMode = 'conventions' | 'legacy';
 
 /** A query that must return true (first column of the first row) for its collector to run. */
 export interface PredicateQuery {
@@ -62,9 +73,30 @@ export function versionInRange(def: Pick<CollectorDefinition, 'minVersion' | 'ma
   return (def.minVersion === undefined || version >= def.minVersion) && (def.maxVersion === undefined || version < def.maxVersion);
 }
 
-/** The full metric family name of a value column: `<name>_<column or rename>`. */
-export function familyName(def: Pick<CollectorDefinition, 'name'>, col: MetricColumn): string {
-  return `${def.name}_${col.rename ?? col.column}`;
+function suffixed(name: string, suffix: string): string {
+  return name.endsWith(`_${suffix}`) ? name : `${name}_${suffix}`;
+}
+
+/**
+ * The family name of a value column without the counter suffix (OpenMetrics' family name):
+ * `<name>_<rename or column>`, then `_<unit>` unless it already ends so. Legacy: `<name>_<legacy
+ * rename, rename or column>` (a trailing `_total` of a counter taken off).
+ */
+export function familyBase(def: Pick<CollectorDefinition, 'name'>, col: MetricColumn, mode: NamingMode = 'conventions'): string {
+  let name = `${def.name}_${(mode === 'legacy' ? col.legacyRename : undefined) ?? col.rename ?? col.column}`;
+  if (col.usage === 'COUNTER' && name.endsWith('_total')) name = name.slice(0, -'_total'.length);
+  if (mode === 'conventions' && col.unit) name = suffixed(name, col.unit);
+  return name;
+}
+
+/**
+ * The family name of a value column in the Prometheus text format (a counter's is its sample
+ * name): the base plus `_total` for counters. Legacy: the name as written.
+ */
+export function familyName(def: Pick<CollectorDefinition, 'name'>, col: MetricColumn, mode: NamingMode = 'conventions'): string {
+  if (col.usage !== 'COUNTER') return familyBase(def, col, mode);
+  if (mode === 'legacy') return `${def.name}_${col.legacyRename ?? col.rename ?? col.column}`;
+  return `${familyBase(def, col, mode)}_total`;
 }
 
 /** The label name of a LABEL column (its rename, else the column name). */

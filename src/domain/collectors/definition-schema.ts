@@ -18,6 +18,8 @@ const metricColumnSchema = {
     scale: { type: 'number' },
     default: { type: 'number' },
     bucket: { type: 'array', minItems: 1, items: { type: 'number' } },
+    unit: { type: 'string', minLength: 1 },
+    legacy_rename: { type: 'string', minLength: 1 },
   },
 };
 
@@ -56,6 +58,17 @@ export const COLLECTOR_SCHEMA = {
 
 const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strictTypes: false });
 const validateCollector: ValidateFunction = ajv.compile(COLLECTOR_SCHEMA);
+
+/** Compiles a JSON schema with the options every exporter configuration schema uses. */
+export function compileSchema(schema: object): ValidateFunction {
+  return ajv.compile(schema);
+}
+
+/** Problems of `raw` against a compiled schema, each path starting with `root`. */
+export function problemsOf(validate: ValidateFunction, root: string, raw: unknown): Problem[] {
+  if (validate(raw)) return [];
+  return (validate.errors ?? []).map((e) => toProblem(root, e));
+}
 
 function join(base: string, key: string): string {
   return key ? `${base}.${key}` : base;

@@ -3,6 +3,7 @@ import {
   COLLECTOR_DEFAULTS,
   familyName,
   isValueUsage,
+  type NamingMode,
   labelName,
   type CollectorDefinition,
   type MetricColumn,
@@ -43,6 +44,9 @@ function durationField(raw: Raw, field: string, path: string, fallback: number, 
   return ms;
 }
 
+const UNIT = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
+const MODES: readonly NamingMode[] = ['conventions', 'legacy'];
+
 function metricColumns(key: string, raw: Raw, problems: Problem[]): MetricColumn[] {
   const items = Array.isArray(raw['metrics']) ? raw['metrics'] : [];
   const cols: MetricColumn[] = [];
@@ -60,8 +64,11 @@ function metricColumns(key: string, raw: Raw, problems: Problem[]): MetricColumn
       ...(typeof spec['scale'] === 'number' ? { scale: spec['scale'] } : {}),
       ...(typeof spec['default'] === 'number' ? { default: spec['default'] } : {}),
       ...(Array.isArray(spec['bucket']) ? { bucket: spec['bucket'] as number[] } : {}),
+      ...(typeof spec['unit'] === 'string' ? { unit: spec['unit'] } : {}),
+      ...(typeof spec['legacy_rename'] === 'string' ? { legacyRename: spec['legacy_rename'] } : {}),
     };
-    const valueOnly = (['scale', 'default', 'bucket'] as const).filter((f) => spec[f] !== undefined);
+    if (col.unit !== undefined && !UNIT.test(col.unit)) problems.push({ path: `${path}.unit`, message: `invalid unit ${JSON.stringify(col.unit)} (lower-case words joined by _, e.g. seconds, bytes)` });
+    const valueOnly = (['scale', 'default', 'bucket', 'unit', 'legacy_rename'] as const).filter((f) => spec[f] !== undefined);
     if (!isValueUsage(usage) && usage !== undefined) {
       for (const f of valueOnly) problems.push({ path: `${path}.${f}`, message: `only value columns (GAUGE, COUNTER, HISTOGRAM) take ${f}, this one is ${usage}` });
     }
@@ -81,7 +88,6 @@ function metricColumns(key: string, raw: Raw, problems: Problem[]): MetricColumn
 
 function checkColumns(key: string, name: string, cols: readonly MetricColumn[], problems: Problem[]): void {
   const seenColumns = new Set<string>();
-  const seenFamilies = new Map<string, string>();
   const seenLabels = new Set<string>();
   cols.forEach((col, i) => {
     const path = `${key}.metrics[${i}].${col.column}`;
@@ -92,20 +98,35 @@ function checkColumns(key: string, name: string, cols: readonly MetricColumn[], 
       if (!isValidLabelName(label)) problems.push({ path, message: `invalid label name ${JSON.stringify(label)} (letters, digits and _, not starting with a digit or __)` });
       else if (seenLabels.has(label)) problems.push({ path, message: `duplicate label name ${label}` });
       seenLabels.add(label);
-    } else if (isValueUsage(col.usage)) {
-      const family = familyName({ name }, col);
-      // An invalid prefix is reported once, on the name field, not again for every column.
-      if (!isValidMetricName(family)) {
-        if (isValidMetricName(name)) problems.push({ path, message: `invalid metric name ${JSON.stringify(family)}` });
-      } else if (seenFamilies.has(family)) problems.push({ path, message: `duplicate metric name ${family} (also from column ${seenFamilies.get(family)})` });
-      seenFamilies.set(family, col.column);
     }
   });
-  for (const col of cols.filter((c) => c.usage === 'HISTOGRAM')) {
-    const family = familyName({ name }, col);
-    for (const suffix of ['_bucket', '_sum', '_count']) {
-      const other = seenFamilies.get(family + suffix);
-      if (other) problems.push({ path: `${key}.metrics.${other}`, message: `metric name ${family + suffix} collides with the series of histogram ${family}` });
+  // Names must be valid and distinct under both namings: either may be switched on. A column
+  // already reported under the conventions is not reported again for the legacy names.
+  const reported = new Set<string>();
+  const report = (p: Problem) => {
+    if (reported.has(p.path)) return;
+    reported.add(p.path);
+    problems.push(p);
+  };
+  for (const mode of MODES) {
+    const seenFamilies = new Map<string, string>();
+    const which = mode === 'legacy' ? ' (legacy naming)' : '';
+    cols.forEach((col, i) => {
+      if (!isValueUsage(col.usage)) return;
+      const path = `${key}.metrics[${i}].${col.column}`;
+      const family = familyName({ name }, col, mode);
+      // An invalid prefix is reported once, on the name field, not again for every column.
+      if (!isValidMetricName(family)) {
+        if (isValidMetricName(name) && (mode === 'conventions' || col.legacyRename !== undefined)) report({ path, message: `invalid metric name ${JSON.stringify(family)}${which}` });
+      } else if (seenFamilies.has(family)) report({ path, message: `duplicate metric name ${family}${which} (also from column ${seenFamilies.get(family)})` });
+      seenFamilies.set(family, col.column);
+    });
+    for (const col of cols.filter((c) => c.usage === 'HISTOGRAM')) {
+      const family = familyName({ name }, col, mode);
+      for (const suffix of ['_bucket', '_sum', '_count']) {
+        const other = seenFamilies.get(family + suffix);
+        if (other) report({ path: `${key}.metrics.${other}`, message: `metric name ${family + suffix}${which} collides with the series of histogram ${family}` });
+      }
     }
   }
   // A column with an unknown usage is already reported; it may well have been meant as a value.
@@ -190,20 +211,28 @@ function overlaps(a: CollectorDefinition, b: CollectorDefinition): boolean {
   return !(ra && rb && ra !== rb);
 }
 
-/** Metric families produced by two collectors that can run on the same server would collide: each is a problem. */
+/** Metric families produced by two collectors that can run on the same server would collide (under either naming): each is a problem. */
 function crossProblems(defs: readonly CollectorDefinition[]): Problem[] {
   const problems: Problem[] = [];
-  const byFamily = new Map<string, CollectorDefinition[]>();
-  for (const def of defs) {
-    if (def.skip) continue;
-    for (const col of def.metrics) {
-      if (!isValueUsage(col.usage)) continue;
-      const family = familyName(def, col);
-      const others = byFamily.get(family) ?? [];
-      const clash = others.find((o) => overlaps(o, def));
-      if (clash) problems.push({ path: `${def.key}.metrics.${col.column}`, message: `metric ${family} is also produced by collector ${clash.key} on overlapping versions and roles` });
-      others.push(def);
-      byFamily.set(family, others);
+  const reported = new Set<string>();
+  for (const mode of MODES) {
+    const byFamily = new Map<string, CollectorDefinition[]>();
+    for (const def of defs) {
+      if (def.skip) continue;
+      for (const col of def.metrics) {
+        if (!isValueUsage(col.usage)) continue;
+        const family = familyName(def, col, mode);
+        const others = byFamily.get(family) ?? [];
+        const clash = others.find((o) => overlaps(o, def));
+        const path = `${def.key}.metrics.${col.column}`;
+        if (clash && !reported.has(path)) {
+          reported.add(path);
+          const which = mode === 'legacy' ? ' (legacy naming)' : '';
+          problems.push({ path, message: `metric ${family}${which} is also produced by collector ${clash.key} on overlapping versions and roles` });
+        }
+        others.push(def);
+        byFamily.set(family, others);
+      }
     }
   }
   return problems;

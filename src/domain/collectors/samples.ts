@@ -1,5 +1,5 @@
 import { WardenError } from '../errors.js';
-import { familyName, labelName, type CollectorDefinition, type MetricColumn } from './collector.js';
+import { familyBase, familyName, labelName, type CollectorDefinition, type MetricColumn, type NamingMode } from './collector.js';
 import { escapeLabelValue, formatValue, renderLabelPairs } from './metric-naming.js';
 import { parseNumberArray, parseSampleValue } from './values.js';
 
@@ -12,11 +12,15 @@ export interface SqlRows {
 /** Prometheus type of a family. */
 export type FamilyType = 'gauge' | 'counter' | 'histogram';
 
-/** One metric family with its samples already rendered as exposition lines. */
+/** One metric family with its samples already rendered as exposition lines (the same in both formats). */
 export interface RenderedFamily {
+  /** Name in the text format (a counter's sample name). */
   readonly name: string;
+  /** OpenMetrics family name (without a counter's `_total`). */
+  readonly base: string;
   readonly help: string;
   readonly type: FamilyType;
+  readonly unit?: string;
   /** Sample lines, each ending with `\n`. */
   readonly lines: string;
   readonly samples: number;
@@ -41,23 +45,25 @@ export class CollectorDataError extends WardenError {
 export interface CompiledCollector {
   readonly def: CollectorDefinition;
   readonly labels: readonly MetricColumn[];
-  readonly values: readonly { readonly col: MetricColumn; readonly family: string; readonly help: string; readonly type: FamilyType }[];
+  readonly values: readonly { readonly col: MetricColumn; readonly family: string; readonly base: string; readonly help: string; readonly type: FamilyType }[];
   /** Label names the collector sets itself (extra labels of the same name are not added). */
   readonly labelNames: ReadonlySet<string>;
+  readonly mode: NamingMode;
 }
 
-/** Prepares a definition for rowsToOutput. */
-export function compileCollector(def: CollectorDefinition): CompiledCollector {
+/** Prepares a definition for rowsToOutput, with metric names made the `mode` way. */
+export function compileCollector(def: CollectorDefinition, mode: NamingMode = 'conventions'): CompiledCollector {
   const labels = def.metrics.filter((c) => c.usage === 'LABEL');
   const values = def.metrics
     .filter((c) => c.usage === 'GAUGE' || c.usage === 'COUNTER' || c.usage === 'HISTOGRAM')
     .map((col) => ({
       col,
-      family: familyName(def, col),
+      family: familyName(def, col, mode),
+      base: familyBase(def, col, mode),
       help: col.description ?? (def.desc ? `${def.desc} (${col.column})` : col.column),
       type: col.usage.toLowerCase() as FamilyType,
     }));
-  return { def, labels, values, labelNames: new Set(labels.map(labelName)) };
+  return { def, labels, values, labelNames: new Set(labels.map(labelName)), mode };
 }
 
 function columnIndex(result: SqlRows, column: string, key: string): number {
@@ -156,7 +162,7 @@ export function rowsToOutput(cc: CompiledCollector, result: SqlRows, extraLabels
   let samples = 0;
   cc.values.forEach((spec, v) => {
     if (counts[v] === 0) return;
-    families.push({ name: spec.family, help: spec.help, type: spec.type, lines: texts[v]!, samples: counts[v]! });
+    families.push({ name: spec.family, base: spec.base, help: spec.help, type: spec.type, ...(spec.col.unit && cc.mode === 'conventions' ? { unit: spec.col.unit } : {}), lines: texts[v]!, samples: counts[v]! });
     samples += counts[v]!;
   });
   return { families, samples, duplicates };

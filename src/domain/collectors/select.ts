@@ -1,4 +1,4 @@
-import { versionInRange, OPEN_MAX_VERSION, type CollectorDefinition } from './collector.js';
+import { versionInRange, OPEN_MAX_VERSION, type CollectorDefinition, type NamingMode } from './collector.js';
 import { compileCollector, type CompiledCollector } from './samples.js';
 import { isClusterLevel, parseTags, roleRestriction, type Tag } from './tags.js';
 
@@ -27,6 +27,8 @@ export interface PlanInput {
   readonly others: readonly DatabaseFacts[];
   /** Tags given to the exporter with --tag. */
   readonly exporterTags: ReadonlySet<string>;
+  /** How metric names are made (default: the conventions). */
+  readonly naming?: NamingMode;
 }
 
 /** Whether a collector runs on this server, and why not when it does not. */
@@ -84,11 +86,11 @@ function databaseReason(tags: readonly Tag[]): string {
   return parts.length === 1 ? parts[0]! : `no database with ${parts.join(' and ')}`;
 }
 
-const compiledCache = new WeakMap<CollectorDefinition, CompiledCollector>();
+const compiledCache: Record<NamingMode, WeakMap<CollectorDefinition, CompiledCollector>> = { conventions: new WeakMap(), legacy: new WeakMap() };
 
-function compiled(def: CollectorDefinition): CompiledCollector {
-  let c = compiledCache.get(def);
-  if (!c) compiledCache.set(def, (c = compileCollector(def)));
+function compiled(def: CollectorDefinition, mode: NamingMode): CompiledCollector {
+  let c = compiledCache[mode].get(def);
+  if (!c) compiledCache[mode].set(def, (c = compileCollector(def, mode)));
   return c;
 }
 
@@ -98,7 +100,7 @@ export function planCollectors(defs: readonly CollectorDefinition[], input: Plan
   const collectors = defs.map((def): PlannedCollector => {
     const tags = parseTags(def.tags);
     const clusterLevel = isClusterLevel(tags);
-    const base = { def, compiled: compiled(def), clusterLevel };
+    const base = { def, compiled: compiled(def, input.naming ?? 'conventions'), clusterLevel };
     const reason = serverLevelReason(def, tags, input);
     if (reason) return { ...base, status: { active: false, reason }, targets: [] };
     const targets = (clusterLevel ? [input.main] : all).filter((db) => databaseFits(tags, db)).map((db) => db.name);

@@ -84,3 +84,35 @@ describe('warden-exporter binary', function () {
     expect(await exited).to.equal(0);
   });
 });
+
+describe('warden-exporter binary: reload through the configuration process', function () {
+  this.timeout(120_000);
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'warden-exporter-reload-'));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('/reload refuses a broken file (500, previous collectors kept) and applies a fixed one (200)', async () => {
+    await writeFile(join(dir, 'a.yml'), 'db_a:\n  query: SELECT 1 AS v\n  tags: [cluster]\n  metrics:\n    - v: {usage: GAUGE, description: one}\n');
+    const [dbPort, port] = [await freePort(), await freePort()];
+    const child = spawn(process.execPath, [BIN, '--config', dir, '--url', `postgres://postgres@127.0.0.1:${dbPort}/postgres`, '--web.listen-address', `127.0.0.1:${port}`], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      expect(await waitFor(async () => (await fetch(`${base}/liveness`)).status === 200, 60_000), 'listening').to.equal(true);
+      await writeFile(join(dir, 'b.yml'), 'db_b:\n  query: SELECT 1 AS v\n  ttl: soon\n  metrics:\n    - v: {usage: GAUGE}\n');
+      const bad = await fetch(`${base}/reload`, { method: 'POST' });
+      expect(bad.status).to.equal(500);
+      expect(((await bad.json()) as { message: string }).message).to.contain('db_b.ttl');
+      expect(await (await fetch(`${base}/explain`)).text()).to.contain('Collector: db_a').and.not.contain('db_b');
+      await writeFile(join(dir, 'b.yml'), 'db_b:\n  query: SELECT 2 AS v\n  tags: [cluster]\n  metrics:\n    - v: {usage: GAUGE, description: two}\n');
+      const good = await fetch(`${base}/reload`, { method: 'POST' });
+      expect(good.status).to.equal(200);
+      expect(await (await fetch(`${base}/explain`)).text()).to.contain('Collector: db_b');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).to.equal(0);
+  });
+});

@@ -87,7 +87,7 @@ describe('exporter against real PostgreSQL 15 (primary and streaming replica)', 
     expect(families.get('db_replication_replay_lag_bytes')!.samples[0]!.labels).to.include({ appname: 'walreceiver', address: '127.0.0.1', state: 'streaming' });
     expect(families.get('db_slot_retained_bytes')!.samples.map((x) => x.labels['slot_name'])).to.deep.equal(['replica_slot']);
     expect(families.get('db_table_n_live_tup')!.samples.find((x) => x.labels['relname'] === 'accounts')!.labels['datname']).to.equal('postgres');
-    expect(families.has('db_statements_calls')).to.equal(true);
+    expect(families.has('db_statements_calls_total')).to.equal(true);
   });
 
   it('on the replica: every planned default collector runs without error; valid text; replication lag in bytes and seconds', async () => {
@@ -287,7 +287,7 @@ describe('exporter against real PostgreSQL 15 (primary and streaming replica)', 
       const f = await metrics(e.url);
       const tables = f.get('db_table_n_live_tup')!.samples.map((s) => `${s.labels['datname']}.${s.labels['relname']}`);
       expect(tables).to.include('app.widgets').and.include('postgres.accounts');
-      expect(f.get('db_database_xact_commit')!.samples.map((s) => s.labels['datname'])).to.include('app');
+      expect(f.get('db_database_xact_commit_total')!.samples.map((s) => s.labels['datname'])).to.include('app');
       expect((await stats(e.url)).filter((c) => c.errors > 0)).to.deep.equal([]);
     } finally {
       await e.stop();

@@ -1,6 +1,7 @@
 import type { ExporterOptions } from '../../../src/app/exporter/options.js';
 import { parseExporterOptions } from '../../../src/app/exporter/options.js';
-import { loadConfigured, startExporter, type RunningExporter } from '../../../src/app/exporter/run.js';
+import { startExporter, type RunningExporter } from '../../../src/app/exporter/run.js';
+import { loadConfigured } from '../../../src/app/exporter/configure.js';
 import { MemoryLogger } from '../../unit/collectors/fakes.js';
 import type { PgServer } from '../../support/postgres-server.js';
 
@@ -30,13 +31,19 @@ ANALYZE;
 export const PRIMARY_PARAMETERS = { shared_preload_libraries: 'pg_stat_statements', track_io_timing: true, track_functions: 'all', track_wal_io_timing: true };
 
 /** Options for an in-process exporter on a free loopback port. */
-export function exporterOptions(server: PgServer, over: Partial<ExporterOptions> = {}): ExporterOptions {
-  return { ...parseExporterOptions(['--url', server.connString, '--web.listen-address', '127.0.0.1:0'], {}, '0.1.0'), ...over };
+export function exporterOptions(server: PgServer | string, over: Partial<ExporterOptions> = {}): ExporterOptions {
+  const url = typeof server === 'string' ? server : server.connString;
+  return { ...parseExporterOptions(['--url', url, '--web.listen-address', '127.0.0.1:0'], {}, '0.1.0'), ...over };
 }
 
 /** Starts an exporter in this process against `server`. */
-export async function startTestExporter(server: PgServer, over: Partial<ExporterOptions> = {}): Promise<RunningExporter & { logger: MemoryLogger }> {
-  const options = exporterOptions(server, over);
+export function startTestExporter(server: PgServer, over: Partial<ExporterOptions> = {}): Promise<RunningExporter & { logger: MemoryLogger }> {
+  return startTestExporterAt(server.connString, over);
+}
+
+/** Starts an exporter in this process against the server at `url`. */
+export async function startTestExporterAt(url: string, over: Partial<ExporterOptions> = {}): Promise<RunningExporter & { logger: MemoryLogger }> {
+  const options = exporterOptions(url, over);
   const logger = new MemoryLogger();
   const running = await startExporter(options, await loadConfigured(options), logger);
   return Object.assign(running, { logger });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { loadCollectorFiles } from '../../../src/app/exporter/config-files.js';
+import { BUNDLED_PGBOUNCER_COLLECTORS_DIR, loadCollectorFiles } from '../../../src/app/exporter/config-files.js';
 import { isValueUsage } from '../../../src/domain/collectors/collector.js';
 import { planCollectors } from '../../../src/domain/collectors/select.js';
 
@@ -40,5 +40,18 @@ describe('the bundled collector set', () => {
     for (const source of ['pg_postmaster_start_time', 'pg_stat_activity', 'pg_stat_database', 'pg_database_size', 'pg_stat_replication', 'pg_stat_wal_receiver', 'pg_last_xact_replay_timestamp', 'pg_replication_slots', 'pg_stat_wal', 'pg_stat_bgwriter', 'pg_stat_checkpointer', 'pg_locks', 'backend_xmin', 'datfrozenxid', 'pg_stat_user_tables', 'pg_stat_user_indexes', 'pg_settings', 'pg_stat_archiver', 'pg_last_wal_replay_lsn']) {
       expect(text, source).to.contain(source);
     }
+  });
+});
+
+describe('the bundled pgBouncer collector set', () => {
+  it('loads without a problem: pools, stats, databases and lists of the admin console', async () => {
+    const { collectors } = await loadCollectorFiles(BUNDLED_PGBOUNCER_COLLECTORS_DIR);
+    expect(collectors.map((c) => c.query)).to.deep.equal(['SHOW POOLS', 'SHOW STATS', 'SHOW DATABASES', 'SHOW LISTS']);
+    expect(collectors.every((c) => c.tags.includes('cluster') && c.minVersion === 11800)).to.equal(true);
+  });
+
+  it('is not part of the PostgreSQL set (a subfolder is not read)', async () => {
+    const { collectors } = await loadCollectorFiles();
+    expect(collectors.some((c) => c.key.startsWith('db_pgbouncer'))).to.equal(false);
   });
 });

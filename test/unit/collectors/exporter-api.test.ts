@@ -1,7 +1,20 @@
 import { expect } from 'chai';
-import { createExporterApp, listenExporter, type ExporterApi, type ExporterHttpServer, type ReloadResult } from '../../../src/adapters/http/exporter-api.js';
+import { get as httpGet } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import { BcryptBasicAuth } from '../../../src/adapters/http/basic-auth.js';
+import { createExporterHandler, listenExporter, type ExporterApi, type ExporterHttpServer, type ReloadResult, type ScrapeAnswer } from '../../../src/adapters/http/exporter-api.js';
 import type { ServerStatus } from '../../../src/domain/collectors/server-state.js';
 import { MemoryLogger } from './fakes.js';
+
+function answer(sample: string): ScrapeAnswer {
+  const memos = new Map<string, Buffer>();
+  const bytes = (format: 'text' | 'openmetrics') => Buffer.from(`# HELP db_up x\n# TYPE db_up gauge\n${sample}${'#'.repeat(2000)}\n${format === 'openmetrics' ? '# EOF\n' : ''}`);
+  return {
+    bytes,
+    parts: (format) => [bytes(format).subarray(0, 10), bytes(format).subarray(10)],
+    memo: (key, make) => memos.get(key) ?? (memos.set(key, make()), memos.get(key)!),
+  };
+}
 
 class FakeApi implements ExporterApi {
   status: ServerStatus = 'primary';
@@ -11,8 +24,12 @@ class FakeApi implements ExporterApi {
   get state() {
     return { status: this.status, version: 150004, checkedAt: 0, error: null };
   }
-  async scrape() {
-    return '# HELP db_up x\n# TYPE db_up gauge\ndb_up 1\n';
+  async scrape(): Promise<ScrapeAnswer> {
+    return answer('db_up 1\n');
+  }
+  async probe(target: string): Promise<ScrapeAnswer> {
+    if (target !== 'db2') throw Object.assign(new Error(`no target named "${target}"`), { code: 'unknown_target' });
+    return answer('db_up{target="db2"} 1\n');
   }
   async reload() {
     this.reloads++;
@@ -32,7 +49,7 @@ describe('exporter HTTP API', () => {
   let base: string;
   before(async () => {
     api = new FakeApi();
-    http = await listenExporter(createExporterApp(api, { telemetryPath: '/metrics' }, new MemoryLogger()), '127.0.0.1', 0);
+    http = await listenExporter(createExporterHandler(api, { telemetryPath: '/metrics' }, new MemoryLogger()), '127.0.0.1', 0);
     base = `http://127.0.0.1:${http.address.port}`;
   });
   after(() => http.close());
@@ -119,12 +136,75 @@ describe('exporter HTTP API', () => {
   });
 
   it('serves the telemetry path given by --web.telemetry-path', async () => {
-    const other = await listenExporter(createExporterApp(api, { telemetryPath: '/prom' }, new MemoryLogger()), '127.0.0.1', 0);
+    const other = await listenExporter(createExporterHandler(api, { telemetryPath: '/prom' }, new MemoryLogger()), '127.0.0.1', 0);
     try {
       expect((await fetch(`http://127.0.0.1:${other.address.port}/prom`)).status).to.equal(200);
       expect((await fetch(`http://127.0.0.1:${other.address.port}/metrics`)).status).to.equal(404);
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('exporter HTTP API: formats, compression, probe, basic auth', () => {
+  let api: FakeApi;
+  let http: ExporterHttpServer;
+  let base: string;
+  // bcrypt of "s3cret" (cost 4: fast enough for a test)
+  const HASH = '$2b$04$YCOWfsikja5zqy.uVmVv2eWtMPm6Ffxqlv693AXY1VQPso/KO7DsO';
+  const auth = new BcryptBasicAuth({ alice: HASH });
+  before(async () => {
+    api = new FakeApi();
+    http = await listenExporter(createExporterHandler(api, { telemetryPath: '/metrics', auth, openHealthChecks: true, headers: { 'X-Frame-Options': 'deny' } }, new MemoryLogger()), '127.0.0.1', 0);
+    base = `http://127.0.0.1:${http.address.port}`;
+  });
+  after(() => http.close());
+  const basic = (user: string, password: string) => ({ Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+
+  it('basic auth: 401 with a challenge without or with wrong credentials, 200 with the right ones; health checks left open', async () => {
+    const none = await fetch(`${base}/metrics`);
+    expect(none.status).to.equal(401);
+    expect(none.headers.get('www-authenticate')).to.match(/^Basic realm=/);
+    expect((await fetch(`${base}/metrics`, { headers: basic('alice', 'wrong') })).status).to.equal(401);
+    expect((await fetch(`${base}/metrics`, { headers: basic('bob', 's3cret') })).status).to.equal(401);
+    const ok = await fetch(`${base}/metrics`, { headers: basic('alice', 's3cret') });
+    expect(ok.status).to.equal(200);
+    expect(ok.headers.get('x-frame-options')).to.equal('deny');
+    for (const p of ['/primary', '/up', '/liveness', '/readiness']) expect((await fetch(base + p)).status, p).to.equal(200);
+    for (const p of ['/stat', '/explain', '/reload', '/probe?target=db2']) expect((await fetch(base + p)).status, p).to.equal(401);
+  });
+
+  it('OpenMetrics when negotiated, text otherwise; gzip when accepted (Content-Encoding, Vary)', async () => {
+    const h = basic('alice', 's3cret');
+    const om = await fetch(`${base}/metrics`, { headers: { ...h, Accept: 'application/openmetrics-text;version=1.0.0,text/plain;q=0.5' } });
+    expect(om.headers.get('content-type')).to.equal('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(await om.text()).to.match(/# EOF\n$/);
+    const gz = await new Promise<{ encoding: string | undefined; body: Buffer }>((resolve, reject) => {
+      httpGet(`${base}/metrics`, { headers: { ...h, 'Accept-Encoding': 'gzip' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ encoding: res.headers['content-encoding'], body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    expect(gz.encoding).to.equal('gzip');
+    expect(gunzipSync(gz.body).toString()).to.contain('db_up 1\n');
+    const plain = await fetch(`${base}/metrics`, { headers: { ...h, 'Accept-Encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).to.equal(null);
+    expect(plain.headers.get('content-type')).to.equal('text/plain; version=0.0.4; charset=utf-8');
+  });
+
+  it('/probe: the named target, 400 JSON without target, 404 JSON for an unknown one', async () => {
+    const h = basic('alice', 's3cret');
+    const ok = await fetch(`${base}/probe?target=db2`, { headers: h });
+    expect(ok.status).to.equal(200);
+    expect(await ok.text()).to.contain('db_up{target="db2"} 1');
+    const missing = await fetch(`${base}/probe`, { headers: h });
+    expect(missing.status).to.equal(400);
+    expect(await missing.json()).to.include({ code: 'invalid_query' });
+    const two = await fetch(`${base}/probe?target=a&target=b`, { headers: h });
+    expect(two.status).to.equal(400);
+    const unknown = await fetch(`${base}/probe?target=nope`, { headers: h });
+    expect(unknown.status).to.equal(404);
+    expect(await unknown.json()).to.include({ code: 'unknown_target' });
   });
 });

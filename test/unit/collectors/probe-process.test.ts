@@ -56,17 +56,18 @@ describe('exporter: background probe', () => {
   });
 });
 
-describe('exporter: process metrics (prom-client)', () => {
-  it('renders the default process metrics with the const labels, cached between refreshes', async () => {
+describe('exporter: process metrics', () => {
+  it('renders the process and Node.js metrics with the const labels, cached between renderings, in both formats', () => {
     const pm = new ExporterProcessMetrics([['env', 'test']], 60_000);
     try {
-      expect(pm.text()).to.equal('');
-      await pm.refresh();
-      const text = pm.text();
+      const text = pm.text('text');
       const f = parseExposition(text);
-      expect(f.has('process_cpu_user_seconds_total')).to.equal(true);
-      expect(f.get('process_cpu_user_seconds_total')!.samples[0]!.labels).to.deep.equal({ env: 'test' });
-      expect(pm.text()).to.equal(text);
+      expect(f.get('process_cpu_seconds_total')!.samples[0]!.labels).to.deep.equal({ env: 'test' });
+      expect(f.get('process_resident_memory_bytes')!.samples[0]!.value).to.be.greaterThan(1_000_000);
+      expect(f.get('nodejs_heap_size_used_bytes')!.samples[0]!.value).to.be.greaterThan(0);
+      expect(pm.text('text')).to.equal(text);
+      const om = pm.text('openmetrics');
+      expect(om).to.contain('# TYPE process_cpu_seconds counter\n# UNIT process_cpu_seconds seconds\nprocess_cpu_seconds_total{env="test"} ');
     } finally {
       pm.close();
     }

@@ -29,6 +29,7 @@ describe('collectors: built-in and self metrics', () => {
       renderBuildInfo('db', [['env', 'test']], { version: '0.1.0', branch: 'main', revision: 'abc' }) +
       renderScrapeSelfStats('db', [['env', 'test']], {
         lastScrapeDurationSeconds: 0.002,
+        scrapeRequestsTotal: 9,
         scrapesTotal: 3,
         scrapeErrorsTotal: 1,
         lastScrapeTimestampSeconds: 1700000000.5,

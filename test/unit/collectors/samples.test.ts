@@ -9,7 +9,7 @@ function compile(raw: Record<string, unknown>) {
 }
 
 describe('collectors: rows to samples', () => {
-  it('names metrics <name>_<column or rename>, labels from LABEL columns, types from usage', () => {
+  it('names metrics <name>_<column or rename> (counters with _total), labels from LABEL columns, types from usage', () => {
     const cc = compile({
       name: 'db_database',
       desc: 'Per-database statistics',
@@ -25,12 +25,12 @@ describe('collectors: rows to samples', () => {
     const text = renderFamilies(out.families);
     expect(text).to.equal(
       [
-        '# HELP db_database_xact_commit Transactions committed',
-        '# TYPE db_database_xact_commit counter',
-        'db_database_xact_commit{datname="postgres"} 12',
-        '# HELP db_database_rollbacks Per-database statistics (xact_rollback)',
-        '# TYPE db_database_rollbacks counter',
-        'db_database_rollbacks{datname="postgres"} 3',
+        '# HELP db_database_xact_commit_total Transactions committed',
+        '# TYPE db_database_xact_commit_total counter',
+        'db_database_xact_commit_total{datname="postgres"} 12',
+        '# HELP db_database_rollbacks_total Per-database statistics (xact_rollback)',
+        '# TYPE db_database_rollbacks_total counter',
+        'db_database_rollbacks_total{datname="postgres"} 3',
         '# HELP db_database_numbackends Per-database statistics (numbackends)',
         '# TYPE db_database_numbackends gauge',
         'db_database_numbackends{datname="postgres"} 1',

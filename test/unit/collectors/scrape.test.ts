@@ -29,7 +29,7 @@ function make(doc: Record<string, unknown>, over: Partial<ExporterOptions> = {},
 }
 
 async function scrape(e: ReturnType<typeof make>): Promise<Map<string, ParsedFamily>> {
-  return parseExposition((await e.service.scrape()).toString());
+  return parseExposition((await e.service.scrape()).bytes('text').toString());
 }
 
 function value(f: Map<string, ParsedFamily>, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -79,7 +79,7 @@ describe('exporter runtime: scrape', () => {
     e.sql.delayMs = 20;
     const bodies = await Promise.all(Array.from({ length: 16 }, () => e.service.scrape()));
     expect(new Set(bodies).size).to.equal(1);
-    expect(bodies[0]!.toString()).to.contain('db_a_v{datname="postgres"} 1\n');
+    expect(bodies[0]!.bytes('text').toString()).to.contain('db_a_v{datname="postgres"} 1\n');
     expect(e.sql.count(/^SELECT a/)).to.equal(1);
   });
 
@@ -257,5 +257,41 @@ describe('exporter runtime: scrape', () => {
     await e.probe.refresh();
     expect(value(await scrape(e), 'db_s_v')).to.equal(2);
     expect((e.collectors.collectors as CollectorDefinition[]).length).to.equal(2);
+  });
+});
+
+describe('exporter runtime: whole-scrape coalescing', () => {
+  it('16 scrapers in a loop share runs: a ttl-0 collector runs well under once per two served scrapes', async () => {
+    const e = make({ db_now: { query: 'SELECT now', ttl: 0, tags: ['cluster'], metrics: gauge() } });
+    e.sql.on(/^SELECT now/, { columns: ['v'], rows: [['1']] });
+    e.sql.delayMs = 1;
+    let served = 0;
+    const until = performance.now() + 400;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (performance.now() < until) {
+          await e.service.scrape();
+          served++;
+        }
+      }),
+    );
+    const runs = e.sql.count(/^SELECT now/);
+    expect(served).to.be.greaterThan(100);
+    expect(runs / served).to.be.at.most(0.5);
+  });
+
+  it('a scrape right after a run whose results all came from the cache gets the same answer; a later one a new run', async () => {
+    const e = make({ db_a: { query: 'SELECT a', ttl: '1m', tags: ['cluster'], metrics: gauge() } });
+    e.sql.on(/^SELECT a/, { columns: ['v'], rows: [['1']] });
+    await e.service.scrape();
+    const a = await e.service.scrape();
+    const b = await e.service.scrape();
+    expect(b).to.equal(a);
+    await new Promise((r) => setTimeout(r, 20));
+    const c = await e.service.scrape();
+    expect(c).to.not.equal(a);
+    const f = parseExposition(c.bytes('text').toString());
+    expect(value(f, 'db_exporter_scrape_requests_total')).to.equal(4);
+    expect(e.sql.count(/^SELECT a/)).to.equal(1);
   });
 });

@@ -29,7 +29,7 @@ async function agentMetrics(): Promise<Set<string>> {
 }
 
 /** Every metric name the exporter exposes: the bundled collectors, its own metrics (namespace db), the process metrics. */
-async function exporterMetrics(): Promise<Set<string>> {
+export async function exporterMetrics(): Promise<Set<string>> {
   const out = new Set<string>();
   for (const def of (await loadCollectorFiles()).collectors) {
     for (const col of def.metrics) if (col.usage === 'GAUGE' || col.usage === 'COUNTER' || col.usage === 'HISTOGRAM') seriesOf(familyName(def, col), col.usage.toLowerCase()).forEach((n) => out.add(n));
@@ -37,7 +37,7 @@ async function exporterMetrics(): Promise<Set<string>> {
   const self =
     renderBuildInfo('db', [], { version: '1', branch: 'b', revision: 'r' }) +
     renderServerGauges('db', [], { up: true, version: 150000, inRecovery: false }) +
-    renderScrapeSelfStats('db', [], { lastScrapeDurationSeconds: 0, scrapesTotal: 0, scrapeErrorsTotal: 0, lastScrapeTimestampSeconds: 0, collectors: [{ name: 'c', lastDurationSeconds: 0, errors: 0, cacheHits: 0, lastMetrics: 0 }] });
+    renderScrapeSelfStats('db', [], { lastScrapeDurationSeconds: 0, scrapesTotal: 0, scrapeRequestsTotal: 0, scrapeErrorsTotal: 0, lastScrapeTimestampSeconds: 0, collectors: [{ name: 'c', lastDurationSeconds: 0, errors: 0, cacheHits: 0, lastMetrics: 0 }] });
   for (const m of self.matchAll(/^# TYPE (\S+) (\S+)$/gm)) seriesOf(m[1]!, m[2]!).forEach((n) => out.add(n));
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });

@@ -1,0 +1,89 @@
+/**
+ * The exporter's configuration reader, run as a short-lived process of its own: it parses the
+ * flags (commander), reads and validates the YAML files (yaml, ajv) and writes the result as one
+ * JSON document to file descriptor 3, then exits. The long-running exporter thus never loads
+ * those libraries, and none of the garbage of parsing stays in its heap.
+ *
+ *   config-process start <exporter flags...>   flags, collectors, web configuration, targets
+ *   config-process collectors <path>           one collector configuration (for /reload)
+ */
+import { writeSync } from 'node:fs';
+import { formatDuration } from '../../domain/collectors/duration.js';
+import { versionRangeText } from '../../domain/collectors/select.js';
+import { ValidationError } from '../../domain/errors.js';
+import { readBuildInfo } from './build-info.js';
+import { loadCollectorFiles, type LoadedCollectors } from './config-files.js';
+import { loadConfigured, loadExporterFiles } from './configure.js';
+import { parseExporterOptions, type ExporterOptions } from './options.js';
+import { checkTelemetryPath } from './run.js';
+import { encodeConfig, type ConfigAnswer } from './config-protocol.js';
+
+/** Exit code of a bad start (invalid flags or configuration, --fail-fast with the database down). */
+const EXIT_INVALID = 2;
+
+function printProblems(title: string, e: ValidationError): void {
+  process.stderr.write(`${title}:\n${e.problems.map((p) => `  - ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n')}\n`);
+}
+
+/** The --dry-run listing: one line per collector. */
+export function dryRunText(loaded: LoadedCollectors): string {
+  const rows = loaded.collectors.map((d) => [d.key, versionRangeText(d), `[${d.tags.join(', ')}]`, `ttl=${formatDuration(d.ttlMs)}`, `timeout=${formatDuration(d.timeoutMs)}`, `metrics=${d.metrics.length}`]);
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]!.length))) ?? [];
+  const lines = rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
+  return `${lines.join('\n')}\n${loaded.collectors.length} collectors from ${loaded.files.length} file(s) in ${loaded.path}: configuration OK\n`;
+}
+
+async function start(argv: readonly string[]): Promise<ConfigAnswer> {
+  const build = readBuildInfo();
+  let options: ExporterOptions;
+  try {
+    options = parseExporterOptions(argv, process.env, build.version);
+    checkTelemetryPath(options);
+  } catch (e) {
+    if (e instanceof ValidationError) {
+      printProblems('warden-exporter: invalid flags', e);
+      return { kind: 'exit', code: EXIT_INVALID };
+    }
+    const code = (e as { code?: string }).code;
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return { kind: 'exit', code: 0 };
+    throw e;
+  }
+  let collectors: LoadedCollectors;
+  try {
+    collectors = await loadConfigured(options);
+  } catch (e) {
+    if (e instanceof ValidationError) {
+      printProblems(`warden-exporter: invalid collector configuration (${e.problems.length} problem${e.problems.length === 1 ? '' : 's'})`, e);
+      return { kind: 'exit', code: EXIT_INVALID };
+    }
+    throw e;
+  }
+  let files;
+  try {
+    files = await loadExporterFiles(options);
+  } catch (e) {
+    if (e instanceof ValidationError) {
+      printProblems(`warden-exporter: invalid web configuration or targets file (${e.problems.length} problem${e.problems.length === 1 ? '' : 's'})`, e);
+      return { kind: 'exit', code: EXIT_INVALID };
+    }
+    throw e;
+  }
+  if (options.dryRun) {
+    process.stdout.write(dryRunText(collectors));
+    return { kind: 'exit', code: 0 };
+  }
+  return { kind: 'start', options, collectors, files, build };
+}
+
+async function collectors(path: string): Promise<ConfigAnswer> {
+  try {
+    return { kind: 'collectors', collectors: await loadCollectorFiles(path) };
+  } catch (e) {
+    if (e instanceof ValidationError) return { kind: 'invalid', code: e.code, problems: e.problems };
+    throw e;
+  }
+}
+
+const [mode, ...rest] = process.argv.slice(2);
+const answer = await (mode === 'start' ? start(rest) : mode === 'collectors' ? collectors(rest[0] ?? '') : Promise.reject(new Error(`unknown mode ${mode}`)));
+writeSync(3, encodeConfig(answer));

@@ -1,0 +1,26 @@
+import type { BuildInfo } from '../../domain/collectors/self-metrics.js';
+import type { Problem, ValidationErrorCode } from '../../domain/errors.js';
+import type { LoadedCollectors } from './config-files.js';
+import type { ExporterOptions } from './options.js';
+import type { ExporterFiles } from './run.js';
+
+/** What the configuration process answers. */
+export type ConfigAnswer =
+  /** Exit with this code (help, version, dry-run, or problems already printed). */
+  | { readonly kind: 'exit'; readonly code: number }
+  /** Everything the exporter starts with. */
+  | { readonly kind: 'start'; readonly options: ExporterOptions; readonly collectors: LoadedCollectors; readonly files: ExporterFiles; readonly build: BuildInfo }
+  /** One collector configuration, read again. */
+  | { readonly kind: 'collectors'; readonly collectors: LoadedCollectors }
+  /** A configuration with problems. */
+  | { readonly kind: 'invalid'; readonly code: ValidationErrorCode; readonly problems: readonly Problem[] };
+
+/** JSON with the non-finite numbers YAML allows (.inf, .nan) kept. */
+export function encodeConfig(answer: ConfigAnswer): string {
+  return JSON.stringify(answer, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? { $number: String(v) } : v));
+}
+
+/** The inverse of encodeConfig. */
+export function decodeConfig(text: string): ConfigAnswer {
+  return JSON.parse(text, (_k, v: unknown) => (v && typeof v === 'object' && '$number' in v && Object.keys(v).length === 1 ? Number((v as { $number: string }).$number) : v)) as ConfigAnswer;
+}
