@@ -14,6 +14,8 @@ const CHECK_MS = 1000;
 export class SimFencer implements Fencer {
   private deadline: number | null = null;
   private running = true;
+  /** It fenced and no new lock was reported since: a primary coming back is stopped again. */
+  private fencedState = false;
   /** Times it stopped the database. */
   fenced = 0;
 
@@ -32,6 +34,7 @@ export class SimFencer implements Fencer {
 
   guard(deadline: number): void {
     this.deadline = deadline;
+    this.fencedState = false;
   }
 
   unguard(): void {
@@ -61,6 +64,7 @@ export class SimFencer implements Fencer {
 
   private stop(): void {
     this.deadline = null;
+    this.fencedState = true;
     if (this.db.isRunning) {
       this.db.crash();
       this.fenced++;
@@ -71,6 +75,7 @@ export class SimFencer implements Fencer {
     while (this.running) {
       await this.clock.sleep(CHECK_MS);
       if (this.running && this.deadline !== null && this.clock.now() >= this.deadline - this.safetyMarginMs) this.stop();
+      else if (this.running && this.deadline === null && this.fencedState && this.db.isWritable) this.stop();
     }
   }
 }

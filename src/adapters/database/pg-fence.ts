@@ -31,6 +31,23 @@ export class PgFence {
     private readonly logger: Logger,
   ) {}
 
+  /**
+   * Whether a postmaster runs on the data directory as a primary that takes writes
+   * (postmaster.pid says `ready`: a standby says `standby`, a server in recovery `starting`,
+   * and pg_rewind's single-user recovery writes no postmaster PID): what a fence, once it
+   * fired, must not let come back before the agent holds the lock again (an agent thawed in
+   * the middle of a restart would otherwise finish starting a primary). Never throws; false
+   * when it cannot tell.
+   */
+  async primaryRunning(): Promise<boolean> {
+    try {
+      const pidFile = await readPostmasterPid(this.dataDir);
+      return pidFile !== null && pidFile.status === 'ready' && (await postmasterAlive(pidFile.pid));
+    } catch {
+      return false;
+    }
+  }
+
   /** Stops the server; true when nothing of it is left. Never throws. */
   async stop(mode: 'immediate' | 'fast'): Promise<boolean> {
     try {

@@ -11,6 +11,8 @@ export interface FenceKeeperDeps {
   readonly watchdog: Watchdog;
   /** Stops PostgreSQL hard and checks that nothing accepts writes; true when it is down. Never throws. */
   stopDatabase(mode: 'immediate' | 'fast', reason: string): Promise<boolean>;
+  /** Whether PostgreSQL runs as a primary now (false when it cannot tell). Never throws. */
+  primaryRunning(): Promise<boolean>;
   /** Releases the leader lock the agent held (only while it still names this member). Never throws. */
   releaseLeader(): Promise<void>;
   /** Ms before the lease deadline at which PostgreSQL is stopped (`watchdog.safety_margin`). */
@@ -24,8 +26,11 @@ export type KeeperState = 'idle' | 'guarding' | 'fenced';
  * The fencer's decisions, without I/O of its own: it keeps the lease deadline the agent
  * reported (as a deadline on its own monotonic clock), stops PostgreSQL when that deadline
  * minus the safety margin passes with no renewal, and stops it at once when the agent dies
- * (releasing the lock if the agent held it). The watchdog device is kicked only while the
- * lease is safe: if this process hangs too, the machine resets before the lock can move.
+ * (releasing the lock if the agent held it). Once it fenced, the fence holds: a primary that
+ * comes back before the agent reports a new lock (a restart the agent had under way when it
+ * froze, finishing after it thawed) is stopped again. The watchdog device is kicked only
+ * while the lease is safe: if this process hangs too, the machine resets before the lock can
+ * move.
  */
 export class FenceKeeper {
   private deadline: number | null = null;
@@ -48,7 +53,7 @@ export class FenceKeeper {
     this.stateNow = 'guarding';
   }
 
-  /** The agent does not hold the lock any more. */
+  /** The agent does not hold the lock any more (a fence that fired keeps holding: only a new lock lifts it). */
   unguard(): void {
     if (this.deadline !== null) this.deps.logger.info('the agent gave the leader lease up: not guarding');
     this.deadline = null;
@@ -59,7 +64,12 @@ export class FenceKeeper {
   async check(): Promise<void> {
     if (this.fencing) return this.fencing;
     const d = this.deadline;
-    if (d === null) return;
+    if (d === null) {
+      if (this.stateNow === 'fenced' && (await this.deps.primaryRunning())) {
+        await this.fence('immediate', 'PostgreSQL came back as a primary after it was fenced, before the agent held the leader lock again', false);
+      }
+      return;
+    }
     const now = this.deps.clock.now();
     if (now >= d - this.deps.safetyMarginMs) {
       await this.fence('immediate', `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s and the agent did not renew it (frozen or cut off)`, false);

@@ -69,6 +69,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     watchdog,
     safetyMarginMs: cfg.watchdog.safety_margin * 1000,
     stopDatabase: (mode) => fence.stop(mode),
+    primaryRunning: () => fence.primaryRunning(),
     releaseLeader: async () => {
       try {
         await store.releaseLeader(cfg.name);

@@ -109,6 +109,8 @@ export interface LoopMemory {
   readonly primaryOnTimeline: number | null;
   /** The background job that failed last, while it keeps failing (repeated failures back off, see withBackoff); null after it succeeds. */
   readonly jobFailures: JobFailures | null;
+  /** Since when this node, in a leaderless cluster, has left the race to the candidate of the failover key at `revision`. */
+  readonly candidateWait: { readonly revision: string | null; readonly since: number } | null;
 }
 
 /** Memory of a freshly started agent. */
@@ -129,6 +131,7 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   positionConfirmed: null,
   primaryOnTimeline: null,
   jobFailures: null,
+  candidateWait: null,
 });
 
 /** Local settings decide() needs besides NodeSettings. */

@@ -1,6 +1,6 @@
 import type { Member } from '../model/cluster.js';
 import { activeFailoverKey } from './failover-key.js';
-import { decision, needs, type Decision } from './decision.js';
+import { decision, needs, type Action, type Decision } from './decision.js';
 import { demoteImmediate } from './demote.js';
 import { eligibility, statusWalPosition, type CandidateInfo, type ElectionKind } from '../rules/eligibility.js';
 import { takeLeadership } from './promotion.js';
@@ -41,6 +41,29 @@ function keptByFailsafe(ctx: TickContext): Decision | null {
   return d.actions.length ? d : decision(d.message, [], { wakeAt: until });
 }
 
+/**
+ * How long the members leave a leaderless cluster to the requested candidate: it takes the key
+ * within moments when it can (the watch wakes it); one that cannot (busy with a long job,
+ * stuck) must not keep the cluster without a primary.
+ */
+export function candidateGraceMs(ctx: TickContext): number {
+  return Math.max(5000, 2 * ctx.loopWaitMs);
+}
+
+/** Leaves the race to the requested candidate for candidateGraceMs, then races as usual (null). */
+function waitForCandidate(ctx: TickContext, member: string): Decision | null {
+  const revision = ctx.cluster.failoverRevision;
+  const seen = ctx.input.memory.candidateWait;
+  const since = seen !== null && seen.revision === revision ? seen.since : ctx.now;
+  const until = since + candidateGraceMs(ctx);
+  if (ctx.now >= until) return null;
+  const d = backOff(ctx, `${member} is the requested candidate (racing anyway if it has not taken the key within ${Math.ceil((until - ctx.now) / 1000)} s)`);
+  // A primary backing off demotes (a job): nothing to remember or to wake for.
+  if (d.job !== null) return d;
+  const remember: Action[] = seen?.revision === revision && seen.since === since ? [] : [{ type: 'remember', patch: { candidateWait: { revision, since } } }];
+  return decision(d.message, [...d.actions, ...remember], { wakeAt: until });
+}
+
 /** Not taking part in the race: a replica just waits; a primary without the key must stop writing. */
 function backOff(ctx: TickContext, why: string): Decision {
   if (ctx.isPrimary) return demoteImmediate(ctx, `no leader key and ${why}`);
@@ -57,6 +80,11 @@ function backOff(ctx: TickContext, why: string): Decision {
 export function leaderRace(ctx: TickContext): Decision {
   if (ctx.nofailover) return backOff(ctx, 'this node is tagged nofailover');
   if (ctx.watchdogFailed) return backOff(ctx, 'the watchdog is required but not usable');
+  // The last leader may still write under failsafe: only the members it asks to confirm it know whether it does.
+  const failsafeMembers = ctx.config.failsafe_mode ? ctx.cluster.failsafe : null;
+  if (failsafeMembers && Object.keys(failsafeMembers).length > 0 && failsafeMembers[ctx.me] === undefined) {
+    return backOff(ctx, `this node is not among the failsafe members the last leader listed (${Object.keys(failsafeMembers).sort().join(', ')}): it cannot know whether that leader still writes`);
+  }
   if (ctx.input.peers === null) return needs('peers', 'cluster has no leader: asking the other members for their state');
   const kept = keptByFailsafe(ctx);
   if (kept) return kept;
@@ -71,7 +99,8 @@ export function leaderRace(ctx: TickContext): Decision {
     const target = others.find((m) => m.name === fk.member);
     const fkKind: ElectionKind = fk.leader ? 'switchover' : 'failover';
     if (target && eligibility(candidate(ctx, target), electionContext(ctx, fkKind, false)).eligible) {
-      return backOff(ctx, `${fk.member} is the requested candidate`);
+      const waiting = waitForCandidate(ctx, fk.member);
+      if (waiting) return waiting;
     }
   } else if (fk && fk.leader === ctx.me) {
     // Stepped down for a switchover without candidate: leave the race to an eligible member that has

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
 import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
@@ -29,6 +30,9 @@ describe('agent: the warden binary and its signals', function () {
     const a = await startBinary('itest-proc');
     const pgPid = postmasterPid(a.dataDir);
     expect(pgPid).to.be.above(0);
+    // PostgreSQL's server log lives outside the data directory (a base backup never copies it, a reinitialize never deletes it).
+    expect(readFileSync(`${a.dataDir}-log/postgresql.log`, 'utf8')).to.match(/database system is ready to accept connections/);
+    expect(readdirSync(a.dataDir).filter((f) => /\.log$/.test(f) || f === 'log')).to.deep.equal([]);
     a.child.kill('SIGTERM');
     expect(await a.exited).to.equal(0);
     expect(pidAlive(pgPid)).to.equal(false);

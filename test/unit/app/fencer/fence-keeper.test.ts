@@ -8,7 +8,9 @@ function keeper(opts: { stops?: boolean } = {}) {
   const clock = new FakeClock(1_000_000);
   const watchdog = new FakeWatchdog({ clock });
   const calls: string[] = [];
+  const server = { primary: false };
   const k = new FenceKeeper({
+    primaryRunning: async () => server.primary,
     clock,
     logger: new MemoryLogger(),
     watchdog,
@@ -21,7 +23,7 @@ function keeper(opts: { stops?: boolean } = {}) {
       calls.push('release');
     },
   });
-  return { clock, watchdog, calls, k };
+  return { clock, watchdog, calls, k, server };
 }
 
 describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
@@ -88,5 +90,27 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     await watchdog.activate(15);
     await k.detach();
     expect(watchdog.isActive).to.equal(false);
+  });
+
+  it('a fence holds: a primary that comes back before the agent holds the lock again is stopped again; a replica may run; a new lock lifts it', async () => {
+    const { clock, calls, k, server } = keeper();
+    k.guard(20_000);
+    await clock.advance(15_000);
+    await k.check();
+    expect(calls).to.deep.equal(['stop immediate']);
+    // The agent, thawed in the middle of a restart, finishes starting the server as a primary.
+    server.primary = true;
+    k.unguard();
+    await k.check();
+    expect(calls).to.deep.equal(['stop immediate', 'stop immediate']);
+    server.primary = false;
+    await k.check();
+    expect(calls).to.have.length(2);
+    // The agent takes the lock again: guarding as usual, a primary is fine.
+    k.guard(20_000);
+    server.primary = true;
+    await k.check();
+    expect(k.state).to.equal('guarding');
+    expect(calls).to.have.length(2);
   });
 });

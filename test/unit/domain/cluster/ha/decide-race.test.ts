@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import type { Action } from '../../../../../src/domain/cluster/ha/decision.js';
 import type { NodeStatus } from '../../../../../src/domain/cluster/model/status.js';
-import { cluster, failover, input, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
+import { EMPTY_MEMORY } from '../../../../../src/domain/cluster/ha/decision.js';
+import { cluster, failover, input, NOW, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
 
 const unlocked = cluster(null);
 const peers = (over: Record<string, ReturnType<typeof peerStatus> | null> = {}) =>
@@ -32,6 +33,16 @@ describe('decide(): the leader race', () => {
     expect(decide({ ...base, peers: peers({ node1: peerStatus('primary', 100, { state: 'stopping' }) }) }).job).to.equal('promote');
   });
 
+  it('failsafe mode: a node the last leader did not list among its failsafe members never races (it cannot know whether that leader still writes)', () => {
+    const listed = { ...unlocked, failsafe: { node1: 'http://node1:8008', node3: 'http://node3:8008' } };
+    const d = decide(input({ cluster: listed, raw: { failsafe_mode: true }, peers: peers() }));
+    expect(types(d)).to.deep.equal([]);
+    expect(d.message).to.match(/not among the failsafe members the last leader listed \(node1, node3\)/);
+    // Listed, or failsafe mode off: it races as usual.
+    expect(decide(input({ cluster: { ...listed, failsafe: { ...listed.failsafe, node2: 'http://node2:8008' } }, raw: { failsafe_mode: true }, peers: peers() })).job).to.equal('promote');
+    expect(decide(input({ cluster: listed, peers: peers() })).job).to.equal('promote');
+  });
+
   it('a primary without the key that is not the healthiest demotes; one that is takes the key without promoting', () => {
     const base = input({ cluster: unlocked, facts: primaryFacts(5000) });
     expect(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000) }) }).job).to.equal('demote');
@@ -54,9 +65,17 @@ describe('decide(): the leader race', () => {
     const d = decide(input({ cluster: fk, raw: { maximum_lag_on_failover: 100 }, facts: replicaFacts(4000), peers: peers({ node3: peerStatus('replica', 6000) }) }));
     expect(d.job).to.equal('promote');
     expect(types(d)).to.include('clearFailover');
-    const other = decide(input({ node: settings({ name: 'node3', apiUrl: 'http://node3:8008' }), cluster: fk, peers: new Map(Object.entries({ node1: null, node2: peerStatus('replica', 4000) })) }));
-    expect(types(other)).to.deep.equal([]);
+    const node3 = { node: settings({ name: 'node3', apiUrl: 'http://node3:8008' }), cluster: fk, peers: new Map(Object.entries({ node1: null, node2: peerStatus('replica', 4000) })) };
+    const other = decide(input(node3));
+    // It remembers since when it waits, and wakes when the wait is over.
+    expect(types(other)).to.deep.equal(['remember']);
     expect(other.message).to.match(/requested candidate/);
+    expect(other.wakeAt).to.equal(NOW + 20_000);
+    // A candidate that has not taken the key after the grace (busy with a long job, stuck): the others race as usual.
+    const waited = { ...EMPTY_MEMORY, appliedParameters: '{}', candidateWait: { revision: fk.failoverRevision, since: NOW - 20_000 } };
+    expect(decide(input({ ...node3, memory: waited })).job).to.equal('promote');
+    // A new request (another revision of the failover key) gets the full grace again.
+    expect(types(decide(input({ ...node3, memory: { ...waited, candidateWait: { revision: 'older', since: NOW - 60_000 } } })))).to.deep.equal(['remember']);
   });
 
   it('pause: no automatic race, but a manual failover candidate still races', () => {
