@@ -89,19 +89,22 @@ export function signal(pid: number | undefined, sig: NodeJS.Signals): void {
  * replica replayed up to the primary's position. Returns the primary's name.
  */
 export async function waitConverged(runner: ClusterRunner, timeoutMs: number): Promise<string> {
-  const primary = await runner.waitHealthy(timeoutMs);
+  const deadline = Date.now() + timeoutMs;
   const nodes = addresses(runner);
-  const p = nodes.find((n) => n.name === primary)!;
-  const target = (await sql(p, 'SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn as string;
-  await waitFor('every replica to replay up to the primary', timeoutMs, async () => {
-    for (const n of nodes) {
-      if (n.name === primary) continue;
-      const r = await sql(n, 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok', [target]).catch(() => null);
-      if (!r?.rows[0]?.ok) return undefined;
+  // The whole check again when any part of it fails: the primary may change, or restart, under it.
+  return waitFor('one primary, every other node streaming and replayed up to it', timeoutMs, async () => {
+    const primary = await runner.waitHealthy(Math.max(1000, deadline - Date.now()));
+    const p = nodes.find((n) => n.name === primary)!;
+    const target = (await sql(p, 'SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn as string;
+    for (let i = 0; i < 100; i++) {
+      const behind = await Promise.all(
+        nodes.filter((n) => n.name !== primary).map(async (n) => !(await sql(n, 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS ok', [target]).catch(() => null))?.rows[0]?.ok),
+      );
+      if (!behind.some(Boolean)) return primary;
+      await sleep(200);
     }
-    return true;
+    return undefined;
   }, 200);
-  return primary;
 }
 
 /** Each node's rows, as a count and a digest (equal digests: the same rows). */

@@ -248,11 +248,12 @@ export function recoverStopped(ctx: TickContext): Decision {
     // A leader whose server does not come up within primary_start_timeout gives the key up.
     const since = ctx.input.memory.primaryStartAt;
     if (since !== null && ctx.now - since > startTimeoutMs(ctx)) {
+      // Stopped first: a start that finishes after the key went would be a second primary. A stop that fails keeps the key.
       return decision(`the server is still ${state} after primary_start_timeout: stopping it and giving the key up`, [
+        { type: 'stop', mode: 'immediate' },
         { type: 'disarmWatchdog' },
         { type: 'releaseLeader' },
         { type: 'remember', patch: { primaryStartAt: null } },
-        { type: 'stop', mode: 'immediate' },
       ], { job: 'stop' });
     }
     return decision(`waiting: the server is ${state} (holding the leader key)`, [

@@ -12,6 +12,14 @@ const REGRESSION_SEEDS = [
   { seed: 1221565056, profile: 'deep', model: 'v2' },
   // An operator's restart (in pause) started a crashed former primary as a second primary while another node led.
   { seed: 904067060, profile: 'deep', model: 'v2' },
+  // A member that joined after the leader lost the DCS raced while that leader still wrote under failsafe.
+  { seed: 658614901, profile: 'deep', model: 'v2' },
+  // A restart finished starting a primary after the agent thawed, once its fence had fired and the lock had moved.
+  { seed: 658619350, profile: 'deep', model: 'v2' },
+  // The members waited for a requested candidate busy with a long job, leaving the cluster without a primary.
+  { seed: 658623977, profile: 'deep', model: 'v2' },
+  // A leader gave its key up before stopping a start that then finished (the stop failed).
+  { seed: 1326586897, profile: 'deep', model: 'v2' },
 ] as const;
 
 describe('HA randomized simulation', function () {

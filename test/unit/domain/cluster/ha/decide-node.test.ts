@@ -81,7 +81,7 @@ describe('decide(): a stopped server', () => {
     const starting = stopped({ state: 'starting' });
     expect(types(decide(leaderInput({ facts: starting })))).to.deep.equal(['refreshLeader', 'remember']);
     const memory = { ...leaderInput().memory, primaryStartAt: NOW - 301_000 };
-    expect(types(decide(leaderInput({ facts: starting, memory })))).to.deep.equal(['disarmWatchdog', 'releaseLeader', 'remember', 'stop']);
+    expect(types(decide(leaderInput({ facts: starting, memory })))).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'remember']);
   });
 
   it('pause: nothing is started', () => {
