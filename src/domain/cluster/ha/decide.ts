@@ -89,8 +89,9 @@ export function decide(input: TickInput): Decision {
 function decideNow(ctx: TickContext): Decision {
   const input = ctx.input;
   if (input.job) return duringJob(ctx, input.job.name, input.job.step);
-  // A leader that cannot renew its lock is as blind as one that cannot read: failsafe, or step down now (not at the deadline).
-  if (!input.dcsReachable || (ctx.leaderIsMe && input.lockRenewalFailing === true)) return withoutDcs(ctx);
+  // A primary that cannot renew its lock is as blind as one that cannot read: failsafe, or step down now (not at the
+  // deadline). A leader whose server is down goes the usual way, which tries the renewal again.
+  if (!input.dcsReachable || (ctx.leaderIsMe && ctx.isPrimary && input.lockRenewalFailing === true)) return withoutDcs(ctx);
   const c = ctx.cluster;
   if (c.initialize === null || (c.initialize === '' && c.leader === null)) return bootstrapDecision(ctx);
   const foreign = foreignData(ctx);

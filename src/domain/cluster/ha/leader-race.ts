@@ -42,6 +42,22 @@ function keptByFailsafe(ctx: TickContext): Decision | null {
 }
 
 /**
+ * Failsafe mode: the last leader may still write without the DCS while every member it
+ * listed in the failsafe key confirms it, and a node it did not list is never asked. Such a
+ * node races only when every listed member answers it (a primary among them stops the race
+ * anyway): one that does not answer may be the leader, still writing.
+ */
+function outsideFailsafe(ctx: TickContext): Decision | null {
+  const listed = ctx.config.failsafe_mode ? ctx.cluster.failsafe : null;
+  if (!listed || Object.keys(listed).length === 0 || listed[ctx.me] !== undefined) return null;
+  const silent = Object.keys(listed)
+    .filter((name) => (ctx.input.peers?.get(name) ?? null) === null)
+    .sort();
+  if (silent.length === 0) return null;
+  return backOff(ctx, `this node is not among the failsafe members the last leader listed, and ${silent.join(', ')} of them do not answer: the leader may still write under failsafe`);
+}
+
+/**
  * How long the members leave a leaderless cluster to the requested candidate: it takes the key
  * within moments when it can (the watch wakes it); one that cannot (busy with a long job,
  * stuck) must not keep the cluster without a primary.
@@ -80,12 +96,9 @@ function backOff(ctx: TickContext, why: string): Decision {
 export function leaderRace(ctx: TickContext): Decision {
   if (ctx.nofailover) return backOff(ctx, 'this node is tagged nofailover');
   if (ctx.watchdogFailed) return backOff(ctx, 'the watchdog is required but not usable');
-  // The last leader may still write under failsafe: only the members it asks to confirm it know whether it does.
-  const failsafeMembers = ctx.config.failsafe_mode ? ctx.cluster.failsafe : null;
-  if (failsafeMembers && Object.keys(failsafeMembers).length > 0 && failsafeMembers[ctx.me] === undefined) {
-    return backOff(ctx, `this node is not among the failsafe members the last leader listed (${Object.keys(failsafeMembers).sort().join(', ')}): it cannot know whether that leader still writes`);
-  }
   if (ctx.input.peers === null) return needs('peers', 'cluster has no leader: asking the other members for their state');
+  const outside = outsideFailsafe(ctx);
+  if (outside) return outside;
   const kept = keptByFailsafe(ctx);
   if (kept) return kept;
   const fk = activeFailoverKey(ctx);

@@ -20,6 +20,10 @@ const REGRESSION_SEEDS = [
   { seed: 658623977, profile: 'deep', model: 'v2' },
   // A leader gave its key up before stopping a start that then finished (the stop failed).
   { seed: 1326586897, profile: 'deep', model: 'v2' },
+  // A leader whose renewal had failed once never renewed again while its server was down (liveness).
+  { seed: 752757057, profile: 'deep', model: 'v2' },
+  // Failsafe members: a node outside the list waited forever for a last leader that answered as a replica (liveness).
+  { seed: 752757889, profile: 'deep', model: 'v2' },
 ] as const;
 
 describe('HA randomized simulation', function () {

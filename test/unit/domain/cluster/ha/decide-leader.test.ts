@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import type { Action } from '../../../../../src/domain/cluster/ha/decision.js';
+import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
 import { cluster, failover, input, leaderInput, NOW, peerStatus, primaryFacts, replicaFacts, types } from './fixtures.js';
 
 const peers = (over: Record<string, ReturnType<typeof peerStatus> | null> = {}) =>
@@ -92,6 +93,9 @@ describe('decide(): DCS unreachable', () => {
     expect(types(decide({ ...fs, failsafeConfirmed: true }))).to.deep.equal(['extendLockByFailsafe', 'refreshLeader']);
     // A replica's failing renewal means nothing: it holds no lock.
     expect(decide(input({ lockRenewalFailing: true })).job).to.equal(null);
+    // A leader whose server is down goes the usual way, which renews again (its member record keeps the lease alive otherwise).
+    const down = decide(leaderInput({ lockRenewalFailing: true, facts: { ...stoppedFacts('crashed', true), systemIdentifier: '7300', timeline: 1 } }));
+    expect(types(down)[0]).to.equal('refreshLeader');
   });
 
   it('failsafe mode without a failsafe key (never written): demotes', () => {

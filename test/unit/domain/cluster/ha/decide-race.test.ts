@@ -33,11 +33,14 @@ describe('decide(): the leader race', () => {
     expect(decide({ ...base, peers: peers({ node1: peerStatus('primary', 100, { state: 'stopping' }) }) }).job).to.equal('promote');
   });
 
-  it('failsafe mode: a node the last leader did not list among its failsafe members never races (it cannot know whether that leader still writes)', () => {
+  it('failsafe mode: a node the last leader did not list among its failsafe members races only when every listed member answers', () => {
     const listed = { ...unlocked, failsafe: { node1: 'http://node1:8008', node3: 'http://node3:8008' } };
+    // node1 (listed) does not answer: it may be the leader, still writing with node3's confirmation.
     const d = decide(input({ cluster: listed, raw: { failsafe_mode: true }, peers: peers() }));
     expect(types(d)).to.deep.equal([]);
-    expect(d.message).to.match(/not among the failsafe members the last leader listed \(node1, node3\)/);
+    expect(d.message).to.match(/not among the failsafe members the last leader listed, and node1 of them do not answer/);
+    // Every listed member answers, none as primary: nobody writes under failsafe.
+    expect(decide(input({ cluster: listed, raw: { failsafe_mode: true }, peers: peers({ node1: peerStatus('replica', 100) }) })).job).to.equal('promote');
     // Listed, or failsafe mode off: it races as usual.
     expect(decide(input({ cluster: { ...listed, failsafe: { ...listed.failsafe, node2: 'http://node2:8008' } }, raw: { failsafe_mode: true }, peers: peers() })).job).to.equal('promote');
     expect(decide(input({ cluster: listed, peers: peers() })).job).to.equal('promote');
