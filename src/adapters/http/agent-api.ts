@@ -7,7 +7,9 @@ import { createAccessCheck, type AccessSettings } from './auth.js';
 import { registerClusterRoutes } from './cluster-routes.js';
 import { registerConfigRoutes } from './config-routes.js';
 import { errorMiddleware, sendError } from './errors.js';
+import { registerEventRoutes } from './events-routes.js';
 import { registerFailsafeRoutes } from './failsafe-routes.js';
+import { InMemoryEventLog } from '../events/in-memory-event-log.js';
 import { withHealthFastPath, type RequestListener } from './health-fast-path.js';
 import { HealthResponder, registerHealthRoutes, StatusBodyCache } from './health-routes.js';
 
@@ -100,6 +102,7 @@ export function createAgentApi(deps: AgentApiDeps): AgentApi {
   registerConfigRoutes(router, deps, guard);
   registerActionRoutes(router, deps, guard);
   registerFailsafeRoutes(router, deps, guard);
+  registerEventRoutes(router, deps.events ?? new InMemoryEventLog({ member: '', clock: deps.clock, logger: null, capacity: 1 }), extraHeaders);
 
   const handleErrors = errorMiddleware(deps.logger);
   app.use((ctx: Context, next: Next) => {
