@@ -29,6 +29,7 @@ import { SnapshotRefresher } from './snapshot-refresher.js';
 import { TickPipeline } from './tick-pipeline.js';
 import { TickScheduler } from './tick-scheduler.js';
 import { EventReporter } from './event-reporter.js';
+import { PreferredLeader } from './preferred-leader.js';
 import { EventLog } from '../../ports/events.js';
 import { CallbackRunner } from '../../ports/callbacks.js';
 import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
@@ -62,6 +63,7 @@ export class HaLoop implements AgentControl {
   private readonly scheduler: TickScheduler;
   private readonly refresher: SnapshotRefresher;
   private readonly reporter: EventReporter;
+  private readonly preferred: PreferredLeader;
   /** The agent's event stream (`GET /events`). */
   readonly events: EventLog;
   private unwatch: (() => void) | null = null;
@@ -141,8 +143,11 @@ export class HaLoop implements AgentControl {
       { peerTimeoutMs: options?.peerTimeoutMs ?? 2000, failsafeTimeoutMs: options?.failsafeTimeoutMs ?? 2000 },
     );
     this.publisher.onPublish = (snap) => this.reporter.snapshotPublished(snap, this.jobs.name);
+    this.preferred = new PreferredLeader({ store, clock, logger, peers, agent: this, events: this.events, metrics: metrics ?? null }, () => this.settings.current.node.name);
     this.scheduler = new TickScheduler(clock, () => this.cluster.current.config.loop_wait * 1000, async () => {
       const { decision, retick } = await this.pipeline.run();
+      const view = this.cluster.current;
+      this.preferred.check(view.reachable ? view.cluster : null, view.config, this.lease.deadline !== null, this.settings.current.node.tags);
       return { wakeAt: decision.wakeAt, retick };
     });
     this.refresher = new SnapshotRefresher(clock, options?.snapshotRefreshMs ?? 1000, () =>
