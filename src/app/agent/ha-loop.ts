@@ -96,6 +96,9 @@ export class HaLoop implements AgentControl {
       clock,
       me: () => this.settings.current.node.name,
     });
+    this.fencer.onFenced?.((r) =>
+      this.reporter.fenced(`the fencer stopped PostgreSQL: ${r.reason}${r.stopped ? '' : ' (the stop could not be confirmed)'}`, r.durationMs, r.at),
+    );
     this.lease.onChange = (deadline) => {
       this.reporter.leaseChanged(deadline);
       if (deadline === null) return this.unguardWhenSafe();
