@@ -49,6 +49,10 @@ const REQUEST_MEMORY_MS = 15 * 60_000;
 /** The paths of `a` and `b` that differ (`ttl`, `db.parameters.work_mem`), deepest first level of objects. */
 export function changedKeys(a: unknown, b: unknown, prefix = ''): string[] {
   const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if ((isObj(a) || a === undefined) && (isObj(b) || b === undefined) && (isObj(a) || isObj(b))) {
+    a = a ?? {};
+    b = b ?? {};
+  }
   if (isObj(a) && isObj(b)) {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
     return keys.flatMap((k) => changedKeys(a[k], b[k], prefix ? `${prefix}.${k}` : k));
