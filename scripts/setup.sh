@@ -18,6 +18,8 @@ command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
 # promtool checks the shipped alert rules; it comes with Debian's prometheus package.
 command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
+# The status page is tested in a real browser (headless, driven by playwright-core).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

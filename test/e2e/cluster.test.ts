@@ -2,9 +2,8 @@ import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { nodeConfigPath, nodeYaml } from '../../scripts/lib/cluster-layout.js';
-import { api, e2eRunner, EventFollower, sql, wardenctl, Writer } from './e2e-cluster.js';
+import { api, callbacksLog, e2eRunner, EventFollower, sql, wardenctl, Writer } from './e2e-cluster.js';
 
 /** The events of several members merged by time. */
 function merged(followers: readonly EventFollower[]): any[] {
@@ -97,7 +96,7 @@ describe('e2e: a real 3-node cluster', function () {
     await waitFor('the old primary streaming again', 30_000, async () => ((await runner.nodeStatus(primary))?.role === 'replica' ? true : undefined));
     await sleep(1500);
     await Promise.all(followers.map((f) => f.stop()));
-    const events = merged(followers);
+    const events = merged(followers).filter((e) => Date.parse(e.time) >= t0 - 1000);
     const order = [
       at(events, 'switchover_requested', primary),
       at(events, 'demote_started', primary),
@@ -117,7 +116,7 @@ describe('e2e: a real 3-node cluster', function () {
     expect(events.some((e) => e.type === 'role_changed' && e.member === candidate && e.data.to === 'primary')).to.equal(true);
     expect(events.some((e) => e.type === 'role_changed' && e.member === primary && e.data.to === 'replica')).to.equal(true);
     console.log(`      switchover events: request to ${candidate} writable ${completed.data.duration_ms} ms, promote ${events[order[5]!].data.duration_ms} ms`);
-    const calls = readFileSync(join(runner.layout.dir, 'callbacks.log'), 'utf8');
+    const calls = readFileSync(callbacksLog(runner), 'utf8');
     expect(calls).to.include(`${candidate} on_role_change primary e2e`);
     expect(calls).to.include(`${primary} on_role_change replica e2e`);
     const metrics = (await api(runner, candidate, 'GET', '/metrics')).body as string;
@@ -167,7 +166,7 @@ describe('e2e: a real 3-node cluster', function () {
     expect(primary).to.equal(winner);
     expect((await runner.nodeStatus(victim))?.role).to.equal('replica');
     await Promise.all(followers.map((f) => f.stop()));
-    const events = merged(followers);
+    const events = merged(followers).filter((e) => Date.parse(e.time) >= killedAt);
     const seq = events.map((e) => `${e.member} ${e.type}`).join(', ');
     const done = events.find((e) => e.type === 'failover_completed' && e.member === winner);
     expect(done, seq).to.not.equal(undefined);

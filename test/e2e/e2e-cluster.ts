@@ -1,6 +1,6 @@
 import { mkdtempSync, chmodSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { nodeConfigPath, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
@@ -16,9 +16,12 @@ export async function e2eRunner(): Promise<ClusterRunner> {
   const ports = await freePorts(8);
   const dir = mkdtempSync(join(tmpdir(), 'warden-e2e-'));
   chmodSync(dir, 0o755);
-  // Every role change and start is appended to callbacks.log: `<node> <action> <role> <scope>`.
-  const script = join(dir, 'callback.sh');
-  writeFileSync(script, `#!/bin/sh\necho "$@" >> ${join(dir, 'callbacks.log')}\n`);
+  // Every role change and start is appended to callbacks.log: `<node> <action> <role> <scope>`
+  // (in a folder of its own: preparing the cluster empties the cluster's folder).
+  const hooks = mkdtempSync(join(tmpdir(), 'warden-e2e-hooks-'));
+  chmodSync(hooks, 0o755);
+  const script = join(hooks, 'callback.sh');
+  writeFileSync(script, `#!/bin/sh\necho "$@" >> ${join(hooks, 'callbacks.log')}\n`);
   chmodSync(script, 0o755);
   const layout: ClusterLayout = {
     dir,
@@ -50,6 +53,12 @@ export async function api(runner: ClusterRunner, node: string, method: string, p
     /* plain text */
   }
   return { status: r.status, body: parsed };
+}
+
+/** The file the e2e cluster's callbacks append to. */
+export function callbacksLog(runner: ClusterRunner): string {
+  const cmd = runner.layout.callbacks?.['on_role_change'] ?? '';
+  return join(dirname(cmd.split(' ')[0]!), 'callbacks.log');
 }
 
 /** One member's `GET /events` stream, collected while it runs. */

@@ -219,6 +219,9 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
       access,
       extraHeaders: () => settings.local.restapi.http_extra_headers,
       events: ctx.get<EventLog>(EventLog),
+      peerAuthorization: cfg.restapi.authentication
+        ? `Basic ${Buffer.from(`${cfg.restapi.authentication.username}:${cfg.restapi.authentication.password ?? ''}`).toString('base64')}`
+        : null,
     }),
   );
   c.bind<AgentServer>(AgentTokens.Server).toDynamicValue((ctx) => {
