@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { nodeConfigPath, nodeYaml } from '../../scripts/lib/cluster-layout.js';
 import { api, callbacksLog, e2eRunner, EventFollower, sql, wardenctl, Writer } from './e2e-cluster.js';
 
@@ -193,6 +193,34 @@ describe('e2e: a real 3-node cluster', function () {
     await retag({});
     primary = await currentPrimary(60_000);
     expect(primary).to.equal(preferred);
+  });
+
+  it('shows the cluster live in a browser: three members and the leader, then a switchover within 2 s', async () => {
+    const { launchBrowser } = await import('../support/browser.js');
+    const b = await launchBrowser();
+    try {
+      const page = await (await b.browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
+      await page.goto(`${runner.apiUrl(others(primary)[0]!)}/ui`);
+      await page.waitForSelector(`tr[data-member="${primary}"][data-role="leader"]`, { timeout: 10_000 });
+      expect(await page.locator('#members tr').count()).to.equal(3);
+      const candidate = others(primary)[1]!;
+      const r = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const answered = Date.now();
+      await page.waitForSelector(`tr[data-member="${candidate}"][data-role="leader"]`, { timeout: 2000 });
+      await page.waitForSelector('#events div[data-type="switchover_requested"]', { timeout: Math.max(1, 2000 - (Date.now() - answered)) });
+      await page.waitForSelector('#events div[data-type="switchover_completed"]', { timeout: Math.max(1, 2000 - (Date.now() - answered)) });
+      console.log(`      status page: new leader and switchover events shown ${Date.now() - answered} ms after the API answered`);
+      expect(await page.textContent('#leader-name')).to.equal(candidate);
+      await sleep(1500);
+      mkdirSync('test-artifacts', { recursive: true });
+      await page.screenshot({ path: 'test-artifacts/status-page.png', fullPage: true });
+      if (process.env['WARDEN_UPDATE_DOCS_SCREENSHOT']) copyFileSync('test-artifacts/status-page.png', 'docs/status-page.png');
+      primary = candidate;
+      await waitFor('the old primary streaming again', 30_000, async () => ((await runner.nodeStatus(others(candidate)[0]!))?.state === 'running' ? true : undefined));
+    } finally {
+      await b.close();
+    }
   });
 
   it('does not fail over in pause when the primary postmaster dies; resume restores automation', async () => {

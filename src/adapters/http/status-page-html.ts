@@ -75,7 +75,7 @@ var seen={};
 function addEvent(e){var k=e.member+'|'+e.id;if(seen[k])return;seen[k]=1;var box=el('events');var div=document.createElement('div');div.setAttribute('data-type',e.type);var ms=e.data&&typeof e.data.duration_ms==='number'?' ('+e.data.duration_ms+' ms)':'';
  div.innerHTML=esc(e.time.replace('T',' ').replace('Z',''))+' <b>'+esc(e.member)+'</b> <span class="ev-type">'+esc(e.type)+'</span> '+esc(e.reason)+esc(ms);
  box.insertBefore(div,box.firstChild);while(box.childNodes.length>300)box.removeChild(box.lastChild)}
-function poll(){fetch(url('ui/data'),{credentials:'same-origin',cache:'no-store'}).then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);return r.json()}).then(render).catch(function(e){el('updated').innerHTML='<span class="bad">'+esc(e.message)+'</span>'}).then(function(){setTimeout(poll,1000)})}
+function poll(){fetch(url('ui/data'),{credentials:'same-origin',cache:'no-store'}).then(function(r){if(!r.ok)throw new Error('HTTP '+r.status);return r.json()}).then(render).catch(function(e){el('updated').innerHTML='<span class="bad">'+esc(e.message)+'</span>'}).then(function(){setTimeout(poll,500)})}
 poll();
 if(window.EventSource){var es=new EventSource(url('events'));es.onmessage=function(m){try{addEvent(JSON.parse(m.data))}catch(e){}}}
 })();
