@@ -66,7 +66,7 @@ function actions(c,leader){
  var a=[],p='wardenctl '+conf;
  if(leader)a.push('Switch over: <code>'+esc(p+'switchover --leader '+leader.name+' --dry-run')+'</code> then without <code>--dry-run</code>');
  a.push(c.pause?'Resume automatic failover: <code>'+esc(p+'resume --wait')+'</code>':'Maintenance mode: <code>'+esc(p+'pause --wait')+'</code>');
- (c.members||[]).forEach(function(m){if(m.pending_restart)a.push('Apply the pending restart of '+esc(m.name)+': <code>'+esc(p+'restart '+m.name+' --pending')+'</code>');if(m.state!=='running'&&m.role!=='leader')a.push(esc(m.name)+' is '+esc(m.state)+': <code>'+esc(p+'reinit '+m.name)+'</code> rebuilds it')});
+ (c.members||[]).forEach(function(m){if(m.pending_restart)a.push('Apply the pending restart of '+esc(m.name)+': <code>'+esc(p+'restart '+m.name+' --pending')+'</code>');if(/failed|crashed|stopped/.test(m.state)&&m.role!=='leader')a.push(esc(m.name)+' is '+esc(m.state)+': <code>'+esc(p+'reinit '+m.name)+'</code> rebuilds it')});
  if(c.scheduled_switchover)a.push('Cancel the scheduled switchover: <code>'+esc(p+'flush switchover')+'</code>');
  a.push('Follow the events: <code>'+esc(p+'events -f')+'</code>');
  el('actions').innerHTML=a.map(function(x){return'<div>'+x+'</div>'}).join('');
