@@ -25,6 +25,8 @@ command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # The chaos suite builds its own network namespaces and cuts links with iptables.
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
+# The status page is tested in a real browser (headless, driven by playwright-core).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

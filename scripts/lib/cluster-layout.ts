@@ -52,6 +52,8 @@ export interface ClusterLayout {
   /** REST API Basic auth, when asked for. */
   readonly restAuth?: { readonly username: string; readonly password: string };
   readonly binDir: string;
+  /** `db.callbacks` of every node; `{name}` in a command becomes the node's name. */
+  readonly callbacks?: Readonly<Record<string, string>>;
 }
 
 /** Demo defaults of issue 7: etcd 2379, APIs 8008-8010, PostgreSQL 15432-15434, each overridable. */
@@ -114,6 +116,7 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
         replication: { username: 'replicator', password: 'warden-demo-rep' },
       },
       parameters: { ...(layout.dbParameters ?? {}) },
+      ...(layout.callbacks ? { callbacks: Object.fromEntries(Object.entries(layout.callbacks).map(([k, v]) => [k, v.replaceAll('{name}', node.name)])) } : {}),
     },
     tags: { nofailover: false, noloadbalance: false, ...(node.tags ?? {}), ...(extra.tags ?? {}) },
     watchdog: { mode: 'off' },

@@ -24,6 +24,16 @@ export interface Fencer {
   detach(): Promise<void>;
   /** The fencer's state now. */
   status(): FencerStatus;
+  /** Hears every fencing stop the fencer reports (also one made while no agent was attached, on attach). */
+  onFenced?(listener: (report: FencingReport) => void): void;
+}
+
+/** A fencing stop the fencer made: why, how long the stop took, whether PostgreSQL is down, and when (epoch ms on the agent's clock). */
+export interface FencingReport {
+  readonly reason: string;
+  readonly durationMs: number;
+  readonly stopped: boolean;
+  readonly at: number;
 }
 /** Inversify token of the Fencer port. */
 export const Fencer = Symbol.for('warden.Fencer');

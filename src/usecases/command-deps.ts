@@ -1,5 +1,7 @@
 import type { AgentControl } from '../ports/agent-control.js';
+import type { AgentMetricsSink } from '../ports/agent-metrics.js';
 import type { Clock } from '../ports/clock.js';
+import type { EventLog } from '../ports/events.js';
 import type { ClusterStore } from '../ports/cluster-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { PeerApi } from '../ports/peer-api.js';
@@ -24,4 +26,8 @@ export interface CommandDeps {
   /** The agent the command runs in; null where there is none (wardenctl). */
   readonly agent: AgentControl | null;
   readonly options?: CommandOptions;
+  /** Where the command reports what it did or refused (the agent's event stream); absent in wardenctl. */
+  readonly events?: EventLog | null;
+  /** Counts refused operations by reason; absent in wardenctl. */
+  readonly metrics?: Pick<AgentMetricsSink, 'operationRefused'> | null;
 }

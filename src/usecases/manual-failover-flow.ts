@@ -5,10 +5,12 @@ import {
   candidatesToProbe,
   checkEligibleCandidate,
   checkManualRequest,
+  ManualFailoverError,
   manualFailoverOutcome,
   type ManualAction,
   type ManualFailoverPlan,
 } from '../domain/cluster/rules/manual-failover.js';
+import { explainMembers, explanationText, likelyWinner, type CandidateExplanation } from '../domain/cluster/rules/eligibility-explanation.js';
 import { scheduleSwitchover, switchoverScheduleFromKey } from '../domain/cluster/rules/schedule.js';
 import { DEFAULT_CONFIG } from '../domain/cluster/config/config.js';
 import { DcsUnavailableError } from '../domain/errors.js';
@@ -22,12 +24,26 @@ export interface ManualFailoverInput {
   readonly candidate: string | null;
   /** ISO 8601 with a time zone; null: now. */
   readonly scheduledAt: string | null;
+  /** Check everything and say who would be promoted, changing nothing. */
+  readonly dryRun?: boolean;
 }
 
 /** What came of an accepted request. */
 export type ManualFailoverResult =
   | { readonly kind: 'scheduled'; readonly message: string; readonly scheduledAt: string }
-  | { readonly kind: 'done'; readonly message: string; readonly leader: string };
+  | { readonly kind: 'done'; readonly message: string; readonly leader: string }
+  | {
+      readonly kind: 'dry_run';
+      readonly message: string;
+      /** Who would be promoted (null: any eligible member may win the race after the leader steps down). */
+      readonly candidate: string | null;
+      readonly members: readonly CandidateExplanation[];
+    };
+
+/** What a refusal of an immediate request carries besides its code: every member and why it is or is not eligible. */
+export interface RefusalDetails {
+  readonly members: readonly CandidateExplanation[];
+}
 
 const title = (action: ManualAction) => action[0]!.toUpperCase() + action.slice(1);
 
@@ -43,6 +59,18 @@ async function probe(deps: CommandDeps, members: readonly Member[]): Promise<Map
     }),
   );
   return new Map(entries);
+}
+
+/**
+ * A refusal of step 6 with every member explained: the members are asked for their status
+ * (those already asked are not asked again) and judged by the rules of this request.
+ */
+async function explainedRefusal(deps: CommandDeps, plan: ManualFailoverPlan, cluster: Cluster, config: DynamicConfig, err: ManualFailoverError, asked: Map<string, NodeStatus | null>): Promise<ManualFailoverError> {
+  const missing = cluster.members.filter((m) => !asked.has(m.name));
+  const statuses = new Map([...asked, ...(await probe(deps, missing))]);
+  const members = explainMembers(plan.action, cluster, config, statuses);
+  const details: RefusalDetails = { members };
+  return new ManualFailoverError(err.code, `${err.message}. Members: ${explanationText(members)}`, details);
 }
 
 /**
@@ -78,7 +106,8 @@ async function awaitOutcome(deps: CommandDeps, watch: OutcomeWatch, plan: Manual
  * CommandError when writing or carrying it out failed, DcsUnavailableError.
  */
 export async function runManualFailover(deps: CommandDeps, action: ManualAction, input: ManualFailoverInput): Promise<ManualFailoverResult> {
-  const { clock, store, logger, agent } = deps;
+  const { clock, store, logger, agent, events } = deps;
+  const startedAt = clock.now();
   // Read first but report an unreachable store only after the request checks, so a malformed
   // request gets its 400 even while the store is down.
   let cluster: Cluster | null = null;
@@ -90,15 +119,54 @@ export async function runManualFailover(deps: CommandDeps, action: ManualAction,
     storeError = err;
   }
   const config: DynamicConfig = cluster?.config ? resolveConfig(cluster.config.value) : (agent?.snapshot().config ?? DEFAULT_CONFIG);
-  const plan = checkManualRequest({ action, leader: input.leader, candidate: input.candidate, scheduledAt: input.scheduledAt }, config.pause, clock.now());
+  const dryRun = input.dryRun === true;
+  const refused = (kind: ManualAction, err: unknown): unknown => {
+    if (!dryRun && err instanceof Error && 'code' in err) {
+      const code = String((err as { code: unknown }).code);
+      deps.metrics?.operationRefused(kind, code);
+      events?.emit(`${kind}_refused`, (err as Error).message, { code, ...(input.leader ? { leader: input.leader } : {}), ...(input.candidate ? { candidate: input.candidate } : {}) });
+    }
+    return err;
+  };
+  let plan: ManualFailoverPlan;
+  try {
+    plan = checkManualRequest({ action, leader: input.leader, candidate: input.candidate, scheduledAt: input.scheduledAt }, config.pause, clock.now());
+  } catch (err) {
+    throw refused(action, err);
+  }
   if (cluster === null) throw storeError;
-  logger.info(`received ${action} request`, { leader: plan.leader, candidate: plan.candidate, scheduled_at: plan.scheduledAt, as: plan.action });
+  logger.info(`received ${action} request${dryRun ? ' (dry run)' : ''}`, { leader: plan.leader, candidate: plan.candidate, scheduled_at: plan.scheduledAt, as: plan.action });
   if (plan.scheduledAt === null) {
-    const probed = candidatesToProbe(plan, cluster, config);
-    checkEligibleCandidate(plan, cluster, config, probed, await probe(deps, probed));
+    const asked = new Map<string, NodeStatus | null>();
+    let winner: string | null = null;
+    try {
+      const probed = candidatesToProbe(plan, cluster, config);
+      for (const [k, v] of await probe(deps, probed)) asked.set(k, v);
+      checkEligibleCandidate(plan, cluster, config, probed, asked);
+      if (dryRun) winner = plan.candidate ?? likelyWinner(explainMembers(plan.action, cluster, config, asked).filter((e) => probed.some((m) => m.name === e.name)))?.name ?? null;
+    } catch (err) {
+      throw refused(plan.action, err instanceof ManualFailoverError ? await explainedRefusal(deps, plan, cluster, config, err, asked) : err);
+    }
+    if (dryRun) {
+      const all = explainMembers(plan.action, cluster, config, new Map([...asked, ...(await probe(deps, cluster.members.filter((m) => !asked.has(m.name))))]));
+      const who = winner ?? plan.candidate;
+      return {
+        kind: 'dry_run',
+        message: who ? `${title(plan.action)} would promote "${who}"` : `${title(plan.action)} would let the eligible members race`,
+        candidate: who,
+        members: all,
+      };
+    }
   } else {
     // One scheduled switchover at a time: a second must not silently replace the first.
-    scheduleSwitchover(switchoverScheduleFromKey(cluster.failover), { leader: plan.leader ?? '', candidate: plan.candidate, scheduledAt: plan.scheduledAt }, { paused: config.pause, now: clock.now() });
+    try {
+      scheduleSwitchover(switchoverScheduleFromKey(cluster.failover), { leader: plan.leader ?? '', candidate: plan.candidate, scheduledAt: plan.scheduledAt }, { paused: config.pause, now: clock.now() });
+    } catch (err) {
+      throw refused(plan.action, err);
+    }
+    if (dryRun) {
+      return { kind: 'dry_run', message: `${title(plan.action)} would be scheduled at ${plan.scheduledAt}`, candidate: plan.candidate, members: [] };
+    }
   }
   // Watch before writing, so no change after the write can slip past the wait.
   const watch = plan.scheduledAt === null ? new OutcomeWatch(store) : null;
@@ -107,13 +175,31 @@ export async function runManualFailover(deps: CommandDeps, action: ManualAction,
     if (!(await store.writeFailover(request, cluster.failoverRevision))) {
       throw new CommandError('dcs_write_failed', 'failed to write the failover key into the DCS: it was changed meanwhile');
     }
+    events?.emit(`${plan.action}_requested`, requestReason(plan), {
+      ...(plan.leader ? { leader: plan.leader } : {}),
+      ...(plan.candidate ? { candidate: plan.candidate } : {}),
+      ...(plan.scheduledAt ? { scheduled_at: plan.scheduledAt } : {}),
+    });
     agent?.wake();
     if (watch === null) {
       await agent?.refreshView().catch(() => undefined);
       return { kind: 'scheduled', message: `${title(plan.action)} scheduled`, scheduledAt: plan.scheduledAt! };
     }
-    return await awaitOutcome(deps, watch, plan, cluster.leader?.name ?? null, config.loop_wait);
+    try {
+      return await awaitOutcome(deps, watch, plan, cluster.leader?.name ?? null, config.loop_wait);
+    } catch (err) {
+      if (err instanceof CommandError) events?.emit(`${plan.action}_failed`, err.message, { code: err.code, duration_ms: clock.now() - startedAt });
+      throw err;
+    }
   } finally {
     watch?.close();
   }
+}
+
+/** The sentence of a `*_requested` event. */
+function requestReason(plan: ManualFailoverPlan): string {
+  const to = plan.candidate ? ` to ${plan.candidate}` : ' to the healthiest member';
+  const from = plan.leader ? ` from ${plan.leader}` : '';
+  const when = plan.scheduledAt ? ` scheduled at ${plan.scheduledAt}` : '';
+  return `an operator asked for a ${plan.action}${from}${to}${when}`;
 }

@@ -1,7 +1,19 @@
 import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
-import { api, e2eRunner, sql, wardenctl, Writer } from './e2e-cluster.js';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { nodeConfigPath, nodeYaml } from '../../scripts/lib/cluster-layout.js';
+import { api, callbacksLog, e2eRunner, EventFollower, sql, wardenctl, Writer } from './e2e-cluster.js';
+
+/** The events of several members merged by time. */
+function merged(followers: readonly EventFollower[]): any[] {
+  return followers.flatMap((f) => f.events).sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+}
+
+/** Index of the first event of `type` (from `member` when given) in `events`; -1 when absent. */
+function at(events: readonly any[], type: string, member?: string): number {
+  return events.findIndex((e) => e.type === type && (member === undefined || e.member === member));
+}
 
 /**
  * One real 3-node cluster (real etcd, three agents, three PostgreSQL 15 servers) driven
@@ -56,6 +68,13 @@ describe('e2e: a real 3-node cluster', function () {
   it('switches over through the API: the candidate becomes primary, the old one follows, writes resume, /history gains a line', async () => {
     const before = (await api(runner, primary, 'GET', '/history')).body as unknown[];
     const candidate = others(primary)[0]!;
+    const dry = await api(runner, primary, 'POST', '/switchover', { leader: primary, dry_run: true });
+    expect(dry.status, JSON.stringify(dry.body)).to.equal(200);
+    expect(dry.body.dry_run).to.equal(true);
+    expect(others(primary)).to.include(dry.body.candidate);
+    expect(dry.body.members).to.have.length(3);
+    expect((await api(runner, primary, 'GET', '/cluster')).body.members.find((m: any) => m.role === 'leader').name).to.equal(primary);
+    const followers = runner.layout.nodes.map((n) => new EventFollower(runner, n.name));
     const writer = new Writer(runner);
     writer.start();
     await sleep(300);
@@ -74,6 +93,36 @@ describe('e2e: a real 3-node cluster', function () {
     expect(after.length).to.equal(before.length + 1);
     const stored = await sql(runner, candidate, 'SELECT count(*)::int AS n FROM e2e_writes WHERE id = ANY($1)', [writer.acknowledged]);
     expect(stored.rows[0].n).to.equal(writer.acknowledged.length);
+    await waitFor('the old primary streaming again', 30_000, async () => ((await runner.nodeStatus(primary))?.role === 'replica' ? true : undefined));
+    await sleep(1500);
+    await Promise.all(followers.map((f) => f.stop()));
+    const events = merged(followers).filter((e) => Date.parse(e.time) >= t0 - 1000);
+    const order = [
+      at(events, 'switchover_requested', primary),
+      at(events, 'demote_started', primary),
+      at(events, 'leader_lost', primary),
+      at(events, 'leader_acquired', candidate),
+      at(events, 'promote_started', candidate),
+      at(events, 'promote_finished', candidate),
+      at(events, 'switchover_completed', candidate),
+    ];
+    const seq = events.map((e) => `${e.member} ${e.type}`).join(', ');
+    expect(order.every((i) => i >= 0), seq).to.equal(true);
+    expect([...order].sort((x, y) => x - y), seq).to.deep.equal(order);
+    const completed = events[order[6]!];
+    expect(completed.data.duration_ms).to.be.within(1, 10_000);
+    expect(events[order[5]!].data.duration_ms).to.be.within(0, completed.data.duration_ms);
+    expect(events.find((e) => e.type === 'demote_finished' && e.member === primary)?.data.duration_ms).to.be.a('number');
+    expect(events.some((e) => e.type === 'role_changed' && e.member === candidate && e.data.to === 'primary')).to.equal(true);
+    expect(events.some((e) => e.type === 'role_changed' && e.member === primary && e.data.to === 'replica')).to.equal(true);
+    console.log(`      switchover events: request to ${candidate} writable ${completed.data.duration_ms} ms, promote ${events[order[5]!].data.duration_ms} ms`);
+    const calls = readFileSync(callbacksLog(runner), 'utf8');
+    expect(calls).to.include(`${candidate} on_role_change primary e2e`);
+    expect(calls).to.include(`${primary} on_role_change replica e2e`);
+    const metrics = (await api(runner, candidate, 'GET', '/metrics')).body as string;
+    expect(metrics).to.match(/svc_switchover_duration_seconds_count\{[^}]*\} 1/);
+    const listed = wardenctl(runner, 'events', '--format', 'json').trim().split('\n').map((l) => JSON.parse(l));
+    expect(listed.some((e) => e.type === 'switchover_completed' && e.member === candidate)).to.equal(true);
     primary = candidate;
   });
 
@@ -103,9 +152,11 @@ describe('e2e: a real 3-node cluster', function () {
 
   it('fails over after kill -9 of the primary agent and postmaster; the old node rejoins as a replica', async () => {
     const victim = primary;
+    const [a, b] = others(victim);
+    const followers = [a!, b!].map((n) => new EventFollower(runner, n));
+    await sleep(200);
     const killedAt = Date.now();
     runner.killNode(victim);
-    const [a, b] = others(victim);
     const winner = await waitFor('a writable replica', 90_000, async () => ((await writable(a!)) ? a : (await writable(b!)) ? b : undefined), 50);
     const writableAt = Date.now();
     console.log(`      failover: kill -9 to writable ${writableAt - killedAt} ms (ttl ${runner.layout.dcs['ttl']})`);
@@ -114,6 +165,62 @@ describe('e2e: a real 3-node cluster', function () {
     primary = await currentPrimary(120_000);
     expect(primary).to.equal(winner);
     expect((await runner.nodeStatus(victim))?.role).to.equal('replica');
+    await Promise.all(followers.map((f) => f.stop()));
+    const events = merged(followers).filter((e) => Date.parse(e.time) >= killedAt);
+    const seq = events.map((e) => `${e.member} ${e.type}`).join(', ');
+    const done = events.find((e) => e.type === 'failover_completed' && e.member === winner);
+    expect(done, seq).to.not.equal(undefined);
+    expect(done.data.automatic).to.equal(true);
+    expect(done.data.duration_ms).to.be.within(1, ((runner.layout.dcs['ttl'] as number) + 10) * 1000);
+    expect(at(events, 'leader_acquired', winner), seq).to.be.below(at(events, 'promote_finished', winner));
+    expect(at(events, 'promote_finished', winner), seq).to.be.below(at(events, 'failover_completed', winner));
+    console.log(`      failover events: leader key gone to ${winner} writable ${done.data.duration_ms} ms`);
+  });
+
+  it('gives leadership back to a member tagged preferred once it is healthy and caught up', async () => {
+    const preferred = others(primary)[0]!;
+    const layout = runner.layout;
+    const retag = async (tags: Record<string, unknown>) => {
+      writeFileSync(nodeConfigPath(layout, preferred), nodeYaml(layout, runner.node(preferred), { tags }));
+      expect((await api(runner, preferred, 'POST', '/reload')).status).to.equal(202);
+    };
+    expect((await api(runner, primary, 'PATCH', '/config', { preferred_leader_delay: 2 })).status).to.equal(200);
+    const follower = new EventFollower(runner, primary);
+    await retag({ preferred: true });
+    await waitFor('the preferred member leading', 60_000, async () => ((await runner.nodeStatus(preferred))?.role === 'primary' ? true : undefined));
+    await follower.stop();
+    expect(follower.events.some((e) => e.type === 'preferred_leader_switchover' && e.data.candidate === preferred)).to.equal(true);
+    await retag({});
+    primary = await currentPrimary(60_000);
+    expect(primary).to.equal(preferred);
+  });
+
+  it('shows the cluster live in a browser: three members and the leader, then a switchover within 2 s', async () => {
+    const { launchBrowser } = await import('../support/browser.js');
+    const b = await launchBrowser();
+    try {
+      const page = await (await b.browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
+      await page.goto(`${runner.apiUrl(others(primary)[0]!)}/ui`);
+      await page.waitForSelector(`tr[data-member="${primary}"][data-role="leader"]`, { timeout: 10_000 });
+      expect(await page.locator('#members tr').count()).to.equal(3);
+      const candidate = others(primary)[1]!;
+      const r = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const answered = Date.now();
+      await page.waitForSelector(`tr[data-member="${candidate}"][data-role="leader"]`, { timeout: 2000 });
+      await page.waitForSelector('#events div[data-type="switchover_requested"]', { timeout: Math.max(1, 2000 - (Date.now() - answered)) });
+      await page.waitForSelector('#events div[data-type="switchover_completed"]', { timeout: Math.max(1, 2000 - (Date.now() - answered)) });
+      console.log(`      status page: new leader and switchover events shown ${Date.now() - answered} ms after the API answered`);
+      expect(await page.textContent('#leader-name')).to.equal(candidate);
+      await sleep(1500);
+      mkdirSync('test-artifacts', { recursive: true });
+      await page.screenshot({ path: 'test-artifacts/status-page.png', fullPage: true });
+      if (process.env['WARDEN_UPDATE_DOCS_SCREENSHOT']) copyFileSync('test-artifacts/status-page.png', 'docs/status-page.png');
+      primary = candidate;
+      await waitFor('the old primary streaming again', 30_000, async () => ((await runner.nodeStatus(others(candidate)[0]!))?.state === 'running' ? true : undefined));
+    } finally {
+      await b.close();
+    }
   });
 
   it('does not fail over in pause when the primary postmaster dies; resume restores automation', async () => {

@@ -1,6 +1,6 @@
-import { mkdtempSync, chmodSync } from 'node:fs';
+import { mkdtempSync, chmodSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { nodeConfigPath, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
@@ -16,6 +16,13 @@ export async function e2eRunner(): Promise<ClusterRunner> {
   const ports = await freePorts(8);
   const dir = mkdtempSync(join(tmpdir(), 'warden-e2e-'));
   chmodSync(dir, 0o755);
+  // Every role change and start is appended to callbacks.log: `<node> <action> <role> <scope>`
+  // (in a folder of its own: preparing the cluster empties the cluster's folder).
+  const hooks = mkdtempSync(join(tmpdir(), 'warden-e2e-hooks-'));
+  chmodSync(hooks, 0o755);
+  const script = join(hooks, 'callback.sh');
+  writeFileSync(script, `#!/bin/sh\necho "$@" >> ${join(hooks, 'callbacks.log')}\n`);
+  chmodSync(script, 0o755);
   const layout: ClusterLayout = {
     dir,
     scope: 'e2e',
@@ -25,6 +32,7 @@ export async function e2eRunner(): Promise<ClusterRunner> {
     nodes: [0, 1, 2].map((i) => ({ name: `node${i + 1}`, apiPort: ports[2 + i]!, pgPort: ports[5 + i]! })),
     dcs: E2E_DCS,
     binDir: '/usr/lib/postgresql/15/bin',
+    callbacks: { on_role_change: `${script} {name}`, on_start: `${script} {name}` },
   };
   return new ClusterRunner(layout);
 }
@@ -45,6 +53,48 @@ export async function api(runner: ClusterRunner, node: string, method: string, p
     /* plain text */
   }
   return { status: r.status, body: parsed };
+}
+
+/** The file the e2e cluster's callbacks append to. */
+export function callbacksLog(runner: ClusterRunner): string {
+  const cmd = runner.layout.callbacks?.['on_role_change'] ?? '';
+  return join(dirname(cmd.split(' ')[0]!), 'callbacks.log');
+}
+
+/** One member's `GET /events` stream, collected while it runs. */
+export class EventFollower {
+  readonly events: any[] = [];
+  private readonly ac = new AbortController();
+  private readonly done: Promise<void>;
+
+  constructor(runner: ClusterRunner, node: string) {
+    this.done = (async () => {
+      try {
+        const res = await fetch(`${runner.apiUrl(node)}/events`, { headers: { accept: 'text/event-stream' }, signal: this.ac.signal });
+        const reader = res.body!.getReader();
+        const decoder = new TextDecoder();
+        let text = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          text += decoder.decode(value, { stream: true });
+          let end: number;
+          while ((end = text.indexOf('\n\n')) >= 0) {
+            const data = /^data: (.*)$/m.exec(text.slice(0, end))?.[1];
+            text = text.slice(end + 2);
+            if (data) this.events.push(JSON.parse(data));
+          }
+        }
+      } catch {
+        // aborted, or the agent went away
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.ac.abort();
+    await this.done;
+  }
 }
 
 /** Runs wardenctl against the cluster; returns stdout (throws with stderr on a non-zero exit). */

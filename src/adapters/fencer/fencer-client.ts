@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import type { Clock } from '../../ports/clock.js';
-import type { Fencer, FencerStatus } from '../../ports/fencer.js';
+import type { Fencer, FencerStatus, FencingReport } from '../../ports/fencer.js';
 import type { Logger } from '../../ports/logger.js';
 import type { Watchdog } from '../../ports/watchdog.js';
 import { encodeLine, LineDecoder, type AgentMessage, type FencerMessage } from './fencer-protocol.js';
@@ -49,11 +49,25 @@ export class FencerClient implements Fencer, Watchdog {
   private lastDeadline: number | null = null;
   private detached = false;
   private reattach: Promise<boolean> | null = null;
+  private fencedListener: (report: FencingReport) => void = () => {};
 
   constructor(private readonly o: FencerClientOptions) {}
 
   status(): FencerStatus {
     return this.state;
+  }
+
+  onFenced(listener: (report: FencingReport) => void): void {
+    this.fencedListener = listener;
+  }
+
+  private heardFence(r: { reason: string; durationMs: number; stopped: boolean; agoMs: number }): void {
+    this.o.logger.warn(`the fencer stopped PostgreSQL ${Math.round(r.agoMs / 1000)} s ago: ${r.reason}`, { duration_ms: r.durationMs, stopped: r.stopped });
+    try {
+      this.fencedListener({ reason: r.reason, durationMs: r.durationMs, stopped: r.stopped, at: this.o.clock.now() - r.agoMs });
+    } catch {
+      // A listener's failure must not break the fencer connection.
+    }
   }
 
   async attach(): Promise<boolean> {
@@ -76,6 +90,7 @@ export class FencerClient implements Fencer, Watchdog {
       return this.unavailable(reply?.type === 'refused' ? reply.reason : 'the fencer did not welcome the agent');
     }
     this.o.logger.info(reply.adopted ? 'adopted the running fencer' : 'fencer attached', { fencer_pid: reply.fencerPid, socket: this.o.socketPath });
+    if (reply.lastFence) this.heardFence(reply.lastFence);
     this.state = { state: this.guarding ? 'guarding' : 'idle', reason: null };
     // A deadline reported while detached must reach the new fencer.
     if (this.guarding && this.lastDeadline !== null) this.guard(this.lastDeadline);
@@ -178,6 +193,10 @@ export class FencerClient implements Fencer, Watchdog {
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
       for (const m of decoder.push(chunk)) {
+        if (m.type === 'fenced') {
+          this.heardFence(m);
+          continue;
+        }
         const waiter = this.pending.get(m.id);
         if (waiter) {
           this.pending.delete(m.id);

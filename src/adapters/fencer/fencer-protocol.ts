@@ -14,9 +14,18 @@ export type AgentMessage =
   | { readonly type: 'usable'; readonly id: number }
   | { readonly type: 'bye'; readonly id: number };
 
-/** What the fencer answers. */
+/** A fencing stop, as the fencer reports it: why, how long it took, whether PostgreSQL is down, how long ago. */
+export interface FenceReport {
+  readonly reason: string;
+  readonly durationMs: number;
+  readonly stopped: boolean;
+  readonly agoMs: number;
+}
+
+/** What the fencer answers (and `fenced`, which it sends unasked to the attached agent). */
 export type FencerMessage =
-  | { readonly type: 'welcome'; readonly id: number; readonly fencerPid: number; readonly dataDir: string; readonly adopted: boolean }
+  | { readonly type: 'welcome'; readonly id: number; readonly fencerPid: number; readonly dataDir: string; readonly adopted: boolean; readonly lastFence?: FenceReport }
+  | ({ readonly type: 'fenced'; readonly id: 0 } & FenceReport)
   | { readonly type: 'refused'; readonly id: number; readonly reason: string }
   | { readonly type: 'result'; readonly id: number; readonly ok: boolean };
 

@@ -1,7 +1,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { chmod, unlink } from 'node:fs/promises';
 import type { Logger } from '../../ports/logger.js';
-import { encodeLine, LineDecoder, type AgentMessage, type FencerMessage } from './fencer-protocol.js';
+import { encodeLine, LineDecoder, type AgentMessage, type FenceReport, type FencerMessage } from './fencer-protocol.js';
 
 /** What the fencer does with its agent's messages. */
 export interface FencerHandlers {
@@ -17,6 +17,8 @@ export interface FencerHandlers {
   attached(agentPid: number, adopted: boolean): void;
   /** The attached agent's connection closed without a goodbye: the agent died. */
   agentGone(agentPid: number): void;
+  /** The last fencing stop (told to an agent that attaches after it), or null. */
+  lastFence?(): FenceReport | null;
 }
 
 /** Whether something answers on the socket path (a live fencer), within a short time. */
@@ -67,6 +69,12 @@ export class FencerSocketServer {
     return true;
   }
 
+  /** Tells the attached agent (if any) of a fencing stop; a frozen agent reads it when it runs again. */
+  reportFence(report: FenceReport): void {
+    const socket = this.agent?.socket;
+    if (socket && !socket.destroyed) socket.write(encodeLine({ type: 'fenced', id: 0, ...report }));
+  }
+
   /** Whether an agent is attached now. */
   get hasAgent(): boolean {
     return this.agent !== null;
@@ -105,7 +113,8 @@ export class FencerSocketServer {
           this.agent = { socket, pid: m.agentPid };
           this.everAttached = true;
           this.handlers.attached(m.agentPid, adopted);
-          send({ type: 'welcome', id: m.id, fencerPid: process.pid, dataDir: this.dataDir, adopted });
+          const lastFence = this.handlers.lastFence?.() ?? null;
+          send({ type: 'welcome', id: m.id, fencerPid: process.pid, dataDir: this.dataDir, adopted, ...(adopted && lastFence ? { lastFence } : {}) });
           continue;
         }
         // Only the attached agent commands the fencer.

@@ -29,12 +29,19 @@ function sendResult(ctx: Context, result: ActionResult, okStatus: number, okMess
 /** Sends a switchover/failover outcome: 202 when scheduled, 200 when done. */
 function sendManual(ctx: Context, result: ManualFailoverResult): void {
   ctx.status = result.kind === 'scheduled' ? 202 : 200;
-  setJsonBody(ctx, result.kind === 'scheduled' ? { message: result.message, scheduled_at: result.scheduledAt } : { message: result.message, leader: result.leader });
+  switch (result.kind) {
+    case 'scheduled':
+      return setJsonBody(ctx, { message: result.message, scheduled_at: result.scheduledAt });
+    case 'done':
+      return setJsonBody(ctx, { message: result.message, leader: result.leader });
+    case 'dry_run':
+      return setJsonBody(ctx, { message: result.message, dry_run: true, candidate: result.candidate, members: result.members });
+  }
 }
 
 /** The request's fields as the use case takes them. */
 function manualInput(body: SwitchoverBody) {
-  return { leader: body.leader ?? null, candidate: body.candidate ?? null, scheduledAt: body.scheduled_at ?? null };
+  return { leader: body.leader ?? null, candidate: body.candidate ?? null, scheduledAt: body.scheduled_at ?? null, dryRun: body.dry_run === true };
 }
 
 /**

@@ -7,7 +7,10 @@ import { createAccessCheck, type AccessSettings } from './auth.js';
 import { registerClusterRoutes } from './cluster-routes.js';
 import { registerConfigRoutes } from './config-routes.js';
 import { errorMiddleware, sendError } from './errors.js';
+import { registerEventRoutes } from './events-routes.js';
+import { registerUiRoutes } from './ui-routes.js';
 import { registerFailsafeRoutes } from './failsafe-routes.js';
+import { InMemoryEventLog } from '../events/in-memory-event-log.js';
 import { withHealthFastPath, type RequestListener } from './health-fast-path.js';
 import { HealthResponder, registerHealthRoutes, StatusBodyCache } from './health-routes.js';
 
@@ -42,6 +45,15 @@ function accessGuard(access: AgentApiDeps['access']): Middleware {
     check(ctx);
     return next();
   };
+}
+
+/**
+ * The access check for reads that show more than health (the status page): the same check
+ * as for unsafe requests (allowlist, client certificate, Basic auth), so with
+ * `restapi.authentication` set a browser asks for credentials.
+ */
+function readGuard(access: AgentApiDeps['access']): Middleware {
+  return accessGuard(access);
 }
 
 /** The order methods are listed in `Allow`. */
@@ -100,6 +112,8 @@ export function createAgentApi(deps: AgentApiDeps): AgentApi {
   registerConfigRoutes(router, deps, guard);
   registerActionRoutes(router, deps, guard);
   registerFailsafeRoutes(router, deps, guard);
+  registerUiRoutes(router, deps, readGuard(deps.access));
+  registerEventRoutes(router, deps.events ?? new InMemoryEventLog({ member: '', clock: deps.clock, logger: null, capacity: 1 }), extraHeaders);
 
   const handleErrors = errorMiddleware(deps.logger);
   app.use((ctx: Context, next: Next) => {

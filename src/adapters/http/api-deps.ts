@@ -1,6 +1,7 @@
 import type { AgentControl } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
+import type { EventLog } from '../../ports/events.js';
 import type { Logger } from '../../ports/logger.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 import type { CommandDeps, CommandOptions } from '../../usecases/command-deps.js';
@@ -26,9 +27,22 @@ export interface AgentApiDeps {
   /** `restapi.http_extra_headers`: added to every response; a function is asked per request. */
   readonly extraHeaders?: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>);
   readonly options?: AgentApiOptions;
+  /** The agent's event stream (`GET /events`); the operator commands report to it. Absent: `/events` answers an empty history. */
+  readonly events?: EventLog;
+  /** `Authorization` header value the status page uses to read the other members' events (the cluster's `restapi.authentication`). */
+  readonly peerAuthorization?: string | null;
 }
 
 /** The use cases' dependencies for a request of this API. */
 export function commandDeps(deps: AgentApiDeps): CommandDeps {
-  return { store: deps.store, clock: deps.clock, logger: deps.logger, peers: deps.peers, agent: deps.control, ...(deps.options ? { options: deps.options } : {}) };
+  return {
+    store: deps.store,
+    clock: deps.clock,
+    logger: deps.logger,
+    peers: deps.peers,
+    agent: deps.control,
+    ...(deps.options ? { options: deps.options } : {}),
+    events: deps.events ?? null,
+    metrics: deps.metrics,
+  };
 }

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { AgentCommandErrorCode } from '../../domain/cluster/ha/decision.js';
-import type { ManualFailoverErrorCode } from '../../domain/cluster/rules/manual-failover.js';
+import { ManualFailoverError, type ManualFailoverErrorCode } from '../../domain/cluster/rules/manual-failover.js';
 import { SCHEDULE_ERROR_STATUS, type ScheduleErrorCode } from '../../domain/cluster/rules/schedule.js';
 import { DcsUnavailableError, ValidationError, WardenError, type Problem, type ValidationErrorCode } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
@@ -134,8 +134,11 @@ export function statusOf(err: unknown): number {
 }
 
 /** The JSON error body: `{error, message}`, plus `problems` when validation listed several. */
-export function errorBody(err: unknown): { error: string; message: string; problems?: readonly Problem[] } {
+export function errorBody(err: unknown): { error: string; message: string; problems?: readonly Problem[]; members?: readonly unknown[] } {
   if (err instanceof ValidationError) return { error: err.code, message: err.message, problems: err.problems };
+  // A refused switchover or failover lists every member and why it is or is not eligible.
+  const members = (err as { details?: { members?: unknown } } | null)?.details?.members;
+  if (err instanceof ManualFailoverError && Array.isArray(members)) return { error: err.code, message: err.message, members };
   if (err instanceof WardenError) return { error: err.code, message: err.message };
   return { error: 'internal_error', message: 'internal error' };
 }

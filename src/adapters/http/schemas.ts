@@ -8,7 +8,7 @@ const optionalString = { type: ['string', 'null'] } as const;
 const switchoverSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { leader: optionalString, candidate: optionalString, scheduled_at: optionalString },
+  properties: { leader: optionalString, candidate: optionalString, scheduled_at: optionalString, dry_run: { type: 'boolean' } },
 } as const;
 
 /** `POST /failover`: `scheduled_at` is accepted by the schema so step 2 can refuse it with its own message. */
@@ -53,6 +53,7 @@ export interface SwitchoverBody {
   readonly leader?: string | null;
   readonly candidate?: string | null;
   readonly scheduled_at?: string | null;
+  readonly dry_run?: boolean;
 }
 /** Body of `POST /restart` after validation. */
 export interface RestartBody {

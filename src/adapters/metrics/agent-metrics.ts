@@ -1,10 +1,24 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import { stateMetricHelp } from '../../domain/cluster/model/states.js';
-import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
+import type { AgentMetricsSink, MeasuredOperation } from '../../ports/agent-metrics.js';
 import { snapshotMetricValues, SNAPSHOT_METRICS } from './agent-snapshot-metrics.js';
 
 const LABELS = ['scope', 'name'] as const;
+
+/** Buckets of the operation durations: from a fast switchover (sub-second) to a long base backup. */
+const DURATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 900, 3600];
+
+/** HELP of each duration histogram. */
+const DURATION_HELP: Readonly<Record<MeasuredOperation, string>> = {
+  failover: 'Failovers this node completed, from the leader key seen gone to this node writable, in seconds.',
+  switchover: 'Switchovers and manual failovers to this node, from the request seen to this node writable, in seconds.',
+  demote: 'Demotions of this node (stop as primary, start as replica), in seconds.',
+  promote: 'Promotions of this node (pg_ctl promote until writable), in seconds.',
+  rewind: 'pg_rewind runs of this node, in seconds.',
+  fencing: 'Fencing stops of this node reported by its fencer, in seconds.',
+  basebackup: 'Base backups (replica creation) of this node, in seconds.',
+};
 type Labels = { scope: string; name: string };
 
 /**
@@ -21,6 +35,9 @@ export class AgentMetrics implements AgentMetricsSink {
   private readonly dcsErrors: Counter<'scope' | 'name' | 'operation'>;
   private readonly leaderChanges: Counter<'scope' | 'name'>;
   private readonly self: Labels;
+  private readonly durations = new Map<MeasuredOperation, Histogram<'scope' | 'name'>>();
+  private readonly refused: Counter<'scope' | 'name' | 'operation' | 'reason'>;
+  private readonly callbackFailures: Counter<'scope' | 'name' | 'action'>;
 
   constructor(labels: Labels) {
     this.self = { scope: labels.scope, name: labels.name };
@@ -49,6 +66,25 @@ export class AgentMetrics implements AgentMetricsSink {
       labelNames: LABELS,
       registers: [this.registry],
     });
+    for (const [op, help] of Object.entries(DURATION_HELP) as [MeasuredOperation, string][]) {
+      this.durations.set(
+        op,
+        new Histogram({ name: `svc_${op}_duration_seconds`, help, labelNames: LABELS, buckets: DURATION_BUCKETS, registers: [this.registry] }),
+      );
+    }
+    this.refused = new Counter({
+      name: 'svc_refused_operations_total',
+      help: 'Operator requests (switchover, failover) this agent refused, by operation and reason code.',
+      labelNames: [...LABELS, 'operation', 'reason'],
+      registers: [this.registry],
+    });
+    this.callbackFailures = new Counter({
+      name: 'svc_callback_failures_total',
+      help: 'Callback commands (on_start, on_stop, on_restart, on_reload, on_role_change) that failed, timed out or could not start.',
+      labelNames: [...LABELS, 'action'],
+      registers: [this.registry],
+    });
+    for (const h of this.durations.values()) h.zero(this.self);
     // Series exist from the start, so rate() works before the first event.
     this.loopDuration.zero(this.self);
     this.leaderChanges.inc(this.self, 0);
@@ -69,6 +105,18 @@ export class AgentMetrics implements AgentMetricsSink {
 
   leaderChanged(_leader: string | null): void {
     this.leaderChanges.inc(this.self);
+  }
+
+  operationDuration(operation: MeasuredOperation, seconds: number): void {
+    if (Number.isFinite(seconds) && seconds >= 0) this.durations.get(operation)?.observe(this.self, seconds);
+  }
+
+  operationRefused(operation: string, reason: string): void {
+    this.refused.inc({ ...this.self, operation, reason });
+  }
+
+  callbackFailed(action: string): void {
+    this.callbackFailures.inc({ ...this.self, action });
   }
 
   /** Prometheus text of every metric, the node metrics taken from `snap`. */

@@ -28,6 +28,10 @@ import { DisabledFencer } from '../../adapters/fencer/disabled-fencer.js';
 import { FencerClient } from '../../adapters/fencer/fencer-client.js';
 import { defaultFencerSocket } from '../../adapters/fencer/fencer-socket-path.js';
 import { HaLoop } from './ha-loop.js';
+import { EventLog } from '../../ports/events.js';
+import { CallbackRunner } from '../../ports/callbacks.js';
+import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
+import { ChildProcessCallbackRunner } from '../../adapters/callbacks/child-process-callback-runner.js';
 import type { LocalConfig } from './local-config.js';
 import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
@@ -56,6 +60,7 @@ export interface AgentAdapterOverrides {
   readonly peers?: PeerApi;
   readonly logger?: Logger;
   readonly haLoopOptions?: HaLoopOptions;
+  readonly callbacks?: CallbackRunner;
 }
 
 /** What the composition root is built from. */
@@ -169,6 +174,31 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   c.bind<AgentSettingsSource>(AgentSettingsSource).toService(AgentTokens.LocalSettings);
   c.bind<AgentMetrics>(AgentTokens.Metrics).toConstantValue(new AgentMetrics({ scope: cfg.scope, name: cfg.name }));
   c.bind<AgentMetricsSink>(AgentMetricsSink).toService(AgentTokens.Metrics);
+  c.bind<EventLog>(EventLog).toDynamicValue(
+    (ctx) =>
+      new InMemoryEventLog({
+        member: cfg.name,
+        clock: ctx.get<Clock>(Clock),
+        logger: ctx.get<Logger>(Logger).child({ component: 'events' }),
+        capacity: cfg.restapi.event_history,
+      }),
+  );
+  c.bind<CallbackRunner>(CallbackRunner).toDynamicValue((ctx) => {
+    if (overrides.callbacks) return overrides.callbacks;
+    const logger = ctx.get<Logger>(Logger).child({ component: 'callbacks' });
+    const metrics = ctx.get<AgentMetrics>(AgentTokens.Metrics);
+    const events = ctx.get<EventLog>(EventLog);
+    return new ChildProcessCallbackRunner({
+      commands: () => settings.local.db.callbacks,
+      timeoutSeconds: () => settings.local.db.callback_timeout,
+      scope: cfg.scope,
+      logger,
+      onFailure: (action, role, why) => {
+        metrics.callbackFailed(action);
+        events.emit('callback_failed', `callback ${action} (${role}) failed: ${why}`, { action, role });
+      },
+    });
+  });
   c.bind<HaLoop>(AgentTokens.HaLoop).to(HaLoop);
   c.bind<AgentControl>(AgentControl).toService(AgentTokens.HaLoop);
 
@@ -188,6 +218,10 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
       logger: ctx.get<Logger>(Logger).child({ component: 'restapi' }),
       access,
       extraHeaders: () => settings.local.restapi.http_extra_headers,
+      events: ctx.get<EventLog>(EventLog),
+      peerAuthorization: cfg.restapi.authentication
+        ? `Basic ${Buffer.from(`${cfg.restapi.authentication.username}:${cfg.restapi.authentication.password ?? ''}`).toString('base64')}`
+        : null,
     }),
   );
   c.bind<AgentServer>(AgentTokens.Server).toDynamicValue((ctx) => {

@@ -28,6 +28,12 @@ import { SnapshotPublisher } from './snapshot-publisher.js';
 import { SnapshotRefresher } from './snapshot-refresher.js';
 import { TickPipeline } from './tick-pipeline.js';
 import { TickScheduler } from './tick-scheduler.js';
+import { EventReporter } from './event-reporter.js';
+import { PreferredLeader } from './preferred-leader.js';
+import { EventLog } from '../../ports/events.js';
+import { CallbackRunner } from '../../ports/callbacks.js';
+import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
+import { NoCallbacks } from '../../adapters/callbacks/child-process-callback-runner.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
 
 /** Changes that wake the loop at once (the leader key: see onClusterChange). */
@@ -56,6 +62,10 @@ export class HaLoop implements AgentControl {
   private readonly pipeline: TickPipeline;
   private readonly scheduler: TickScheduler;
   private readonly refresher: SnapshotRefresher;
+  private readonly reporter: EventReporter;
+  private readonly preferred: PreferredLeader;
+  /** The agent's event stream (`GET /events`). */
+  readonly events: EventLog;
   private unwatch: (() => void) | null = null;
   /** The fencer guards a deadline of this node's lock. */
   private fenceGuarded = false;
@@ -75,8 +85,22 @@ export class HaLoop implements AgentControl {
     @inject(HaLoopOptions) @optional() options?: HaLoopOptions,
     @inject(AgentMetricsSink) @optional() metrics?: AgentMetricsSink,
     @inject(Fencer) @optional() private readonly fencer: Fencer = new DisabledFencer(),
+    @inject(EventLog) @optional() events?: EventLog,
+    @inject(CallbackRunner) @optional() callbacks?: CallbackRunner,
   ) {
+    this.events = events ?? new InMemoryEventLog({ member: settings.current().node.name, clock, logger: null, capacity: 1000 });
+    this.reporter = new EventReporter({
+      events: this.events,
+      callbacks: callbacks ?? new NoCallbacks(),
+      metrics: metrics ?? null,
+      clock,
+      me: () => this.settings.current.node.name,
+    });
+    this.fencer.onFenced?.((r) =>
+      this.reporter.fenced(`the fencer stopped PostgreSQL: ${r.reason}${r.stopped ? '' : ' (the stop could not be confirmed)'}`, r.durationMs, r.at),
+    );
     this.lease.onChange = (deadline) => {
+      this.reporter.leaseChanged(deadline);
       if (deadline === null) return this.unguardWhenSafe();
       this.fenceGuarded = true;
       this.fencer.guard(deadline);
@@ -117,11 +141,16 @@ export class HaLoop implements AgentControl {
         jobs: this.jobs,
         snapshot: this.publisher,
         failsafeConfirmed: () => this.failsafe.confirmed,
+        reporter: this.reporter,
       },
       { peerTimeoutMs: options?.peerTimeoutMs ?? 2000, failsafeTimeoutMs: options?.failsafeTimeoutMs ?? 2000 },
     );
+    this.publisher.onPublish = (snap) => this.reporter.snapshotPublished(snap, this.jobs.name);
+    this.preferred = new PreferredLeader({ store, clock, logger, peers, agent: this, events: this.events, metrics: metrics ?? null }, () => this.settings.current.node.name);
     this.scheduler = new TickScheduler(clock, () => this.cluster.current.config.loop_wait * 1000, async () => {
       const { decision, retick } = await this.pipeline.run();
+      const view = this.cluster.current;
+      this.preferred.check(view.reachable ? view.cluster : null, view.config, this.lease.deadline !== null, this.settings.current.node.tags);
       return { wakeAt: decision.wakeAt, retick };
     });
     this.refresher = new SnapshotRefresher(clock, options?.snapshotRefreshMs ?? 1000, () =>
@@ -286,6 +315,7 @@ export class HaLoop implements AgentControl {
       return;
     }
     if (change.kind !== 'leader') return;
+    this.reporter.leaderKeyHolder(change.holder);
     if (change.holder !== this.watchedLeader) {
       this.watchedLeader = change.holder;
       this.publisher.publish();

@@ -43,6 +43,7 @@ export const LOCAL_CONFIG_SCHEMA = {
         verify_client: { enum: ['none', 'optional', 'required'] },
         allowlist: { type: 'array', items: nonEmpty },
         http_extra_headers: { type: 'object', additionalProperties: { type: 'string' } },
+        event_history: { type: 'integer', minimum: 1, maximum: 100000 },
       },
     },
     etcd3: {
@@ -91,6 +92,12 @@ export const LOCAL_CONFIG_SCHEMA = {
         },
         parameters: { type: 'object', additionalProperties: scalar },
         pg_hba: { type: 'array', items: { type: 'string' } },
+        callbacks: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { on_start: nonEmpty, on_stop: nonEmpty, on_restart: nonEmpty, on_reload: nonEmpty, on_role_change: nonEmpty },
+        },
+        callback_timeout: { type: 'number', exclusiveMinimum: 0 },
       },
     },
     tags: { type: 'object', additionalProperties: scalar },

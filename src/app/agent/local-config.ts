@@ -30,6 +30,8 @@ export interface LocalConfig {
     readonly verify_client: VerifyClient;
     readonly allowlist: readonly string[];
     readonly http_extra_headers: Readonly<Record<string, string>>;
+    /** How many events `GET /events` keeps for clients that resume with Last-Event-ID. */
+    readonly event_history: number;
   };
   readonly etcd3: {
     readonly hosts: readonly string[];
@@ -54,6 +56,10 @@ export interface LocalConfig {
     readonly authentication: { readonly superuser: Credentials; readonly replication: Credentials };
     readonly parameters: Readonly<Record<string, ParameterValue>>;
     readonly pg_hba: readonly string[];
+    /** Commands run on database events, called as `<command> <action> <role> <scope>`. */
+    readonly callbacks: Readonly<Partial<Record<CallbackActionName, string>>>;
+    /** Seconds a callback may run before it is killed. */
+    readonly callback_timeout: number;
   };
   readonly tags: Readonly<Record<string, TagValue>>;
   readonly watchdog: { readonly mode: WatchdogMode; readonly device: string; readonly safety_margin: number };
@@ -67,6 +73,14 @@ export interface LocalConfig {
     readonly file: string | null;
   };
 }
+
+/** The callback actions of `db.callbacks`. */
+export type CallbackActionName = 'on_start' | 'on_stop' | 'on_restart' | 'on_reload' | 'on_role_change';
+
+/** Default of `restapi.event_history`. */
+export const DEFAULT_EVENT_HISTORY = 1000;
+/** Default of `db.callback_timeout` (seconds). */
+export const DEFAULT_CALLBACK_TIMEOUT = 60;
 
 /** A level of `log.level` / `log.levels`. */
 export type LogLevelName = 'debug' | 'info' | 'warn' | 'error';
@@ -221,6 +235,7 @@ function withDefaults(doc: Json): LocalConfig {
       verify_client: (restapi['verify_client'] ?? 'none') as VerifyClient,
       allowlist: (restapi['allowlist'] ?? []) as string[],
       http_extra_headers: (restapi['http_extra_headers'] ?? {}) as Record<string, string>,
+      event_history: (restapi['event_history'] ?? DEFAULT_EVENT_HISTORY) as number,
     },
     bootstrap: {
       dcs: (bootstrap['dcs'] ?? {}) as RawConfig,
@@ -233,6 +248,8 @@ function withDefaults(doc: Json): LocalConfig {
       log_dir: (db['log_dir'] ?? defaultLogDir(db['data_dir'] as string)) as string,
       parameters: (db['parameters'] ?? {}) as Record<string, ParameterValue>,
       pg_hba: (db['pg_hba'] ?? []) as string[],
+      callbacks: (db['callbacks'] ?? {}) as Partial<Record<CallbackActionName, string>>,
+      callback_timeout: (db['callback_timeout'] ?? DEFAULT_CALLBACK_TIMEOUT) as number,
     },
     tags: (doc['tags'] ?? {}) as Record<string, TagValue>,
     watchdog: {

@@ -6,6 +6,20 @@ import { buildStatus } from '../../domain/cluster/model/status.js';
 import type { FencerStatus } from '../../ports/fencer.js';
 import { leaderRef, unconfirmedPosition, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import type { AgentSettings } from './tokens.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
+import { ownIneligibility } from '../../domain/cluster/rules/eligibility-explanation.js';
+
+/**
+ * The status with `not_eligible` (why an automatic failover could not promote this node now)
+ * before `svc`, which stays last; unchanged when the node is eligible or holds the lock.
+ */
+function withEligibility(status: NodeStatus, i: SnapshotInput, isLeader: boolean): NodeStatus {
+  if (i.cluster === null) return status;
+  const reasons = ownIneligibility(i.settings.node.name, status, i.settings.node.tags, i.cluster, i.config, isLeader);
+  if (reasons === null) return status;
+  const { svc, ...rest } = status;
+  return Object.freeze({ ...rest, not_eligible: reasons, svc }) as NodeStatus;
+}
 
 /** What the published snapshot is made of. */
 export interface SnapshotInput {
@@ -46,7 +60,7 @@ export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
   const isLeader = i.lockDeadline !== null && i.now < i.lockDeadline;
   const unconfirmed = unconfirmedPosition(i.facts, i.positionConfirmed ?? null, i.cluster ? leaderRef(i.cluster) : null, isLeader);
   const acceptedRecently = i.failsafeAcceptedAt !== null && i.now - i.failsafeAcceptedAt < i.config.ttl * 1000;
-  const status = buildStatus({
+  const built = buildStatus({
     facts: i.facts,
     node: i.settings.node,
     config: i.config,
@@ -63,6 +77,7 @@ export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
     ...(i.fencer ? { fencer: i.fencer } : {}),
     ...(transitionalRole ? { transitionalRole } : {}),
   });
+  const status = withEligibility(built, i, isLeader);
   return Object.freeze({
     status,
     facts: i.facts,

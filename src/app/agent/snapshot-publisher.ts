@@ -32,6 +32,8 @@ export class SnapshotPublisher {
   private snap: NodeSnapshot;
   private lastLoopAt: number;
   private hints: PublishHints = { failsafeActive: false };
+  /** Hears every published snapshot (the event reporter); must return at once. */
+  onPublish: (snap: NodeSnapshot) => void = () => {};
 
   constructor(private readonly sources: SnapshotSources) {
     this.lastLoopAt = sources.now();
@@ -46,6 +48,7 @@ export class SnapshotPublisher {
   /** Publishes a snapshot of the current state. */
   publish(): NodeSnapshot {
     this.snap = this.build();
+    this.onPublish(this.snap);
     return this.snap;
   }
 

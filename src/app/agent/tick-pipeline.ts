@@ -14,6 +14,9 @@ import { memberRecord } from './member-record.js';
 import { failsafeRound, gatherPeerStatuses, peerTargets } from './peer-queries.js';
 import type { SettingsKeeper } from './settings-keeper.js';
 import type { SnapshotPublisher } from './snapshot-publisher.js';
+import type { EventReporter } from './event-reporter.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
+import { explainMembers } from '../../domain/cluster/rules/eligibility-explanation.js';
 
 /** Actions a healthy node repeats every tick: logged at debug level only. */
 const ROUTINE = new Set(['refreshLeader', 'writeStatus', 'kickWatchdog', 'remember']);
@@ -36,6 +39,8 @@ export interface TickParts {
   readonly snapshot: SnapshotPublisher;
   /** The primary whose failsafe ping this node last confirmed, and when; null when none. */
   readonly failsafeConfirmed: () => { readonly name: string; readonly at: number } | null;
+  /** Hears decisions, jobs and views (events, callbacks, durations); null: nobody listens. */
+  readonly reporter?: EventReporter | null;
 }
 
 /** Bounds on what a tick asks other members. */
@@ -59,6 +64,8 @@ export interface TickOutcome {
 export class TickPipeline {
   private readonly runner: ActionRunner;
   private last: Decision | null = null;
+  /** The peers' status documents gathered by this tick's decide(), if any. */
+  private gathered: ReadonlyMap<string, NodeStatus | null> | null = null;
 
   constructor(
     private readonly ports: TickPorts,
@@ -82,12 +89,16 @@ export class TickPipeline {
     try {
       if (inbox.takeReload() && (await settings.reload())) cluster.settingsChanged();
       await cluster.observe();
+      const reporter = this.parts.reporter ?? null;
+      if (reporter && cluster.current.reachable && cluster.current.cluster) reporter.clusterObserved(cluster.current.cluster, lease.deadline !== null);
       await local.observe();
       // What the health checks answer follows the view now, not after a decision that may wait on peers.
       snapshot.publish();
       await this.checkWatchdog();
       const commands = inbox.pending();
+      this.gathered = null;
       const d = await this.decide(this.input(commands));
+      reporter?.decided(d.message);
       inbox.settle(commands, d);
       const types = d.actions.map((a) => a.type);
       if (types.some((t) => !ROUTINE.has(t))) logger.info(d.message, { actions: types });
@@ -98,7 +109,9 @@ export class TickPipeline {
       snapshot.publish();
       // Before the actions: a leader's renewal wakes the replicas, which must then see its current member record.
       await this.publishMember();
+      const appliedBefore = this.parts.memory.memory.appliedParameters;
       await this.act(d);
+      if (reporter) this.report(reporter, appliedBefore);
       snapshot.loopFinished();
       this.ports.metrics?.loopCompleted((clock.now() - started) / 1000);
       return { decision: d, retick: lease.lost };
@@ -107,6 +120,23 @@ export class TickPipeline {
       snapshot.publish();
       return { decision: this.last ?? decide(this.input(NO_COMMANDS)), retick: false };
     }
+  }
+
+  /** After the actions: a reload of changed parameters (on_reload), and a leaderless cluster nobody can lead. */
+  private report(reporter: EventReporter, appliedBefore: string | null): void {
+    const { memory, cluster, settings, snapshot } = this.parts;
+    const applied = memory.memory.appliedParameters;
+    if (appliedBefore !== null && applied !== appliedBefore) reporter.reloaded();
+    const view = cluster.current.cluster;
+    if (!view || view.leader !== null || !view.initialize || this.gathered === null) {
+      reporter.leaderless(null, false);
+      return;
+    }
+    const me = settings.current.node.name;
+    const statuses = new Map(this.gathered);
+    statuses.set(me, snapshot.current.status);
+    const answered = [...statuses].filter(([, s]) => s !== null).map(([n]) => n).sort();
+    reporter.leaderless(explainMembers('automatic', view, cluster.current.config, statuses), answered[0] === me);
   }
 
   /**
@@ -174,6 +204,7 @@ export class TickPipeline {
       if (d.need === 'peers' && current.peers === null) {
         const targets = peerTargets(current.cluster, current.node.name, current.config.failsafe_mode);
         const statuses = await gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs);
+        this.gathered = statuses;
         // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us.
         const facts = await this.parts.local.observe();
         current = { ...current, now: clock.now(), peers: statuses, facts, memory: this.parts.memory.memory };
@@ -204,9 +235,23 @@ export class TickPipeline {
     const name = d.job ?? d.actions[split]!.type;
     const long = d.actions.slice(split);
     const mayWrite = long.some((a) => a.type === 'promote' || a.type === 'restart' || (a.type === 'start' && a.upstream === null && !a.standby));
+    const reporter = this.parts.reporter ?? null;
+    reporter?.jobStarted(name);
     jobs.start(name, d.actions[split]!.type, mayWrite, async (step) => {
-      const o = await this.runner.runRange(d, split, d.actions.length, ctx, (a) => step(a.type), false);
-      this.jobEnded(name, o.completed ? null : `${d.actions[o.stoppedAt ?? split]!.type}: ${describe(o.error)}`);
+      const o = await this.runner.runRange(
+        d,
+        split,
+        d.actions.length,
+        ctx,
+        (a) => {
+          step(a.type);
+          reporter?.actionStarted(a.type);
+        },
+        false,
+      );
+      const error = o.completed ? null : `${d.actions[o.stoppedAt ?? split]!.type}: ${describe(o.error)}`;
+      this.jobEnded(name, error);
+      reporter?.jobEnded(name, o.completed, error);
       return o.completed;
     });
   }

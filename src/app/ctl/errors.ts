@@ -32,6 +32,7 @@ export type CtlErrorCode =
   | 'member_not_found'
   | 'no_api_url'
   | 'no_candidate'
+  | 'no_stream'
   | 'no_conn_url'
   | 'no_leader'
   | 'no_members'

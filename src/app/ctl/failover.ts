@@ -1,7 +1,7 @@
 import { callAny, confirmOrAbort, memberOrFail, preferring, readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';
-import { actionTimeoutMs, reportOutcome } from './switchover.js';
+import { actionTimeoutMs, reportDryRun, reportOutcome } from './switchover.js';
 
 /** Options of `failover`. */
 export interface FailoverOptions {
@@ -10,6 +10,8 @@ export interface FailoverOptions {
   /** The current leader: the API then handles the request as a switchover (checked here first). */
   readonly leader?: string;
   readonly force?: boolean;
+  /** Check everything and say whether the candidate would be promoted, changing nothing. */
+  readonly dryRun?: boolean;
 }
 
 /** `failover`: promote a named member, also when the cluster has no leader (POST /failover). */
@@ -22,10 +24,15 @@ export async function failover(ctx: CtlContext, opts: FailoverOptions = {}): Pro
   if (opts.leader !== undefined && opts.leader !== leader) {
     throw new CtlError('not_leader', `${opts.leader} is not the leader of cluster ${ctx.scope} (${leader ? `the leader is ${leader}` : 'it has no leader'})`);
   }
-  const body: Record<string, string> = { candidate: opts.candidate };
+  const body: Record<string, string | boolean> = { candidate: opts.candidate };
+  if (opts.leader !== undefined) body['leader'] = opts.leader;
+  if (opts.dryRun) {
+    body['dry_run'] = true;
+    const { member, res } = await callAny(ctx, preferring(cluster, opts.candidate, leader), 'POST', 'failover', body, { timeoutMs: actionTimeoutMs(cluster) });
+    return reportDryRun(ctx, opts.leader !== undefined ? 'switchover' : 'failover', member.name, res);
+  }
   if (opts.leader !== undefined) {
     // With the leader named, the agents handle the request as a switchover.
-    body['leader'] = opts.leader;
     await confirmOrAbort(ctx, opts.force, `Switch over cluster ${ctx.scope} from ${opts.leader} to ${opts.candidate} now?`);
   } else {
     const warning = leader ? ` The cluster has a healthy leader (${leader}): switchover is the normal choice.` : '';

@@ -173,8 +173,9 @@ export function buildProgram(io: CtlIo): Command {
     .addOption(leaderOption())
     .option('--candidate <name>', 'member to promote (default: the best eligible one)')
     .option('--scheduled <time>', 'ISO 8601 time (local when no zone), or "now"')
+    .option('--dry-run', 'check everything and say which member would be promoted and why, changing nothing')
     .addOption(forceOption())
-    .action(async (o: { leader?: string; candidate?: string; scheduled?: string; force?: boolean }) => {
+    .action(async (o: { leader?: string; candidate?: string; scheduled?: string; force?: boolean; dryRun?: boolean }) => {
       const { switchover } = await import('./switchover.js');
       return withCtx((ctx) => switchover(ctx, o));
     });
@@ -184,10 +185,21 @@ export function buildProgram(io: CtlIo): Command {
     .description('promote a member, also when there is no leader (may lose data: prefer switchover)')
     .option('--candidate <name>', 'member to promote')
     .addOption(new Option('--primary, --leader <name>', 'the current leader: the request becomes a switchover'))
+    .option('--dry-run', 'check everything and say whether the candidate would be promoted and why, changing nothing')
     .addOption(forceOption())
-    .action(async (o: { candidate?: string; leader?: string; force?: boolean }) => {
+    .action(async (o: { candidate?: string; leader?: string; force?: boolean; dryRun?: boolean }) => {
       const { failover } = await import('./failover.js');
       return withCtx((ctx) => failover(ctx, o));
+    });
+
+  program
+    .command('events')
+    .description("every member's events (role changes, switchovers, refusals, with reasons) merged by time")
+    .option('-f, --follow', 'keep printing new events as they happen, until Ctrl-C')
+    .addOption(new Option('--format <format>', 'pretty (one line each) or json (one object per line)').choices(['pretty', 'json']).default('pretty'))
+    .action(async (o: { follow?: boolean; format: string }) => {
+      const { events } = await import('./events.js');
+      return withCtx((ctx) => events(ctx, { follow: !!o.follow, format: o.format }));
     });
 
   program

@@ -21,6 +21,12 @@ export interface RestRequestOptions {
 export interface RestClient {
   /** Sends one request to `<apiUrl><path>`; any HTTP status resolves. Throws RestUnreachableError when no answer arrives. */
   request(apiUrl: string, method: HttpMethod, path: string, body?: unknown, opts?: RestRequestOptions): Promise<RestResponse>;
+  /**
+   * Reads a Server-Sent Events stream (`GET <apiUrl><path>`, resuming after `lastEventId`),
+   * calling `onData` with each message's data, until the stream ends (resolves) or fails
+   * (throws); `signal` ends it. Absent on clients that cannot stream.
+   */
+  stream?(apiUrl: string, path: string, lastEventId: string | null, signal: AbortSignal, onData: (data: string) => void): Promise<void>;
 }
 
 /** TLS and authentication settings of the HTTP client. */
@@ -44,6 +50,51 @@ export const DEFAULT_REST_TIMEOUT_MS = 90_000;
 /** RestClient over node:http/https (https for the TLS options fetch lacks: CA, client cert). */
 export class HttpRestClient implements RestClient {
   constructor(private readonly opts: RestClientOptions = {}) {}
+
+  stream(apiUrl: string, path: string, lastEventId: string | null, signal: AbortSignal, onData: (data: string) => void): Promise<void> {
+    const url = new URL(path, apiUrl.endsWith('/') ? apiUrl : apiUrl + '/');
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (lastEventId !== null) headers['last-event-id'] = lastEventId;
+    if (this.opts.username !== undefined) headers['authorization'] = `Basic ${Buffer.from(`${this.opts.username}:${this.opts.password ?? ''}`).toString('base64')}`;
+    const target = `GET ${url.origin}${url.pathname}`;
+    return new Promise<void>((resolve, reject) => {
+      const isHttps = url.protocol === 'https:';
+      const options: https.RequestOptions = { method: 'GET', headers, signal };
+      if (isHttps) {
+        if (this.opts.ca) options.ca = this.opts.ca;
+        if (this.opts.cert) options.cert = this.opts.cert;
+        if (this.opts.key) options.key = this.opts.key;
+        options.rejectUnauthorized = !this.opts.insecure;
+      }
+      const req = (isHttps ? https : http).request(url, options, (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(new RestUnreachableError(target, `HTTP ${res.statusCode}`));
+        }
+        res.setEncoding('utf8');
+        let buffer = '';
+        let data: string[] = [];
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          let nl: number;
+          while ((nl = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, nl).replace(/\r$/, '');
+            buffer = buffer.slice(nl + 1);
+            if (line === '') {
+              if (data.length) onData(data.join('\n'));
+              data = [];
+            } else if (line.startsWith('data:')) {
+              data.push(line.slice(5).replace(/^ /, ''));
+            }
+          }
+        });
+        res.on('end', () => resolve());
+        res.on('error', (e) => (signal.aborted ? resolve() : reject(new RestUnreachableError(target, e.message))));
+      });
+      req.on('error', (e) => (signal.aborted ? resolve() : reject(new RestUnreachableError(target, e.message))));
+      req.end();
+    });
+  }
 
   /** Sends one request; Basic auth goes on every request when configured. */
   request(apiUrl: string, method: HttpMethod, path: string, body?: unknown, ropts: RestRequestOptions = {}): Promise<RestResponse> {

@@ -16,6 +16,30 @@ export interface SwitchoverOptions {
   /** ISO 8601 time or `now`. */
   readonly scheduled?: string;
   readonly force?: boolean;
+  /** Check everything and say who would be promoted, changing nothing. */
+  readonly dryRun?: boolean;
+}
+
+/** One row per member of a dry run's (or refusal's) `members`: eligible or why not. */
+export function membersLines(body: unknown): string[] {
+  const members = (body as { members?: unknown } | null)?.members;
+  if (!Array.isArray(members)) return [];
+  return members.map((m: { name?: unknown; eligible?: unknown; reasons?: { detail?: unknown }[] }) => {
+    const why = m.eligible === true ? 'eligible' : (m.reasons ?? []).map((r) => String(r.detail)).join('; ') || 'not eligible';
+    return `  ${String(m.name).padEnd(12)} ${why}`;
+  });
+}
+
+/** Prints a dry run's answer: who would be promoted, then every member and why. */
+export function reportDryRun(ctx: CtlContext, action: string, member: string, res: RestResponse): void {
+  if (!isOk(res)) {
+    const lines = membersLines(res.body);
+    const err = apiError(`${action} (dry run)`, member, res);
+    throw lines.length ? new CtlError(err.code, `${action} would be refused: HTTP ${res.status}: ${(res.body as { error?: string }).error ?? ''}\n${lines.join('\n')}`) : err;
+  }
+  ctx.out(`${responseMessage(res)} (dry run: nothing was changed)`);
+  const lines = membersLines(res.body);
+  if (lines.length) ctx.out(lines.join('\n'));
 }
 
 /** How long an immediate switchover/failover may take (the API waits `2*max(10, loop_wait)` s), plus slack. */
@@ -54,6 +78,13 @@ export async function switchover(ctx: CtlContext, opts: SwitchoverOptions = {}):
   if (isPaused(cluster)) {
     if (at) throw new CtlError('paused', 'cannot schedule a switchover while the cluster is paused');
     if (!opts.candidate) throw new CtlError('paused', 'the cluster is paused: a switchover needs --candidate');
+  }
+  if (opts.dryRun) {
+    const body: Record<string, unknown> = { leader: leader.name, dry_run: true };
+    if (opts.candidate) body['candidate'] = opts.candidate;
+    if (at) body['scheduled_at'] = at;
+    const { member, res } = await callAny(ctx, preferring(cluster, leader.name, opts.candidate), 'POST', 'switchover', body, { timeoutMs: actionTimeoutMs(cluster) });
+    return reportDryRun(ctx, 'switchover', member.name, res);
   }
   const pending = cluster.failover?.scheduledAt ? cluster.failover : null;
   if (pending && !opts.force) {

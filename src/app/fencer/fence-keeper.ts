@@ -17,6 +17,8 @@ export interface FenceKeeperDeps {
   releaseLeader(): Promise<void>;
   /** Ms before the lease deadline at which PostgreSQL is stopped (`watchdog.safety_margin`). */
   readonly safetyMarginMs: number;
+  /** Hears every fencing stop: why, how long it took, whether PostgreSQL is down. */
+  readonly fenced?: (reason: string, durationMs: number, stopped: boolean) => void;
 }
 
 /** What the keeper is doing, for its log and its agent. */
@@ -96,7 +98,9 @@ export class FenceKeeper {
     this.fencing = (async () => {
       const { logger, watchdog } = this.deps;
       logger.warn(`fencing: stopping PostgreSQL (${mode}): ${why}`);
+      const startedAt = this.deps.clock.now();
       const stopped = await this.deps.stopDatabase(mode, why);
+      this.deps.fenced?.(why, this.deps.clock.now() - startedAt, stopped);
       this.deadline = null;
       this.stateNow = 'fenced';
       if (!stopped) {

@@ -63,8 +63,15 @@ export async function main(argv: readonly string[]): Promise<number> {
   });
   const fence = new PgFence(cfg.db.data_dir, logger);
   const watchdog = cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device });
+  const monotonic = new MonotonicClock();
+  let lastFence: { reason: string; durationMs: number; stopped: boolean; at: number } | null = null;
   const keeper = new FenceKeeper({
-    clock: new MonotonicClock(),
+    clock: monotonic,
+    fenced: (reason, durationMs, stopped) => {
+      lastFence = { reason, durationMs, stopped, at: monotonic.now() };
+      // A frozen agent is still attached: it reads this when it runs again.
+      server.reportFence({ reason, durationMs, stopped, agoMs: 0 });
+    },
     logger,
     watchdog,
     safetyMarginMs: cfg.watchdog.safety_margin * 1000,
@@ -110,6 +117,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       clearTimeout(leaveTimer);
       logger.info(adopted ? 'a restarted agent adopted this fencer' : 'agent attached', { agent_pid: pid, socket: socketPath });
     },
+    lastFence: () => (lastFence ? { reason: lastFence.reason, durationMs: lastFence.durationMs, stopped: lastFence.stopped, agoMs: Math.max(0, monotonic.now() - lastFence.at) } : null),
     agentGone: (pid) => {
       logger.warn('the agent died without stopping cleanly', { agent_pid: pid });
       void keeper.agentDied().then(() => leaveUnlessAdopted('the agent died'));

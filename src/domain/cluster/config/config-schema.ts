@@ -68,6 +68,7 @@ export const DYNAMIC_CONFIG_SCHEMA = {
     failsafe_mode: bool,
     check_timeline: bool,
     pause: bool,
+    preferred_leader_delay: { type: 'integer', minimum: 0 },
     db: {
       type: 'object',
       additionalProperties: false,

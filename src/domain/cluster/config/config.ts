@@ -41,6 +41,8 @@ export interface DynamicConfig {
   readonly failsafe_mode: boolean;
   readonly check_timeline: boolean;
   readonly pause: boolean;
+  /** Seconds a member tagged `preferred` must be healthy and caught up before the leader switches over to it. */
+  readonly preferred_leader_delay: number;
   readonly db: {
     readonly use_pg_rewind: boolean;
     readonly use_slots: boolean;
@@ -70,6 +72,7 @@ export const DEFAULT_CONFIG: DynamicConfig = Object.freeze({
   failsafe_mode: false,
   check_timeline: false,
   pause: false,
+  preferred_leader_delay: 60,
   db: Object.freeze({
     use_pg_rewind: true,
     use_slots: true,
@@ -180,6 +183,7 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
     failsafe_mode: pick(r['failsafe_mode'], v.failsafe_mode, d.failsafe_mode),
     check_timeline: pick(r['check_timeline'], v.check_timeline, d.check_timeline),
     pause: pick(r['pause'], v.pause, d.pause),
+    preferred_leader_delay: pick(r['preferred_leader_delay'], v.preferred_leader_delay, d.preferred_leader_delay),
     db: Object.freeze({
       use_pg_rewind: pick(db['use_pg_rewind'], partValidators.boolean, d.db.use_pg_rewind),
       use_slots: pick(db['use_slots'], partValidators.boolean, d.db.use_slots),

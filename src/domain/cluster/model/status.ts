@@ -48,6 +48,8 @@ export interface NodeStatus {
   readonly reinitialize_required?: string;
   /** What this node waits for before it can serve (a leader to clone from, another member's bootstrap...). */
   readonly waiting_for?: string;
+  /** Why an automatic failover could not promote this node right now (each reason with its figures); absent when it could, and on the leader. */
+  readonly not_eligible?: readonly { readonly code: string; readonly detail: string }[];
   readonly svc: { readonly version: string; readonly scope: string; readonly name: string };
 }
 

@@ -11,6 +11,7 @@ import { createAgentApi, type AgentApiDeps } from '../../../../src/adapters/http
 import type { AccessSettings } from '../../../../src/adapters/http/auth.js';
 import { createAgentServer, type AgentServer, type TlsSettings } from '../../../../src/adapters/http/server.js';
 import { AgentMetrics } from '../../../../src/adapters/metrics/agent-metrics.js';
+import { InMemoryEventLog } from '../../../../src/adapters/events/in-memory-event-log.js';
 import type { ActionResult, AgentControl, FailsafePing } from '../../../../src/ports/agent-control.js';
 import type { RestartConditions } from '../../../../src/domain/cluster/ha/decision.js';
 import type { Clock } from '../../../../src/ports/clock.js';
@@ -233,6 +234,8 @@ export interface ApiHarness {
   readonly peers: TablePeers;
   readonly logger: ListLogger;
   readonly metrics: AgentMetrics;
+  /** The API's event stream. */
+  readonly events: InMemoryEventLog;
   readonly server: AgentServer;
   request(method: string, path: string, opts?: { body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<TestResponse>;
   close(): Promise<void>;
@@ -283,6 +286,7 @@ export async function startApi(
     access: opts.access ?? {},
     extraHeaders: opts.extraHeaders,
     options: { pollIntervalMs: opts.pollIntervalMs ?? 500, peerTimeoutMs: 100 },
+    events: new InMemoryEventLog({ member: control.snap.node.name, clock, logger: null, capacity: 50 }),
   };
   const app = createAgentApi(deps);
   const server = createAgentServer(app.callback(), { listen: '127.0.0.1:0', tls: opts.tls });
@@ -298,6 +302,7 @@ export async function startApi(
     peers,
     logger,
     metrics: deps.metrics,
+    events: deps.events as InMemoryEventLog,
     server,
     async request(method, path, ro = {}) {
       const headers: Record<string, string> = { ...(ro.headers ?? {}) };

@@ -325,3 +325,68 @@ describe('REST API: /switchover and /failover (spec §7 order)', function () {
     expect(new Date(NOW).toISOString()).to.equal('2030-01-01T00:00:00.000Z');
   });
 });
+
+describe('REST API: reasons, dry runs and events of /switchover and /failover', function () {
+  let api: ApiHarness;
+  afterEach(() => api?.close());
+
+  it('a refusal (412) lists every member and why it is or is not eligible, counts it, and reports it as an event', async () => {
+    api = await healthyCluster({ config: { maximum_lag_on_failover: 100 } });
+    const res = await api.request('POST', '/switchover', { body: { leader: 'node0' } });
+    expect(res.status).to.equal(412);
+    expect(res.json.error).to.equal('no_eligible_candidate');
+    const byName = Object.fromEntries((res.json.members as any[]).map((m) => [m.name, m]));
+    expect(Object.keys(byName)).to.deep.equal(['node0', 'node1', 'node2']);
+    expect(byName.node0.reasons[0].code).to.equal('leader');
+    expect(byName.node2).to.deep.include({ eligible: false });
+    expect(byName.node2.reasons[0]).to.deep.include({ code: 'lag_exceeded', lag_bytes: 100_000, maximum_lag_on_failover: 100 });
+    expect(res.json.message).to.include('node2: lag 100000 bytes exceeds maximum_lag_on_failover 100 bytes');
+    expect(await api.metrics.render(api.control.snap)).to.match(/svc_refused_operations_total\{[^}]*operation="switchover",reason="no_eligible_candidate"\} 1/);
+    const refused = api.events.since(null).filter((e) => e.type === 'switchover_refused');
+    expect(refused).to.have.length(1);
+    expect(refused[0]!.data).to.deep.include({ code: 'no_eligible_candidate', leader: 'node0' });
+  });
+
+  it('a candidate outside the synchronous set is refused with the members explained', async () => {
+    api = await healthyCluster({ config: { synchronous_mode: true }, sync: ['node1'] });
+    const res = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });
+    expect(res.status).to.equal(412);
+    expect(res.json.error).to.equal('candidate_not_sync_standby');
+    const node2 = (res.json.members as any[]).find((m) => m.name === 'node2');
+    expect(node2.reasons.map((r: any) => r.code)).to.deep.equal(['not_synchronous']);
+    expect(node2.reasons[0].synchronous_members).to.deep.equal(['node1']);
+  });
+
+  it('dry_run answers who would be promoted and why, and writes nothing', async () => {
+    api = await healthyCluster();
+    let woken = false;
+    api.control.onWake = async () => {
+      woken = true;
+    };
+    const res = await api.request('POST', '/switchover', { body: { leader: 'node0', dry_run: true } });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.json).to.deep.include({ dry_run: true, candidate: 'node2' });
+    expect(res.json.message).to.equal('Switchover would promote "node2"');
+    expect((res.json.members as any[]).map((m) => [m.name, m.eligible])).to.deep.equal([['node0', false], ['node1', true], ['node2', true]]);
+    expect(await failoverKey(api)).to.equal(undefined);
+    expect(woken).to.equal(false);
+    expect(api.events.since(null)).to.deep.equal([]);
+    const named = await api.request('POST', '/failover', { body: { candidate: 'node1', dry_run: true } });
+    expect(named.json).to.deep.include({ dry_run: true, candidate: 'node1', message: 'Failover would promote "node1"' });
+    const refused = await api.request('POST', '/failover', { body: { candidate: 'node9', dry_run: true } });
+    expect(refused.status).to.equal(412);
+    expect(refused.json.error).to.equal('candidate_not_member');
+    expect(await failoverKey(api)).to.equal(undefined);
+    expect(await api.metrics.render(api.control.snap)).not.to.include('reason="candidate_not_member"');
+  });
+
+  it('an accepted switchover is reported as requested', async () => {
+    api = await healthyCluster();
+    agentsObey(api, 'node2');
+    const res = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });
+    expect(res.status).to.equal(200);
+    const types = api.events.since(null).map((e) => e.type);
+    expect(types).to.deep.equal(['switchover_requested']);
+    expect(api.events.since(null)[0]!.data).to.deep.equal({ leader: 'node0', candidate: 'node2' });
+  });
+});
