@@ -14,7 +14,10 @@ export function withoutDcs(ctx: TickContext): Decision {
   if (ctx.isPrimary) {
     if (ctx.paused) return decision('PAUSE: DCS is not accessible; not demoting');
     const failsafeMembers = ctx.cluster.failsafe;
-    if (ctx.config.failsafe_mode && ctx.leaderIsMe && failsafeMembers && failsafeMembers[ctx.me] !== undefined) {
+    // Only other members can confirm a primary: a leader that listed none (alone when it wrote the key) does not
+    // stay without the DCS, or members that came up since, unlisted and never asked, could never elect anyone.
+    const others = failsafeMembers ? Object.keys(failsafeMembers).filter((n) => n !== ctx.me) : [];
+    if (ctx.config.failsafe_mode && ctx.leaderIsMe && failsafeMembers && failsafeMembers[ctx.me] !== undefined && others.length > 0) {
       if (ctx.input.failsafeConfirmed === null) return needs('failsafe', 'DCS is not accessible: asking the failsafe members to confirm this primary');
       if (ctx.input.failsafeConfirmed) {
         const kick = ctx.input.watchdog.active ? [{ type: 'kickWatchdog' as const, required: ctx.input.node.watchdogMode === 'required' }] : [];

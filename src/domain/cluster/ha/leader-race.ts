@@ -49,7 +49,9 @@ function keptByFailsafe(ctx: TickContext): Decision | null {
  */
 function outsideFailsafe(ctx: TickContext): Decision | null {
   const listed = ctx.config.failsafe_mode ? ctx.cluster.failsafe : null;
-  if (!listed || Object.keys(listed).length === 0 || listed[ctx.me] !== undefined) return null;
+  // A leader alone in its list never stays without the DCS (see withoutDcs); the operator's candidate is the operator's call.
+  if (!listed || Object.keys(listed).length < 2 || listed[ctx.me] !== undefined) return null;
+  if (activeFailoverKey(ctx)?.member === ctx.me) return null;
   const silent = Object.keys(listed)
     .filter((name) => (ctx.input.peers?.get(name) ?? null) === null)
     .sort();

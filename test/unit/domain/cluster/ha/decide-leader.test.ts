@@ -98,6 +98,11 @@ describe('decide(): DCS unreachable', () => {
     expect(types(down)[0]).to.equal('refreshLeader');
   });
 
+  it('failsafe mode with a failsafe key that lists no other member (the leader was alone): demotes, nobody could confirm it', () => {
+    const alone = cluster('node1', { failsafe: { node1: 'http://node1:8008' } });
+    expect(decide(leaderInput({ dcsReachable: false, raw: { failsafe_mode: true }, cluster: alone })).job).to.equal('demote');
+  });
+
   it('failsafe mode without a failsafe key (never written): demotes', () => {
     expect(decide(leaderInput({ dcsReachable: false, raw: { failsafe_mode: true } })).job).to.equal('demote');
   });

@@ -39,6 +39,10 @@ describe('decide(): the leader race', () => {
     const d = decide(input({ cluster: listed, raw: { failsafe_mode: true }, peers: peers() }));
     expect(types(d)).to.deep.equal([]);
     expect(d.message).to.match(/not among the failsafe members the last leader listed, and node1 of them do not answer/);
+    // A manual failover to this node is the operator's call.
+    expect(decide(input({ cluster: { ...listed, failover: failover(null, 'node2') }, raw: { failsafe_mode: true }, peers: peers() })).job).to.equal('promote');
+    // A list of the leader alone: that leader never stays without the DCS, so nothing to wait for.
+    expect(decide(input({ cluster: { ...unlocked, failsafe: { node1: 'http://node1:8008' } }, raw: { failsafe_mode: true }, peers: peers() })).job).to.equal('promote');
     // Every listed member answers, none as primary: nobody writes under failsafe.
     expect(decide(input({ cluster: listed, raw: { failsafe_mode: true }, peers: peers({ node1: peerStatus('replica', 100) }) })).job).to.equal('promote');
     // Listed, or failsafe mode off: it races as usual.
