@@ -1,3 +1,5 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from '../../ports/logger.js';
 import { processesInDataDir } from './data-dir-processes.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
@@ -32,17 +34,20 @@ export class PgFence {
   ) {}
 
   /**
-   * Whether a postmaster runs on the data directory as a primary that takes writes
-   * (postmaster.pid says `ready`: a standby says `standby`, a server in recovery `starting`,
-   * and pg_rewind's single-user recovery writes no postmaster PID): what a fence, once it
-   * fired, must not let come back before the agent holds the lock again (an agent thawed in
-   * the middle of a restart would otherwise finish starting a primary). Never throws; false
-   * when it cannot tell.
+   * Whether a postmaster runs on the data directory as a primary that takes writes: it
+   * accepts connections (postmaster.pid says `ready`, which a hot standby says too) and no
+   * standby.signal or recovery.signal keeps it in recovery (PostgreSQL removes them when it
+   * promotes); pg_rewind's single-user recovery writes no postmaster PID at all. What a
+   * fence, once it fired, must not let come back before the agent holds the lock again (an
+   * agent thawed in the middle of a restart would otherwise finish starting a primary).
+   * Never throws; false when it cannot tell.
    */
   async primaryRunning(): Promise<boolean> {
     try {
       const pidFile = await readPostmasterPid(this.dataDir);
-      return pidFile !== null && pidFile.status === 'ready' && (await postmasterAlive(pidFile.pid));
+      if (pidFile === null || pidFile.status !== 'ready' || !(await postmasterAlive(pidFile.pid))) return false;
+      const present = (f: string) => access(join(this.dataDir, f)).then(() => true, () => false);
+      return !(await present('standby.signal')) && !(await present('recovery.signal'));
     } catch {
       return false;
     }
