@@ -141,6 +141,7 @@ export class HaLoop implements AgentControl {
         jobs: this.jobs,
         snapshot: this.publisher,
         failsafeConfirmed: () => this.failsafe.confirmed,
+        promotionMayComplete: () => this.writeMayComplete,
         reporter: this.reporter,
       },
       { peerTimeoutMs: options?.peerTimeoutMs ?? 2000, failsafeTimeoutMs: options?.failsafeTimeoutMs ?? 2000 },

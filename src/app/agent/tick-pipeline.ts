@@ -39,6 +39,8 @@ export interface TickParts {
   readonly snapshot: SnapshotPublisher;
   /** The primary whose failsafe ping this node last confirmed, and when; null when none. */
   readonly failsafeConfirmed: () => { readonly name: string; readonly at: number } | null;
+  /** A promotion (or start as primary) failed or timed out and the server has not been down since: it may still complete. */
+  readonly promotionMayComplete?: () => boolean;
   /** Hears decisions, jobs and views (events, callbacks, durations); null: nobody listens. */
   readonly reporter?: EventReporter | null;
 }
@@ -185,6 +187,7 @@ export class TickPipeline {
       facts: local.facts,
       lockDeadline: lease.deadline,
       lockRenewalFailing: lease.renewalFailing,
+      promotionMayComplete: this.parts.promotionMayComplete?.() ?? false,
       peers: null,
       failsafeConfirmed: null,
       failsafeConfirmedOther: this.parts.failsafeConfirmed(),

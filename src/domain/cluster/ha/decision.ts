@@ -167,6 +167,8 @@ export interface TickInput {
   readonly lockDeadline: number | null;
   /** The last renewal of our leader lock failed with an error (not a lost key): for the leader, the DCS is as good as gone. */
   readonly lockRenewalFailing?: boolean;
+  /** A promotion (or a start as primary) failed or timed out and may still complete inside PostgreSQL: the server may become writable any moment. */
+  readonly promotionMayComplete?: boolean;
   /** Other members' /node documents (null = unreachable), gathered on request; null when not gathered this tick. */
   readonly peers: ReadonlyMap<string, NodeStatus | null> | null;
   /** Result of the failsafe round (every failsafe member accepted our POST /failsafe), gathered on request. */

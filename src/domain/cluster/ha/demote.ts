@@ -43,8 +43,22 @@ export function demoteGraceful(ctx: TickContext, why: string): Decision {
   return decision(`demoting gracefully: ${why}`, actions, { job: 'demote' });
 }
 
-/** Gives the leader key back without touching a server that is not a writable primary. */
+/**
+ * Gives the leader key back without touching a server that is not a writable primary. One
+ * whose promotion may still complete is stopped first: it could become writable after the
+ * key went to someone else.
+ */
 export function releaseLock(ctx: TickContext, why: string): Decision {
+  if (ctx.running && ctx.input.promotionMayComplete === true) {
+    return decision(`stopping the server (its promotion may still complete), then releasing the leader key: ${why}`, [
+      { type: 'stop', mode: 'immediate' },
+      { type: 'disarmWatchdog' },
+      { type: 'releaseLeader' },
+      { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, checkpointAfterPromote: null } },
+      // A replica of nobody until the next tick names the new leader.
+      { type: 'start', upstream: null, standby: true, timeoutMs: startTimeoutMs(ctx) },
+    ], { job: 'demote' });
+  }
   const actions: Action[] = [{ type: 'releaseLeader' }];
   if (ctx.input.watchdog.active) actions.push({ type: 'disarmWatchdog' });
   return decision(`releasing the leader key: ${why}`, actions);

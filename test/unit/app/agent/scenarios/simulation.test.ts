@@ -26,6 +26,8 @@ const REGRESSION_SEEDS = [
   { seed: 752757889, profile: 'deep', model: 'v2' },
   // A leader alone in its failsafe list, frozen: the members that came up since could never elect anyone (liveness).
   { seed: 1153705696, profile: 'deep', model: 'v2' },
+  // A leader whose slow promotion had timed out gave its key up for a switchover; the promotion then completed.
+  { seed: 1280816282, profile: 'deep', model: 'v2' },
 ] as const;
 
 describe('HA randomized simulation', function () {

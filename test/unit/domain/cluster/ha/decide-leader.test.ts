@@ -173,3 +173,15 @@ describe('decide(): manual switchover on the leader', () => {
     expect(types(paused)).to.include('clearFailover');
   });
 });
+
+describe('decide(): a leader whose promotion may still complete', () => {
+  it('stops its server before it gives the key up (a switchover asked meanwhile, pause, nofailover)', () => {
+    const fk = cluster('node1', { failover: failover('node1', null) });
+    const asReplica = leaderInput({ cluster: fk, facts: replicaFacts(5000, null), promotionMayComplete: true });
+    const d = decide(asReplica);
+    expect(types(d)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'remember', 'start']);
+    expect(d.actions[0]).to.deep.equal({ type: 'stop', mode: 'immediate' });
+    // Without a promotion in flight the key just goes back.
+    expect(types(decide({ ...asReplica, promotionMayComplete: false }))).to.deep.equal(['releaseLeader']);
+  });
+});
