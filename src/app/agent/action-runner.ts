@@ -145,7 +145,7 @@ export class ActionRunner {
         try {
           lock = await store.renewLeader(ctx.me, ctx.ttlSeconds);
         } catch (e) {
-          lease.renewalFailed();
+          lease.renewalFailed(this.ports.clock.now());
           throw e;
         }
         if (lock === null) {

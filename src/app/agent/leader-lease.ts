@@ -8,7 +8,7 @@ export class LeaderLease {
   /** Hears every change of the deadline (null: not held): the fencer guards it. */
   onChange: (deadline: number | null) => void = () => {};
   private lostInTick = false;
-  private renewalError = false;
+  private renewalErrorSince: number | null = null;
   private failsafeRoundAt: number | null = null;
 
   /** The lock's deadline (epoch ms), or null when this node does not hold it. */
@@ -23,25 +23,25 @@ export class LeaderLease {
 
   /** The store granted (or renewed) the lock until `deadline`. */
   granted(deadline: number): void {
-    this.renewalError = false;
+    this.renewalErrorSince = null;
     this.set(deadline);
   }
 
   /** The lock is given up or known gone. */
   forget(): void {
-    this.renewalError = false;
+    this.renewalErrorSince = null;
     this.set(null);
   }
 
-  /** A renewal failed with an error (the store did not answer): the lock may still be ours, but we cannot keep it. */
-  renewalFailed(): void {
-    this.renewalError = true;
+  /** A renewal failed with an error at `at` (the store did not answer): the lock may still be ours, but we may not keep it. */
+  renewalFailed(at: number): void {
+    this.renewalErrorSince ??= at;
     this.markLost();
   }
 
-  /** The last renewal failed with an error, and none succeeded since. */
-  get renewalFailing(): boolean {
-    return this.renewalError;
+  /** Since when every renewal failed with an error (null: the last one succeeded). */
+  get renewalFailingSince(): number | null {
+    return this.renewalErrorSince;
   }
 
   /** A renewal failed or found the lock taken: decide again at once. */

@@ -186,7 +186,7 @@ export class TickPipeline {
       dcsReachable: view.reachable,
       facts: local.facts,
       lockDeadline: lease.deadline,
-      lockRenewalFailing: lease.renewalFailing,
+      lockRenewalFailingSince: lease.renewalFailingSince,
       promotionMayComplete: this.parts.promotionMayComplete?.() ?? false,
       peers: null,
       failsafeConfirmed: null,

@@ -89,9 +89,12 @@ export function decide(input: TickInput): Decision {
 function decideNow(ctx: TickContext): Decision {
   const input = ctx.input;
   if (input.job) return duringJob(ctx, input.job.name, input.job.step);
-  // A primary that cannot renew its lock is as blind as one that cannot read: failsafe, or step down now (not at the
-  // deadline). A leader whose server is down goes the usual way, which tries the renewal again.
-  if (!input.dcsReachable || (ctx.leaderIsMe && ctx.isPrimary && input.lockRenewalFailing === true)) return withoutDcs(ctx);
+  // A primary that could not renew its lock for retry_timeout (each tick tries again: another etcd member may answer) is
+  // as blind as one that cannot read: failsafe, or step down now, not at the deadline. A leader whose server is down
+  // goes the usual way, which tries the renewal again.
+  const renewalSince = input.lockRenewalFailingSince ?? null;
+  const cannotRenew = renewalSince !== null && input.now - renewalSince >= ctx.config.retry_timeout * 1000;
+  if (!input.dcsReachable || (ctx.leaderIsMe && ctx.isPrimary && cannotRenew)) return withoutDcs(ctx);
   const c = ctx.cluster;
   if (c.initialize === null || (c.initialize === '' && c.leader === null)) return bootstrapDecision(ctx);
   const foreign = foreignData(ctx);

@@ -165,8 +165,12 @@ export interface TickInput {
   readonly facts: LocalFacts;
   /** Our own leader-lock deadline (start of the last successful acquire/refresh + ttl); null when not held. */
   readonly lockDeadline: number | null;
-  /** The last renewal of our leader lock failed with an error (not a lost key): for the leader, the DCS is as good as gone. */
-  readonly lockRenewalFailing?: boolean;
+  /**
+   * Since when (epoch ms) every renewal of our leader lock failed with an error (not a lost
+   * key); null or absent while they succeed. Failing for retry_timeout, the DCS is as good as
+   * gone for the leader.
+   */
+  readonly lockRenewalFailingSince?: number | null;
   /** A promotion (or a start as primary) failed or timed out and may still complete inside PostgreSQL: the server may become writable any moment. */
   readonly promotionMayComplete?: boolean;
   /** Other members' /node documents (null = unreachable), gathered on request; null when not gathered this tick. */

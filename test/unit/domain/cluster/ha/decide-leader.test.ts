@@ -83,18 +83,20 @@ describe('decide(): DCS unreachable', () => {
   });
 
   it('a leader whose lock renewal fails while reads still work steps down now (not at its deadline), or stays by failsafe and keeps retrying the renewal', () => {
-    const failing = leaderInput({ lockRenewalFailing: true });
+    // One failed renewal is retried (another etcd member may answer); failing for retry_timeout (10 s here), it steps down.
+    expect(decide(leaderInput({ lockRenewalFailingSince: NOW - 3000 })).job).to.equal(null);
+    const failing = leaderInput({ lockRenewalFailingSince: NOW - 10_000 });
     const d = decide(failing);
     expect(d.job).to.equal('demote');
     expect(d.message).to.match(/DCS is not accessible/);
     const fsCluster = cluster('node1', { failsafe: { node1: 'http://node1:8008', node2: 'http://node2:8008', node3: 'http://node3:8008' } });
-    const fs = leaderInput({ lockRenewalFailing: true, raw: { failsafe_mode: true }, cluster: fsCluster });
+    const fs = leaderInput({ lockRenewalFailingSince: NOW - 10_000, raw: { failsafe_mode: true }, cluster: fsCluster });
     expect(decide(fs).need).to.equal('failsafe');
     expect(types(decide({ ...fs, failsafeConfirmed: true }))).to.deep.equal(['extendLockByFailsafe', 'refreshLeader']);
     // A replica's failing renewal means nothing: it holds no lock.
-    expect(decide(input({ lockRenewalFailing: true })).job).to.equal(null);
+    expect(decide(input({ lockRenewalFailingSince: NOW - 10_000 })).job).to.equal(null);
     // A leader whose server is down goes the usual way, which renews again (its member record keeps the lease alive otherwise).
-    const down = decide(leaderInput({ lockRenewalFailing: true, facts: { ...stoppedFacts('crashed', true), systemIdentifier: '7300', timeline: 1 } }));
+    const down = decide(leaderInput({ lockRenewalFailingSince: NOW - 10_000, facts: { ...stoppedFacts('crashed', true), systemIdentifier: '7300', timeline: 1 } }));
     expect(types(down)[0]).to.equal('refreshLeader');
   });
 
