@@ -4,7 +4,7 @@ import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow 
 import type { DatabaseState } from '../../domain/cluster/model/states.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
 import { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
 import { parseSyncNames, syncPriority } from './fake-sync-names.js';
 
@@ -503,13 +503,15 @@ export class FakeDatabase implements Database {
     this.stateValue = 'stopped';
   }
 
-  async createReplica(source: Upstream): Promise<void> {
+  /** Copies `source` whatever the methods (the fake has no backup tools); without a source it fails like every method would. */
+  async createReplica(source: Upstream | null, _opts: CreateReplicaOptions = {}): Promise<void> {
     if (this.takeFailure('createReplica')) {
       if (!this.running) this.stateValue = 'stopped';
       this.fail('createReplica', 'injected failure');
     }
     if (this.running) this.fail('createReplica', 'server is running');
     if (this.data) this.fail('createReplica', 'data directory is not empty');
+    if (source === null) this.fail('createReplica', 'no server to copy from, and no method that needs none');
     const up = this.network.get(source.connUrl);
     if (!up || !up.running || !up.data) {
       this.stateValue = 'stopped';
@@ -564,10 +566,12 @@ export class FakeDatabase implements Database {
     this.releaseWaiters();
   }
 
-  async syncSlots(wanted: readonly WantedSlot[]): Promise<void> {
+  async syncSlots(all: readonly WantedSlot[]): Promise<void> {
     this.injected('syncSlots');
-    if (!this.isWritable) this.fail('syncSlots', 'slots are managed on a running primary only');
+    if (!this.running || this.shuttingDown) this.fail('syncSlots', 'slots are managed on a running server only');
     await this.pause('syncSlots');
+    // A standby keeps physical slots only (PostgreSQL 15 has no logical slots in recovery).
+    const wanted = this.inRecovery ? all.filter((w) => w.type === 'physical') : all;
     const names = new Set(wanted.map((w) => w.name));
     for (const [name, slot] of this.slotMap) if (slot.type === 'physical' && !names.has(name)) this.slotMap.delete(name);
     for (const w of wanted) if (!this.slotMap.has(w.name)) this.slotMap.set(w.name, { type: w.type, restartLsn: this.lsn ?? 0 });
@@ -820,6 +824,7 @@ export class FakeDatabase implements Database {
       replicationState: replica && this.streaming ? 'streaming' : null,
       replication: replica ? [] : this.replicationRows(),
       upstreamConnUrl: replica ? data.recovery.upstreamConnUrl : null,
+      upstreamSlotName: replica ? data.recovery.slotName : null,
       pendingRestart: Object.keys(pending).length > 0,
       pendingRestartReason: pending,
       synchronousStandbyNames: this.syncNames,

@@ -142,6 +142,8 @@ export interface LocalOptions {
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   /** `watchdog.safety_margin` seconds: the device fires this long before the leader key would expire. */
   readonly watchdogSafetyMargin: number;
+  /** `db.recovery_conf` of the local file: recovery settings (restore_command...) of this node while it runs as a replica. */
+  readonly recoveryConf?: Readonly<Record<string, ParameterValue>>;
 }
 
 /** What the watchdog looks like this tick. */
@@ -212,6 +214,12 @@ export type Action =
       readonly maxLines: number;
     }
   | { readonly type: 'writeStatus'; readonly optime: number; readonly slots: Readonly<Record<string, number>> }
+  /**
+   * A standby leader publishes the timeline history its server fetched from the remote
+   * (its history files), keeping the dates and leaders of `previous` lines that match, so
+   * its replicas can tell whether they diverged from it.
+   */
+  | { readonly type: 'syncHistory'; readonly previous: readonly HistoryLine[]; readonly maxLines: number }
   /** Compare-and-set of the sync key on `ifRevision` (`'0'`: must be absent). */
   | {
       readonly type: 'writeSync';
@@ -232,7 +240,11 @@ export type Action =
   | { readonly type: 'promote'; readonly timeoutMs: number }
   | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'rewind'; readonly source: UpstreamRef }
-  | { readonly type: 'createReplica'; readonly source: UpstreamRef }
+  /**
+   * Creates the data directory from `source` (null: with methods that need no running
+   * server) by `methods` in order (absent: the node's own create_replica_methods).
+   */
+  | { readonly type: 'createReplica'; readonly source: UpstreamRef | null; readonly methods?: readonly string[] }
   | { readonly type: 'removeData' }
   | { readonly type: 'checkpoint' }
   | { readonly type: 'configure'; readonly parameters: Readonly<Record<string, ParameterValue>>; readonly key: string }

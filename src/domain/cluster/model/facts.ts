@@ -50,6 +50,8 @@ export interface LocalFacts {
   readonly replication: readonly ReplicationRow[];
   /** conn_url of the upstream this server is configured to follow; null when none. */
   readonly upstreamConnUrl: string | null;
+  /** primary_slot_name this replica streams through (null: none); absent where the adapter does not tell. */
+  readonly upstreamSlotName?: string | null;
   readonly pendingRestart: boolean;
   readonly pendingRestartReason: Readonly<Record<string, PendingChange>>;
   /** Current synchronous_standby_names on this server. */
