@@ -816,6 +816,8 @@ export class FakeDatabase implements Database {
       serverVersion: this.serverVersion,
       postmasterStartTime: iso(this.startedAt!),
       timeline: this.timeline,
+      // The fake has no checkpoints: its control file always shows the timeline it runs on.
+      checkpointTimeline: this.timeline,
       walLocation: replica ? null : this.lsn,
       receivedLocation: replica ? this.lsn : null,
       replayedLocation: replica ? replayed.endLsn : null,

@@ -11,6 +11,7 @@ export interface Observation {
   readonly serverVersion: number;
   readonly postmasterStartTime: string;
   readonly timeline: number | null;
+  readonly checkpointTimeline: number | null;
   readonly walLocation: number | null;
   readonly receivedLocation: number | null;
   readonly replayedLocation: number | null;
@@ -134,6 +135,7 @@ export async function observe(session: PgSession): Promise<Observation> {
     serverVersion: r.server_version,
     postmasterStartTime: pgTimestampToIso(r.start_time),
     timeline: r.in_recovery ? replicaTimeline(r) : r.primary_tli,
+    checkpointTimeline: r.checkpoint_tli,
     walLocation: lsn(r.wal_flush),
     receivedLocation: r.in_recovery ? lsn(r.received) : null,
     replayedLocation: r.in_recovery ? lsn(r.replayed) : null,

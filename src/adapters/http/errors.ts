@@ -82,6 +82,8 @@ const STATUS_BY_CODE: Readonly<Record<AgentApiErrorCode, number>> = {
   no_leader: 503,
   dcs_write_failed: 503,
   config_conflict: 409,
+  not_standby_cluster: 409,
+  already_standby_cluster: 409,
   switchover_failed: 503,
   failover_failed: 503,
   switchover_status_unknown: 503,

@@ -111,6 +111,12 @@ export interface LoopMemory {
   readonly jobFailures: JobFailures | null;
   /** Since when this node, in a leaderless cluster, has left the race to the candidate of the failover key at `revision`. */
   readonly candidateWait: { readonly revision: string | null; readonly since: number } | null;
+  /**
+   * When this standby leader last asked for a restartpoint (epoch ms): its control file must
+   * show the timeline it follows before its replicas can rewind from it, and a standby can
+   * only restart at a checkpoint record the remote has written on that timeline.
+   */
+  readonly restartpointAt?: number | null;
 }
 
 /** Memory of a freshly started agent. */
@@ -132,6 +138,7 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   primaryOnTimeline: null,
   jobFailures: null,
   candidateWait: null,
+  restartpointAt: null,
 });
 
 /** Local settings decide() needs besides NodeSettings. */

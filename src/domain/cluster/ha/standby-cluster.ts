@@ -78,9 +78,10 @@ function followRemoteFromStopped(ctx: TickContext, sc: StandbyClusterConfig, bef
     const actions: Action[] = [
       ...before,
       ...configureBeforeStart(ctx),
+      // primaryOnTimeline stays: once the server replays onto the remote's later timeline it no longer applies, and until then
+      // another rewind is harmless (PostgreSQL 15's pg_rewind says "no rewind required" while the remote's control file does not
+      // show its new timeline yet, and the start that follows fails until it does).
       { type: 'rewind', source: remote },
-      // Its WAL is now a prefix of the remote's.
-      { type: 'remember', patch: { primaryOnTimeline: null } },
       start,
     ];
     const at = actions.findIndex((a) => a.type === 'rewind');

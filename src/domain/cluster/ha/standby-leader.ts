@@ -43,6 +43,8 @@ export function standbyLeaderTick(ctx: TickContext, sc: StandbyClusterConfig): D
     messages.push(step.message);
   }
   actions.push({ type: 'writeStatus', optime: ctx.myWal ?? 0, slots: {} }, ...slotActions(ctx), ...historyActions(ctx));
+  const restart = restartpointActions(ctx);
+  actions.push(...restart.remember);
   if (ctx.paused) messages.push('PAUSE');
   const slot = remoteSlot(sc).slotName ?? null;
   const slotChanged = ctx.facts.upstreamSlotName !== undefined && (ctx.facts.upstreamSlotName ?? null) !== slot && remote !== null;
@@ -51,5 +53,40 @@ export function standbyLeaderTick(ctx: TickContext, sc: StandbyClusterConfig): D
     actions.push({ type: 'follow', upstream: remote, ...remoteSlot(sc), timeoutMs: startTimeoutMs(ctx) });
     return decision(messages.join('; '), actions, { job: 'follow', wakeAt });
   }
-  return decision(messages.join('; '), actions, { wakeAt });
+  if (restart.checkpoint) {
+    messages.push(`restartpoint: the control file shows timeline ${ctx.facts.checkpointTimeline}, the server follows timeline ${ctx.facts.timeline}`);
+    return decision(messages.join('; '), [...actions, { type: 'checkpoint' }], { job: 'checkpoint', wakeAt });
+  }
+  return decision(messages.join('; '), actions, { wakeAt: earliest(wakeAt, restart.wakeAt) });
+}
+
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
+}
+
+/** How often a standby leader asks for a restartpoint while its control file shows an older timeline than it follows. */
+export function restartpointRetryMs(ctx: TickContext): number {
+  return Math.max(10_000, ctx.loopWaitMs);
+}
+
+/**
+ * A standby leader is a pg_rewind source for its replicas, and PostgreSQL 15's pg_rewind reads
+ * the source's timeline from the last checkpoint in its control file: after the remote switched
+ * timelines, the standby leader must make a restartpoint on the new one (CHECKPOINT, which
+ * needs a checkpoint record of the remote on that timeline, so it is asked again every
+ * restartpointRetryMs until it shows). Meanwhile its member record says so
+ * (checkpointAfterPromote false), and rewinders wait, as after a primary's promotion.
+ */
+function restartpointActions(ctx: TickContext): { remember: Action[]; checkpoint: boolean; wakeAt: number | null } {
+  const cp = ctx.facts.checkpointTimeline;
+  const tl = ctx.facts.timeline;
+  const ready = cp === undefined || cp === null || tl === null || cp >= tl;
+  const memory = ctx.input.memory;
+  const published: boolean | null = ready ? null : false;
+  const remember: Action[] = memory.checkpointAfterPromote === published ? [] : [{ type: 'remember', patch: { checkpointAfterPromote: published } }];
+  if (ready) return { remember, checkpoint: false, wakeAt: null };
+  const last = memory.restartpointAt ?? null;
+  const next = last === null ? ctx.now : last + restartpointRetryMs(ctx);
+  if (ctx.now < next) return { remember, checkpoint: false, wakeAt: next };
+  return { remember: [...remember, { type: 'remember', patch: { restartpointAt: ctx.now } }], checkpoint: true, wakeAt: null };
 }

@@ -38,6 +38,11 @@ export interface LocalFacts {
   /** ISO 8601 with offset. */
   readonly postmasterStartTime: string | null;
   readonly timeline: number | null;
+  /**
+   * Timeline of the last checkpoint (a replica's last restartpoint) in the control file:
+   * pg_rewind (PostgreSQL 15) takes its source's timeline from there. Absent where the adapter does not tell.
+   */
+  readonly checkpointTimeline?: number | null;
   /** Primary: current WAL flush position. */
   readonly walLocation: number | null;
   /** Replica: last received / replayed positions and replay time. */
