@@ -2,7 +2,7 @@ import { decision, needs, type Action, type Decision, type UpstreamRef } from '.
 import { releaseLock } from './demote.js';
 import { hasDiverged } from '../model/history.js';
 import { configureBeforeStart, FRESH_DATA } from './maintenance.js';
-import { startAsStandbyLeader } from './standby-cluster.js';
+import { cloneRemoteWhenNobodyRuns, startAsStandbyLeader } from './standby-cluster.js';
 import { clusterTimeline, leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
 import { disarmIfActive, leaderWatchdogActions } from './watchdog-policy.js';
 
@@ -172,6 +172,8 @@ export function emptyDataDirectory(ctx: TickContext): Decision {
   if (ctx.leaderIsMe) return releaseLock(ctx, 'this node has no data');
   if (ctx.paused) return decision('PAUSE: no data directory; not creating a replica');
   const upstream = leaderUpstream(ctx);
+  const fromRemote = ctx.standby !== null ? cloneRemoteWhenNobodyRuns(ctx, ctx.standby) : null;
+  if (fromRemote) return fromRemote;
   if (!upstream || ctx.leaderMember?.state !== 'running') {
     const waiting = upstream ? `leader ${upstream.name} to run, to create a replica from it` : 'a leader to create a replica from';
     return decision(`waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });

@@ -181,3 +181,24 @@ export function bootstrapStandbyCluster(ctx: TickContext, sc: StandbyClusterConf
     },
   });
 }
+
+/**
+ * An empty member of a leaderless standby cluster in which no other member runs: nobody in
+ * the cluster can serve a copy, and nobody can become the standby leader without data, so it
+ * copies the remote primary itself (standby_cluster.create_replica_methods) and starts
+ * following it; the race then elects a standby leader. Null when it should wait for a
+ * member of its own cluster (the usual case: a copy across data centers costs more than a
+ * standby leader's failover).
+ */
+export function cloneRemoteWhenNobodyRuns(ctx: TickContext, sc: StandbyClusterConfig): Decision | null {
+  if (ctx.leaderName !== null || ctx.paused) return null;
+  if (ctx.cluster.members.some((m) => m.name !== ctx.me && m.state === 'running')) return null;
+  const remote = remoteUpstream(sc);
+  return decision(`no member of this standby cluster runs: creating a replica from ${remote?.name ?? 'a backup (create_replica_methods)'}`, [
+    { type: 'remember', patch: FRESH_DATA },
+    ...configureBeforeStart(ctx, true),
+    { type: 'createReplica', source: remote, ...(sc.create_replica_methods ? { methods: sc.create_replica_methods } : {}) },
+    // Without the remote's slot: it belongs to the standby leader, whoever wins the race.
+    { type: 'start', upstream: remote, standby: true, timeoutMs: startTimeoutMs(ctx) },
+  ], { job: 'create replica' });
+}

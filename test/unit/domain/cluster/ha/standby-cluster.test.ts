@@ -206,6 +206,18 @@ describe('decide(): a standby cluster', () => {
       const d = decide(input({ raw: SC, cluster: standbyCluster(), facts: stoppedFacts('stopped', false) }));
       expect(action(d, 'createReplica').source).to.deep.equal({ name: 'node1', connUrl: 'postgres://node1:5432/postgres' });
     });
+
+    it('an empty one in a leaderless standby cluster where no member runs copies the remote itself (without the remote\'s slot); otherwise it waits', () => {
+      const nobody = { ...standbyCluster(null), members: ['node1', 'node3'].map((n) => member(n, { state: 'crashed' })) };
+      const d = decide(input({ raw: SC, cluster: nobody, facts: stoppedFacts('stopped', false) }));
+      expect(d.job).to.equal('create replica');
+      expect(action(d, 'createReplica').source).to.deep.equal({ name: 'remote 10.0.0.9:5433', connUrl: REMOTE });
+      expect(action(d, 'start')).to.deep.include({ upstream: { name: 'remote 10.0.0.9:5433', connUrl: REMOTE }, standby: true });
+      expect(action(d, 'start').slotName).to.equal(undefined);
+      const someoneRuns = decide(input({ raw: SC, cluster: standbyCluster(null), facts: stoppedFacts('stopped', false) }));
+      expect(someoneRuns.publish.waitingFor).to.equal('a leader to create a replica from');
+      expect(decide(input({ raw: {}, cluster: { ...nobody, config: { value: {}, revision: '1' } }, facts: stoppedFacts('stopped', false) })).publish.waitingFor).to.equal('a leader to create a replica from');
+    });
   });
 
   describe('promote-cluster', () => {
