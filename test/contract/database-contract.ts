@@ -192,7 +192,7 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       await probeUntil(h, a, (x) => x.replicationState === 'streaming', 'streaming after the crash');
     });
 
-    it('failures are typed: a rewind of a running server, a base backup from nowhere (which leaves the directory empty)', async () => {
+    it('failures are typed: a rewind of a running server or from nowhere, a base backup from nowhere (which leaves the directory empty)', async () => {
       let error: unknown;
       try {
         await a.db.rewind(b.upstream);
@@ -202,6 +202,14 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'rewind_failed');
       expect((await a.db.probe()).running, 'a refused rewind leaves the server running').to.equal(true);
       await a.db.stop('immediate');
+      // A source that does not answer leaves the target untouched, and says so.
+      error = undefined;
+      try {
+        await a.db.rewind(h.unreachable);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'rewind_source_unreachable');
       await a.db.removeDataDirectory();
       expect(await a.db.probe()).to.include({ initialized: false, running: false });
       error = undefined;

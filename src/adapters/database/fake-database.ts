@@ -491,10 +491,12 @@ export class FakeDatabase implements Database {
     if (!data) this.fail('rewind', 'data directory is empty');
     if (this.running) this.fail('rewind', 'target server must be shut down');
     const up = this.network.get(source.connUrl);
-    if (!up || !up.running || !up.data) this.fail('rewind', `source server ${source.name} is not reachable`);
+    // Like pg_rewind, it stops before touching the target when it cannot reach the source.
+    const unreachable = (why: string) => new DatabaseError('rewind_source_unreachable', `${this.name}: rewind: source server ${source.name} ${why}`);
+    if (!up || !up.running || !up.data) throw unreachable('is not reachable');
     if (up.data.systemId !== data.systemId) this.fail('rewind', 'source and target clusters are from different systems');
     await this.pause('rewind');
-    if (!up.running || !up.data) this.fail('rewind', `source server ${source.name} went away`);
+    if (!up.running || !up.data) throw unreachable('went away');
     // pg_rewind copies what differs and leaves the target to replay the source's WAL: it ends where the source is.
     data.records = up.data.records.slice();
     data.replayed = data.records.length;

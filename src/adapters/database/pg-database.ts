@@ -634,7 +634,7 @@ export class PgDatabase implements Database {
         if (!sourceUnreachable(e)) {
           await writeOwnedFile(marker, `${new Date().toISOString()} ${describe(e)}\n`, this.o.runAsUser).catch(() => undefined);
         }
-        throw this.fail('rewind_failed', `pg_rewind from ${source.name} failed`, e);
+        throw this.fail(sourceUnreachable(e) ? 'rewind_source_unreachable' : 'rewind_failed', `pg_rewind from ${source.name} failed`, e);
       }
     });
   }

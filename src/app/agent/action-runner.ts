@@ -100,7 +100,8 @@ export class ActionRunner {
         if (logFailure) this.logFailure(action, error);
         this.failRemainingCommands(actions, i, actions.length, error);
         const rb = decision.rollback;
-        if (rb && i >= rb.fromIndex && i < rb.untilIndex) await this.runRollback(rb.actions, ctx);
+        const code = error instanceof WardenError ? String(error.code) : null;
+        if (rb && i >= rb.fromIndex && i < rb.untilIndex && !(code !== null && rb.unless?.includes(code))) await this.runRollback(rb.actions, ctx);
         return { completed: false, stoppedAt: i, error };
       }
     }

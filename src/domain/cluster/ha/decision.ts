@@ -313,8 +313,11 @@ export interface Decision {
   readonly job: string | null;
   /** When set, `actions` is empty: gather this, then call decide() again. */
   readonly need: DecisionNeed | null;
-  /** Actions to run (best effort) when an action at index `fromIndex` <= i < `untilIndex` fails. */
-  readonly rollback: { readonly fromIndex: number; readonly untilIndex: number; readonly actions: readonly Action[] } | null;
+  /**
+   * Actions to run (best effort) when an action at index `fromIndex` <= i < `untilIndex` fails,
+   * unless its error code is one of `unless` (a failure that changed nothing, say).
+   */
+  readonly rollback: { readonly fromIndex: number; readonly untilIndex: number; readonly actions: readonly Action[]; readonly unless?: readonly string[] } | null;
   /** Earliest moment decide() wants another tick (a scheduled action), epoch ms. */
   readonly wakeAt: number | null;
   readonly publish: PublishHints;

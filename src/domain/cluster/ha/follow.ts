@@ -112,7 +112,7 @@ export function rewindOrReinitialize(
     const rewindAt = actions.findIndex((a) => a.type === 'rewind');
     return decision(`${why}: rewinding from ${upstream.name}`, actions, {
       job: 'rewind',
-      rollback: { fromIndex: rewindAt, untilIndex: rewindAt + 1, actions: [{ type: 'remember', patch: { rewindFailedOnTimeline: timeline } }] },
+      rollback: { fromIndex: rewindAt, untilIndex: rewindAt + 1, actions: [{ type: 'remember', patch: { rewindFailedOnTimeline: timeline } }], unless: ['rewind_source_unreachable'] },
     });
   }
   const actions: Action[] = [

@@ -87,7 +87,8 @@ function followRemoteFromStopped(ctx: TickContext, sc: StandbyClusterConfig, bef
     const at = actions.findIndex((a) => a.type === 'rewind');
     return decision(`${why}: rewinding from ${remote.name} (this node was the primary of timeline ${timeline}), then following it`, actions, {
       job,
-      rollback: { fromIndex: at, untilIndex: at + 1, actions: [{ type: 'remember', patch: { rewindFailedOnTimeline: timeline } }] },
+      // An unreachable remote left the data untouched: the rewind is tried again, never counted as failed (which could lead to a rebuild).
+      rollback: { fromIndex: at, untilIndex: at + 1, actions: [{ type: 'remember', patch: { rewindFailedOnTimeline: timeline } }], unless: ['rewind_source_unreachable'] },
     });
   }
   return decision(`${why}: following ${remote?.name ?? 'the WAL archive (restore_command)'}`, [...before, ...configureBeforeStart(ctx), start], { job });
