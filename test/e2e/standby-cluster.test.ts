@@ -112,10 +112,12 @@ describe('e2e: a standby cluster', function () {
     expect(metrics).to.match(/^svc_standby_leader\{[^}]*\} 1$/m);
     const doc = (await sb.clusterDocument())!;
     expect(doc.members.find((m) => m.name === standbyLeader)?.role).to.equal('standby_leader');
-    expect(await senderPort(sb, standbyLeader)).to.equal(src.node(srcPrimary).pgPort);
-    expect(await senderPort(sb, replica)).to.equal(sb.node(standbyLeader).pgPort);
-    const slot = await sql(src, srcPrimary, "SELECT active FROM pg_replication_slots WHERE slot_name = 'e2e_standby'");
-    expect(slot.rows).to.deep.equal([{ active: true }]);
+    await waitFor('the standby leader streaming from the source', 30_000, async () => ((await senderPort(sb, standbyLeader)) === src.node(srcPrimary).pgPort ? true : undefined));
+    await waitFor('the replica streaming from the standby leader', 30_000, async () => ((await senderPort(sb, replica)) === sb.node(standbyLeader).pgPort ? true : undefined));
+    await waitFor('the source\'s slot in use', 30_000, async () => {
+      const slot = await sql(src, srcPrimary, "SELECT active FROM pg_replication_slots WHERE slot_name = 'e2e_standby'");
+      return slot.rows[0]?.active === true ? true : undefined;
+    });
     // Not writable.
     let refused = false;
     try {
@@ -173,7 +175,7 @@ describe('e2e: a standby cluster', function () {
     const leader = await src.waitHealthy(120_000, undefined, 'standby_leader');
     console.log(`      demote-cluster: ${leader} standby leader and its replica streaming after ${Date.now() - t0} ms`);
     expect(leader).to.equal(srcPrimary);
-    expect(await senderPort(src, srcPrimary)).to.equal(sb.node(standbyLeader).pgPort);
+    await waitFor(`${srcPrimary} streaming from the promoted cluster`, 30_000, async () => ((await senderPort(src, srcPrimary)) === sb.node(standbyLeader).pgPort ? true : undefined));
     await sql(sb, standbyLeader, 'INSERT INTO e2e_standby VALUES (6)');
     await rowEverywhere(src, ['p1', 'p2'], 6);
     // Row 5 was written on the old branch only: the rewind took it away.
