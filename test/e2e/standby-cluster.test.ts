@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nodeConfigPath, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
@@ -98,6 +98,7 @@ describe('e2e: a standby cluster', function () {
     this.timeout(120_000);
     if (sb) await sb.down();
     if (src) await src.down();
+    for (const r of [sb, src]) if (r) rmSync(r.layout.dir, { recursive: true, force: true });
   });
 
   it('the standby leader streams from the source primary through its slot and answers as the standby leader; the other member cascades from it', async () => {
