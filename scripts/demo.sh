@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm run demo [-- up|down|status|stop <node>|start <node>]`: set up and build before `up`.
+# `npm run demo [-- up|down|status|standby|stop <node>|start <node>]`: set up and build before `up`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-up}" = up ]; then

@@ -81,6 +81,23 @@ export function demoLayout(env: NodeJS.ProcessEnv = process.env): ClusterLayout 
   };
 }
 
+/**
+ * The demo's standby cluster: two nodes (`standby1`, `standby2`, REST APIs on the demo's API
+ * base + 3 and + 4, PostgreSQL on its PostgreSQL base + 3 and + 4), scope `demo-standby`, the
+ * demo's etcd, data beside the demo's folder, replicating from `remote` (the demo's primary).
+ */
+export function standbyDemoLayout(main: ClusterLayout, remote: { readonly host: string; readonly port: number }, env: NodeJS.ProcessEnv = process.env): ClusterLayout {
+  const apiBase = (env['WARDEN_DEMO_API_PORT'] ? Number(env['WARDEN_DEMO_API_PORT']) : 8008) + 3;
+  const pgBase = (env['WARDEN_DEMO_PG_PORT'] ? Number(env['WARDEN_DEMO_PG_PORT']) : 15432) + 3;
+  return {
+    ...main,
+    dir: `${main.dir}-standby`,
+    scope: `${main.scope}-standby`,
+    nodes: [1, 2].map((i) => ({ name: `standby${i}`, apiPort: apiBase + i - 1, pgPort: pgBase + i - 1 })),
+    dcs: { ...main.dcs, standby_cluster: { host: remote.host, port: remote.port } },
+  };
+}
+
 /** Path of a node's YAML configuration file. */
 export function nodeConfigPath(layout: ClusterLayout, name: string): string {
   return `${layout.dir}/${name}.yml`;

@@ -248,11 +248,15 @@ export class ClusterRunner {
     }
   }
 
-  /** Waits for one running primary and every other node a streaming replica; returns the primary's name. */
-  async waitHealthy(timeoutMs: number, names: readonly string[] = this.layout.nodes.map((n) => n.name)): Promise<string> {
-    return waitFor(`a primary and ${names.length - 1} streaming replicas`, timeoutMs, async () => {
+  /**
+   * Waits for one running leader (a primary; the standby leader of a standby cluster with
+   * `leaderRole` standby_leader) and every other node a streaming replica; returns the leader's name.
+   */
+  async waitHealthy(timeoutMs: number, names: readonly string[] = this.layout.nodes.map((n) => n.name), leaderRole: 'primary' | 'standby_leader' = 'primary'): Promise<string> {
+    const what = leaderRole === 'primary' ? 'a primary' : 'a standby leader';
+    return waitFor(`${what} and ${names.length - 1} streaming replicas`, timeoutMs, async () => {
       const docs = await Promise.all(names.map(async (n) => [n, await this.nodeStatus(n)] as const));
-      const primaries = docs.filter(([, d]) => d?.role === 'primary' && d.state === 'running');
+      const primaries = docs.filter(([, d]) => d?.role === leaderRole && d.state === 'running');
       const replicas = docs.filter(([, d]) => d?.role === 'replica' && d.state === 'running' && d.replication_state === 'streaming');
       return primaries.length === 1 && replicas.length === names.length - 1 ? primaries[0]![0] : undefined;
     }, 500);

@@ -61,6 +61,8 @@ export type DatabaseErrorCode =
   | 'promote_failed'
   | 'follow_failed'
   | 'rewind_failed'
+  /** pg_rewind could not reach its source: the target is untouched. */
+  | 'rewind_source_unreachable'
   | 'create_replica_failed'
   | 'remove_data_failed'
   | 'checkpoint_failed'

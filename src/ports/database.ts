@@ -31,6 +31,12 @@ export interface WantedSlot {
   readonly plugin?: string;
 }
 
+/** How a replica is created. */
+export interface CreateReplicaOptions {
+  /** Replica creation methods to try in order (`basebackup` or methods of the local configuration); absent: the node's own list. */
+  readonly methods?: readonly string[];
+}
+
 /**
  * The local PostgreSQL server. Long operations take an explicit timeout; failures throw a
  * `DatabaseError` whose code names the operation (`start_failed`, `promote_failed`, ...).
@@ -38,7 +44,11 @@ export interface WantedSlot {
 export interface Database {
   /** Observes the server (state, role, WAL positions, pending restart...). At most ~2 s; never throws: a dead server gives a stopped/crashed fact set. */
   probe(): Promise<LocalFacts>;
-  /** Creates a new cluster in the empty data directory (initdb options from bootstrap). Throws DatabaseError('initdb_failed'). */
+  /**
+   * Creates a new cluster in the empty data directory: initdb (options from bootstrap), or the
+   * custom bootstrap method of the local configuration, which leaves a stopped server that
+   * has finished its recovery. Throws DatabaseError('initdb_failed').
+   */
   initdb(): Promise<void>;
   /** Starts the server and waits until it accepts connections or `timeoutMs`. Throws DatabaseError('start_failed'). */
   start(opts: StartOptions): Promise<void>;
@@ -54,8 +64,13 @@ export interface Database {
   follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void>;
   /** Runs pg_rewind against `source` on a stopped server. Throws DatabaseError('rewind_failed'). */
   rewind(source: Upstream): Promise<void>;
-  /** Takes a base backup of `source` into the empty data directory. Cleans up on failure and throws DatabaseError('create_replica_failed'). */
-  createReplica(source: Upstream): Promise<void>;
+  /**
+   * Creates a replica's data directory from `source` (null: only methods that need no running
+   * source, such as a restore from a backup) with the replica creation methods in order,
+   * falling back to the next when one fails. Cleans up on failure and throws
+   * DatabaseError('create_replica_failed') saying why each method failed.
+   */
+  createReplica(source: Upstream | null, opts?: CreateReplicaOptions): Promise<void>;
   /** Deletes the data directory (the server must be stopped). Throws DatabaseError('remove_data_failed'). */
   removeDataDirectory(): Promise<void>;
   /** Runs CHECKPOINT (before a graceful demote). Throws DatabaseError('checkpoint_failed'). */

@@ -12,6 +12,9 @@ export type CommandErrorCode =
   /** The outcome did not show within the wait. */
   | 'switchover_status_unknown'
   | 'failover_status_unknown'
+  /** promote-cluster of a primary cluster, demote-cluster of a standby cluster. */
+  | 'not_standby_cluster'
+  | 'already_standby_cluster'
   /** Reinitialize asked of the leader, or of a cluster without one. */
   | 'is_leader'
   | 'no_leader'

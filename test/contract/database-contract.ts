@@ -169,6 +169,20 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       await probeUntil(h, a, (f) => f.replicationState === 'streaming' && f.upstreamConnUrl === b.upstream.connUrl, 'streaming again');
     });
 
+    it('a standby keeps physical slots for its own replicas: a cascade streams through a slot on it', async () => {
+      // A logical slot cannot exist on a PostgreSQL 15 standby: it is left out there.
+      await a.db.syncSlots([{ name: 'node_c', type: 'physical' }, { name: 'cdc', type: 'logical', database: 'postgres', plugin: 'pgoutput' }]);
+      const c = await h.node('node_c');
+      await c.db.createReplica(a.upstream);
+      await c.db.start({ upstream: a.upstream, slotName: 'node_c', timeoutMs: START_MS });
+      const fc = await probeUntil(h, c, (f) => f.replicationState === 'streaming', 'the cascade streaming');
+      expect(fc).to.include({ upstreamConnUrl: a.upstream.connUrl, upstreamSlotName: 'node_c', timeline: 2 });
+      await h.write(b);
+      const target = (await b.db.probe()).walLocation!;
+      await probeUntil(h, c, (f) => (f.replayedLocation ?? 0) >= target, 'the cascade caught up');
+      await c.db.stop('fast');
+    });
+
     it('a crashed server is seen as crashed, and starts again', async () => {
       await h.crash(a);
       const f = await probeUntil(h, a, (x) => !x.running, 'not running');
@@ -178,7 +192,7 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       await probeUntil(h, a, (x) => x.replicationState === 'streaming', 'streaming after the crash');
     });
 
-    it('failures are typed: a rewind of a running server, a base backup from nowhere (which leaves the directory empty)', async () => {
+    it('failures are typed: a rewind of a running server or from nowhere, a base backup from nowhere (which leaves the directory empty)', async () => {
       let error: unknown;
       try {
         await a.db.rewind(b.upstream);
@@ -188,11 +202,28 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'rewind_failed');
       expect((await a.db.probe()).running, 'a refused rewind leaves the server running').to.equal(true);
       await a.db.stop('immediate');
+      // A source that does not answer leaves the target untouched, and says so.
+      error = undefined;
+      try {
+        await a.db.rewind(h.unreachable);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'rewind_source_unreachable');
       await a.db.removeDataDirectory();
       expect(await a.db.probe()).to.include({ initialized: false, running: false });
       error = undefined;
       try {
         await a.db.createReplica(h.unreachable);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'create_replica_failed');
+      expect(await a.db.probe()).to.include({ initialized: false });
+      // Without a source, only a method that needs none could run (basebackup cannot).
+      error = undefined;
+      try {
+        await a.db.createReplica(null);
       } catch (e) {
         error = e;
       }

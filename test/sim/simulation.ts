@@ -1,7 +1,11 @@
 import type { RawConfig } from '../../src/domain/cluster/config/config.js';
+import { FakeDatabase } from '../../src/adapters/database/fake-database.js';
 import { FaultState, applyRandomEvent, healEverything, isHealthy, type FaultModel } from './faults.js';
 import { Random } from './random.js';
-import { SimCluster } from './sim-cluster.js';
+import { SimCluster, type SimNode } from './sim-cluster.js';
+
+/** conn_url of the remote primary a simulated standby cluster replicates from (standby_cluster host `remote`). */
+export const REMOTE_CONN_URL = 'postgres://remote:5432/postgres';
 
 /** Outcome of one random schedule. */
 export interface ScheduleResult {
@@ -11,7 +15,7 @@ export interface ScheduleResult {
   readonly violation: string | null;
   readonly nodes: number;
   readonly events: number;
-  /** Times the leader changed (a new node became the writable lock holder). */
+  /** Times the leader changed (a new node became the writable lock holder; the standby leader in a standby cluster). */
   readonly leaderChanges: number;
   readonly acknowledgedWrites: number;
   /** Fake time simulated, ms. */
@@ -31,6 +35,13 @@ export interface ScheduleOptions {
   readonly trace?: (line: string) => void;
   /** The fault model (default the current one); older regression seeds replay with theirs. */
   readonly model?: FaultModel;
+  /**
+   * Simulate a standby cluster: its members replicate from a remote primary (a server outside
+   * the cluster that clients keep writing to) and none may ever accept writes or leave the
+   * remote's timeline; liveness asks for a standby leader following the remote instead of a
+   * primary, and after healing every member must catch up with the remote.
+   */
+  readonly standby?: boolean;
 }
 
 class Violation extends Error {}
@@ -72,7 +83,8 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const count = rnd.int(3, 5);
   const names = Array.from({ length: count }, (_, i) => `n${i + 1}`);
   const quick = opts.profile === 'quick';
-  const config = randomConfig(rnd, quick);
+  const standby = opts.standby === true;
+  const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
   const stepMs = quick ? 2000 : 500;
   const sim = new SimCluster({
     names,
@@ -88,9 +100,17 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   // (every loop_wait, plus retry_timeout for its failing DCS read) is refused: one more loop.
   const failsafeExtra = config['failsafe_mode'] ? loopWait + Number(config['retry_timeout']) * 1000 : 0;
   const bound = ttl + loopWait + failsafeExtra + 2 * stepMs + 1000;
-  const syncOn = config['synchronous_mode'] !== false;
+  // A standby cluster has no synchronous replication of its own.
+  const syncOn = !standby && config['synchronous_mode'] !== false;
+  const remote = standby ? new FakeDatabase({ name: 'remote', connUrl: REMOTE_CONN_URL, network: sim.network, clock: sim.clock }) : null;
+  /** The holder of the standby cluster's key, running in recovery from the remote. */
+  const standbyLeader = (): SimNode | null => {
+    const l = [...sim.nodes.values()].filter((n) => n.believesLeader() && n.db.isInRecovery && n.db.upstreamConnUrl === REMOTE_CONN_URL);
+    return l.length === 1 ? l[0]! : null;
+  };
+  const led = () => (standby ? standbyLeader() !== null : sim.primary() !== null);
   const faults = new FaultState();
-  const log: string[] = [`seed ${seed}: ${count} nodes, config ${JSON.stringify(config)}`];
+  const log: string[] = [`seed ${seed}: ${count} nodes${standby ? ' (standby cluster)' : ''}, config ${JSON.stringify(config)}`];
   const trace = (line: string) => {
     log.push(`t=${sim.clock.now() - start} ${line}`);
     opts.trace?.(log[log.length - 1]!);
@@ -104,7 +124,8 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   let requireLiveness = true;
 
   sim.checks.push(() => {
-    const p = sim.primary();
+    // In a standby cluster the leader is the standby leader (it never writes: there is no write to lose).
+    const p = standby ? standbyLeader() : sim.primary();
     const id = p ? `${p.name}@${p.db.timeline}` : null;
     if (p && id !== lastPrimary) {
       leaderChanges++;
@@ -125,13 +146,21 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
         }
       }
     }
+    if (remote) {
+      for (const n of sim.nodes.values()) {
+        if (n.db.isWritable) throw new Violation(`${n.name}, a member of the standby cluster, accepts writes`);
+        if ((n.db.timeline ?? 0) > (remote.timeline ?? 0)) throw new Violation(`${n.name}, a member of the standby cluster, left the remote's timeline (a promotion)`);
+      }
+      if (rnd.chance(0.3)) void remote.write(256).catch(() => undefined);
+    }
     if (model === 'v1') {
       if (p && rnd.chance(0.3)) void p.db.write(256).catch(() => undefined);
     } else {
       // Clients try every node: a server that accepts a write it should not is caught by the split-brain check.
       for (const n of sim.nodes.values()) if (n.db.isWritable && rnd.chance(0.3)) void n.db.write(256).catch(() => undefined);
     }
-    const healthy = [...sim.nodes.values()].filter((n) => isHealthy(sim, faults, n)).length;
+    // In a standby cluster a member without data cannot lead before it has copied the remote (no member runs to copy from).
+    const healthy = [...sim.nodes.values()].filter((n) => isHealthy(sim, faults, n) && (!standby || n.db.isInitialized)).length;
     const enough = syncOn ? healthy === count : healthy * 2 > count;
     // A leader busy with a slow operation keeps its key by design (primary_start_timeout bounds a start).
     const holder = sim.leaderKey();
@@ -143,8 +172,9 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
       return;
     }
     healthySince = Math.max(healthySince ?? sim.clock.now(), faults.lastDisturbance);
-    if (requireLiveness && !p && sim.clock.now() - healthySince > bound) {
-      throw new Violation(`no writable primary ${sim.clock.now() - healthySince} ms after a healthy ${syncOn ? 'cluster' : 'majority'} was left alone (bound ${bound} ms)`);
+    if (requireLiveness && !led() && sim.clock.now() - healthySince > bound) {
+      const what = standby ? 'standby leader following the remote' : 'writable primary';
+      throw new Violation(`no ${what} ${sim.clock.now() - healthySince} ms after a healthy ${syncOn ? 'cluster' : 'majority'} was left alone (bound ${bound} ms)`);
     }
   });
 
@@ -152,8 +182,12 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const maxGapSteps = quick ? 8 : 80;
   let violation: string | null = null;
   try {
+    if (remote) {
+      await remote.initdb();
+      await remote.start({ upstream: null, timeoutMs: 1000 });
+    }
     sim.startAll();
-    await sim.until(() => sim.primary() !== null, 120_000, 'bootstrap');
+    await sim.until(led, 120_000, 'bootstrap');
     await sim.advance(rnd.int(1, quick ? 5 : 20) * 1000);
     for (let i = 0; i < events; i++) {
       trace(await applyRandomEvent(sim, rnd, faults, config, model));
@@ -164,9 +198,19 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     requireLiveness = false;
     // Delayed operations already under way end first; the bound runs from then.
     await sim.advance(faults.lastDisturbance - sim.clock.now());
-    await sim.until(() => sim.primary() !== null, bound, `a primary within ${bound} ms of healing`);
+    await sim.until(led, bound, `a ${standby ? 'standby leader' : 'primary'} within ${bound} ms of healing`);
     requireLiveness = true;
     await sim.advance(quick ? loopWait : 2 * ttl);
+    if (remote) {
+      // Every member catches up with the remote (through the standby leader), none diverged.
+      const last = remote.lsn ?? 0;
+      const written = remote.writeIds();
+      await sim.until(() => [...sim.nodes.values()].every((n) => n.db.isInRecovery && (n.db.lsn ?? 0) >= last), 4 * bound, 'every member caught up with the remote');
+      for (const n of sim.nodes.values()) {
+        const missing = written.filter((id) => !n.db.hasWrite(id));
+        if (missing.length) throw new Violation(`${n.name} lacks write ${missing[0]} of the remote after catching up`);
+      }
+    }
   } catch (e) {
     violation = `${(e as Error).message}\n${sim.describe()}\nevents:\n  ${log.join('\n  ')}`;
   } finally {

@@ -4,7 +4,7 @@ import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow 
 import type { DatabaseState } from '../../domain/cluster/model/states.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
 import { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
 import { parseSyncNames, syncPriority } from './fake-sync-names.js';
 
@@ -491,10 +491,12 @@ export class FakeDatabase implements Database {
     if (!data) this.fail('rewind', 'data directory is empty');
     if (this.running) this.fail('rewind', 'target server must be shut down');
     const up = this.network.get(source.connUrl);
-    if (!up || !up.running || !up.data) this.fail('rewind', `source server ${source.name} is not reachable`);
+    // Like pg_rewind, it stops before touching the target when it cannot reach the source.
+    const unreachable = (why: string) => new DatabaseError('rewind_source_unreachable', `${this.name}: rewind: source server ${source.name} ${why}`);
+    if (!up || !up.running || !up.data) throw unreachable('is not reachable');
     if (up.data.systemId !== data.systemId) this.fail('rewind', 'source and target clusters are from different systems');
     await this.pause('rewind');
-    if (!up.running || !up.data) this.fail('rewind', `source server ${source.name} went away`);
+    if (!up.running || !up.data) throw unreachable('went away');
     // pg_rewind copies what differs and leaves the target to replay the source's WAL: it ends where the source is.
     data.records = up.data.records.slice();
     data.replayed = data.records.length;
@@ -503,13 +505,15 @@ export class FakeDatabase implements Database {
     this.stateValue = 'stopped';
   }
 
-  async createReplica(source: Upstream): Promise<void> {
+  /** Copies `source` whatever the methods (the fake has no backup tools); without a source it fails like every method would. */
+  async createReplica(source: Upstream | null, _opts: CreateReplicaOptions = {}): Promise<void> {
     if (this.takeFailure('createReplica')) {
       if (!this.running) this.stateValue = 'stopped';
       this.fail('createReplica', 'injected failure');
     }
     if (this.running) this.fail('createReplica', 'server is running');
     if (this.data) this.fail('createReplica', 'data directory is not empty');
+    if (source === null) this.fail('createReplica', 'no server to copy from, and no method that needs none');
     const up = this.network.get(source.connUrl);
     if (!up || !up.running || !up.data) {
       this.stateValue = 'stopped';
@@ -564,10 +568,12 @@ export class FakeDatabase implements Database {
     this.releaseWaiters();
   }
 
-  async syncSlots(wanted: readonly WantedSlot[]): Promise<void> {
+  async syncSlots(all: readonly WantedSlot[]): Promise<void> {
     this.injected('syncSlots');
-    if (!this.isWritable) this.fail('syncSlots', 'slots are managed on a running primary only');
+    if (!this.running || this.shuttingDown) this.fail('syncSlots', 'slots are managed on a running server only');
     await this.pause('syncSlots');
+    // A standby keeps physical slots only (PostgreSQL 15 has no logical slots in recovery).
+    const wanted = this.inRecovery ? all.filter((w) => w.type === 'physical') : all;
     const names = new Set(wanted.map((w) => w.name));
     for (const [name, slot] of this.slotMap) if (slot.type === 'physical' && !names.has(name)) this.slotMap.delete(name);
     for (const w of wanted) if (!this.slotMap.has(w.name)) this.slotMap.set(w.name, { type: w.type, restartLsn: this.lsn ?? 0 });
@@ -812,6 +818,8 @@ export class FakeDatabase implements Database {
       serverVersion: this.serverVersion,
       postmasterStartTime: iso(this.startedAt!),
       timeline: this.timeline,
+      // The fake has no checkpoints: its control file always shows the timeline it runs on.
+      checkpointTimeline: this.timeline,
       walLocation: replica ? null : this.lsn,
       receivedLocation: replica ? this.lsn : null,
       replayedLocation: replica ? replayed.endLsn : null,
@@ -820,6 +828,7 @@ export class FakeDatabase implements Database {
       replicationState: replica && this.streaming ? 'streaming' : null,
       replication: replica ? [] : this.replicationRows(),
       upstreamConnUrl: replica ? data.recovery.upstreamConnUrl : null,
+      upstreamSlotName: replica ? data.recovery.slotName : null,
       pendingRestart: Object.keys(pending).length > 0,
       pendingRestartReason: pending,
       synchronousStandbyNames: this.syncNames,

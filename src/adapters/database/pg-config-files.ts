@@ -35,6 +35,8 @@ export interface ConfigInput {
    * configured lower refuses to start, so in recovery each of these wins over a lower setting.
    */
   readonly standbyMinimums?: Readonly<Record<string, number>>;
+  /** Settings of a targeted recovery (a custom bootstrap's recovery_conf): win over everything but the managed values. */
+  readonly recoveryParameters?: Readonly<Record<string, ParameterValue>>;
 }
 
 /** PostgreSQL 15's defaults of the parameters a hot standby must not set lower than its primary. */
@@ -91,6 +93,10 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
     wal_log_hints: true,
   });
   if (input.synchronousStandbyNames !== undefined) out['synchronous_standby_names'] = input.synchronousStandbyNames;
+  for (const [k, v] of Object.entries(input.recoveryParameters ?? {})) {
+    const name = k.toLowerCase();
+    if (/^[a-z_][a-z0-9_.]*$/.test(name) && !MANAGED.has(name)) out[name] = v;
+  }
   if (input.recovery) {
     const up = input.recovery.upstream;
     if (up) {
@@ -200,6 +206,17 @@ export class PgConfigFiles {
     } else {
       await rm(this.path('standby.signal'), { force: true });
     }
+  }
+
+  /** A targeted recovery: recovery.signal (and no standby.signal), which ends in a promotion. */
+  async setRecoverySignal(): Promise<void> {
+    await rm(this.path('standby.signal'), { force: true });
+    if (!(await pathExists(this.path('recovery.signal')))) await writeOwnedFile(this.path('recovery.signal'), '', this.opts.runAsUser);
+  }
+
+  /** True when recovery.signal exists. */
+  hasRecoverySignal(): Promise<boolean> {
+    return pathExists(this.path('recovery.signal'));
   }
 
   /**

@@ -5,12 +5,14 @@ import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
-import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
 import { waitForDataDirProcesses } from './data-dir-processes.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
-import { baseBackup, directoryEntries, emptyDirectory } from './pg-basebackup.js';
+import { directoryEntries, emptyDirectory } from './data-directory.js';
+import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from './pg-custom-bootstrap.js';
+import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
 import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
 import { cleanlyShutDown, readControlData, standbyMinimums } from './pg-controldata.js';
 import { PgCtl } from './pg-ctl.js';
@@ -41,6 +43,14 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 function describe(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+/** The error code of a failed launch: a custom bootstrap's recovery fails the bootstrap. */
+function failCode(failed: 'start_failed' | 'restart_failed' | 'custom_bootstrap_failed'): DatabaseErrorCode {
+  return failed === 'custom_bootstrap_failed' ? 'initdb_failed' : failed;
+}
+
+/** A custom bootstrap's recovery may replay a long archive: it is bounded only by the server giving up. */
+const BOOTSTRAP_RECOVERY_LIMIT_MS = 7 * 24 * 3_600_000;
 
 /** SQLSTATE 57P03: the postmaster is up but refuses connections (starting, or reinitializing after a crash). */
 function cannotConnectNow(e: unknown): boolean {
@@ -186,6 +196,8 @@ export class PgDatabase implements Database {
   // ---------------------------------------------------------------- process control
 
   initdb(): Promise<void> {
+    const custom = this.o.customBootstrap;
+    if (custom) return this.exclusive(() => this.customBootstrap(custom));
     return this.exclusive(async () => {
       this.states.set('initdb');
       let pwFile: string | null = null;
@@ -213,6 +225,58 @@ export class PgDatabase implements Database {
         if (pwFile) await rm(pwFile, { force: true });
       }
     });
+  }
+
+  /**
+   * A custom bootstrap (bootstrap.method): the operator's command fills the empty data
+   * directory (a restore from a backup, typically), our configuration files are put in place,
+   * and with recovery settings (recovery_conf, or the command's own recovery.signal with
+   * keep_existing_recovery_conf) the server recovers until it promotes, then stops: the HA
+   * loop starts it as the primary under the leader key. Without them any recovery signal the
+   * command left is removed. On failure the directory is emptied (it holds only what this
+   * bootstrap wrote) and the state says `custom bootstrap failed`.
+   */
+  private async customBootstrap(method: CustomBootstrap): Promise<void> {
+    this.states.set('custom_bootstrap');
+    try {
+      const entries = await directoryEntries(this.o.dataDir);
+      if (entries.length) throw new Error(`data directory ${this.o.dataDir} is not empty`);
+      await ensureOwnedDir(this.o.dataDir, this.o.runAsUser);
+      this.log.info('running the custom bootstrap', { method: method.name });
+      await runShellCommand(this.o, method.command, bootstrapParams(method, this.o.scope, this.o.dataDir), 0);
+      if (!(await pathExists(join(this.o.dataDir, 'global', 'pg_control')))) throw new Error('the command succeeded but left no database in the data directory');
+      this.controlCache = null;
+      const settings = bootstrapRecoverySettings(method);
+      const keep = method.keep_existing_recovery_conf === true && (await this.files.hasRecoverySignal());
+      if (method.keep_existing_recovery_conf === true && !keep && (await this.files.hasStandbySignal())) {
+        throw new Error('keep_existing_recovery_conf: the command left standby.signal, whose recovery never ends; leave recovery.signal, or give recovery_conf');
+      }
+      await this.files.write({ ...this.configInput(null), ...(settings ? { recoveryParameters: settings } : {}) });
+      if (settings) await this.files.setRecoverySignal();
+      else if (!keep) await this.files.setStandby(false);
+      if (settings || keep) {
+        await this.launch(BOOTSTRAP_RECOVERY_LIMIT_MS, 'bootstrap_starting', 'custom_bootstrap_failed');
+        this.states.set('bootstrap_starting');
+        while (await this.inRecovery()) {
+          if ((await this.ctl.livePid()) === null) throw new Error('the server stopped before its recovery ended');
+          await sleep(200);
+        }
+        this.log.info('the custom bootstrap\'s recovery ended with a promotion');
+        await this.stopNow('fast', undefined, 'initdb_failed');
+      }
+      // Our files without the recovery settings; PostgreSQL removed recovery.signal when it promoted.
+      await this.files.write(this.configInput(null));
+      await this.files.setStandby(false);
+      this.recovery = null;
+      this.controlCache = null;
+      this.states.set('stopped');
+    } catch (e) {
+      const pid = await this.ctl.livePid().catch(() => null);
+      if (pid !== null) await this.stopNow('immediate', undefined, 'initdb_failed').catch(() => undefined);
+      await emptyDirectory(this.o.dataDir).catch(() => undefined);
+      this.states.set('custom_bootstrap_failed');
+      throw e instanceof DatabaseError ? e : this.fail('initdb_failed', `custom bootstrap ${method.name} failed`, e);
+    }
   }
 
   start(opts: StartOptions): Promise<void> {
@@ -266,7 +330,11 @@ export class PgDatabase implements Database {
   }
 
   /** Launches the postmaster and waits until it accepts connections; sets `during` then running or `failed`. */
-  private async launch(timeoutMs: number, during: 'starting' | 'restarting', failed: 'start_failed' | 'restart_failed'): Promise<void> {
+  private async launch(
+    timeoutMs: number,
+    during: 'starting' | 'restarting' | 'bootstrap_starting',
+    failed: 'start_failed' | 'restart_failed' | 'custom_bootstrap_failed',
+  ): Promise<void> {
     this.states.set(during);
     const deadline = Date.now() + timeoutMs;
     let logOffset = 0;
@@ -282,7 +350,7 @@ export class PgDatabase implements Database {
       await this.ctl.launch(this.o.logFile);
     } catch (e) {
       this.states.set(failed);
-      throw this.fail(failed, 'could not launch the server', e);
+      throw this.fail(failCode(failed), 'could not launch the server', e);
     }
     let seenPid = false;
     let lastError: unknown;
@@ -302,11 +370,11 @@ export class PgDatabase implements Database {
       } else if (seenPid || Date.now() - launchedAt > 5_000 || /\b(FATAL|PANIC):/.test(await this.logSince(logOffset))) {
         this.states.set(failed);
         const log = (await this.logSince(logOffset)).trim().split('\n').slice(-15).join('\n');
-        throw this.fail(failed, `the server exited during start-up${log ? `; server log:\n${log}` : ''}`);
+        throw this.fail(failCode(failed), `the server exited during start-up${log ? `; server log:\n${log}` : ''}`);
       }
       if (Date.now() >= deadline) {
         // the server keeps starting: the probe reports `running` once it answers
-        throw this.fail(failed, `the server did not accept connections within ${timeoutMs} ms (${describe(lastError)})`, {
+        throw this.fail(failCode(failed), `the server did not accept connections within ${timeoutMs} ms (${describe(lastError)})`, {
           timedOut: true,
         });
       }
@@ -566,28 +634,29 @@ export class PgDatabase implements Database {
         if (!sourceUnreachable(e)) {
           await writeOwnedFile(marker, `${new Date().toISOString()} ${describe(e)}\n`, this.o.runAsUser).catch(() => undefined);
         }
-        throw this.fail('rewind_failed', `pg_rewind from ${source.name} failed`, e);
+        throw this.fail(sourceUnreachable(e) ? 'rewind_source_unreachable' : 'rewind_failed', `pg_rewind from ${source.name} failed`, e);
       }
     });
   }
 
-  createReplica(source: Upstream): Promise<void> {
+  createReplica(source: Upstream | null, opts: CreateReplicaOptions = {}): Promise<void> {
     return this.exclusive(async () => {
       this.states.set('creating_replica');
+      const from = source?.name ?? 'a backup';
       try {
         if ((await this.ctl.livePid()) !== null) throw new Error('the server is running');
-        const endpoint = endpointFromUrl(source.connUrl);
+        const endpoint = source ? endpointFromUrl(source.connUrl) : null;
         const started = Date.now();
-        await baseBackup(this.o, endpoint);
+        const attempts = await createReplicaWithMethods(this.o, endpoint, opts.methods?.length ? opts.methods : this.o.createReplicaMethods);
+        for (const a of attempts.filter((x) => !x.ok)) this.log.warn('replica creation method failed; trying the next', { method: a.method, error: a.error });
         // a copy started without standby.signal would become a second primary
         await this.writeRole({ upstream: endpoint });
         this.controlCache = null;
         this.states.set('stopped');
-        this.log.info('base backup done', { source: source.name, ms: Date.now() - started });
+        this.log.info('replica created', { source: from, method: attempts[attempts.length - 1]?.method, ms: Date.now() - started });
       } catch (e) {
-        await emptyDirectory(this.o.dataDir).catch(() => undefined);
         this.states.set('stopped');
-        throw this.fail('create_replica_failed', `base backup from ${source.name} failed`, e);
+        throw this.fail('create_replica_failed', `replica creation from ${from} failed`, e);
       }
     });
   }
@@ -641,8 +710,10 @@ export class PgDatabase implements Database {
 
   async syncSlots(wanted: readonly WantedSlot[]): Promise<void> {
     try {
-      if ((await this.ctl.livePid()) === null || (await this.inRecovery())) return;
-      const problems = await syncSlots(this.session, this.target(), MAINTENANCE_LIMITS, wanted);
+      if ((await this.ctl.livePid()) === null) return;
+      // A standby leader keeps its replicas' physical slots; PostgreSQL 15 has no logical slots on a standby.
+      const slots = (await this.inRecovery()) ? wanted.filter((w) => w.type === 'physical') : wanted;
+      const problems = await syncSlots(this.session, this.target(), MAINTENANCE_LIMITS, slots);
       if (problems.length) throw new Error(problems.join('; '));
     } catch (e) {
       throw this.fail('slots_failed', 'replication slots not in sync', e);

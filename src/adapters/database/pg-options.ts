@@ -1,5 +1,7 @@
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import type { Logger } from '../../ports/logger.js';
+import type { BasebackupOptions, ReplicaMethod } from './pg-replica-methods.js';
+import type { CustomBootstrap } from './pg-custom-bootstrap.js';
 
 /** A database role and its optional password. */
 export interface PgCredentials {
@@ -32,8 +34,16 @@ export interface PgDatabaseOptions {
   readonly initdbOptions?: readonly (string | Readonly<Record<string, string>>)[];
   /** The server's log (pg_ctl -l): outside the data directory; default `<dataDir>-log/postgresql.log`. */
   readonly logFile?: string;
-  /** Bound on pg_basebackup; default none (large clusters take long). */
+  /** Bound on pg_basebackup and the replica creation commands; default none (large clusters take long). */
   readonly createReplicaTimeoutMs?: number;
+  /** `db.create_replica_methods`: how replicas are created, tried in order; default `['basebackup']`. */
+  readonly createReplicaMethods?: readonly string[];
+  /** The replica creation methods the local configuration defines (`db.<name>`). */
+  readonly replicaMethods?: Readonly<Record<string, ReplicaMethod>>;
+  /** `db.basebackup`: extra pg_basebackup options. */
+  readonly basebackupOptions?: BasebackupOptions;
+  /** `bootstrap.method` and its definition: a custom bootstrap replaces initdb; null or absent: initdb. */
+  readonly customBootstrap?: CustomBootstrap | null;
   /** Bound on pg_rewind; default none. */
   readonly rewindTimeoutMs?: number;
   /** Hard bound on a stop called without a timeout, and on the immediate stop after escalation; default 300 000. */
@@ -42,7 +52,8 @@ export interface PgDatabaseOptions {
 }
 
 /** Options with every default applied and addresses split. */
-export interface ResolvedPgOptions extends Required<Omit<PgDatabaseOptions, 'runAsUser' | 'logger' | 'createReplicaTimeoutMs' | 'rewindTimeoutMs'>> {
+export interface ResolvedPgOptions
+  extends Required<Omit<PgDatabaseOptions, 'runAsUser' | 'logger' | 'createReplicaTimeoutMs' | 'rewindTimeoutMs' | 'customBootstrap' | 'basebackupOptions'>> {
   readonly runAsUser: string | null;
   readonly listenHost: string;
   readonly listenPort: number;
@@ -51,6 +62,8 @@ export interface ResolvedPgOptions extends Required<Omit<PgDatabaseOptions, 'run
   readonly createReplicaTimeoutMs: number;
   readonly rewindTimeoutMs: number;
   readonly logger: Logger;
+  readonly customBootstrap: CustomBootstrap | null;
+  readonly basebackupOptions: BasebackupOptions;
 }
 
 /** Default directory of the PostgreSQL 15 binaries on Debian. */
@@ -103,6 +116,10 @@ export function resolveOptions(o: PgDatabaseOptions): ResolvedPgOptions {
     initdbOptions: o.initdbOptions ?? [],
     logFile: o.logFile ?? `${o.dataDir.replace(/\/+$/, '')}-log/postgresql.log`,
     createReplicaTimeoutMs: o.createReplicaTimeoutMs ?? 0,
+    createReplicaMethods: o.createReplicaMethods?.length ? o.createReplicaMethods : ['basebackup'],
+    replicaMethods: o.replicaMethods ?? {},
+    basebackupOptions: o.basebackupOptions ?? {},
+    customBootstrap: o.customBootstrap ?? null,
     rewindTimeoutMs: o.rewindTimeoutMs ?? 0,
     stopHardLimitMs: o.stopHardLimitMs ?? 300_000,
     listenHost: listen.host,

@@ -11,6 +11,7 @@ export interface Observation {
   readonly serverVersion: number;
   readonly postmasterStartTime: string;
   readonly timeline: number | null;
+  readonly checkpointTimeline: number | null;
   readonly walLocation: number | null;
   readonly receivedLocation: number | null;
   readonly replayedLocation: number | null;
@@ -19,6 +20,7 @@ export interface Observation {
   readonly replicationState: ReplicationState | null;
   readonly replication: readonly ReplicationRow[];
   readonly upstreamConnUrl: string | null;
+  readonly upstreamSlotName: string | null;
   readonly pendingRestart: boolean;
   readonly pendingRestartReason: Readonly<Record<string, PendingChange>>;
   readonly synchronousStandbyNames: string;
@@ -44,6 +46,7 @@ SELECT pg_is_in_recovery() AS in_recovery,
   (SELECT status FROM pg_stat_wal_receiver LIMIT 1) AS receiver_status,
   (SELECT received_tli FROM pg_stat_wal_receiver LIMIT 1) AS received_tli,
   current_setting('primary_conninfo') AS primary_conninfo,
+  current_setting('primary_slot_name') AS primary_slot_name,
   current_setting('synchronous_standby_names') AS sync_names,
   (SELECT coalesce(json_agg(json_build_object(
       'usename', usename, 'application_name', application_name, 'client_addr', host(client_addr),
@@ -75,6 +78,7 @@ export interface ObserveRow {
   receiver_status: string | null;
   received_tli: number | null;
   primary_conninfo: string;
+  primary_slot_name: string;
   sync_names: string;
   replication: {
     usename: string | null;
@@ -131,6 +135,7 @@ export async function observe(session: PgSession): Promise<Observation> {
     serverVersion: r.server_version,
     postmasterStartTime: pgTimestampToIso(r.start_time),
     timeline: r.in_recovery ? replicaTimeline(r) : r.primary_tli,
+    checkpointTimeline: r.checkpoint_tli,
     walLocation: lsn(r.wal_flush),
     receivedLocation: r.in_recovery ? lsn(r.received) : null,
     replayedLocation: r.in_recovery ? lsn(r.replayed) : null,
@@ -149,6 +154,7 @@ export async function observe(session: PgSession): Promise<Observation> {
       replay_lsn: lsn(x.replay_lsn),
     })),
     upstreamConnUrl: r.in_recovery ? upstreamUrlFromConninfo(r.primary_conninfo) : null,
+    upstreamSlotName: r.in_recovery && r.primary_slot_name ? r.primary_slot_name : null,
     pendingRestart: Object.keys(pendingRestartReason).length > 0,
     pendingRestartReason,
     synchronousStandbyNames: r.sync_names,

@@ -1,5 +1,5 @@
 import { LONG_ACTIONS, type Action, type AgentCommandErrorCode, type Decision } from '../../domain/cluster/ha/decision.js';
-import { historyAfterPromotion } from '../../domain/cluster/model/history.js';
+import { historyAfterPromotion, historyFromServer } from '../../domain/cluster/model/history.js';
 import { WardenError } from '../../domain/errors.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Clock } from '../../ports/clock.js';
@@ -100,7 +100,8 @@ export class ActionRunner {
         if (logFailure) this.logFailure(action, error);
         this.failRemainingCommands(actions, i, actions.length, error);
         const rb = decision.rollback;
-        if (rb && i >= rb.fromIndex && i < rb.untilIndex) await this.runRollback(rb.actions, ctx);
+        const code = error instanceof WardenError ? String(error.code) : null;
+        if (rb && i >= rb.fromIndex && i < rb.untilIndex && !(code !== null && rb.unless?.includes(code))) await this.runRollback(rb.actions, ctx);
         return { completed: false, stoppedAt: i, error };
       }
     }
@@ -186,6 +187,11 @@ export class ActionRunner {
         if (lines) await store.writeHistory(lines);
         return;
       }
+      case 'syncHistory': {
+        const lines = historyFromServer(a.previous, await db.timelineHistory(), a.maxLines);
+        if (lines) await store.writeHistory(lines);
+        return;
+      }
       case 'writeStatus':
         await store.writeStatus({ optime: a.optime, slots: a.slots });
         return;
@@ -219,7 +225,7 @@ export class ActionRunner {
       case 'rewind':
         return db.rewind(a.source);
       case 'createReplica':
-        return db.createReplica(a.source);
+        return db.createReplica(a.source, a.methods ? { methods: a.methods } : {});
       case 'removeData':
         return db.removeDataDirectory();
       case 'checkpoint':

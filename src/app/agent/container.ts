@@ -34,6 +34,7 @@ import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
 import { ChildProcessCallbackRunner } from '../../adapters/callbacks/child-process-callback-runner.js';
 import type { LocalConfig } from './local-config.js';
 import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
+import { customBootstrapOf, replicaMethodsOf } from './local-config-methods.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
 
 /** Tokens of the agent's composition root, besides the port tokens. */
@@ -145,6 +146,10 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
         localParameters: cfg.db.parameters,
         pgHba: cfg.db.pg_hba,
         initdbOptions: cfg.bootstrap.initdb.map((o) => (typeof o === 'string' ? o : Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)])))),
+        createReplicaMethods: cfg.db.create_replica_methods,
+        replicaMethods: replicaMethodsOf(cfg.db),
+        basebackupOptions: cfg.db.basebackup,
+        customBootstrap: customBootstrapOf(cfg.bootstrap),
         logger: ctx.get<Logger>(Logger),
       }),
   );

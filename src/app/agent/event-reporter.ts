@@ -13,6 +13,8 @@ const SETTLED_ROLES = new Set(['primary', 'replica', 'standby_leader']);
 /** Jobs reported as started/finished, with the event prefix and the measured operation. */
 const REPORTED_JOBS: Readonly<Record<string, { readonly prefix: 'demote' | 'reinitialize' | 'restart'; readonly measured?: MeasuredOperation }>> = {
   demote: { prefix: 'demote', measured: 'demote' },
+  // A primary cluster becoming a standby cluster: its primary becomes the standby leader.
+  'demote cluster': { prefix: 'demote', measured: 'demote' },
   reinitialize: { prefix: 'reinitialize' },
   restart: { prefix: 'restart' },
 };
@@ -25,7 +27,7 @@ const REPORTED_ACTIONS: Readonly<Record<string, { readonly prefix: 'promote' | '
 };
 
 /** Jobs during which the server is down on purpose: no on_stop (their end says what happened). */
-const QUIET_STOP_JOBS = new Set(['demote', 'promote', 'restart', 'reinitialize', 'rewind', 'follow']);
+const QUIET_STOP_JOBS = new Set(['demote', 'demote cluster', 'promote', 'restart', 'reinitialize', 'rewind', 'follow']);
 
 /** A request (failover key) this agent saw: when, and what kind. */
 interface SeenRequest {

@@ -18,7 +18,9 @@ const credentials = {
 /**
  * JSON schema of the node's local YAML file (spec §1). Unknown keys are refused everywhere
  * except `tags`, `db.parameters` and `bootstrap.dcs` (the dynamic configuration, checked by
- * its own validator), so a typo is reported instead of silently ignored.
+ * its own validator), so a typo is reported instead of silently ignored. Method sections
+ * (`db.<name>`, `bootstrap.<name>` with a command) are taken out before this schema applies
+ * and checked by their own (local-config-methods.ts).
  */
 export const LOCAL_CONFIG_SCHEMA = {
   type: 'object',
@@ -65,6 +67,8 @@ export const LOCAL_CONFIG_SCHEMA = {
       additionalProperties: false,
       properties: {
         dcs: { type: 'object' },
+        /** `initdb` (default) or the name of a custom bootstrap method defined as `bootstrap.<name>`. */
+        method: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$', description: 'initdb or a method name' },
         initdb: {
           type: 'array',
           items: {
@@ -98,6 +102,23 @@ export const LOCAL_CONFIG_SCHEMA = {
           properties: { on_start: nonEmpty, on_stop: nonEmpty, on_restart: nonEmpty, on_reload: nonEmpty, on_role_change: nonEmpty },
         },
         callback_timeout: { type: 'number', exclusiveMinimum: 0 },
+        /** How replicas are created, tried in order: `basebackup` or methods defined as `db.<name>`. */
+        create_replica_methods: {
+          type: 'array',
+          minItems: 1,
+          uniqueItems: true,
+          items: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$', description: 'basebackup or a method name' },
+        },
+        /** Extra pg_basebackup options: `{max-rate: 100M}` or `[verbose, {max-rate: 100M}]`. */
+        basebackup: {
+          description: 'pg_basebackup options, a map or a list of flags and one-key maps',
+          oneOf: [
+            { type: 'object', additionalProperties: scalar },
+            { type: 'array', items: { oneOf: [nonEmpty, { type: 'object', minProperties: 1, maxProperties: 1, additionalProperties: scalar }] } },
+          ],
+        },
+        /** Recovery settings of this node as a replica (restore_command, recovery_min_apply_delay...). */
+        recovery_conf: { type: 'object', additionalProperties: scalar },
       },
     },
     tags: { type: 'object', additionalProperties: scalar },

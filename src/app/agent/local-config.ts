@@ -7,6 +7,8 @@ import { ValidationError, type Problem } from '../../domain/errors.js';
 import { ajvProblems } from '../../adapters/http/ajv-problems.js';
 import { parseAllowlistEntry, type VerifyClient } from '../../adapters/http/auth.js';
 import { ENV_NESTED_KEYS, ENV_SECTIONS, LOCAL_CONFIG_SCHEMA, SCALAR_KEYS } from './local-config-schema.js';
+import { methodProblems, splitMethodSections } from './local-config-methods.js';
+import type { BasebackupOptions } from '../../adapters/database/pg-replica-methods.js';
 
 /** Username and optional password. */
 export interface Credentials {
@@ -45,6 +47,8 @@ export interface LocalConfig {
   readonly bootstrap: {
     readonly dcs: RawConfig;
     readonly initdb: readonly (string | Readonly<Record<string, string>>)[];
+    /** `initdb`, or a custom bootstrap method defined as `bootstrap.<name>` (see customBootstrapOf). */
+    readonly method: string;
   };
   readonly db: {
     readonly listen: string;
@@ -60,6 +64,12 @@ export interface LocalConfig {
     readonly callbacks: Readonly<Partial<Record<CallbackActionName, string>>>;
     /** Seconds a callback may run before it is killed. */
     readonly callback_timeout: number;
+    /** How replicas are created, tried in order: `basebackup` or methods defined as `db.<name>` (see replicaMethodsOf). */
+    readonly create_replica_methods: readonly string[];
+    /** Extra pg_basebackup options. */
+    readonly basebackup: BasebackupOptions;
+    /** Recovery settings of this node as a replica (restore_command...). */
+    readonly recovery_conf: Readonly<Record<string, ParameterValue>>;
   };
   readonly tags: Readonly<Record<string, TagValue>>;
   readonly watchdog: { readonly mode: WatchdogMode; readonly device: string; readonly safety_margin: number };
@@ -238,8 +248,10 @@ function withDefaults(doc: Json): LocalConfig {
       event_history: (restapi['event_history'] ?? DEFAULT_EVENT_HISTORY) as number,
     },
     bootstrap: {
+      ...(bootstrap as unknown as LocalConfig['bootstrap']),
       dcs: (bootstrap['dcs'] ?? {}) as RawConfig,
       initdb: (bootstrap['initdb'] ?? []) as (string | Record<string, string>)[],
+      method: (bootstrap['method'] ?? 'initdb') as string,
     },
     db: {
       ...(db as unknown as LocalConfig['db']),
@@ -250,6 +262,9 @@ function withDefaults(doc: Json): LocalConfig {
       pg_hba: (db['pg_hba'] ?? []) as string[],
       callbacks: (db['callbacks'] ?? {}) as Partial<Record<CallbackActionName, string>>,
       callback_timeout: (db['callback_timeout'] ?? DEFAULT_CALLBACK_TIMEOUT) as number,
+      create_replica_methods: (db['create_replica_methods'] ?? ['basebackup']) as string[],
+      basebackup: (db['basebackup'] ?? {}) as BasebackupOptions,
+      recovery_conf: (db['recovery_conf'] ?? {}) as Record<string, ParameterValue>,
     },
     tags: (doc['tags'] ?? {}) as Record<string, TagValue>,
     watchdog: {
@@ -284,8 +299,9 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
   const doc: Json = parsed === null || parsed === undefined ? {} : (parsed as Json);
   if (!isObject(doc)) throw new LocalConfigError(source, [{ path: '', message: `expected a mapping of sections, got ${Array.isArray(doc) ? 'a list' : typeof doc}` }]);
   const origin = applyEnvOverrides(doc, env);
-  const problems = validateSchema(doc) ? [] : ajvProblems(validateSchema.errors);
-  problems.push(...semanticProblems(doc));
+  const { rest, replica, bootstrap } = splitMethodSections(doc);
+  const problems = validateSchema(rest) ? [] : ajvProblems(validateSchema.errors);
+  problems.push(...semanticProblems(doc), ...methodProblems(doc, replica, bootstrap));
   if (problems.length) {
     const named = problems.map((p) => {
       const variable = [...origin].find(([path]) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`))?.[1];

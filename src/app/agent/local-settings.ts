@@ -25,7 +25,7 @@ export function nodeSettingsOf(cfg: LocalConfig, svcVersion: string): NodeSettin
 export function agentSettingsOf(cfg: LocalConfig, svcVersion: string): AgentSettings {
   return {
     node: nodeSettingsOf(cfg, svcVersion),
-    local: { bootstrapDcs: cfg.bootstrap.dcs, parameters: cfg.db.parameters, watchdogSafetyMargin: cfg.watchdog.safety_margin },
+    local: { bootstrapDcs: cfg.bootstrap.dcs, parameters: cfg.db.parameters, watchdogSafetyMargin: cfg.watchdog.safety_margin, recoveryConf: cfg.db.recovery_conf },
   };
 }
 

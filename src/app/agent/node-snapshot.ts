@@ -56,7 +56,9 @@ export interface SnapshotInput {
  */
 export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
   const running = i.facts.running;
-  const transitionalRole = !running && i.jobName === 'promote' ? 'promoted' : !running && i.jobName === 'demote' ? 'demoted' : undefined;
+  const demoting = i.jobName === 'demote' || i.jobName === 'demote cluster';
+  const transitionalRole = !running && i.jobName === 'promote' ? 'promoted' : !running && demoting ? 'demoted' : undefined;
+  const standbyCluster = i.config.standby_cluster !== null;
   const isLeader = i.lockDeadline !== null && i.now < i.lockDeadline;
   const unconfirmed = unconfirmedPosition(i.facts, i.positionConfirmed ?? null, i.cluster ? leaderRef(i.cluster) : null, isLeader);
   const acceptedRecently = i.failsafeAcceptedAt !== null && i.now - i.failsafeAcceptedAt < i.config.ttl * 1000;
@@ -66,7 +68,7 @@ export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
     config: i.config,
     cluster: i.cluster,
     isLeader,
-    standbyCluster: false,
+    standbyCluster,
     dcsLastSeen: i.clusterReadAt === null ? null : Math.floor(i.clusterReadAt / 1000),
     failsafeActive: i.failsafeActive || (!i.dcsReachable && acceptedRecently),
     watchdogFailed: i.settings.node.watchdogMode === 'required' && !i.watchdogUsable,
@@ -87,6 +89,6 @@ export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
     clusterReadAt: i.clusterReadAt,
     leaderLockExpiresAt: i.lockDeadline,
     lastLoopAt: i.lastLoopAt,
-    standbyCluster: false,
+    standbyCluster,
   });
 }

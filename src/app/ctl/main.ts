@@ -276,6 +276,46 @@ export function buildProgram(io: CtlIo): Command {
     });
 
   program
+    .command('promote-cluster')
+    .description('a standby cluster becomes a primary cluster: removes standby_cluster, its standby leader promotes')
+    .addOption(new Option('--force', 'do not ask for confirmation'))
+    .option('--no-wait', 'return once the change is written, without waiting for the new primary')
+    .action(async (o: { force?: boolean; wait: boolean }) => {
+      const { promoteClusterCommand } = await import('./cluster-role.js');
+      return withCtx((ctx) => promoteClusterCommand(ctx, { ...(o.force ? { force: true } : {}), ...(o.wait ? {} : { noWait: true }) }));
+    });
+
+  program
+    .command('demote-cluster')
+    .description('a primary cluster becomes a standby cluster of another: sets standby_cluster, its primary becomes the standby leader')
+    .option('--host <host>', 'the remote primary (or a proxy routing to it)')
+    .option('--port <port>', 'its port (default 5432)')
+    .option('--primary-slot-name <name>', 'a replication slot on the remote primary to stream through')
+    .option('--restore-command <command>', 'fetch WAL from an archive (with or instead of --host)')
+    .option('--archive-cleanup-command <command>', 'clean the archive after restartpoints')
+    .option('--recovery-min-apply-delay <delay>', 'keep the standby leader this far behind (ms, or 5min, 1h...)')
+    .option('--create-replica-methods <list>', 'comma-separated methods to rebuild the standby leader from the remote (default basebackup)')
+    .addOption(new Option('--force', 'do not ask for confirmation'))
+    .option('--no-wait', 'return once the change is written, without waiting for the standby leader')
+    .action(
+      async (o: {
+        host?: string;
+        port?: string;
+        primarySlotName?: string;
+        restoreCommand?: string;
+        archiveCleanupCommand?: string;
+        recoveryMinApplyDelay?: string;
+        createReplicaMethods?: string;
+        force?: boolean;
+        wait: boolean;
+      }) => {
+        const { demoteClusterCommand } = await import('./cluster-role.js');
+        const { wait, ...rest } = o;
+        return withCtx((ctx) => demoteClusterCommand(ctx, { ...rest, ...(wait ? {} : { noWait: true }) }));
+      },
+    );
+
+  program
     .command('show-config')
     .description('the dynamic configuration stored in the DCS')
     .addOption(new Option('-f, --format <format>', 'output format').choices(['yaml', 'json']).default('yaml'))

@@ -33,6 +33,9 @@ const ignoredSlot = {
   properties: { name: nonEmpty, type: { enum: ['physical', 'logical'] }, database: nonEmpty, plugin: nonEmpty },
 } as const;
 
+/** A replica creation method's name (`basebackup`, or one the members' local files define under `db.<name>`). */
+const methodName = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' } as const;
+
 const standbyCluster = {
   type: ['object', 'null'],
   additionalProperties: false,
@@ -41,6 +44,10 @@ const standbyCluster = {
     port: { type: 'integer', minimum: 1, maximum: 65535 },
     primary_slot_name: { type: 'string', pattern: slotName },
     restore_command: nonEmpty,
+    archive_cleanup_command: nonEmpty,
+    // PostgreSQL's own syntax: milliseconds, or a duration with a unit ('5min').
+    recovery_min_apply_delay: { type: ['integer', 'string'], minimum: 0, pattern: '^[0-9]+\\s*(ms|s|min|h|d)?$' },
+    create_replica_methods: { type: 'array', minItems: 1, uniqueItems: true, items: methodName },
   },
 } as const;
 
@@ -153,6 +160,10 @@ function toProblem(e: ErrorObject): Problem | null {
       return { path: join(path, String(params['missingProperty'])), message: `expected a value (required here), got nothing` };
     case 'minLength':
       return { path, message: `expected a non-empty string, got ${got}` };
+    case 'minItems':
+      return { path, message: `expected at least ${String(params['limit'])} item(s), got ${got}` };
+    case 'uniqueItems':
+      return { path, message: `expected each item once, got ${got}` };
     case 'pattern':
       return { path, message: `expected a string matching ${String(params['pattern'])}, got ${got}` };
     case 'maximumLagSize':

@@ -19,10 +19,20 @@ export interface PermanentSlot {
 
 /** Settings of a standby cluster (replicates from a remote primary). */
 export interface StandbyClusterConfig {
+  /** The remote primary (or a proxy in front of it) the standby leader streams from. */
   readonly host?: string;
+  /** Its port; 5432 when absent. */
   readonly port?: number;
+  /** A slot on the remote primary the standby leader streams through. */
   readonly primary_slot_name?: string;
+  /** Fetches WAL from an archive (every member of the standby cluster). */
   readonly restore_command?: string;
+  /** Cleans the archive after restartpoints (every member of the standby cluster). */
+  readonly archive_cleanup_command?: string;
+  /** Delay the standby leader keeps behind the remote primary (ms or a duration such as '5min'). */
+  readonly recovery_min_apply_delay?: number | string;
+  /** How the first member (and a rebuilt standby leader) is created from the remote: `basebackup` or methods of the local files, in order. */
+  readonly create_replica_methods?: readonly string[];
 }
 
 /** The dynamic (cluster-wide) configuration with every default filled in. */
@@ -135,6 +145,11 @@ export function validateConfig(raw: unknown): Problem[] {
   const sc = raw['standby_cluster'];
   if (isObject(sc) && partValidators.key.standby_cluster(sc) && sc['host'] === undefined && sc['restore_command'] === undefined) {
     problems.push({ path: 'standby_cluster', message: `expected host or restore_command (where to get WAL from), got ${describeValue(sc)}` });
+  }
+  if (isObject(sc) && sc['host'] === undefined) {
+    for (const k of ['port', 'primary_slot_name']) {
+      if (sc[k] !== undefined) problems.push({ path: `standby_cluster.${k}`, message: `expected standby_cluster.host to be set too (${k} belongs to the connection to the remote primary), got no host` });
+    }
   }
   return problems;
 }

@@ -1,9 +1,10 @@
 import { decision, type Action, type Decision } from './decision.js';
 import { stateText } from '../model/states.js';
+import { bootstrapStandbyCluster } from './standby-cluster.js';
 import { startTimeoutMs, watchdogTimeoutSeconds, type TickContext } from './tick-context.js';
 
 /** States in which a member is creating the cluster (its member key shows it while it works). */
-const BOOTSTRAPPING_STATES = new Set([stateText('initdb'), stateText('custom_bootstrap'), stateText('bootstrap_starting')]);
+const BOOTSTRAPPING_STATES = new Set([stateText('initdb'), stateText('custom_bootstrap'), stateText('bootstrap_starting'), stateText('creating_replica')]);
 
 /**
  * A cluster with no `initialize` key, or with the empty one a bootstrap in progress
@@ -14,7 +15,8 @@ const BOOTSTRAPPING_STATES = new Set([stateText('initdb'), stateText('custom_boo
  * system identifier and the `bootstrap.dcs` configuration. Losers wait for a leader and
  * then clone it. A node that already holds data (the DCS was wiped) registers its system
  * identifier instead. An empty key whose bootstrapper vanished (no leader, no member
- * bootstrapping for a whole ttl) is deleted so the race can run again.
+ * bootstrapping for a whole ttl) is deleted so the race can run again. A new standby cluster
+ * copies the remote primary instead of running initdb (see bootstrapStandbyCluster).
  */
 export function bootstrapDecision(ctx: TickContext): Decision {
   const init = ctx.cluster.initialize;
@@ -28,6 +30,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
     }
     if (ctx.nofailover) return waiting('another member to bootstrap the cluster: this one is tagged nofailover and never creates it');
     if (ctx.watchdogFailed) return waiting('another member to bootstrap the cluster: the watchdog is required here but not usable');
+    if (ctx.standby !== null) return bootstrapStandbyCluster(ctx, ctx.standby);
     const mode = ctx.input.node.watchdogMode;
     const actions: Action[] = [
       { type: 'createInitialize', value: '' },

@@ -7,6 +7,8 @@ import { holdingLockAsReplica, leaderTick } from './leader.js';
 import { leaderRace } from './leader-race.js';
 import { commandsWhileBusy, configureActions, withCommands } from './maintenance.js';
 import { takeLeadership } from './promotion.js';
+import { demoteToStandbyLeader } from './standby-cluster.js';
+import { standbyLeaderTick } from './standby-leader.js';
 import { withBackoff } from './retry-backoff.js';
 import { clusterTimeline, tickContext, type TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
@@ -46,7 +48,8 @@ function unlocked(ctx: TickContext): Decision {
   if (!ctx.paused) return leaderRace(ctx);
   const candidate = ctx.cluster.failover?.member ?? null;
   if (candidate === ctx.me) return leaderRace(ctx);
-  if (ctx.isPrimary && candidate === null) {
+  // A primary in a standby cluster leads nothing: it would have to be demoted, which pause forbids.
+  if (ctx.isPrimary && candidate === null && ctx.standby === null) {
     const clusterTl = clusterTimeline(ctx);
     if (clusterTl !== null && (ctx.facts.timeline ?? 0) < clusterTl) {
       return decision(`PAUSE: running as primary on timeline ${ctx.facts.timeline}, behind the cluster's ${clusterTl}: not taking the leader key`);
@@ -56,8 +59,16 @@ function unlocked(ctx: TickContext): Decision {
   return decision('PAUSE: the cluster has no leader; no automatic failover');
 }
 
-/** A running server in a cluster that is up and initialized. */
+/**
+ * A running server in a cluster that is up and initialized. In a standby cluster the holder
+ * of the key runs in recovery as the standby leader; a primary holding it there is demoted to
+ * one (demote-cluster), unless paused.
+ */
 function running(ctx: TickContext): Decision {
+  if (ctx.leaderIsMe && ctx.standby !== null) {
+    if (!ctx.isPrimary) return standbyLeaderTick(ctx, ctx.standby);
+    return ctx.paused ? leaderTick(ctx) : demoteToStandbyLeader(ctx, ctx.standby);
+  }
   if (ctx.leaderIsMe) return ctx.isPrimary ? leaderTick(ctx) : holdingLockAsReplica(ctx);
   if (ctx.leaderName !== null) {
     if (!ctx.isPrimary) return replicaTick(ctx);

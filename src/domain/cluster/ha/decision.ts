@@ -111,6 +111,12 @@ export interface LoopMemory {
   readonly jobFailures: JobFailures | null;
   /** Since when this node, in a leaderless cluster, has left the race to the candidate of the failover key at `revision`. */
   readonly candidateWait: { readonly revision: string | null; readonly since: number } | null;
+  /**
+   * When this standby leader last asked for a restartpoint (epoch ms): its control file must
+   * show the timeline it follows before its replicas can rewind from it, and a standby can
+   * only restart at a checkpoint record the remote has written on that timeline.
+   */
+  readonly restartpointAt?: number | null;
 }
 
 /** Memory of a freshly started agent. */
@@ -132,6 +138,7 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   primaryOnTimeline: null,
   jobFailures: null,
   candidateWait: null,
+  restartpointAt: null,
 });
 
 /** Local settings decide() needs besides NodeSettings. */
@@ -142,6 +149,8 @@ export interface LocalOptions {
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   /** `watchdog.safety_margin` seconds: the device fires this long before the leader key would expire. */
   readonly watchdogSafetyMargin: number;
+  /** `db.recovery_conf` of the local file: recovery settings (restore_command...) of this node while it runs as a replica. */
+  readonly recoveryConf?: Readonly<Record<string, ParameterValue>>;
 }
 
 /** What the watchdog looks like this tick. */
@@ -212,6 +221,12 @@ export type Action =
       readonly maxLines: number;
     }
   | { readonly type: 'writeStatus'; readonly optime: number; readonly slots: Readonly<Record<string, number>> }
+  /**
+   * A standby leader publishes the timeline history its server fetched from the remote
+   * (its history files), keeping the dates and leaders of `previous` lines that match, so
+   * its replicas can tell whether they diverged from it.
+   */
+  | { readonly type: 'syncHistory'; readonly previous: readonly HistoryLine[]; readonly maxLines: number }
   /** Compare-and-set of the sync key on `ifRevision` (`'0'`: must be absent). */
   | {
       readonly type: 'writeSync';
@@ -232,7 +247,11 @@ export type Action =
   | { readonly type: 'promote'; readonly timeoutMs: number }
   | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'rewind'; readonly source: UpstreamRef }
-  | { readonly type: 'createReplica'; readonly source: UpstreamRef }
+  /**
+   * Creates the data directory from `source` (null: with methods that need no running
+   * server) by `methods` in order (absent: the node's own create_replica_methods).
+   */
+  | { readonly type: 'createReplica'; readonly source: UpstreamRef | null; readonly methods?: readonly string[] }
   | { readonly type: 'removeData' }
   | { readonly type: 'checkpoint' }
   | { readonly type: 'configure'; readonly parameters: Readonly<Record<string, ParameterValue>>; readonly key: string }
@@ -294,8 +313,11 @@ export interface Decision {
   readonly job: string | null;
   /** When set, `actions` is empty: gather this, then call decide() again. */
   readonly need: DecisionNeed | null;
-  /** Actions to run (best effort) when an action at index `fromIndex` <= i < `untilIndex` fails. */
-  readonly rollback: { readonly fromIndex: number; readonly untilIndex: number; readonly actions: readonly Action[] } | null;
+  /**
+   * Actions to run (best effort) when an action at index `fromIndex` <= i < `untilIndex` fails,
+   * unless its error code is one of `unless` (a failure that changed nothing, say).
+   */
+  readonly rollback: { readonly fromIndex: number; readonly untilIndex: number; readonly actions: readonly Action[]; readonly unless?: readonly string[] } | null;
   /** Earliest moment decide() wants another tick (a scheduled action), epoch ms. */
   readonly wakeAt: number | null;
   readonly publish: PublishHints;

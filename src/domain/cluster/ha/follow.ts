@@ -2,8 +2,9 @@ import { decision, needs, type Action, type Decision, type UpstreamRef } from '.
 import { releaseLock } from './demote.js';
 import { hasDiverged } from '../model/history.js';
 import { configureBeforeStart, FRESH_DATA } from './maintenance.js';
+import { cloneRemoteWhenNobodyRuns, startAsStandbyLeader } from './standby-cluster.js';
 import { clusterTimeline, leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
-import { leaderWatchdogActions } from './watchdog-policy.js';
+import { disarmIfActive, leaderWatchdogActions } from './watchdog-policy.js';
 
 /** Server states in which another action would only get in the way. */
 const TRANSITIONAL = new Set(['starting', 'restarting', 'stopping', 'creating_replica', 'initdb', 'bootstrap_starting', 'custom_bootstrap']);
@@ -21,17 +22,23 @@ export function stuckReplicaMs(ctx: TickContext): number {
   return Math.max(30_000, 3 * ctx.loopWaitMs);
 }
 
+/** The role the leader runs with once it serves: the primary, or in a standby cluster the standby leader (a valid pg_rewind source too). */
+function servingLeaderRole(ctx: TickContext): string {
+  return ctx.standby !== null ? 'standby_leader' : 'primary';
+}
+
 /**
  * Why the leader cannot serve as pg_rewind's source yet (null: it can). pg_rewind reads
  * the source's timeline from its control file, which a promotion updates only with the
  * checkpoint after it: rewinding earlier compares the wrong timelines. So the leader must
- * be a running primary whose member key shows the cluster's timeline and no pending
- * checkpoint after its promotion.
+ * be a running primary (the standby leader, in a standby cluster) whose member key shows
+ * the cluster's timeline and no pending checkpoint after its promotion.
  */
 export function rewindSourceNotReady(ctx: TickContext): string | null {
   const m = ctx.leaderMember;
   if (!m) return `leader ${ctx.leaderName ?? '?'} has not published its member key`;
-  if (m.state !== 'running' || m.role !== 'primary') return `leader ${m.name} is not a running primary yet`;
+  const role = servingLeaderRole(ctx);
+  if (m.state !== 'running' || m.role !== role) return `leader ${m.name} is not a running ${role === 'primary' ? 'primary' : 'standby leader'} yet`;
   const clusterTl = clusterTimeline(ctx);
   if (clusterTl !== null && (m.timeline ?? 0) < clusterTl) return `leader ${m.name} does not show timeline ${clusterTl} yet`;
   if (m.checkpointAfterPromote === false) return `leader ${m.name} has not finished its checkpoint after the promotion`;
@@ -97,15 +104,15 @@ export function rewindOrReinitialize(
   // Its member key outlives a dead leader by up to a ttl: only a leader that answers now is worth stopping this server for.
   if (ctx.input.peers === null) return needs('peers', `${why}: asking ${upstream.name} whether it answers`);
   const leaderNow = ctx.input.peers.get(upstream.name) ?? null;
-  if (!leaderNow || leaderNow.xlog === undefined || leaderNow.role !== 'primary') {
-    return decision(`${why}: waiting to ${rewind ? 'rewind' : 'reinitialize'}: leader ${upstream.name} does not answer as a running primary`);
+  if (!leaderNow || leaderNow.xlog === undefined || leaderNow.role !== servingLeaderRole(ctx)) {
+    return decision(`${why}: waiting to ${rewind ? 'rewind' : 'reinitialize'}: leader ${upstream.name} does not answer as a running ${servingLeaderRole(ctx).replace('_', ' ')}`);
   }
   if (rewind) {
     const actions: Action[] = [...before, ...configureBeforeStart(ctx), { type: 'stop', mode: 'fast' }, { type: 'rewind', source: upstream }, start];
     const rewindAt = actions.findIndex((a) => a.type === 'rewind');
     return decision(`${why}: rewinding from ${upstream.name}`, actions, {
       job: 'rewind',
-      rollback: { fromIndex: rewindAt, untilIndex: rewindAt + 1, actions: [{ type: 'remember', patch: { rewindFailedOnTimeline: timeline } }] },
+      rollback: { fromIndex: rewindAt, untilIndex: rewindAt + 1, actions: [{ type: 'remember', patch: { rewindFailedOnTimeline: timeline } }], unless: ['rewind_source_unreachable'] },
     });
   }
   const actions: Action[] = [
@@ -165,6 +172,8 @@ export function emptyDataDirectory(ctx: TickContext): Decision {
   if (ctx.leaderIsMe) return releaseLock(ctx, 'this node has no data');
   if (ctx.paused) return decision('PAUSE: no data directory; not creating a replica');
   const upstream = leaderUpstream(ctx);
+  const fromRemote = ctx.standby !== null ? cloneRemoteWhenNobodyRuns(ctx, ctx.standby) : null;
+  if (fromRemote) return fromRemote;
   if (!upstream || ctx.leaderMember?.state !== 'running') {
     const waiting = upstream ? `leader ${upstream.name} to run, to create a replica from it` : 'a leader to create a replica from';
     return decision(`waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
@@ -258,10 +267,12 @@ export function recoverStopped(ctx: TickContext): Decision {
     }
     return decision(`waiting: the server is ${state} (holding the leader key)`, [
       { type: 'refreshLeader' },
-      ...leaderWatchdogActions(ctx),
+      // A standby leader cannot write: it needs no watchdog.
+      ...(ctx.standby !== null ? disarmIfActive(ctx) : leaderWatchdogActions(ctx)),
       ...(since === null ? [{ type: 'remember' as const, patch: { primaryStartAt: ctx.now } }] : []),
     ]);
   }
+  if (ctx.leaderIsMe && ctx.standby !== null) return startAsStandbyLeader(ctx, ctx.standby);
   if (ctx.paused) {
     if (ctx.leaderIsMe) return releaseLock(ctx, 'PAUSE: the server is not running');
     return decision('PAUSE: the server is not running; not starting it');

@@ -17,10 +17,23 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Server parameters to apply: dynamic ones, overridden by the local file. synchronous_standby_names is the loop's own in sync mode. */
+/**
+ * Server parameters to apply: the local recovery settings (db.recovery_conf), then the dynamic
+ * parameters, then the local ones; in a standby cluster its restore_command and
+ * archive_cleanup_command for every member and recovery_min_apply_delay for the standby
+ * leader (its replicas would add the delay a second time) win over them all. Recovery
+ * settings are written on every member: PostgreSQL reads them only in recovery, so a
+ * promotion needs no rewrite. synchronous_standby_names is the loop's own in sync mode.
+ */
 export function desiredParameters(ctx: TickContext): Record<string, ParameterValue> {
-  const out: Record<string, ParameterValue> = { ...ctx.config.db.parameters, ...ctx.input.local.parameters };
+  const out: Record<string, ParameterValue> = { ...ctx.input.local.recoveryConf, ...ctx.config.db.parameters, ...ctx.input.local.parameters };
   if (ctx.config.synchronous_mode !== false) delete out['synchronous_standby_names'];
+  const sc = ctx.standby;
+  if (sc !== null) {
+    if (sc.restore_command !== undefined) out['restore_command'] = sc.restore_command;
+    if (sc.archive_cleanup_command !== undefined) out['archive_cleanup_command'] = sc.archive_cleanup_command;
+    if (sc.recovery_min_apply_delay !== undefined && ctx.leaderIsMe) out['recovery_min_apply_delay'] = sc.recovery_min_apply_delay;
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 import { decision, type Action, type Decision } from './decision.js';
 import { activeFailoverKey } from './failover-key.js';
+import { becomeStandbyLeader } from './standby-cluster.js';
 import { prePromoteSyncActions } from './sync-mode.js';
 import { startTimeoutMs, type TickContext } from './tick-context.js';
 import { leaderWatchdogActions, prePromoteWatchdogActions } from './watchdog-policy.js';
@@ -14,8 +15,10 @@ import { leaderWatchdogActions, prePromoteWatchdogActions } from './watchdog-pol
  * server may still finish promoting) and the next tick tries again. The checkpoint that
  * puts the new timeline into the control file follows on the leader's next tick
  * (leaderTick), so it never delays writability.
+ * In a standby cluster the winner becomes the standby leader instead (see becomeStandbyLeader).
  */
 export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boolean; readonly why: string }): Decision {
+  if (ctx.standby !== null) return becomeStandbyLeader(ctx, ctx.standby, opts);
   const lock: Action = opts.acquire ? { type: 'acquireLeader' } : { type: 'refreshLeader' };
   // A request that led here (immediate, or scheduled and due) is done: clear it, or the new leader would act on it again.
   const fk = activeFailoverKey(ctx);

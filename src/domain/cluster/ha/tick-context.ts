@@ -1,5 +1,5 @@
 import { findMember, type Cluster, type Member } from '../model/cluster.js';
-import type { DynamicConfig } from '../config/config.js';
+import type { DynamicConfig, StandbyClusterConfig } from '../config/config.js';
 import type { TickInput, UpstreamRef } from './decision.js';
 import type { ElectionContext, ElectionKind } from '../rules/eligibility.js';
 import { walPosition, type LocalFacts } from '../model/facts.js';
@@ -12,9 +12,16 @@ export interface TickContext {
   readonly me: string;
   readonly now: number;
   readonly cluster: Cluster;
+  /**
+   * The dynamic configuration as it applies: in a standby cluster without synchronous
+   * replication (its leader cannot make commits wait, and a sync key left from its days as
+   * a primary cluster names nobody it could vouch for).
+   */
   readonly config: DynamicConfig;
   readonly facts: LocalFacts;
   readonly paused: boolean;
+  /** `standby_cluster` of the configuration: the cluster replicates from a remote primary; null for a primary cluster. */
+  readonly standby: StandbyClusterConfig | null;
   readonly ttlMs: number;
   readonly loopWaitMs: number;
   /** Name in the leader key (as last read). */
@@ -43,14 +50,16 @@ export function tickContext(input: TickInput): TickContext {
   const leaderName = cluster.leader?.name ?? null;
   const leaderIsMe = leaderName === node.name;
   const leaderMember = leaderName !== null && !leaderIsMe ? findMember(cluster, leaderName) ?? null : null;
+  const standby = config.standby_cluster;
   return {
     input,
     me: node.name,
     now,
     cluster,
-    config,
+    config: standby !== null && config.synchronous_mode !== false ? { ...config, synchronous_mode: false } : config,
     facts,
     paused: config.pause,
+    standby,
     ttlMs: config.ttl * 1000,
     loopWaitMs: config.loop_wait * 1000,
     leaderName,
@@ -100,7 +109,7 @@ export function myStatus(ctx: TickContext): NodeStatus {
     config: ctx.config,
     cluster: ctx.cluster,
     isLeader: ctx.leaderIsMe && ctx.lockValid,
-    standbyCluster: false,
+    standbyCluster: ctx.standby !== null,
     dcsLastSeen: null,
     failsafeActive: false,
     watchdogFailed: ctx.watchdogFailed,

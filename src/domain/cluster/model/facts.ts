@@ -38,6 +38,11 @@ export interface LocalFacts {
   /** ISO 8601 with offset. */
   readonly postmasterStartTime: string | null;
   readonly timeline: number | null;
+  /**
+   * Timeline of the last checkpoint (a replica's last restartpoint) in the control file:
+   * pg_rewind (PostgreSQL 15) takes its source's timeline from there. Absent where the adapter does not tell.
+   */
+  readonly checkpointTimeline?: number | null;
   /** Primary: current WAL flush position. */
   readonly walLocation: number | null;
   /** Replica: last received / replayed positions and replay time. */
@@ -50,6 +55,8 @@ export interface LocalFacts {
   readonly replication: readonly ReplicationRow[];
   /** conn_url of the upstream this server is configured to follow; null when none. */
   readonly upstreamConnUrl: string | null;
+  /** primary_slot_name this replica streams through (null: none); absent where the adapter does not tell. */
+  readonly upstreamSlotName?: string | null;
   readonly pendingRestart: boolean;
   readonly pendingRestartReason: Readonly<Record<string, PendingChange>>;
   /** Current synchronous_standby_names on this server. */

@@ -28,6 +28,20 @@ export function historyAfterPromotion(
 }
 
 /**
+ * The history key from a server's own timeline history (a standby leader's, fetched from the
+ * remote primary): its lines, each keeping the date and leader of the `previous` line of the
+ * same timeline and switch point. Keeps the last `maxLines` (0: all). Null when the server
+ * knows no history or nothing would change.
+ */
+export function historyFromServer(previous: readonly HistoryLine[], serverHistory: readonly HistoryLine[], maxLines: number): HistoryLine[] | null {
+  if (serverHistory.length === 0) return null;
+  const lines: HistoryLine[] = serverHistory.map((l) => previous.find((p) => p[0] === l[0] && p[1] === l[1]) ?? l);
+  const kept = maxLines > 0 && lines.length > maxLines ? lines.slice(lines.length - maxLines) : lines;
+  const same = kept.length === previous.length && kept.every((l, i) => l === previous[i]);
+  return same ? null : kept;
+}
+
+/**
  * Whether a server on `timeline` at WAL position `position` has diverged from a leader on
  * `leaderTimeline` whose history is `history`: it wrote past the point where the leader's
  * timeline branched off its own (or it is on a timeline the leader never had). Null when

@@ -7,7 +7,10 @@ export interface LeaderRef {
   readonly connUrl: string | null;
   /** The cluster's timeline (the leader's, else one past the last history line); null when unknown. */
   readonly timeline: number | null;
-  /** The leader's member record shows it running as primary: until then its timeline may be the one it had as a replica. */
+  /**
+   * The leader's member record shows it running as the leader it is (primary, or the standby
+   * leader of a standby cluster): until then its timeline may be the one it had as a replica.
+   */
   readonly runsAsPrimary?: boolean;
 }
 
@@ -25,7 +28,7 @@ export function leaderRef(cluster: Cluster): LeaderRef | null {
   const lines = cluster.history?.lines ?? [];
   const fromHistory = lines.length ? lines[lines.length - 1]![0] + 1 : null;
   const known = [fromHistory, member?.timeline ?? null].filter((v): v is number => v !== null);
-  return { name, connUrl: member?.connUrl || null, timeline: known.length ? Math.max(...known) : null, runsAsPrimary: member?.role === 'primary' && member.state === 'running' };
+  return { name, connUrl: member?.connUrl || null, timeline: known.length ? Math.max(...known) : null, runsAsPrimary: (member?.role === 'primary' || member?.role === 'standby_leader') && member.state === 'running' };
 }
 
 /**

@@ -638,12 +638,15 @@ describe('FakeDatabase', () => {
   });
 
   describe('slots and history', () => {
-    it('syncSlots creates wanted slots and drops other physical ones, on a primary only', async () => {
+    it('syncSlots creates wanted slots and drops other physical ones; a standby keeps physical ones only; a stopped server none', async () => {
       const [a, b] = await cluster('b');
       await a.syncSlots([{ name: 'b', type: 'physical' }, { name: 'c', type: 'physical' }]);
       expect([...a.slots.keys()].sort()).to.deep.equal(['b', 'c']);
       await a.syncSlots([{ name: 'b', type: 'physical' }]);
       expect([...a.slots.keys()]).to.deep.equal(['b']);
+      await b.syncSlots([{ name: 'x', type: 'physical' }, { name: 'cdc', type: 'logical', database: 'postgres', plugin: 'pgoutput' }]);
+      expect([...b.slots.keys()]).to.deep.equal(['x']);
+      await b.stop('fast');
       expect((await rejection(b.syncSlots([]))).code).to.equal('slots_failed');
     });
 

@@ -6,6 +6,8 @@ import { initdbArguments } from '../../../../src/adapters/database/pg-initdb-arg
 import { resolveOptions } from '../../../../src/adapters/database/pg-options.js';
 import { pgTimestampToIso } from '../../../../src/adapters/database/pg-probe.js';
 import { slotNameFor } from '../../../../src/adapters/database/pg-slots.js';
+import { basebackupArgs, methodParams } from '../../../../src/adapters/database/pg-replica-methods.js';
+import { bootstrapParams, bootstrapRecoverySettings } from '../../../../src/adapters/database/pg-custom-bootstrap.js';
 import { PgStateTracker } from '../../../../src/adapters/database/pg-state.js';
 import { parseHistoryFile } from '../../../../src/adapters/database/pg-timeline-history.js';
 
@@ -60,6 +62,32 @@ describe('PostgreSQL adapter helpers', () => {
       password: "it's \\ secret",
       application_name: 'node1',
     });
+  });
+
+  it('a targeted recovery\'s settings win over the parameters, never over the managed ones', () => {
+    const p = effectiveParameters(opts, { dynamic: { restore_command: 'dynamic' }, recovery: null, recoveryParameters: { restore_command: 'cp /a/%f %p', recovery_target_time: '2024-01-01', port: 1 } });
+    expect(p).to.include({ restore_command: 'cp /a/%f %p', recovery_target_time: '2024-01-01', port: 15432 });
+  });
+
+  it('pg_basebackup options: a map or a list of flags and one-key maps; those Warden sets are refused', () => {
+    expect(basebackupArgs({ 'max-rate': '100M', checkpoint: 'spread', progress: true, verbose: false })).to.deep.equal(['--max-rate=100M', '--checkpoint=spread', '--progress']);
+    expect(basebackupArgs(['verbose', { 'max-rate': '1M' }, { c: 'fast' }])).to.deep.equal(['--verbose', '--max-rate=1M', '-cfast']);
+    expect(() => basebackupArgs({ pgdata: '/x' })).to.throw(/pgdata is set by Warden/);
+    expect(() => basebackupArgs(['X'])).to.throw(/X is set by Warden/);
+  });
+
+  it('a replica creation command gets --scope, --datadir, --role, --connstring and its options, unless no_params', () => {
+    const method = { command: 'restore', keep_data: true, no_leader: true, stanza: 'main', 'process-max': 4 };
+    expect(methodParams(opts, method, 'host=h port=5432')).to.deep.equal(['--scope=demo', '--datadir=/data', '--role=replica', '--connstring=host=h port=5432', '--stanza=main', '--process-max=4']);
+    expect(methodParams(opts, method, null)).to.not.include.members(['--connstring=']);
+    expect(methodParams(opts, { ...method, no_params: true }, 'x')).to.deep.equal([]);
+  });
+
+  it('a custom bootstrap gets --scope and --datadir, and recovers until it promotes', () => {
+    expect(bootstrapParams({ name: 'r', command: 'c' }, 'demo', '/data')).to.deep.equal(['--scope=demo', '--datadir=/data']);
+    expect(bootstrapParams({ name: 'r', command: 'c', no_params: true }, 'demo', '/data')).to.deep.equal([]);
+    expect(bootstrapRecoverySettings({ name: 'r', command: 'c' })).to.equal(null);
+    expect(bootstrapRecoverySettings({ name: 'r', command: 'c', recovery_conf: { restore_command: 'x' } })).to.deep.equal({ restore_command: 'x', recovery_target_action: 'promote' });
   });
 
   it('renders postgresql.conf that reads back to the same values', () => {

@@ -65,4 +65,22 @@ describe('HA randomized simulation', function () {
     }
     expect(failing, failing.join('\n\n')).to.deep.equal([]);
   });
+
+  // A standby cluster under the same faults: never writable, never promoted, a standby leader following the remote, every member caught up.
+  const STANDBY = Number(process.env['WARDEN_SIM_STANDBY_RUNS'] ?? 300);
+  const STANDBY_FRESH = Number(process.env['WARDEN_SIM_STANDBY_FRESH_RUNS'] ?? 30);
+  it(`${STANDBY} schedules of a standby cluster (and ${STANDBY_FRESH} deep ones on fresh seeds) keep every invariant`, async () => {
+    const failing: string[] = [];
+    const fresh = 1_000_000 + Math.floor(Math.random() * 2_000_000_000);
+    const runs = [
+      ...Array.from({ length: STANDBY }, (_, i) => ({ seed: i + 1, profile: 'quick' as const })),
+      ...Array.from({ length: STANDBY_FRESH }, (_, i) => ({ seed: fresh + i, profile: 'deep' as const })),
+    ];
+    for (const { seed, profile } of runs) {
+      const r = await runSchedule(seed, { profile, standby: true });
+      if (!r.ok) failing.push(`seed ${seed} (replay: npx tsx test/sim/run.ts --replay ${seed} --standby${profile === 'quick' ? ' --profile quick' : ''})\n${r.violation}`);
+      if (failing.length >= 3) break;
+    }
+    expect(failing, failing.join('\n\n')).to.deep.equal([]);
+  });
 });

@@ -238,6 +238,22 @@ describe('domain/cluster/config: validateConfig', () => {
     expect(validateConfig({ standby_cluster: null })).to.deep.equal([]);
   });
 
+  it('checks the rest of standby_cluster: recovery settings, replica creation methods, and port or slot without a host', () => {
+    const full = {
+      host: 'dc1', port: 5432, primary_slot_name: 'dc2', restore_command: 'cp /a/%f %p', archive_cleanup_command: 'pg_archivecleanup /a %r',
+      recovery_min_apply_delay: '5min', create_replica_methods: ['pgbackrest', 'basebackup'],
+    };
+    expect(validateConfig({ standby_cluster: full })).to.deep.equal([]);
+    expect(validateConfig({ standby_cluster: { host: 'h', recovery_min_apply_delay: 300000 } })).to.deep.equal([]);
+    expect(resolveConfig({ standby_cluster: full }).standby_cluster).to.deep.equal(full);
+    expect(problemAt({ standby_cluster: { host: 'h', recovery_min_apply_delay: 'soon' } }, 'standby_cluster.recovery_min_apply_delay')).to.match(/^expected a string matching/);
+    expect(problemAt({ standby_cluster: { host: 'h', create_replica_methods: [] } }, 'standby_cluster.create_replica_methods')).to.equal('expected at least 1 item(s), got []');
+    expect(problemAt({ standby_cluster: { host: 'h', create_replica_methods: ['a', 'a'] } }, 'standby_cluster.create_replica_methods')).to.match(/^expected each item once, got/);
+    expect(problemAt({ standby_cluster: { restore_command: 'x', port: 5432 } }, 'standby_cluster.port')).to.match(/^expected standby_cluster.host to be set too/);
+    expect(problemAt({ standby_cluster: { restore_command: 'x', primary_slot_name: 's' } }, 'standby_cluster.primary_slot_name')).to.match(/^expected standby_cluster.host to be set too/);
+    expect(problemAt({ standby_cluster: { host: 'h', colour: 'x' } }, 'standby_cluster.colour')).to.match(/^unknown key/);
+  });
+
   it('lists every problem, not only the first', () => {
     const problems = validateConfig({ ttl: 'x', loop_wait: 0, retry_timeout: 1, synchronous_mode: 2, synchronous_node_count: 0, nope: 1, db: { parameters: { port: 1 } } });
     expect(problems.map((p) => p.path).sort()).to.deep.equal(

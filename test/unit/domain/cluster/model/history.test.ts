@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { hasDiverged, historyAfterPromotion, PROMOTION_REASON } from '../../../../../src/domain/cluster/model/history.js';
+import { hasDiverged, historyAfterPromotion, historyFromServer, PROMOTION_REASON } from '../../../../../src/domain/cluster/model/history.js';
 import { restartConditionProblem, versionNumber } from '../../../../../src/domain/cluster/rules/restart-conditions.js';
 import { primaryFacts, replicaFacts } from '../ha/fixtures.js';
 
@@ -15,6 +15,17 @@ describe('timeline history and divergence', () => {
     const prev = [[1, 100, 'r', 't1', 'a'] as const, [2, 200, 'r', 't2', 'b'] as const];
     expect(historyAfterPromotion(prev, [], { ...promotion, timeline: 2, lsn: 150 }, 0)).to.deep.equal([prev[0], [2, 150, PROMOTION_REASON, promotion.at, 'node2']]);
     expect(historyAfterPromotion(prev, [], { ...promotion, timeline: 3, lsn: 300 }, 2)).to.have.length(2);
+  });
+
+  it('historyFromServer: a standby leader\'s history files, keeping the dates and leaders of matching lines; null when nothing changes', () => {
+    const prev = [[1, 100, 'r', 't1', 'a'] as const];
+    const server = [[1, 100, 'r', null, null] as const, [2, 200, 'no recovery target specified', null, null] as const];
+    expect(historyFromServer(prev, server, 0)).to.deep.equal([prev[0], server[1]]);
+    expect(historyFromServer([prev[0], server[1]], server, 0)).to.equal(null);
+    expect(historyFromServer(prev, [], 0)).to.equal(null);
+    expect(historyFromServer([], server, 1)).to.deep.equal([server[1]]);
+    // A line of the same timeline with another switch point (the remote's own branch) replaces ours.
+    expect(historyFromServer([[1, 90, 'r', 't0', 'b']], server, 0)).to.deep.equal(server);
   });
 
   it('hasDiverged: past the branch point, or on a timeline the leader never had', () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { checkHealth, type HealthEndpoint } from '../../../../../src/domain/cluster/rules/health.js';
 import { confirmPosition, leaderRef, unconfirmedPosition, type LeaderRef } from '../../../../../src/domain/cluster/rules/position.js';
+import { member } from '../ha/fixtures.js';
 import { EMPTY_CLUSTER } from '../../../../../src/domain/cluster/model/cluster.js';
 import { NOW, clusterView, primaryFacts, replicaFacts, snapshot } from '../fixtures.js';
 
@@ -40,6 +41,9 @@ describe('domain/cluster/rules/position: a replica confirms its WAL position aga
     expect(confirmPosition(null, streaming, { ...LEADER, runsAsPrimary: true })).to.deep.equal({ leader: 'node0', timeline: 2 });
     const c = clusterView({ leader: 'node0' });
     expect(leaderRef(c)!.runsAsPrimary).to.be.a('boolean');
+    // The standby leader of a standby cluster vouches for its cascade replicas just as a primary does.
+    expect(leaderRef({ ...c, members: [member('node0', { role: 'standby_leader' })] })!.runsAsPrimary).to.equal(true);
+    expect(leaderRef({ ...c, members: [member('node0', { role: 'replica' })] })!.runsAsPrimary).to.equal(false);
   });
 
   it('a proof taken while the view showed the leader on an older timeline stops holding once its new timeline is known', () => {
