@@ -62,7 +62,7 @@ export function holdingLockAsReplica(ctx: TickContext): Decision {
   if (ctx.paused) return releaseLock(ctx, 'PAUSE: the server is not running as primary');
   const fk = ctx.cluster.failover;
   if (fk && fk.leader === ctx.me && fk.scheduledAt === null) return releaseLock(ctx, 'this node stepped down for a switchover');
-  if (ctx.nofailover) return releaseLock(ctx, 'this node is tagged nofailover');
+  if (ctx.nofailover) return releaseLock(ctx, `this node is ${ctx.nofailoverReason}`);
   if (ctx.watchdogFailed) return releaseLock(ctx, 'the watchdog is required but not usable');
   return takeLeadership(ctx, { acquire: false, why: 'this node holds the leader key' });
 }

@@ -2,7 +2,7 @@ import type { ParameterValue } from '../config/config.js';
 import { decision, type Action, type AgentCommandErrorCode, type Decision, type LoopMemory, type SlotSpec } from './decision.js';
 import { restartConditionProblem } from '../rules/restart-conditions.js';
 import { restartScheduleFrom, scheduleVerdict } from '../rules/schedule.js';
-import { leaderUpstream, mySlot, slotNameFor, startTimeoutMs, type TickContext } from './tick-context.js';
+import { leaderUpstream, replicaSource, slotNameFor, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /** JSON with sorted keys, so equal settings compare equal. */
 export function canonicalJson(value: unknown): string {
@@ -110,7 +110,7 @@ function reinitializeActions(ctx: TickContext): Action[] | string {
     { type: 'remember', patch: { reinitializeQueued: null, ...FRESH_DATA } },
     ...configureBeforeStart(ctx, true),
     { type: 'createReplica', source: upstream },
-    { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
+    { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) },
   ];
 }
 
@@ -133,7 +133,7 @@ function restartActions(ctx: TickContext, timeoutMs: number): Action[] {
   if ((ctx.leaderIsMe && ctx.lockValid) || ctx.isReplica) return [{ type: 'restart', timeoutMs }];
   const upstream = leaderUpstream(ctx);
   // The steady-state decision this joins already configures the server where its parameters changed.
-  return [{ type: 'stop', mode: 'fast' }, { type: 'start', upstream, standby: true, ...(upstream ? mySlot(ctx) : {}), timeoutMs }];
+  return [{ type: 'stop', mode: 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
 }
 
 /**
