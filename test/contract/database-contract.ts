@@ -84,7 +84,7 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
     });
 
     it('a replica from a base backup streams from its upstream through a slot and follows its writes', async () => {
-      await a.db.syncSlots([{ name: 'node_b', type: 'physical' }]);
+      await a.db.syncSlots({ drop: [], create: [{ name: 'node_b', type: 'physical' }], advance: [] });
       await b.db.createReplica(a.upstream);
       expect(await b.db.probe()).to.include({ state: 'stopped', initialized: true });
       await b.db.start({ upstream: a.upstream, slotName: 'node_b', timeoutMs: START_MS });

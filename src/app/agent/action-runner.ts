@@ -187,7 +187,7 @@ export class ActionRunner {
         return;
       }
       case 'writeStatus':
-        await store.writeStatus({ optime: a.optime, slots: a.slots });
+        await store.writeStatus({ optime: a.optime, slots: a.slots, ...(a.retainSlots ? { retainSlots: a.retainSlots } : {}) });
         return;
       case 'writeSync': {
         const sync = { leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum };
@@ -236,9 +236,9 @@ export class ActionRunner {
         return;
       }
       case 'syncSlots':
-        await db.syncSlots(a.wanted);
-        memory.remember({ appliedSlots: a.key });
-        return;
+        return db.syncSlots(a.plan);
+      case 'copyLogicalSlots':
+        return db.copyLogicalSlots(a.source, a.names, a.timeoutMs);
       case 'terminateSessions':
         return db.terminateClientSessions();
       case 'armWatchdog': {

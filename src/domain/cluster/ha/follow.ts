@@ -4,6 +4,7 @@ import { hasDiverged } from '../model/history.js';
 import { configureBeforeStart, FRESH_DATA } from './maintenance.js';
 import { clusterTimeline, followTarget, leaderUpstream, mySlot, replicaSource, startTimeoutMs, type FollowTarget, type TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
+import { withReplicaSlots } from './slots.js';
 
 /** Server states in which another action would only get in the way. */
 const TRANSITIONAL = new Set(['starting', 'restarting', 'stopping', 'creating_replica', 'initdb', 'bootstrap_starting', 'custom_bootstrap']);
@@ -140,6 +141,11 @@ function targetText(t: FollowTarget, leaderName: string): string {
  * member waits for it (that member catches up from the leader on its own).
  */
 export function replicaTick(ctx: TickContext): Decision {
+  return withReplicaSlots(ctx, followDecision(ctx));
+}
+
+/** replicaTick() before the slot upkeep. */
+function followDecision(ctx: TickContext): Decision {
   const upstream = leaderUpstream(ctx);
   if (!upstream) return decision(`following nobody: leader ${ctx.leaderName} has not published its address yet`);
   const tl = ctx.facts.timeline;

@@ -135,7 +135,7 @@ describe('domain/cluster/config: validateConfig', () => {
     const full = {
       ttl: 60, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: '16MB', max_timelines_history: 5,
       primary_start_timeout: 300, primary_stop_timeout: 0, synchronous_mode: 'quorum', synchronous_mode_strict: true,
-      synchronous_node_count: 2, failsafe_mode: true, check_timeline: true, pause: true, preferred_leader_delay: 30,
+      synchronous_node_count: 2, failsafe_mode: true, check_timeline: true, pause: true, preferred_leader_delay: 30, member_slots_ttl: '10min',
       db: { use_pg_rewind: true, use_slots: true, parameters: { max_connections: 100, wal_level: 'replica', hot_standby: true } },
       slots: { archiver: { type: 'physical' }, cdc: { type: 'logical', database: 'app', plugin: 'pgoutput' } },
       ignore_slots: [{ name: 'ext', type: 'logical', database: 'app', plugin: 'wal2json' }],
