@@ -3,6 +3,7 @@ import type { SlotFact } from '../model/facts.js';
 import { canLead, noStream } from '../model/topology-tags.js';
 import { chooseUpstream } from '../rules/upstream.js';
 import { decision, type Action, type Decision, type SlotPlan, type SlotSpec } from './decision.js';
+import { configureActions } from './maintenance.js';
 import { leaderUpstream, slotNameFor, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /**
@@ -244,7 +245,8 @@ export function withReplicaSlots(ctx: TickContext, d: Decision): Decision {
   const actions: Action[] = emptyPlan(plan) ? [] : [{ type: 'syncSlots', plan }];
   const leader = leaderUpstream(ctx);
   const streaming = ctx.facts.replicationState === 'streaming';
-  if (copy.length && leader && streaming && !ctx.paused && d.actions.length === 0) {
+  // After the parameters are applied: hot_standby_feedback must be on before a copied slot is worth anything.
+  if (copy.length && leader && streaming && !ctx.paused && d.actions.length === 0 && configureActions(ctx).length === 0) {
     return decision(`${d.message}; copying the logical slots ${copy.join(', ')} from the leader ${leader.name}`, [
       ...actions,
       { type: 'copyLogicalSlots', source: leader, names: copy, timeoutMs: startTimeoutMs(ctx) },

@@ -145,6 +145,18 @@ describe('domain/cluster/config: validateConfig', () => {
     expect(Object.keys(full).sort()).to.deep.equal([...DYNAMIC_CONFIG_KEYS].sort());
   });
 
+  it('member_slots_ttl: seconds or a duration (s, min, h, d), default 30 minutes; anything else refused', () => {
+    expect(resolveConfig({}).member_slots_ttl).to.equal(1800);
+    expect(resolveConfig({ member_slots_ttl: 0 }).member_slots_ttl).to.equal(0);
+    expect(resolveConfig({ member_slots_ttl: '45s' }).member_slots_ttl).to.equal(45);
+    expect(resolveConfig({ member_slots_ttl: '10min' }).member_slots_ttl).to.equal(600);
+    expect(resolveConfig({ member_slots_ttl: '2h' }).member_slots_ttl).to.equal(7200);
+    expect(resolveConfig({ member_slots_ttl: '1d' }).member_slots_ttl).to.equal(86400);
+    expect(resolveConfig({ member_slots_ttl: 'soon' }).member_slots_ttl, 'an invalid value falls back alone').to.equal(1800);
+    expect(validateConfig({ member_slots_ttl: -1 })).to.deep.equal([{ path: 'member_slots_ttl', message: 'expected a non-negative integer (seconds) or a duration such as "30min" (units s, min, h, d), got -1' }]);
+    expect(validateConfig({ member_slots_ttl: '5 weeks' })[0]!.path).to.equal('member_slots_ttl');
+  });
+
   it('refuses a document that is not an object', () => {
     expect(validateConfig(null)).to.deep.equal([{ path: '', message: 'expected an object, got null' }]);
     expect(validateConfig([1])[0]!.message).to.equal('expected an object, got [1]');
