@@ -7,6 +7,7 @@ import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Database, StartOptions, StopMode, Upstream } from '../../ports/database.js';
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
+import { formatLsn } from '../../domain/cluster/model/lsn.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
 import { waitForDataDirProcesses } from './data-dir-processes.js';
@@ -22,7 +23,7 @@ import { observe } from './pg-probe.js';
 import { pgRewind } from './pg-rewind.js';
 import { CommandFailure } from './run-command.js';
 import { PgSession, withClient, type SessionLimits, type SessionTarget } from './pg-session.js';
-import { applySlotPlan, readLogicalSlots, writeLogicalSlots } from './pg-slots.js';
+import { applySlotPlan, oldestLocalWal, readLogicalSlots, writeLogicalSlots } from './pg-slots.js';
 import { PgStateTracker } from './pg-state.js';
 import { readTimelineHistory } from './pg-timeline-history.js';
 import { pathExists } from './path-exists.js';
@@ -657,7 +658,15 @@ export class PgDatabase implements Database {
         if (!(await this.inRecovery())) throw new Error('the server is not a running replica');
         const endpoint = endpointFromUrl(source.connUrl);
         const { host, port, ...credentials } = this.target();
-        const slots = await readLogicalSlots({ ...credentials, host: endpoint.host, port: endpoint.port }, MAINTENANCE_LIMITS, names);
+        const offered = await readLogicalSlots({ ...credentials, host: endpoint.host, port: endpoint.port }, MAINTENANCE_LIMITS, names);
+        // Decoding reads local WAL from the slot's restart_lsn: a copy older than what this replica holds could never move.
+        const oldest = (await oldestLocalWal(this.session)) ?? 0;
+        const slots = offered.filter((s) => s.restartLsn >= oldest);
+        const later = offered.filter((s) => s.restartLsn < oldest).map((s) => `${s.name} (needs WAL from ${formatLsn(s.restartLsn)})`);
+        if (!slots.length) {
+          throw new Error(`this replica holds WAL from ${formatLsn(oldest)} only; ${later.join(', ')}: copied once the consumer has confirmed past that`);
+        }
+        if (later.length) this.log.info('logical slots not copied yet: this replica lacks the WAL they need', { slots: later, oldest_wal: formatLsn(oldest) });
         recovery = await this.currentRecovery();
         await this.stopNow('fast', timeoutMs, 'slots_failed');
         await writeLogicalSlots(this.o.dataDir, this.o.runAsUser, slots);

@@ -1,7 +1,7 @@
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
-import { formatLsn } from '../../domain/cluster/model/lsn.js';
+import { formatLsn, parseLsn } from '../../domain/cluster/model/lsn.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
 import type { PgSession, SessionLimits, SessionTarget } from './pg-session.js';
 import { withClient } from './pg-session.js';
@@ -73,10 +73,11 @@ export async function applySlotPlan(session: PgSession, target: SessionTarget, l
   return problems;
 }
 
-/** One logical slot as the primary holds it: its state file's bytes. */
+/** One logical slot as the primary holds it: its state file's bytes, and the oldest WAL decoding it needs. */
 export interface LogicalSlotCopy {
   readonly name: string;
   readonly state: Buffer;
+  readonly restartLsn: number;
 }
 
 /**
@@ -86,15 +87,25 @@ export interface LogicalSlotCopy {
  */
 export async function readLogicalSlots(source: SessionTarget, limits: SessionLimits, names: readonly string[]): Promise<LogicalSlotCopy[]> {
   const rows = await withClient(source, limits, async (c) => {
-    const r = await c.query<{ slot_name: string; state: Buffer }>(
-      `SELECT slot_name, pg_read_binary_file('pg_replslot/' || slot_name || '/state') AS state
+    const r = await c.query<{ slot_name: string; state: Buffer; restart_lsn: string }>(
+      `SELECT slot_name, pg_read_binary_file('pg_replslot/' || slot_name || '/state') AS state, restart_lsn::text AS restart_lsn
          FROM pg_replication_slots WHERE slot_type = 'logical' AND NOT pg_is_in_recovery() AND slot_name = ANY($1)`,
       [names],
     );
     return r.rows;
   });
   if (rows.length === 0) throw new Error(`the primary holds none of the logical slots ${names.join(', ')} (or it is not a primary)`);
-  return rows.map((r) => ({ name: r.slot_name, state: r.state }));
+  return rows.map((r) => ({ name: r.slot_name, state: r.state, restartLsn: parseLsn(r.restart_lsn) ?? 0 }));
+}
+
+/** Where the oldest WAL segment in the local pg_wal begins (bytes); null when there is none. */
+export async function oldestLocalWal(session: PgSession): Promise<number | null> {
+  const [row] = await session.query<{ oldest: string | null }>(
+    `SELECT (('x' || substr(name, 9, 8))::bit(32)::bigint * 4294967296
+             + ('x' || substr(name, 17, 8))::bit(32)::bigint * pg_size_bytes(current_setting('wal_segment_size')))::text AS oldest
+       FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$' ORDER BY substr(name, 9) LIMIT 1`,
+  );
+  return row?.oldest ? Number(row.oldest) : null;
 }
 
 /**

@@ -84,8 +84,13 @@ export interface LoopMemory {
   readonly primaryStartAt: number | null;
   /** Canonical JSON of the parameters last given to configure(); null before the first. */
   readonly appliedParameters: string | null;
-  /** On the leader: since when (epoch ms) each member slot it retains has had no member key (member_slots_ttl runs from then). */
-  readonly departedSlots: Readonly<Record<string, number>>;
+  /**
+   * On the leader: since when (epoch ms) each member slot it retains has had no member key
+   * (member_slots_ttl runs from then); null once expired, while the status key still lists it.
+   */
+  readonly departedSlots: Readonly<Record<string, number | null>>;
+  /** The slot changes keep failing (the same backoff as a failing job, under the name `slots`); null after they succeed. */
+  readonly slotsFailure: JobFailures | null;
   /** synchronous_standby_names last set by this node, with the primary's WAL position right after. */
   readonly ssn: { readonly value: string; readonly lsn: number } | null;
   /** This node's scheduled restart (also published in its member key). */
@@ -130,6 +135,7 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   primaryStartAt: null,
   appliedParameters: null,
   departedSlots: Object.freeze({}),
+  slotsFailure: null,
   ssn: null,
   scheduledRestart: null,
   reinitializeQueued: null,

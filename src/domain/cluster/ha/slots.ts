@@ -4,6 +4,7 @@ import { canLead, noStream } from '../model/topology-tags.js';
 import { chooseUpstream } from '../rules/upstream.js';
 import { decision, type Action, type Decision, type SlotPlan, type SlotSpec } from './decision.js';
 import { configureActions } from './maintenance.js';
+import { retryDelayMs } from './retry-backoff.js';
 import { leaderUpstream, slotNameFor, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /**
@@ -42,24 +43,28 @@ function effectiveUpstream(ctx: TickContext, m: Member): string | null {
 
 /**
  * On the leader: the member slots it retains (every member that streams, and each departed
- * one until member_slots_ttl has passed since its key went), and the departure times to
- * remember. A new leader takes the retained set from the status key its predecessor wrote,
- * each departure counted from now.
+ * one until member_slots_ttl has passed since its key went), and the departures to remember:
+ * since when, or null once expired (kept while the status key, read a tick late, still lists
+ * it, so it does not come back as a fresh departure). A new leader takes the retained set
+ * from the status key its predecessor wrote, each departure counted from now.
  */
-export function retainedSlots(ctx: TickContext): { readonly retain: readonly string[]; readonly departed: Readonly<Record<string, number>> } {
+export function retainedSlots(ctx: TickContext): { readonly retain: readonly string[]; readonly departed: Readonly<Record<string, number | null>> } {
   const mine = slotNameFor(ctx.me);
   const present = new Set(ctx.cluster.members.filter((m) => m.name !== ctx.me && !noStream(m.tags)).map((m) => slotNameFor(m.name)));
-  const departed: Record<string, number> = {};
+  const departed: Record<string, number | null> = {};
   const ttlMs = ctx.config.member_slots_ttl * 1000;
   if (ttlMs > 0 && ctx.config.db.use_slots) {
-    const known = new Set([...(ctx.cluster.status?.retainSlots ?? []), ...Object.keys(ctx.input.memory.departedSlots)]);
-    for (const name of known) {
+    const listed = new Set(ctx.cluster.status?.retainSlots ?? []);
+    const memory = ctx.input.memory.departedSlots;
+    for (const name of new Set([...listed, ...Object.keys(memory)])) {
       if (name === mine || present.has(name)) continue;
-      const since = ctx.input.memory.departedSlots[name] ?? ctx.now;
-      if (ctx.now - since < ttlMs) departed[name] = since;
+      const since = name in memory ? memory[name]! : ctx.now;
+      if (since !== null && ctx.now - since < ttlMs) departed[name] = since;
+      else if (listed.has(name)) departed[name] = null;
     }
   }
-  const retain = ctx.config.db.use_slots ? [...present, ...Object.keys(departed)].sort() : [];
+  const kept = Object.keys(departed).filter((name) => departed[name] !== null);
+  const retain = ctx.config.db.use_slots ? [...present, ...kept].sort() : [];
   return { retain, departed };
 }
 
@@ -200,10 +205,18 @@ export function emptyPlan(p: SlotPlan): boolean {
   return p.drop.length === 0 && p.create.length === 0 && p.advance.length === 0;
 }
 
-/** The leader's slot actions this tick: a syncSlots when its slots differ from what it should have. */
+/** A syncSlots for `plan`, unless it changes nothing or the last attempts failed and their retry delay has not passed. */
+function syncSlotsAction(ctx: TickContext, plan: SlotPlan): Action[] {
+  if (emptyPlan(plan)) return [];
+  const failed = ctx.input.memory.slotsFailure;
+  if (failed !== null && ctx.now < failed.lastAt + retryDelayMs(failed.count, ctx.loopWaitMs)) return [];
+  return [{ type: 'syncSlots', plan }];
+}
+
+/** The leader's slot actions this tick: a syncSlots when its slots differ from what it should have (failures back off). */
 export function leaderSlotActions(ctx: TickContext): Action[] {
   const { plan } = reconcileSlots(ctx.facts.slots, wantedSlots(ctx, 'leader'), { ignore: ctx.config.ignore_slots, paused: ctx.paused, replica: false });
-  return emptyPlan(plan) ? [] : [{ type: 'syncSlots', plan }];
+  return syncSlotsAction(ctx, plan);
 }
 
 /**
@@ -242,7 +255,7 @@ export function withReplicaSlots(ctx: TickContext, d: Decision): Decision {
     replica: true,
     published: ctx.cluster.status?.slots ?? {},
   });
-  const actions: Action[] = emptyPlan(plan) ? [] : [{ type: 'syncSlots', plan }];
+  const actions: Action[] = syncSlotsAction(ctx, plan);
   const leader = leaderUpstream(ctx);
   const streaming = ctx.facts.replicationState === 'streaming';
   // After the parameters are applied: hot_standby_feedback must be on before a copied slot is worth anything.

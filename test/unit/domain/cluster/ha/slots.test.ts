@@ -75,7 +75,13 @@ describe('replication slots: member_slots_ttl on the leader', () => {
     const memory = { ...leaderInput().memory, departedSlots: { old: NOW - 9 * 60_000 } };
     expect(retainedSlots(tickContext(leaderInput({ raw: { member_slots_ttl: '10min' }, cluster: gone, memory }))).retain).to.include('old');
     const later = { ...memory, departedSlots: { old: NOW - 10 * 60_000 } };
-    expect(retainedSlots(tickContext(leaderInput({ raw: { member_slots_ttl: '10min' }, cluster: gone, memory: later })))).to.deep.equal({ retain: ['node2', 'node3'], departed: {} });
+    // Expired: no longer retained, and remembered as such while the status key (read a tick late) still lists it.
+    const expired = retainedSlots(tickContext(leaderInput({ raw: { member_slots_ttl: '10min' }, cluster: gone, memory: later })));
+    expect(expired).to.deep.equal({ retain: ['node2', 'node3'], departed: { old: null } });
+    const staleView = { ...memory, departedSlots: expired.departed };
+    expect(retainedSlots(tickContext(leaderInput({ raw: { member_slots_ttl: '10min' }, cluster: gone, memory: staleView }))).retain, 'no resurrection').to.deep.equal(['node2', 'node3']);
+    const updated = cluster('node1', { status: { optime: 5000, slots: {}, retainSlots: ['node2', 'node3'], revision: '6' } });
+    expect(retainedSlots(tickContext(leaderInput({ raw: { member_slots_ttl: '10min' }, cluster: updated, memory: staleView })))).to.deep.equal({ retain: ['node2', 'node3'], departed: {} });
     expect(retainedSlots(tickContext(leaderInput({ raw: { member_slots_ttl: 0 }, cluster: gone }))).retain).to.deep.equal(['node2', 'node3']);
   });
 
