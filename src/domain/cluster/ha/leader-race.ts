@@ -163,9 +163,10 @@ export function leaderRace(ctx: TickContext): Decision {
     if (ahead(theirs, self) && eligibility(candidate(ctx, m), auto).eligible) {
       return backOff(ctx, `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`);
     }
-    // Equally good on WAL: the higher failover_priority leads.
+    // Equally good on WAL: the higher failover_priority leads (not a leader that stepped down for a switchover: it leaves the race to the others).
     const c = candidate(ctx, m);
-    if (!ahead(self, theirs) && failoverPriority(c.tags) > myPriority && eligibility(c, auto).eligible) {
+    const steppedDown = fk !== null && fk.leader === m.name;
+    if (!steppedDown && !ahead(self, theirs) && failoverPriority(c.tags) > myPriority && eligibility(c, auto).eligible) {
       return backOff(ctx, `${m.name} has as much WAL and a higher failover_priority (${failoverPriority(c.tags)} > ${myPriority})`);
     }
   }

@@ -22,6 +22,12 @@ describe('decide(): failover_priority in the leader race', () => {
     expect(decide(input({ cluster: unlocked, peers: peers() })).job).to.equal('promote');
   });
 
+  it('a leader that stepped down for a switchover without candidate does not hold the others back by its priority (found by the simulation)', () => {
+    const stepped = cluster(null, { failover: { leader: 'node1', member: null, scheduledAt: null, revision: '7' } });
+    const withOldLeader = peers({ node1: peerStatus('replica', 5000, { tags: { failover_priority: 3 } }) });
+    expect(decide(input({ cluster: stepped, peers: withOldLeader })).job).to.equal('promote');
+  });
+
   it('WAL comes first: a higher priority that is behind does not stop a node that is ahead', () => {
     const behind = peers({ node3: peerStatus('replica', 4000, { tags: { failover_priority: 9 } }) });
     expect(decide(input({ cluster: unlocked, peers: behind })).job).to.equal('promote');
