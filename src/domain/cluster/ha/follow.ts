@@ -1,7 +1,7 @@
 import { decision, needs, type Action, type Decision, type UpstreamRef } from './decision.js';
 import { releaseLock } from './demote.js';
 import { hasDiverged } from '../model/history.js';
-import { configureBeforeStart, FRESH_DATA } from './maintenance.js';
+import { configureBeforeStart, desiredParameters, FRESH_DATA } from './maintenance.js';
 import { clusterTimeline, followTarget, leaderUpstream, mySlot, replicaSource, startTimeoutMs, type FollowTarget, type TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
 import { withReplicaSlots } from './slots.js';
@@ -169,8 +169,14 @@ function followDecision(ctx: TickContext): Decision {
     const what = target.kind === 'leader' && !target.fallback ? `the new leader ${upstream.name}` : from;
     return decision(`following ${what}`, [{ type: 'follow', upstream: wanted, ...(wanted ? mySlot(ctx) : {}), timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
   }
-  // Streaming proves the WAL agrees with the upstream's; an archive-only replica restores what the primary archives.
-  if (ctx.facts.replicationState === 'streaming' || target.kind === 'archive') return decision(`no action: ${mine}`);
+  if (target.kind === 'archive') {
+    // An archive-only replica restores what the primary archives: without a restore_command it gets nothing at all.
+    if (String(desiredParameters(ctx)['restore_command'] ?? '') !== '') return decision(`no action: ${mine}`);
+    const waiting = 'a restore_command in db.parameters: this node is tagged nostream and gets WAL from the archive only';
+    return decision(`no action: ${mine}; waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  }
+  // Streaming proves the WAL agrees with the upstream's.
+  if (ctx.facts.replicationState === 'streaming') return decision(`no action: ${mine}`);
   if (ctx.paused) return decision(`no action: ${mine} (not streaming)`);
   const since = ctx.input.memory.notStreamingSince;
   const start = since !== null && since.upstream === wanted?.connUrl ? since.since : ctx.now;
@@ -179,8 +185,8 @@ function followDecision(ctx: TickContext): Decision {
   if (ctx.now < until) return decision(`no action: ${mine} (${waited})`, [], { wakeAt: until });
   if (target.kind === 'member') {
     // Its upstream may be behind this node (it streamed from the leader meanwhile): it catches up from the leader on its own.
-    const waiting = `${target.upstream!.name} to stream WAL to this node (${waited})`;
-    return decision(`no action: ${mine}; waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+    const waiting = `${target.upstream!.name} to stream WAL to this node`;
+    return decision(`no action: ${mine}; waiting for ${waiting} (${waited})`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
   }
   return rewindOrReinitialize(ctx, upstream, `${waited} from leader ${upstream.name}`, { reinitialize: true, cause: 'stuck' });
 }

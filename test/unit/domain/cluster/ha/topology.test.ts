@@ -116,7 +116,7 @@ describe('decide(): a cascading replica (replicatefrom)', () => {
     const memory = { ...input().memory, notStreamingSince: { since: NOW - 120_000, upstream: 'postgres://node3:5432/postgres', position: 5000 } };
     const d = decide(input({ node: cascade, facts: notStreaming, memory }));
     expect(types(d)).to.deep.equal([]);
-    expect(d.publish.waitingFor).to.match(/node3 to stream WAL to this node/);
+    expect(d.publish.waitingFor).to.equal('node3 to stream WAL to this node');
     expect(d.publish.reinitializeRequired).to.equal(undefined);
   });
 
@@ -143,7 +143,15 @@ describe('decide(): a replica tagged nostream', () => {
     expect(followAction(d)).to.deep.include({ upstream: null });
     expect(followAction(d)).to.not.have.property('slotName');
     const archive = replicaFacts(5000, null, { replicationState: 'in archive recovery' });
-    const memory = { ...input().memory, notStreamingSince: { since: NOW - 600_000, upstream: null, position: 5000 } };
-    expect(types(decide(input({ node: nostream, facts: archive, memory })))).to.deep.equal([]);
+    const restore = { db: { parameters: { restore_command: 'cp /archive/%f %p' } } };
+    const memory = { ...input().memory, appliedParameters: '{"restore_command":"cp /archive/%f %p"}', notStreamingSince: { since: NOW - 600_000, upstream: null, position: 5000 } };
+    const steady = decide(input({ node: nostream, raw: restore, facts: archive, memory }));
+    expect(types(steady)).to.deep.equal([]);
+    expect(steady.publish.waitingFor).to.equal(undefined);
+  });
+
+  it('without a restore_command it says what it waits for', () => {
+    const archive = replicaFacts(5000, null, { replicationState: 'in archive recovery' });
+    expect(decide(input({ node: nostream, facts: archive })).publish.waitingFor).to.match(/a restore_command in db.parameters/);
   });
 });
