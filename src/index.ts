@@ -5,7 +5,8 @@
  * - `decide()`: one tick's decision from the cluster view, the local facts and the agent's memory;
  * - the model: cluster view, members, node status document, states, LSNs, sizes, history;
  * - the rules: health predicates of the REST API's checks, candidate eligibility,
- *   switchover/failover request checks, schedules, restart conditions;
+ *   switchover/failover request checks, schedules, restart conditions, topology tags and
+ *   the upstream a replica streams from;
  * - the dynamic configuration: defaults, merge-patch, validation;
  * - the ports the core is driven through (interfaces and their injection tokens).
  *
@@ -27,6 +28,7 @@ export * from './domain/cluster/model/size.js';
 export * from './domain/cluster/model/snapshot.js';
 export * from './domain/cluster/model/states.js';
 export * from './domain/cluster/model/status.js';
+export * from './domain/cluster/model/topology-tags.js';
 
 // Rules
 export * from './domain/cluster/rules/health.js';
@@ -34,6 +36,7 @@ export * from './domain/cluster/rules/eligibility.js';
 export * from './domain/cluster/rules/schedule.js';
 export * from './domain/cluster/rules/restart-conditions.js';
 export * from './domain/cluster/rules/position.js';
+export * from './domain/cluster/rules/upstream.js';
 export {
   ManualFailoverError,
   checkManualRequest,

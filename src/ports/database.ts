@@ -1,6 +1,7 @@
 import type { HistoryLine } from '../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../domain/cluster/config/config.js';
 import type { LocalFacts } from '../domain/cluster/model/facts.js';
+import type { SlotPlan } from '../domain/cluster/ha/decision.js';
 
 /** How to stop the server: wait for clients, disconnect them, or abort without a checkpoint. */
 export type StopMode = 'smart' | 'fast' | 'immediate';
@@ -21,14 +22,6 @@ export interface StartOptions {
   readonly slotName?: string;
   /** Give up waiting for connections after this many ms (the server keeps starting). */
   readonly timeoutMs: number;
-}
-
-/** A physical slot the primary must keep (per member or permanent). */
-export interface WantedSlot {
-  readonly name: string;
-  readonly type: 'physical' | 'logical';
-  readonly database?: string;
-  readonly plugin?: string;
 }
 
 /** How a replica is created. */
@@ -79,8 +72,20 @@ export interface Database {
   configure(parameters: Readonly<Record<string, ParameterValue>>): Promise<void>;
   /** Sets synchronous_standby_names and reloads. Throws DatabaseError('configure_failed'). */
   setSynchronousStandbyNames(value: string): Promise<void>;
-  /** On a primary: creates missing slots of `wanted`, drops other physical slots (never those matching `keep`). Throws DatabaseError('slots_failed'). */
-  syncSlots(wanted: readonly WantedSlot[]): Promise<void>;
+  /**
+   * Applies `plan` to the running server's replication slots: drops (an active one's walsender
+   * is ended first), creations (physical ones reserve WAL at once; logical ones only on a
+   * primary), advances (an inactive slot moved forward, never back). Every step is tried;
+   * throws DatabaseError('slots_failed') listing the ones that failed.
+   */
+  syncSlots(plan: SlotPlan): Promise<void>;
+  /**
+   * On a replica: reads the state files of the logical slots `names` from `source` (the
+   * primary, with the superuser's credentials), stops the server, puts them in place and
+   * starts it again as it was (PostgreSQL loads slots only at start). Throws
+   * DatabaseError('slots_failed').
+   */
+  copyLogicalSlots(source: Upstream, names: readonly string[], timeoutMs: number): Promise<void>;
   /** Terminates every client backend at once (fencing a demoted primary). Never throws. */
   terminateClientSessions(): Promise<void>;
   /** Timeline history from the history files: `[timeline, switch lsn, reason, null, null]`. Never throws: [] when unknown. */

@@ -39,8 +39,12 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
   Object.entries(EVENT_WEIGHTS).filter(([k]) => k !== 'freezeAgent' && k !== 'thawAgent'),
 );
 
-/** Which fault model a schedule draws from: `v1` without agent freezes and with clients writing only to the primary. */
-export type FaultModel = 'v1' | 'v2';
+/**
+ * Which fault model a schedule draws from: `v1` without agent freezes and with clients writing
+ * only to the primary; `v2` every fault; `v3` also random topology tags on the nodes
+ * (failover_priority, sync_priority, replicatefrom, nostream).
+ */
+export type FaultModel = 'v1' | 'v2' | 'v3';
 
 const SLOW_OPS: readonly FakeDatabaseOp[] = ['start', 'stop', 'promote', 'checkpoint', 'follow', 'createReplica', 'rewind', 'restart', 'probe'];
 const FAILING_OPS: readonly FakeDatabaseOp[] = ['start', 'promote', 'stop', 'rewind', 'createReplica', 'follow'];
@@ -85,7 +89,7 @@ export class FaultState {
  * Applies one random event to the cluster. Returns a short description for the replay log.
  * Operator commands go where the REST API would put them (failover key, config key, loop).
  */
-export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = 'v2'): Promise<string> {
+export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = 'v3'): Promise<string> {
   const kind = rnd.weighted((model === 'v1' ? EVENT_WEIGHTS_V1 : EVENT_WEIGHTS) as Record<EventKind, number>);
   const nodes = [...sim.nodes.values()];
   const node: SimNode = rnd.pick(nodes);

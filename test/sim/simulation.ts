@@ -3,6 +3,8 @@ import { FakeDatabase } from '../../src/adapters/database/fake-database.js';
 import { FaultState, applyRandomEvent, healEverything, isHealthy, type FaultModel } from './faults.js';
 import { Random } from './random.js';
 import { SimCluster, type SimNode } from './sim-cluster.js';
+import type { TagValue } from '../../src/domain/cluster/model/node.js';
+import { canLead } from '../../src/domain/cluster/model/topology-tags.js';
 
 /** conn_url of the remote primary a simulated standby cluster replicates from (standby_cluster host `remote`). */
 export const REMOTE_CONN_URL = 'postgres://remote:5432/postgres';
@@ -46,6 +48,27 @@ export interface ScheduleOptions {
 
 class Violation extends Error {}
 
+/**
+ * Random topology tags (fault model v3), from a generator of their own: failover_priority
+ * (0: never leads), sync_priority, replicatefrom another node (cycles included), nostream.
+ * At least two nodes can lead, so a failover always has somewhere to go.
+ */
+function randomTags(seed: number, names: readonly string[]): Record<string, Record<string, TagValue>> {
+  const rnd = new Random(seed ^ 0x7a95);
+  for (;;) {
+    const out: Record<string, Record<string, TagValue>> = {};
+    for (const n of names) {
+      const t: Record<string, TagValue> = {};
+      if (rnd.chance(0.25)) t['failover_priority'] = rnd.pick([0, 2, 3]);
+      if (rnd.chance(0.2)) t['sync_priority'] = rnd.pick([0, 2]);
+      if (rnd.chance(0.1)) t['nostream'] = true;
+      else if (rnd.chance(0.25)) t['replicatefrom'] = rnd.pick(names.filter((x) => x !== n));
+      out[n] = t;
+    }
+    if (names.filter((n) => canLead(out[n]!)).length >= 2) return out;
+  }
+}
+
 /** The dynamic config of a schedule: random timings within the rules, random sync and failsafe modes. */
 function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
   const loopWait = quick ? 5 : rnd.pick([1, 2, 5]);
@@ -79,12 +102,15 @@ function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
  */
 export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Promise<ScheduleResult> {
   const rnd = new Random(seed);
-  const model = opts.model ?? 'v2';
+  const model = opts.model ?? 'v3';
   const count = rnd.int(3, 5);
   const names = Array.from({ length: count }, (_, i) => `n${i + 1}`);
   const quick = opts.profile === 'quick';
   const standby = opts.standby === true;
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
+  const tags = model === 'v3' ? randomTags(seed, names) : {};
+  // A node tagged nostream restores the archive: the fake reads what the primary writes when a restore_command is set.
+  if (Object.values(tags).some((t) => t['nostream'])) config['db'] = { parameters: { restore_command: 'cp /archive/%f %p' } };
   const stepMs = quick ? 2000 : 500;
   const sim = new SimCluster({
     names,
@@ -92,7 +118,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     stepMs,
     // A DCS call against an unreachable store fails at once, or only after retry_timeout (as etcd3 would).
     dcsFailDelayMs: rnd.chance(0.5) ? 0 : Number(config['retry_timeout']) * 1000,
-    nodes: Object.fromEntries(names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const) }])),
+    nodes: Object.fromEntries(names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const), tags: tags[n] ?? {} }])),
   });
   const ttl = Number(config['ttl']) * 1000;
   const loopWait = Number(config['loop_wait']) * 1000;
@@ -110,7 +136,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   };
   const led = () => (standby ? standbyLeader() !== null : sim.primary() !== null);
   const faults = new FaultState();
-  const log: string[] = [`seed ${seed}: ${count} nodes${standby ? ' (standby cluster)' : ''}, config ${JSON.stringify(config)}`];
+  const log: string[] = [`seed ${seed}: ${count} nodes${standby ? ' (standby cluster)' : ''}, config ${JSON.stringify(config)}${Object.values(tags).some((t) => Object.keys(t).length) ? `, tags ${JSON.stringify(tags)}` : ''}`];
   const trace = (line: string) => {
     log.push(`t=${sim.clock.now() - start} ${line}`);
     opts.trace?.(log[log.length - 1]!);
@@ -160,8 +186,10 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
       for (const n of sim.nodes.values()) if (n.db.isWritable && rnd.chance(0.3)) void n.db.write(256).catch(() => undefined);
     }
     // In a standby cluster a member without data cannot lead before it has copied the remote (no member runs to copy from).
-    const healthy = [...sim.nodes.values()].filter((n) => isHealthy(sim, faults, n) && (!standby || n.db.isInitialized)).length;
-    const enough = syncOn ? healthy === count : healthy * 2 > count;
+    const healthyNodes = [...sim.nodes.values()].filter((n) => isHealthy(sim, faults, n) && (!standby || n.db.isInitialized));
+    const healthy = healthyNodes.length;
+    // A primary is owed only where a healthy node may lead (failover_priority 0 never does).
+    const enough = (syncOn ? healthy === count : healthy * 2 > count) && healthyNodes.some((n) => canLead(tags[n.name] ?? {}));
     // A leader busy with a slow operation keeps its key by design (primary_start_timeout bounds a start).
     const holder = sim.leaderKey();
     const holderBusy = holder !== null && faults.isSlow(holder, sim.clock.now());

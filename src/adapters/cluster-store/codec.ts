@@ -71,6 +71,9 @@ class FieldReader {
     if (typeof v === 'object' && !Array.isArray(v)) return v as Json;
     return this.bad(field, 'an object');
   }
+  has(field: string): boolean {
+    return this.obj[field] !== undefined && this.obj[field] !== null;
+  }
   stringList(field: string): string[] {
     const v = this.obj[field];
     if (v === undefined || v === null) return [];
@@ -187,13 +190,15 @@ export function parseStatus(text: string, revision: string): ClusterStatus {
     if (typeof v === 'number' && Number.isFinite(v)) slotValues[k] = v;
     else r.problems.push({ path: `status.slots.${k}`, message: `expected a number, got ${describe(v)}` });
   }
-  const value: ClusterStatus = { optime: r.number('optime') ?? 0, slots: Object.freeze(slotValues), revision };
+  const hasRetain = r.has('retain_slots');
+  const retainSlots = r.stringList('retain_slots');
+  const value: ClusterStatus = { optime: r.number('optime') ?? 0, slots: Object.freeze(slotValues), ...(hasRetain ? { retainSlots: Object.freeze(retainSlots) } : {}), revision };
   return r.done(Object.freeze(value));
 }
 
-/** Serializes the status key. */
+/** Serializes the status key (`retain_slots` only when given, as Patroni writes it). */
 export function statusToJson(s: Omit<ClusterStatus, 'revision'>): string {
-  return JSON.stringify({ optime: s.optime, slots: s.slots });
+  return JSON.stringify({ optime: s.optime, slots: s.slots, ...(s.retainSlots ? { retain_slots: s.retainSlots } : {}) });
 }
 
 /** Parses the history key: a JSON array of `[timeline, lsn, reason, timestamp?, new_leader?]`. */

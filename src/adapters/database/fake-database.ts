@@ -1,10 +1,11 @@
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
-import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow } from '../../domain/cluster/model/facts.js';
+import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow, type SlotFact } from '../../domain/cluster/model/facts.js';
 import type { DatabaseState } from '../../domain/cluster/model/states.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream } from '../../ports/database.js';
+import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
 import { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
 import { parseSyncNames, syncPriority } from './fake-sync-names.js';
 
@@ -27,6 +28,7 @@ export type FakeDatabaseOp =
   | 'configure'
   | 'setSynchronousStandbyNames'
   | 'syncSlots'
+  | 'copyLogicalSlots'
   | 'write';
 
 const ERROR_CODES: Record<FakeDatabaseOp, DatabaseErrorCode> = {
@@ -45,6 +47,7 @@ const ERROR_CODES: Record<FakeDatabaseOp, DatabaseErrorCode> = {
   configure: 'configure_failed',
   setSynchronousStandbyNames: 'configure_failed',
   syncSlots: 'slots_failed',
+  copyLogicalSlots: 'slots_failed',
   write: 'write_failed',
 };
 
@@ -86,6 +89,17 @@ interface DataDir {
   history: HistoryLine[];
   /** standby.signal + primary_conninfo + primary_slot_name. */
   recovery: { standby: boolean; upstreamConnUrl: string | null; slotName: string | null };
+}
+
+/** A replication slot of the fake server. */
+export interface FakeSlot {
+  readonly type: 'physical' | 'logical';
+  readonly database: string | null;
+  readonly plugin: string | null;
+  /** Physical: oldest WAL kept; logical: where decoding restarts. */
+  readonly restartLsn: number;
+  /** Logical: what the consumer confirmed. */
+  readonly confirmedFlushLsn: number | null;
 }
 
 interface SyncWaiter {
@@ -157,7 +171,7 @@ export class FakeDatabase implements Database {
   private configured: Record<string, ParameterValue> = {};
   private applied: Record<string, ParameterValue> = {};
   private syncNames = '';
-  private readonly slotMap = new Map<string, { readonly type: 'physical' | 'logical'; readonly restartLsn: number }>();
+  private readonly slotMap = new Map<string, FakeSlot>();
   private waiters: SyncWaiter[] = [];
   private readonly acked: AcknowledgedWrite[] = [];
   private readonly failures = new Map<FakeDatabaseOp, number>();
@@ -289,9 +303,17 @@ export class FakeDatabase implements Database {
   get parameters(): Readonly<Record<string, ParameterValue>> {
     return this.configured;
   }
-  /** Replication slots on this server (name -> type). */
-  get slots(): ReadonlyMap<string, { readonly type: 'physical' | 'logical'; readonly restartLsn: number }> {
+  /** Replication slots on this server. */
+  get slots(): ReadonlyMap<string, FakeSlot> {
     return this.slotMap;
+  }
+  /** A standby streams from this server through slot `name`. */
+  slotActive(name: string): boolean {
+    return this.streamingStandbys().some((s) => s.data!.recovery.slotName === name);
+  }
+  /** Restoring WAL from the archive (a standby with no upstream and a restore_command): the primary archives what it writes. */
+  get inArchiveRecovery(): boolean {
+    return this.running && this.inRecovery && !this.data?.recovery.upstreamConnUrl && String(this.applied['restore_command'] ?? '') !== '';
   }
   /** How many times terminateClientSessions ran. */
   get terminatedSessions(): number {
@@ -568,15 +590,51 @@ export class FakeDatabase implements Database {
     this.releaseWaiters();
   }
 
-  async syncSlots(all: readonly WantedSlot[]): Promise<void> {
+  async syncSlots(plan: SlotPlan): Promise<void> {
     this.injected('syncSlots');
-    if (!this.running || this.shuttingDown) this.fail('syncSlots', 'slots are managed on a running server only');
+    if (!this.running) this.fail('syncSlots', 'server is not running');
     await this.pause('syncSlots');
-    // A standby keeps physical slots only (PostgreSQL 15 has no logical slots in recovery).
-    const wanted = this.inRecovery ? all.filter((w) => w.type === 'physical') : all;
-    const names = new Set(wanted.map((w) => w.name));
-    for (const [name, slot] of this.slotMap) if (slot.type === 'physical' && !names.has(name)) this.slotMap.delete(name);
-    for (const w of wanted) if (!this.slotMap.has(w.name)) this.slotMap.set(w.name, { type: w.type, restartLsn: this.lsn ?? 0 });
+    const problems: string[] = [];
+    // What the server holds: written on a primary, replayed on a standby (slots never point past it).
+    const here = (this.inRecovery ? this.replayedLsn : this.lsn) ?? 0;
+    for (const name of plan.drop) this.slotMap.delete(name);
+    for (const c of plan.create) {
+      if (this.slotMap.has(c.name)) continue;
+      if (c.type === 'logical' && this.inRecovery) {
+        problems.push(`create ${c.name}: logical decoding cannot be used while in recovery`);
+        continue;
+      }
+      this.slotMap.set(c.name, {
+        type: c.type,
+        database: c.database ?? null,
+        plugin: c.plugin ?? null,
+        restartLsn: here,
+        confirmedFlushLsn: c.type === 'logical' ? here : null,
+      });
+    }
+    for (const a of plan.advance) {
+      const slot = this.slotMap.get(a.name);
+      if (!slot || this.slotActive(a.name)) continue;
+      const to = Math.min(a.lsn, here);
+      if (slot.type === 'physical' && to > slot.restartLsn) this.slotMap.set(a.name, { ...slot, restartLsn: to });
+      if (slot.type === 'logical' && to > (slot.confirmedFlushLsn ?? 0)) this.slotMap.set(a.name, { ...slot, restartLsn: to, confirmedFlushLsn: to });
+    }
+    if (problems.length) this.fail('syncSlots', problems.join('; '));
+  }
+
+  async copyLogicalSlots(source: Upstream, names: readonly string[], timeoutMs: number): Promise<void> {
+    this.injected('copyLogicalSlots');
+    if (!this.running || !this.inRecovery) this.fail('copyLogicalSlots', 'the server is not a running replica');
+    const up = this.network.get(source.connUrl);
+    if (!up || !up.isWritable) this.fail('copyLogicalSlots', `${source.name} is not a running primary`);
+    const copies = names.map((n) => [n, up.slotMap.get(n)] as const).filter((x): x is readonly [string, FakeSlot] => x[1]?.type === 'logical');
+    if (!copies.length) this.fail('copyLogicalSlots', `${source.name} holds none of the logical slots ${names.join(', ')}`);
+    await this.pause('copyLogicalSlots');
+    // PostgreSQL loads slots at start only: the copy costs a restart.
+    this.stateValue = 'stopping';
+    this.shutdown(true);
+    for (const [n, slot] of copies) this.slotMap.set(n, slot);
+    await this.boot('copyLogicalSlots', timeoutMs, 'starting');
   }
 
   async terminateClientSessions(): Promise<void> {
@@ -599,7 +657,9 @@ export class FakeDatabase implements Database {
     const data = this.data;
     if (!this.running || !this.inRecovery || !data) return false;
     const url = data.recovery.upstreamConnUrl;
-    const up = url ? this.network.get(url) : undefined;
+    // Archive recovery restores what the primary archived: modelled as reading from a running primary of the same system.
+    const archive = !url && this.inArchiveRecovery ? this.network.all.find((d) => d !== this && d.isWritable && d.data?.systemId === data.systemId && isPrefix(data.records, d.data.records)) : undefined;
+    const up = url ? this.network.get(url) : archive;
     const theirs = up && up !== this && up.running ? up.data : null;
     if (!theirs || theirs.systemId !== data.systemId || !isPrefix(data.records, theirs.records)) {
       this.streaming = false;
@@ -825,14 +885,30 @@ export class FakeDatabase implements Database {
       replayedLocation: replica ? replayed.endLsn : null,
       replayedTimestamp: replica ? iso(replayed.at) : null,
       replayPaused: replica && this.replayPaused,
-      replicationState: replica && this.streaming ? 'streaming' : null,
+      replicationState: replica && this.streaming && data.recovery.upstreamConnUrl ? 'streaming' : replica && this.inArchiveRecovery ? 'in archive recovery' : null,
       replication: replica ? [] : this.replicationRows(),
       upstreamConnUrl: replica ? data.recovery.upstreamConnUrl : null,
       upstreamSlotName: replica ? data.recovery.slotName : null,
       pendingRestart: Object.keys(pending).length > 0,
       pendingRestartReason: pending,
       synchronousStandbyNames: this.syncNames,
+      slots: this.slotFacts(),
     };
+  }
+
+  private slotFacts(): SlotFact[] {
+    return [...this.slotMap]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, s]) => ({
+        name,
+        type: s.type,
+        database: s.database,
+        plugin: s.plugin,
+        active: this.slotActive(name),
+        restartLsn: s.restartLsn,
+        confirmedFlushLsn: s.confirmedFlushLsn,
+        hasXmin: false,
+      }));
   }
 
   // ---------------------------------------------------------------- faults

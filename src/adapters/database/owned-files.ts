@@ -20,7 +20,7 @@ export async function osUserIds(user: string): Promise<{ uid: number; gid: numbe
  * Writes a file atomically (temp + rename) with mode 0600, owned by `owner` when given: the
  * server runs as that user and must read what the agent (maybe root) writes.
  */
-export async function writeOwnedFile(path: string, content: string, owner: string | null): Promise<void> {
+export async function writeOwnedFile(path: string, content: string | Uint8Array, owner: string | null): Promise<void> {
   const tmp = join(dirname(path), `.${Date.now()}.${process.pid}.warden.tmp`);
   try {
     await writeFile(tmp, content, { mode: 0o600 });

@@ -5,7 +5,9 @@ import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
-import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream } from '../../ports/database.js';
+import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
+import { formatLsn } from '../../domain/cluster/model/lsn.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
 import { waitForDataDirProcesses } from './data-dir-processes.js';
@@ -23,7 +25,7 @@ import { observe } from './pg-probe.js';
 import { pgRewind } from './pg-rewind.js';
 import { CommandFailure } from './run-command.js';
 import { PgSession, withClient, type SessionLimits, type SessionTarget } from './pg-session.js';
-import { syncSlots } from './pg-slots.js';
+import { applySlotPlan, oldestLocalWal, readLogicalSlots, writeLogicalSlots } from './pg-slots.js';
 import { PgStateTracker } from './pg-state.js';
 import { readTimelineHistory } from './pg-timeline-history.js';
 import { pathExists } from './path-exists.js';
@@ -708,16 +710,46 @@ export class PgDatabase implements Database {
     }
   }
 
-  async syncSlots(wanted: readonly WantedSlot[]): Promise<void> {
+  async syncSlots(plan: SlotPlan): Promise<void> {
     try {
-      if ((await this.ctl.livePid()) === null) return;
-      // A standby leader keeps its replicas' physical slots; PostgreSQL 15 has no logical slots on a standby.
-      const slots = (await this.inRecovery()) ? wanted.filter((w) => w.type === 'physical') : wanted;
-      const problems = await syncSlots(this.session, this.target(), MAINTENANCE_LIMITS, slots);
+      if ((await this.ctl.livePid()) === null) throw new Error('the server is not running');
+      const problems = await applySlotPlan(this.session, this.target(), MAINTENANCE_LIMITS, plan);
       if (problems.length) throw new Error(problems.join('; '));
     } catch (e) {
       throw this.fail('slots_failed', 'replication slots not in sync', e);
     }
+  }
+
+  copyLogicalSlots(source: Upstream, names: readonly string[], timeoutMs: number): Promise<void> {
+    return this.exclusive(async () => {
+      let recovery: RecoveryTarget | null;
+      try {
+        if (!(await this.inRecovery())) throw new Error('the server is not a running replica');
+        const endpoint = endpointFromUrl(source.connUrl);
+        const { host, port, ...credentials } = this.target();
+        const offered = await readLogicalSlots({ ...credentials, host: endpoint.host, port: endpoint.port }, MAINTENANCE_LIMITS, names);
+        // Decoding reads local WAL from the slot's restart_lsn: a copy older than what this replica holds could never move.
+        const oldest = (await oldestLocalWal(this.session)) ?? 0;
+        const slots = offered.filter((s) => s.restartLsn >= oldest);
+        const later = offered.filter((s) => s.restartLsn < oldest).map((s) => `${s.name} (needs WAL from ${formatLsn(s.restartLsn)})`);
+        if (!slots.length) {
+          throw new Error(`this replica holds WAL from ${formatLsn(oldest)} only; ${later.join(', ')}: copied once the consumer has confirmed past that`);
+        }
+        if (later.length) this.log.info('logical slots not copied yet: this replica lacks the WAL they need', { slots: later, oldest_wal: formatLsn(oldest) });
+        recovery = await this.currentRecovery();
+        await this.stopNow('fast', timeoutMs, 'slots_failed');
+        await writeLogicalSlots(this.o.dataDir, this.o.runAsUser, slots);
+        await this.writeRole(recovery);
+        this.log.info('copied logical slots from the primary', { source: source.name, slots: slots.map((s) => s.name) });
+      } catch (e) {
+        // A server stopped for the copy comes back as it was, copy or not.
+        if ((await this.ctl.livePid()) === null && (await pathExists(join(this.o.dataDir, 'global', 'pg_control')))) {
+          await this.launch(timeoutMs, 'starting', 'start_failed').catch(() => undefined);
+        }
+        throw e instanceof DatabaseError ? e : this.fail('slots_failed', `copying the logical slots ${names.join(', ')} from ${source.name} failed`, e);
+      }
+      await this.launch(timeoutMs, 'starting', 'start_failed');
+    });
   }
 
   async terminateClientSessions(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { PendingChange, ReplicationRow } from '../../domain/cluster/model/facts.js';
+import type { PendingChange, ReplicationRow, SlotFact } from '../../domain/cluster/model/facts.js';
 import { parseLsn } from '../../domain/cluster/model/lsn.js';
 import type { ReplicationState } from '../../domain/cluster/model/states.js';
 import { upstreamUrlFromConninfo } from './conninfo.js';
@@ -24,6 +24,7 @@ export interface Observation {
   readonly pendingRestart: boolean;
   readonly pendingRestartReason: Readonly<Record<string, PendingChange>>;
   readonly synchronousStandbyNames: string;
+  readonly slots: readonly SlotFact[];
 }
 
 // One round trip. CASE keeps functions that fail in recovery (or outside it) from running.
@@ -53,6 +54,10 @@ SELECT pg_is_in_recovery() AS in_recovery,
       'state', state, 'sync_state', sync_state, 'sync_priority', sync_priority,
       'write_lsn', write_lsn::text, 'flush_lsn', flush_lsn::text, 'replay_lsn', replay_lsn::text)
       ORDER BY application_name), '[]'::json) FROM pg_stat_replication) AS replication,
+  (SELECT coalesce(json_agg(json_build_object(
+      'name', slot_name, 'type', slot_type, 'database', database, 'plugin', plugin, 'active', active,
+      'restart_lsn', restart_lsn::text, 'confirmed_flush_lsn', confirmed_flush_lsn::text, 'xmin', xmin IS NOT NULL)
+      ORDER BY slot_name), '[]'::json) FROM pg_replication_slots WHERE NOT temporary) AS slots,
   (SELECT coalesce(json_agg(json_build_object('name', s.name, 'old', current_setting(s.name),
       'new', coalesce(f.setting, s.boot_val)) ORDER BY s.name), '[]'::json)
      FROM pg_settings s
@@ -92,6 +97,16 @@ export interface ObserveRow {
     replay_lsn: string | null;
   }[];
   pending: { name: string; old: string; new: string }[];
+  slots: {
+    name: string;
+    type: string;
+    database: string | null;
+    plugin: string | null;
+    active: boolean;
+    restart_lsn: string | null;
+    confirmed_flush_lsn: string | null;
+    xmin: boolean;
+  }[];
 }
 
 /** `2024-05-01 12:00:00.123+02` (PostgreSQL text) to ISO 8601 with a full offset. */
@@ -158,5 +173,15 @@ export async function observe(session: PgSession): Promise<Observation> {
     pendingRestart: Object.keys(pendingRestartReason).length > 0,
     pendingRestartReason,
     synchronousStandbyNames: r.sync_names,
+    slots: (r.slots ?? []).map((x) => ({
+      name: x.name,
+      type: x.type === 'logical' ? 'logical' : 'physical',
+      database: x.database,
+      plugin: x.plugin,
+      active: x.active,
+      restartLsn: lsn(x.restart_lsn),
+      confirmedFlushLsn: lsn(x.confirmed_flush_lsn),
+      hasXmin: x.xmin,
+    })),
   };
 }

@@ -53,14 +53,14 @@ function render(d){
 }
 function topology(c,leader){
  var ms=c.members||[];if(!ms.length){el('topology').textContent='no members';return}
- var up={};ms.forEach(function(m){if(leader&&m.name!==leader.name)up[m.name]=(m.tags&&m.tags.replicatefrom)||leader.name});
+ var up={};ms.forEach(function(m){if(leader&&m.name!==leader.name)up[m.name]=m.upstream||leader.name});
  var depth={};function dep(n,k){if(k>10)return 0;return up[n]?1+dep(up[n],k+1):0}
  var cols={};ms.forEach(function(m){var d=dep(m.name,0);depth[m.name]=d;(cols[d]=cols[d]||[]).push(m.name)});
  var pos={},W=170,H=40,maxRows=0;Object.keys(cols).forEach(function(d){cols[d].forEach(function(n,i){pos[n]={x:10+d*W,y:10+i*H}});maxRows=Math.max(maxRows,cols[d].length)});
  var s='<svg width="'+(Object.keys(cols).length*W+20)+'" height="'+(maxRows*H+20)+'">';
  Object.keys(up).forEach(function(n){var a=pos[up[n]],b=pos[n];if(a&&b)s+='<line x1="'+(a.x+120)+'" y1="'+(a.y+14)+'" x2="'+b.x+'" y2="'+(b.y+14)+'" stroke="#8a93a6"/>'});
  ms.forEach(function(m){var p=pos[m.name];s+='<rect x="'+p.x+'" y="'+p.y+'" width="120" height="28" rx="5" fill="'+(m.role==='leader'?'#2f7d32':'#e8ebf1')+'"/><text x="'+(p.x+8)+'" y="'+(p.y+18)+'" fill="'+(m.role==='leader'?'#fff':'#1d2330')+'">'+esc(m.name)+' ('+esc(m.role)+')</text>'});
- el('topology').innerHTML=s+'</svg><div class="muted">arrows: who streams from whom (cascading replicas from their replicatefrom tag)</div>';
+ el('topology').innerHTML=s+'</svg><div class="muted">arrows: who streams from whom (a cascading replica from its replicatefrom member while that one runs)</div>';
 }
 function actions(c,leader){
  var a=[],p='wardenctl '+conf;

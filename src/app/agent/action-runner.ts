@@ -1,4 +1,5 @@
-import { LONG_ACTIONS, type Action, type AgentCommandErrorCode, type Decision } from '../../domain/cluster/ha/decision.js';
+import { LONG_ACTIONS, type Action, type AgentCommandErrorCode, type Decision, type SlotPlan } from '../../domain/cluster/ha/decision.js';
+import { retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
 import { historyAfterPromotion, historyFromServer } from '../../domain/cluster/model/history.js';
 import { WardenError } from '../../domain/errors.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
@@ -30,6 +31,8 @@ export interface RunnerState {
 export interface RunContext {
   readonly me: string;
   readonly ttlSeconds: number;
+  /** loop_wait, for the pause a failing slot upkeep announces. */
+  readonly loopWaitSeconds?: number;
 }
 
 /** How a sequence ended. */
@@ -131,6 +134,28 @@ export class ActionRunner {
     }
   }
 
+  /**
+   * Slot upkeep is never worth stopping a sequence for: a failure is remembered (decide()
+   * retries it with growing pauses) and logged when its reason changes, once.
+   */
+  private async syncSlots(plan: SlotPlan, ctx: RunContext): Promise<void> {
+    const { memory } = this.state;
+    const before = memory.memory.slotsFailure;
+    try {
+      await this.ports.db.syncSlots(plan);
+      if (before !== null) {
+        this.ports.logger.info(`replication slots in sync again after ${before.count} failed attempt${before.count > 1 ? 's' : ''}`);
+        memory.remember({ slotsFailure: null });
+      }
+    } catch (error) {
+      const text = describe(error).split('\n')[0]!.slice(0, 500);
+      const count = (before?.count ?? 0) + 1;
+      memory.remember({ slotsFailure: { job: 'slots', count, lastAt: this.ports.clock.now(), error: text } });
+      const next = Math.round(retryDelayMs(count, (ctx.loopWaitSeconds ?? 10) * 1000) / 1000);
+      if (before?.error !== text) this.ports.logger.warn(`replication slots not in sync (next attempt in ${next} s, then with growing pauses): ${text}`);
+    }
+  }
+
   private async apply(a: Action, ctx: RunContext): Promise<void> {
     const { store, db, watchdog } = this.ports;
     const { lease, memory, inbox } = this.state;
@@ -193,7 +218,7 @@ export class ActionRunner {
         return;
       }
       case 'writeStatus':
-        await store.writeStatus({ optime: a.optime, slots: a.slots });
+        await store.writeStatus({ optime: a.optime, slots: a.slots, ...(a.retainSlots ? { retainSlots: a.retainSlots } : {}) });
         return;
       case 'writeSync': {
         const sync = { leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum };
@@ -242,9 +267,9 @@ export class ActionRunner {
         return;
       }
       case 'syncSlots':
-        await db.syncSlots(a.wanted);
-        memory.remember({ appliedSlots: a.key });
-        return;
+        return this.syncSlots(a.plan, ctx);
+      case 'copyLogicalSlots':
+        return db.copyLogicalSlots(a.source, a.names, a.timeoutMs);
       case 'terminateSessions':
         return db.terminateClientSessions();
       case 'armWatchdog': {

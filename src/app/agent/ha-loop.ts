@@ -14,6 +14,7 @@ import { Fencer } from '../../ports/fencer.js';
 import { DisabledFencer } from '../../adapters/fencer/disabled-fencer.js';
 import { stoppedFacts } from '../../domain/cluster/model/facts.js';
 import { leaderRef, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
+import { noStream } from '../../domain/cluster/model/topology-tags.js';
 import { describe } from './action-runner.js';
 import { AgentMemory } from './agent-memory.js';
 import { ClusterObserver } from './cluster-observer.js';
@@ -114,7 +115,7 @@ export class HaLoop implements AgentControl {
       if (completed) this.wake();
     });
     this.cluster = new ClusterObserver(store, clock, logger, this.memory, metrics ?? null, () => this.settings.current.local.bootstrapDcs);
-    this.local = new LocalObserver(db, clock, this.memory, () => leaderRef(this.cluster.cluster), () => this.unguardWhenSafe());
+    this.local = new LocalObserver(db, clock, this.memory, () => leaderRef(this.cluster.cluster), () => this.unguardWhenSafe(), () => noStream(this.settings.current.node.tags));
     this.failsafe = new FailsafeWitness(() => this.settings.current.node.name, this.cluster, this.local, clock);
     this.publisher = new SnapshotPublisher({
       now: () => clock.now(),

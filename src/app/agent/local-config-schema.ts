@@ -121,7 +121,17 @@ export const LOCAL_CONFIG_SCHEMA = {
         recovery_conf: { type: 'object', additionalProperties: scalar },
       },
     },
-    tags: { type: 'object', additionalProperties: scalar },
+    tags: {
+      type: 'object',
+      // The topology tags are typed (environment overrides convert to these types); every other tag is a scalar.
+      properties: {
+        failover_priority: { type: 'integer', minimum: 0 },
+        sync_priority: { type: 'integer', minimum: 0 },
+        nostream: { type: 'boolean' },
+        replicatefrom: { type: 'string', pattern: '^[A-Za-z0-9._-]+$', description: 'a member name of letters, digits, ".", "_" or "-"' },
+      },
+      additionalProperties: scalar,
+    },
     watchdog: {
       type: 'object',
       additionalProperties: false,

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
 import { parseDocument } from 'yaml';
 import { validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config/config.js';
+import { topologyTagProblems } from '../../domain/cluster/model/topology-tags.js';
 import type { TagValue, WatchdogMode } from '../../domain/cluster/model/node.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
 import { ajvProblems } from '../../adapters/http/ajv-problems.js';
@@ -222,6 +223,7 @@ function semanticProblems(doc: Json): Problem[] {
   if ((etcd['cert'] === undefined) !== (etcd['key'] === undefined)) {
     out.push({ path: etcd['cert'] === undefined ? 'etcd3.cert' : 'etcd3.key', message: 'expected etcd3.cert and etcd3.key together, got only one of them' });
   }
+  if (isObject(doc['tags'])) out.push(...topologyTagProblems(doc['tags'] as Record<string, TagValue>, typeof doc['name'] === 'string' ? doc['name'] : ''));
   const bootstrap = isObject(doc['bootstrap']) ? doc['bootstrap'] : {};
   if (isObject(bootstrap['dcs'])) {
     for (const p of validateConfig(bootstrap['dcs'])) out.push({ path: p.path ? `bootstrap.dcs.${p.path}` : 'bootstrap.dcs', message: p.message });
@@ -301,7 +303,9 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
   const origin = applyEnvOverrides(doc, env);
   const { rest, replica, bootstrap } = splitMethodSections(doc);
   const problems = validateSchema(rest) ? [] : ajvProblems(validateSchema.errors);
-  problems.push(...semanticProblems(doc), ...methodProblems(doc, replica, bootstrap));
+  // A tag the schema already refused is not reported twice.
+  problems.push(...semanticProblems(doc).filter((p) => !p.path.startsWith('tags.') || !problems.some((q) => q.path === p.path)));
+  problems.push(...methodProblems(doc, replica, bootstrap));
   if (problems.length) {
     const named = problems.map((p) => {
       const variable = [...origin].find(([path]) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`))?.[1];

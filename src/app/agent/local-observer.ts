@@ -20,6 +20,8 @@ export class LocalObserver {
     private readonly leader: () => LeaderRef | null = () => null,
     /** Hears every new set of facts. */
     private readonly observed: () => void = () => {},
+    /** This node gets WAL from the archive only (tagged nostream). */
+    private readonly archiveOnly: () => boolean = () => false,
   ) {}
 
   /** The facts of the latest probe. */
@@ -29,7 +31,7 @@ export class LocalObserver {
 
   /** Probes the server now (never throws: a dead server gives stopped or crashed facts). */
   async observe(): Promise<LocalFacts> {
-    const { facts, patch } = observeFacts(await this.db.probe(), this.memory.memory, this.clock.now(), this.leader());
+    const { facts, patch } = observeFacts(await this.db.probe(), this.memory.memory, this.clock.now(), this.leader(), { archiveOnly: this.archiveOnly() });
     if (Object.keys(patch).length) this.memory.remember(patch);
     this.latest = facts;
     this.observed();

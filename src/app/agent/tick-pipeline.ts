@@ -226,7 +226,7 @@ export class TickPipeline {
   /** The quick part now; from the first long action on, a background job (only one at a time). */
   private async act(d: Decision): Promise<void> {
     const { jobs, settings, cluster } = this.parts;
-    const ctx = { me: settings.current.node.name, ttlSeconds: cluster.current.config.ttl };
+    const ctx = { me: settings.current.node.name, ttlSeconds: cluster.current.config.ttl, loopWaitSeconds: cluster.current.config.loop_wait };
     const split = firstLongAction(d.actions);
     const inlineEnd = split < 0 ? d.actions.length : split;
     if (jobs.name !== null && d.actions.some(isDatabaseAction)) {

@@ -1,6 +1,7 @@
 import type { Cluster, Member, ScheduledRestart } from '../../domain/cluster/model/cluster.js';
 import { clusterDocument, type ClusterDocumentMember } from '../../domain/cluster/model/cluster-document.js';
 import type { ClusterRole } from '../../domain/cluster/model/states.js';
+import { upstreamNameOf } from '../../domain/cluster/rules/upstream.js';
 import type { Cell, Column, TableData } from './table-format.js';
 
 /** Labels of cluster roles in tables. */
@@ -109,18 +110,15 @@ function memberRow(scope: string, doc: ClusterDocumentMember, m: Member): Record
 }
 
 /**
- * Members in topology order: the leader, then each member under the one it replicates
- * from (`replicatefrom` tag, else the leader), depth-first, names sorted.
+ * Members in topology order: the leader, then each member under the one it streams from
+ * (the member named in `replicatefrom` while that one runs as a replica, else the leader),
+ * depth-first, names sorted.
  */
 export function topologyOrder(cluster: Cluster): { member: Member; depth: number; upstream: string | null }[] {
   const names = new Set(cluster.members.map((m) => m.name));
   const leader = cluster.leader?.name && names.has(cluster.leader.name) ? cluster.leader.name : null;
-  const parentOf = (m: Member): string | null => {
-    if (m.name === leader) return null;
-    const from = m.tags['replicatefrom'];
-    if (typeof from === 'string' && names.has(from) && from !== m.name) return from;
-    return leader;
-  };
+  // The agents' own rule: the replicatefrom member while it runs as a replica, else the leader.
+  const parentOf = (m: Member): string | null => (m.name === leader ? null : upstreamNameOf(cluster, m) ?? leader);
   const out: { member: Member; depth: number; upstream: string | null }[] = [];
   const seen = new Set<string>();
   const visit = (m: Member, depth: number, upstream: string | null) => {

@@ -31,7 +31,7 @@ describe('package entry points', () => {
   });
 
   it('warden: decide, the model, health predicates, config validation, errors and port tokens', () => {
-    for (const name of ['decide', 'checkHealth', 'parseHealthQuery', 'eligibility', 'validateConfig', 'resolveConfig', 'mergePatch', 'clusterDocument', 'buildStatus', 'parseLsn', 'formatLsn', 'parseSize', 'stateText', 'scheduleSwitchover', 'checkManualRequest']) {
+    for (const name of ['decide', 'checkHealth', 'parseHealthQuery', 'eligibility', 'validateConfig', 'resolveConfig', 'mergePatch', 'clusterDocument', 'buildStatus', 'parseLsn', 'formatLsn', 'parseSize', 'stateText', 'scheduleSwitchover', 'checkManualRequest', 'chooseUpstream', 'failoverPriority', 'canLead']) {
       expect(typeof (core as Record<string, unknown>)[name], name).to.equal('function');
     }
     expect(core.DEFAULT_CONFIG.ttl).to.equal(30);

@@ -54,7 +54,8 @@ const standbyCluster = {
 /**
  * JSON schema of the dynamic configuration (the DCS `config` key, spec §2). Unknown keys are
  * refused at the top level and inside `db`, `slots` entries and `standby_cluster`, so a typo
- * never silently does nothing. `maximumLagSize` is a Warden keyword: bytes or a size string.
+ * never silently does nothing. `maximumLagSize` is a Warden keyword: bytes or a size string;
+ * `durationSeconds` one for seconds or a duration string.
  * Cross-field rules (the ttl rule, standby_cluster source) are checked by validateConfig.
  */
 export const DYNAMIC_CONFIG_SCHEMA = {
@@ -76,6 +77,7 @@ export const DYNAMIC_CONFIG_SCHEMA = {
     check_timeline: bool,
     pause: bool,
     preferred_leader_delay: { type: 'integer', minimum: 0 },
+    member_slots_ttl: { durationSeconds: true },
     db: {
       type: 'object',
       additionalProperties: false,
@@ -97,6 +99,19 @@ export const DYNAMIC_CONFIG_SCHEMA = {
 export const DYNAMIC_CONFIG_KEYS: readonly string[] = Object.freeze(Object.keys(DYNAMIC_CONFIG_SCHEMA.properties));
 
 const SIZE_EXPECTED = 'a non-negative integer (bytes) or a size such as "1MB" (units B, kB, MB, GB, TB)';
+const DURATION_EXPECTED = 'a non-negative integer (seconds) or a duration such as "30min" (units s, min, h, d)';
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, min: 60, h: 3600, d: 86400 };
+
+/** Seconds of a duration setting: whole seconds, or `30s`, `30min`, `2h`, `1d`; null when invalid. */
+export function durationSeconds(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : null;
+  if (typeof v !== 'string') return null;
+  const m = /^\s*(\d+)\s*(s|min|h|d)?\s*$/.exec(v);
+  if (!m) return null;
+  const seconds = Number(m[1]) * DURATION_UNITS[m[2] ?? 's']!;
+  return Number.isSafeInteger(seconds) ? seconds : null;
+}
 
 /** True for a valid `maximum_lag_on_failover`: whole non-negative bytes or a size string. */
 export function isLagValue(v: unknown): boolean {
@@ -105,6 +120,7 @@ export function isLagValue(v: unknown): boolean {
 
 const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strictTypes: false });
 ajv.addKeyword({ keyword: 'maximumLagSize', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => isLagValue(v) });
+ajv.addKeyword({ keyword: 'durationSeconds', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => durationSeconds(v) !== null });
 
 /** The compiled validator of the whole document. */
 export const validateDynamicConfigSchema: ValidateFunction = ajv.compile(DYNAMIC_CONFIG_SCHEMA);
@@ -168,6 +184,8 @@ function toProblem(e: ErrorObject): Problem | null {
       return { path, message: `expected a string matching ${String(params['pattern'])}, got ${got}` };
     case 'maximumLagSize':
       return { path, message: `expected ${SIZE_EXPECTED}, got ${got}` };
+    case 'durationSeconds':
+      return { path, message: `expected ${DURATION_EXPECTED}, got ${got}` };
     default:
       return { path, message: `${e.message ?? 'invalid'}, got ${got}` };
   }

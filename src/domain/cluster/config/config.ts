@@ -1,5 +1,5 @@
 import { ValidationError, type Problem } from '../../errors.js';
-import { FORBIDDEN_DYNAMIC_PARAMETERS, describeValue, isLagValue, partValidators, schemaProblems } from './config-schema.js';
+import { FORBIDDEN_DYNAMIC_PARAMETERS, describeValue, durationSeconds, isLagValue, partValidators, schemaProblems } from './config-schema.js';
 import { parseSize } from '../model/size.js';
 
 export { DYNAMIC_CONFIG_SCHEMA, DYNAMIC_CONFIG_KEYS, FORBIDDEN_DYNAMIC_PARAMETERS } from './config-schema.js';
@@ -53,6 +53,8 @@ export interface DynamicConfig {
   readonly pause: boolean;
   /** Seconds a member tagged `preferred` must be healthy and caught up before the leader switches over to it. */
   readonly preferred_leader_delay: number;
+  /** Seconds a member's physical replication slot outlives its member key (0: dropped with it). */
+  readonly member_slots_ttl: number;
   readonly db: {
     readonly use_pg_rewind: boolean;
     readonly use_slots: boolean;
@@ -83,6 +85,7 @@ export const DEFAULT_CONFIG: DynamicConfig = Object.freeze({
   check_timeline: false,
   pause: false,
   preferred_leader_delay: 60,
+  member_slots_ttl: 1800,
   db: Object.freeze({
     use_pg_rewind: true,
     use_slots: true,
@@ -199,6 +202,7 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
     check_timeline: pick(r['check_timeline'], v.check_timeline, d.check_timeline),
     pause: pick(r['pause'], v.pause, d.pause),
     preferred_leader_delay: pick(r['preferred_leader_delay'], v.preferred_leader_delay, d.preferred_leader_delay),
+    member_slots_ttl: durationSeconds(r['member_slots_ttl']) ?? d.member_slots_ttl,
     db: Object.freeze({
       use_pg_rewind: pick(db['use_pg_rewind'], partValidators.boolean, d.db.use_pg_rewind),
       use_slots: pick(db['use_slots'], partValidators.boolean, d.db.use_slots),

@@ -28,7 +28,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
       if (ctx.cluster.config === null) actions.push({ type: 'writeConfig', value: ctx.input.local.bootstrapDcs });
       return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data`, actions);
     }
-    if (ctx.nofailover) return waiting('another member to bootstrap the cluster: this one is tagged nofailover and never creates it');
+    if (ctx.nofailover) return waiting(`another member to bootstrap the cluster: this one is ${ctx.nofailoverReason} and never creates it`);
     if (ctx.watchdogFailed) return waiting('another member to bootstrap the cluster: the watchdog is required here but not usable');
     if (ctx.standby !== null) return bootstrapStandbyCluster(ctx, ctx.standby);
     const mode = ctx.input.node.watchdogMode;

@@ -13,12 +13,23 @@ export interface UpstreamRef {
   readonly connUrl: string;
 }
 
-/** A replication slot the primary must keep (mirrors the Database port's WantedSlot). */
+/** A replication slot to create: physical (WAL reserved at once), or logical with its database and plugin. */
 export interface SlotSpec {
   readonly name: string;
   readonly type: 'physical' | 'logical';
   readonly database?: string;
   readonly plugin?: string;
+}
+
+/**
+ * Changes to this server's replication slots, applied in order: drops, creations, then
+ * advances (an inactive slot moved forward, never back: a physical slot's restart_lsn, a
+ * logical slot's confirmed position). The Database port's syncSlots takes it as it is.
+ */
+export interface SlotPlan {
+  readonly drop: readonly string[];
+  readonly create: readonly SlotSpec[];
+  readonly advance: readonly { readonly name: string; readonly lsn: number }[];
 }
 
 /** How a server is stopped (mirrors the Database port's StopMode). */
@@ -73,8 +84,13 @@ export interface LoopMemory {
   readonly primaryStartAt: number | null;
   /** Canonical JSON of the parameters last given to configure(); null before the first. */
   readonly appliedParameters: string | null;
-  /** Canonical JSON of the slots last given to syncSlots(); null before the first. */
-  readonly appliedSlots: string | null;
+  /**
+   * On the leader: since when (epoch ms) each member slot it retains has had no member key
+   * (member_slots_ttl runs from then); null once expired, while the status key still lists it.
+   */
+  readonly departedSlots: Readonly<Record<string, number | null>>;
+  /** The slot changes keep failing (the same backoff as a failing job, under the name `slots`); null after they succeed. */
+  readonly slotsFailure: JobFailures | null;
   /** synchronous_standby_names last set by this node, with the primary's WAL position right after. */
   readonly ssn: { readonly value: string; readonly lsn: number } | null;
   /** This node's scheduled restart (also published in its member key). */
@@ -124,7 +140,8 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   lastRole: null,
   primaryStartAt: null,
   appliedParameters: null,
-  appliedSlots: null,
+  departedSlots: Object.freeze({}),
+  slotsFailure: null,
   ssn: null,
   scheduledRestart: null,
   reinitializeQueued: null,
@@ -220,7 +237,7 @@ export type Action =
       readonly leader: string;
       readonly maxLines: number;
     }
-  | { readonly type: 'writeStatus'; readonly optime: number; readonly slots: Readonly<Record<string, number>> }
+  | { readonly type: 'writeStatus'; readonly optime: number; readonly slots: Readonly<Record<string, number>>; readonly retainSlots?: readonly string[] }
   /**
    * A standby leader publishes the timeline history its server fetched from the remote
    * (its history files), keeping the dates and leaders of `previous` lines that match, so
@@ -257,7 +274,9 @@ export type Action =
   | { readonly type: 'configure'; readonly parameters: Readonly<Record<string, ParameterValue>>; readonly key: string }
   /** Sets synchronous_standby_names; the runner remembers it with the WAL position right after. */
   | { readonly type: 'setSynchronousStandbyNames'; readonly value: string }
-  | { readonly type: 'syncSlots'; readonly wanted: readonly SlotSpec[]; readonly key: string }
+  | { readonly type: 'syncSlots'; readonly plan: SlotPlan }
+  /** On a replica: copies the leader's logical slots `names` (their state files), restarting the server to load them. */
+  | { readonly type: 'copyLogicalSlots'; readonly source: UpstreamRef; readonly names: readonly string[]; readonly timeoutMs: number }
   | { readonly type: 'terminateSessions' }
   // ---- watchdog
   /** Arms the watchdog; with `required`, a failure stops the sequence. */
@@ -287,6 +306,7 @@ export const LONG_ACTIONS: ReadonlySet<ActionType> = new Set<ActionType>([
   'createReplica',
   'removeData',
   'checkpoint',
+  'copyLogicalSlots',
 ]);
 
 /** What the loop must gather before decide() can answer: peers' /node documents, or a failsafe round. */

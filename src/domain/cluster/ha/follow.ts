@@ -1,10 +1,11 @@
 import { decision, needs, type Action, type Decision, type UpstreamRef } from './decision.js';
 import { releaseLock } from './demote.js';
 import { hasDiverged } from '../model/history.js';
-import { configureBeforeStart, FRESH_DATA } from './maintenance.js';
+import { configureBeforeStart, desiredParameters, FRESH_DATA } from './maintenance.js';
 import { cloneRemoteWhenNobodyRuns, startAsStandbyLeader } from './standby-cluster.js';
-import { clusterTimeline, leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
+import { clusterTimeline, followTarget, leaderUpstream, mySlot, replicaSource, startTimeoutMs, type FollowTarget, type TickContext } from './tick-context.js';
 import { disarmIfActive, leaderWatchdogActions } from './watchdog-policy.js';
+import { withReplicaSlots } from './slots.js';
 
 /** Server states in which another action would only get in the way. */
 const TRANSITIONAL = new Set(['starting', 'restarting', 'stopping', 'creating_replica', 'initdb', 'bootstrap_starting', 'custom_bootstrap']);
@@ -88,7 +89,7 @@ export function rewindOrReinitialize(
   opts: { readonly reinitialize?: boolean; readonly before?: readonly Action[]; readonly cause?: RebuildCause } = {},
 ): Decision {
   const timeline = ctx.facts.timeline;
-  const start: Action = { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) };
+  const start: Action = { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) };
   const before = opts.before ?? [];
   const rewindFailed = ctx.input.memory.rewindFailedOnTimeline === timeline && timeline !== null;
   const rewind = ctx.config.db.use_pg_rewind && !rewindFailed && !opts.reinitialize;
@@ -127,23 +128,40 @@ export function rewindOrReinitialize(
   return decision(`${why}: reinitializing from ${upstream.name}`, actions, { job: 'reinitialize' });
 }
 
+/** How a replica's upstream reads in log lines: `leader node1`, `node3 (replicatefrom)`, `the archive (nostream)`. */
+function targetText(t: FollowTarget, leaderName: string): string {
+  if (t.kind === 'archive') return 'the archive only (nostream)';
+  if (t.kind === 'member') return `${t.upstream!.name} (replicatefrom)`;
+  return `leader ${leaderName}${t.fallback ? ` (replicatefrom not used: ${t.fallback})` : ''}`;
+}
+
 /**
  * A running replica with another node as leader. One whose WAL goes past the point where
  * the leader's timeline branched off its own has diverged: it can never stream from the
  * leader (PostgreSQL follows a timeline switch only from before the switch point, and a
  * "streaming" it shows then is a WAL receiver that connects and is refused), so it is
  * rewound (or reinitialized) as soon as the leader can be the source. Otherwise it is
- * pointed at the leader when it follows someone else. One that has not diverged but still
- * cannot stream for stuckReplicaMs from a leader that answers needs an operator.
+ * pointed at its follow target when it follows something else: the member named in
+ * `replicatefrom` while that one runs as a replica, else the leader; nothing but the archive
+ * when tagged `nostream`. One that has not diverged but still cannot stream for
+ * stuckReplicaMs from a leader that answers needs an operator; one that cascades from a
+ * member waits for it (that member catches up from the leader on its own).
  */
 export function replicaTick(ctx: TickContext): Decision {
+  return withReplicaSlots(ctx, followDecision(ctx));
+}
+
+/** replicaTick() before the slot upkeep. */
+function followDecision(ctx: TickContext): Decision {
   const upstream = leaderUpstream(ctx);
   if (!upstream) return decision(`following nobody: leader ${ctx.leaderName} has not published its address yet`);
   const tl = ctx.facts.timeline;
   // The leader's member key lags a promotion by up to a tick; the history key is written right after it.
   const leaderTl = clusterTimeline(ctx);
   const diverged = tl !== null && leaderTl !== null && ctx.myWal !== null && hasDiverged(tl, ctx.myWal, leaderTl, ctx.cluster.history?.lines ?? []) === true;
-  const mine = `I am ${ctx.me}, a replica following ${upstream.name}${ctx.paused ? '; PAUSE' : ''}`;
+  const target = followTarget(ctx);
+  const from = targetText(target, upstream.name);
+  const mine = `I am ${ctx.me}, a replica following ${from}${ctx.paused ? '; PAUSE' : ''}`;
   if (diverged) {
     if (ctx.paused) return decision(`no action: ${mine}; timeline ${tl} diverged from the leader's (timeline ${leaderTl})`);
     const formerPrimary = ctx.input.memory.primaryOnTimeline === tl;
@@ -152,18 +170,31 @@ export function replicaTick(ctx: TickContext): Decision {
       : `timeline ${tl} diverged from leader ${upstream.name} (timeline ${leaderTl}): its WAL goes past the branch point`;
     return rewindOrReinitialize(ctx, upstream, why);
   }
-  if (ctx.facts.upstreamConnUrl !== upstream.connUrl) {
+  const wanted = target.kind === 'leader' ? upstream : target.upstream;
+  if (ctx.facts.upstreamConnUrl !== (wanted?.connUrl ?? null)) {
     // The stuck timer starts afresh: the loop times "not streaming" per configured upstream.
-    return decision(`following the new leader ${upstream.name}`, [{ type: 'follow', upstream, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
+    const what = target.kind === 'leader' && !target.fallback ? `the new leader ${upstream.name}` : from;
+    return decision(`following ${what}`, [{ type: 'follow', upstream: wanted, ...(wanted ? mySlot(ctx) : {}), timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
+  }
+  if (target.kind === 'archive') {
+    // An archive-only replica restores what the primary archives: without a restore_command it gets nothing at all.
+    if (String(desiredParameters(ctx)['restore_command'] ?? '') !== '') return decision(`no action: ${mine}`);
+    const waiting = 'a restore_command in db.parameters: this node is tagged nostream and gets WAL from the archive only';
+    return decision(`no action: ${mine}; waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
   }
   // Streaming proves the WAL agrees with the upstream's.
   if (ctx.facts.replicationState === 'streaming') return decision(`no action: ${mine}`);
   if (ctx.paused) return decision(`no action: ${mine} (not streaming)`);
   const since = ctx.input.memory.notStreamingSince;
-  const from = since !== null && since.upstream === upstream.connUrl ? since.since : ctx.now;
-  const waited = `not streaming for ${Math.round((ctx.now - from) / 1000)} s`;
-  const until = from + stuckReplicaMs(ctx);
+  const start = since !== null && since.upstream === wanted?.connUrl ? since.since : ctx.now;
+  const waited = `not streaming for ${Math.round((ctx.now - start) / 1000)} s`;
+  const until = start + stuckReplicaMs(ctx);
   if (ctx.now < until) return decision(`no action: ${mine} (${waited})`, [], { wakeAt: until });
+  if (target.kind === 'member') {
+    // Its upstream may be behind this node (it streamed from the leader meanwhile): it catches up from the leader on its own.
+    const waiting = `${target.upstream!.name} to stream WAL to this node`;
+    return decision(`no action: ${mine}; waiting for ${waiting} (${waited})`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  }
   return rewindOrReinitialize(ctx, upstream, `${waited} from leader ${upstream.name}`, { reinitialize: true, cause: 'stuck' });
 }
 
@@ -182,7 +213,7 @@ export function emptyDataDirectory(ctx: TickContext): Decision {
     { type: 'remember', patch: FRESH_DATA },
     ...configureBeforeStart(ctx, true),
     { type: 'createReplica', source: upstream },
-    { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
+    { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) },
   ], { job: 'create replica' });
 }
 
@@ -214,7 +245,7 @@ function startAsReplica(ctx: TickContext, upstream: UpstreamRef, advice = ''): D
   const failures = ctx.input.memory.startFailures;
   const actions: Action[] = [
     ...configureBeforeStart(ctx),
-    { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
+    { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) },
   ];
   const at = actions.length - 1;
   const tl = ctx.facts.timeline === null ? '' : ` from timeline ${ctx.facts.timeline}`;

@@ -7,6 +7,7 @@ import { takeLeadership } from './promotion.js';
 import { stateText } from '../model/states.js';
 import type { NodeStatus } from '../model/status.js';
 import { quorumReached } from './sync-mode.js';
+import { failoverPriority } from '../model/topology-tags.js';
 import { electionContext, myStatus, type TickContext } from './tick-context.js';
 
 /** What the race knows of a peer: its /node document (null: unreachable) and tags. */
@@ -91,12 +92,13 @@ function backOff(ctx: TickContext, why: string): Decision {
 /**
  * The leader race of an unlocked cluster (spec: "healthy standby" rules). Every other
  * member's /node is asked in parallel (the loop gathers them on request); this node backs
- * off when a reachable member runs as primary, when an eligible member is ahead of it, or
- * when a failover key names someone else who can take over. The winner takes the key by
+ * off when a reachable member runs as primary, when an eligible member is ahead of it or
+ * holds as much WAL with a higher failover_priority, or when a failover key names someone
+ * else who can take over. The winner takes the key by
  * atomic create, then promotes.
  */
 export function leaderRace(ctx: TickContext): Decision {
-  if (ctx.nofailover) return backOff(ctx, 'this node is tagged nofailover');
+  if (ctx.nofailover) return backOff(ctx, `this node is ${ctx.nofailoverReason}`);
   if (ctx.watchdogFailed) return backOff(ctx, 'the watchdog is required but not usable');
   if (ctx.input.peers === null) return needs('peers', 'cluster has no leader: asking the other members for their state');
   const outside = outsideFailsafe(ctx);
@@ -146,6 +148,7 @@ export function leaderRace(ctx: TickContext): Decision {
     }
   }
   const self = { tl: ctx.facts.timeline ?? 0, wal: ctx.myWal ?? 0 };
+  const myPriority = failoverPriority(ctx.input.node.tags);
   const auto = electionContext(ctx, 'automatic', false);
   const visible: string[] = [];
   for (const m of others) {
@@ -156,8 +159,15 @@ export function leaderRace(ctx: TickContext): Decision {
     visible.push(m.name);
     // The operator's choice needs no WAL comparison: the old leader handed everything over.
     if (chosen) continue;
-    if (ahead(position(status), self) && eligibility(candidate(ctx, m), auto).eligible) {
+    const theirs = position(status);
+    if (ahead(theirs, self) && eligibility(candidate(ctx, m), auto).eligible) {
       return backOff(ctx, `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`);
+    }
+    // Equally good on WAL: the higher failover_priority leads (not a leader that stepped down for a switchover: it leaves the race to the others).
+    const c = candidate(ctx, m);
+    const steppedDown = fk !== null && fk.leader === m.name;
+    if (!steppedDown && !ahead(self, theirs) && failoverPriority(c.tags) > myPriority && eligibility(c, auto).eligible) {
+      return backOff(ctx, `${m.name} has as much WAL and a higher failover_priority (${failoverPriority(c.tags)} > ${myPriority})`);
     }
   }
   if (kind === 'automatic' && !quorumReached(ctx, visible)) {

@@ -1,7 +1,7 @@
 import { decision, type Action, type Decision } from './decision.js';
 import { demoteImmediate, releaseLock } from './demote.js';
 import { failoverOnLeader } from './manual-switchover.js';
-import { slotActions } from './maintenance.js';
+import { leaderSlotActions, leaderStatus } from './slots.js';
 import { takeLeadership } from './promotion.js';
 import { syncActions } from './sync-mode.js';
 import type { TickContext } from './tick-context.js';
@@ -40,8 +40,9 @@ export function leaderTick(ctx: TickContext): Decision {
     wakeAt = step.at;
     messages.push(step.message);
   }
-  actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: {} });
-  actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...slotActions(ctx));
+  const status = leaderStatus(ctx);
+  actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: status.slots, retainSlots: status.retainSlots }, ...status.remember);
+  actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...leaderSlotActions(ctx));
   if (ctx.paused) messages.push('PAUSE');
   if (ctx.input.memory.checkpointAfterPromote === false) {
     // After the rest of the tick, in the background: the server is writable already.
@@ -62,7 +63,7 @@ export function holdingLockAsReplica(ctx: TickContext): Decision {
   if (ctx.paused) return releaseLock(ctx, 'PAUSE: the server is not running as primary');
   const fk = ctx.cluster.failover;
   if (fk && fk.leader === ctx.me && fk.scheduledAt === null) return releaseLock(ctx, 'this node stepped down for a switchover');
-  if (ctx.nofailover) return releaseLock(ctx, 'this node is tagged nofailover');
+  if (ctx.nofailover) return releaseLock(ctx, `this node is ${ctx.nofailoverReason}`);
   if (ctx.watchdogFailed) return releaseLock(ctx, 'the watchdog is required but not usable');
   return takeLeadership(ctx, { acquire: false, why: 'this node holds the leader key' });
 }

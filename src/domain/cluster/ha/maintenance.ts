@@ -1,8 +1,8 @@
 import type { ParameterValue } from '../config/config.js';
-import { decision, type Action, type AgentCommandErrorCode, type Decision, type LoopMemory, type SlotSpec } from './decision.js';
+import { decision, type Action, type AgentCommandErrorCode, type Decision, type LoopMemory } from './decision.js';
 import { restartConditionProblem } from '../rules/restart-conditions.js';
 import { restartScheduleFrom, scheduleVerdict } from '../rules/schedule.js';
-import { leaderUpstream, mySlot, slotNameFor, startTimeoutMs, type TickContext } from './tick-context.js';
+import { leaderUpstream, replicaSource, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /** JSON with sorted keys, so equal settings compare equal. */
 export function canonicalJson(value: unknown): string {
@@ -23,7 +23,9 @@ export function canonicalJson(value: unknown): string {
  * archive_cleanup_command for every member and recovery_min_apply_delay for the standby
  * leader (its replicas would add the delay a second time) win over them all. Recovery
  * settings are written on every member: PostgreSQL reads them only in recovery, so a
- * promotion needs no rewrite. synchronous_standby_names is the loop's own in sync mode.
+ * promotion needs no rewrite. synchronous_standby_names is the loop's own in sync mode;
+ * hot_standby_feedback is on while permanent logical slots exist (unless the local file
+ * says otherwise).
  */
 export function desiredParameters(ctx: TickContext): Record<string, ParameterValue> {
   const out: Record<string, ParameterValue> = { ...ctx.input.local.recoveryConf, ...ctx.config.db.parameters, ...ctx.input.local.parameters };
@@ -34,6 +36,9 @@ export function desiredParameters(ctx: TickContext): Record<string, ParameterVal
     if (sc.archive_cleanup_command !== undefined) out['archive_cleanup_command'] = sc.archive_cleanup_command;
     if (sc.recovery_min_apply_delay !== undefined && ctx.leaderIsMe) out['recovery_min_apply_delay'] = sc.recovery_min_apply_delay;
   }
+  // A replica's copy of a logical slot is usable after a failover only while the leader keeps the catalog rows it needs.
+  const logical = Object.values(ctx.config.slots).some((s) => s.type === 'logical');
+  if (logical && ctx.input.local.parameters['hot_standby_feedback'] === undefined) out['hot_standby_feedback'] = true;
   return out;
 }
 
@@ -55,26 +60,6 @@ export function configureBeforeStart(ctx: TickContext, always = false): Action[]
   const parameters = desiredParameters(ctx);
   const key = canonicalJson(parameters);
   return !always && key === ctx.input.memory.appliedParameters ? [] : [{ type: 'configure', parameters, key }];
-}
-
-/** Slots the primary keeps: one per other member (use_slots), plus the permanent ones of the config. */
-export function wantedSlots(ctx: TickContext): SlotSpec[] {
-  const out: SlotSpec[] = [];
-  if (ctx.config.db.use_slots) {
-    for (const m of ctx.cluster.members) if (m.name !== ctx.me) out.push({ name: slotNameFor(m.name), type: 'physical' });
-  }
-  for (const [name, slot] of Object.entries(ctx.config.slots)) {
-    if (out.some((s) => s.name === name)) continue;
-    out.push({ name, type: slot.type, ...(slot.database ? { database: slot.database } : {}), ...(slot.plugin ? { plugin: slot.plugin } : {}) });
-  }
-  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
-}
-
-/** syncSlots() on the primary when the wanted slots changed since the last sync. */
-export function slotActions(ctx: TickContext): Action[] {
-  const wanted = wantedSlots(ctx);
-  const key = canonicalJson(wanted);
-  return key === ctx.input.memory.appliedSlots ? [] : [{ type: 'syncSlots', wanted, key }];
 }
 
 /** What the loop forgets about data directories it replaces (a base backup of the leader). */
@@ -123,7 +108,7 @@ function reinitializeActions(ctx: TickContext): Action[] | string {
     { type: 'remember', patch: { reinitializeQueued: null, ...FRESH_DATA } },
     ...configureBeforeStart(ctx, true),
     { type: 'createReplica', source: upstream },
-    { type: 'start', upstream, standby: true, ...mySlot(ctx), timeoutMs: startTimeoutMs(ctx) },
+    { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) },
   ];
 }
 
@@ -146,7 +131,7 @@ function restartActions(ctx: TickContext, timeoutMs: number): Action[] {
   if ((ctx.leaderIsMe && ctx.lockValid) || ctx.isReplica) return [{ type: 'restart', timeoutMs }];
   const upstream = leaderUpstream(ctx);
   // The steady-state decision this joins already configures the server where its parameters changed.
-  return [{ type: 'stop', mode: 'fast' }, { type: 'start', upstream, standby: true, ...(upstream ? mySlot(ctx) : {}), timeoutMs }];
+  return [{ type: 'stop', mode: 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
 }
 
 /**

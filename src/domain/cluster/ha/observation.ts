@@ -1,6 +1,6 @@
 import type { LoopMemory } from './decision.js';
 import { walPosition, type LocalFacts } from '../model/facts.js';
-import { confirmPosition, type LeaderRef } from '../rules/position.js';
+import { confirmPosition, type ConfirmOptions, type LeaderRef } from '../rules/position.js';
 
 /** The facts as decide() should see them, and what the loop remembers from them. */
 export interface Observed {
@@ -20,7 +20,7 @@ export interface Observed {
  *   made progress (a replica replaying a local backlog is not stuck);
  * - whether its WAL position is confirmed against the current `leader` (see confirmPosition).
  */
-export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number, leader: LeaderRef | null = null): Observed {
+export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number, leader: LeaderRef | null = null, opts: ConfirmOptions = {}): Observed {
   const patch: { -readonly [K in keyof LoopMemory]?: LoopMemory[K] } = {};
   if (facts.running) {
     const role = facts.inRecovery ? 'replica' : 'primary';
@@ -54,7 +54,7 @@ export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number,
   } else if (waiting !== null) {
     patch.notStreamingSince = null;
   }
-  const confirmed = confirmPosition(memory.positionConfirmed, lifted, leader);
+  const confirmed = confirmPosition(memory.positionConfirmed, lifted, leader, opts);
   if (confirmed !== memory.positionConfirmed) patch.positionConfirmed = confirmed;
   return { facts: lifted, patch };
 }

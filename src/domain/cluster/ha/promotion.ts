@@ -41,7 +41,7 @@ export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boole
       leader: ctx.me,
       maxLines: ctx.config.max_timelines_history,
     },
-    { type: 'remember', patch: { lastRole: 'primary', primaryStartAt: null, appliedSlots: null } },
+    { type: 'remember', patch: { lastRole: 'primary', primaryStartAt: null } },
     ...clear,
   ];
   return decision(`${opts.why}: promoting`, actions, {

@@ -18,7 +18,7 @@ export interface JobFailures {
  * Promote, demote and stop are left out (delaying them costs availability or safety), and so
  * are the operator's commands (restart, a requested reinitialize): the operator asked now.
  */
-export const BACKED_OFF_JOBS: ReadonlySet<string> = new Set(['bootstrap', 'create replica', 'start', 'rewind', 'reinitialize', 'follow', 'checkpoint']);
+export const BACKED_OFF_JOBS: ReadonlySet<string> = new Set(['bootstrap', 'create replica', 'start', 'rewind', 'reinitialize', 'follow', 'checkpoint', 'copy slots']);
 
 /** Longest pause between two attempts. */
 export const MAX_RETRY_DELAY_MS = 300_000;

@@ -32,7 +32,7 @@ export function startAsStandbyLeaderAction(ctx: TickContext, sc: StandbyClusterC
 }
 
 /** What the loop forgets when this node's server stops being a primary and becomes the standby leader. */
-const NOW_STANDBY_LEADER = Object.freeze({ lastRole: 'replica' as const, primaryStartAt: null, ssn: null, checkpointAfterPromote: null, appliedSlots: null });
+const NOW_STANDBY_LEADER = Object.freeze({ lastRole: 'replica' as const, primaryStartAt: null, ssn: null, checkpointAfterPromote: null });
 
 /**
  * Whether this node's WAL may go past what the remote has: it ran as the primary of its
@@ -136,7 +136,7 @@ export function becomeStandbyLeader(ctx: TickContext, sc: StandbyClusterConfig, 
     });
   }
   const remote = remoteUpstream(sc);
-  const actions: Action[] = [lock, ...clear, ...disarmIfActive(ctx), { type: 'remember', patch: { appliedSlots: null, candidateWait: null } }];
+  const actions: Action[] = [lock, ...clear, ...disarmIfActive(ctx), { type: 'remember', patch: { candidateWait: null } }];
   if (ctx.facts.upstreamConnUrl === (remote?.connUrl ?? null)) return decision(`${opts.why}: took the leader key as the standby leader`, actions);
   return decision(`${opts.why}: took the leader key: following ${remote?.name ?? 'the WAL archive'} as the standby leader`, [
     ...actions,

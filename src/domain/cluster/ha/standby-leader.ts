@@ -1,7 +1,7 @@
 import type { StandbyClusterConfig } from '../config/config.js';
 import { decision, type Action, type Decision } from './decision.js';
 import { failoverOnLeader } from './manual-switchover.js';
-import { slotActions } from './maintenance.js';
+import { leaderStatus, standbyLeaderSlotActions } from './slots.js';
 import { remoteSlot, remoteUpstream } from './standby-cluster.js';
 import { startTimeoutMs, type TickContext } from './tick-context.js';
 import { disarmIfActive } from './watchdog-policy.js';
@@ -42,7 +42,13 @@ export function standbyLeaderTick(ctx: TickContext, sc: StandbyClusterConfig): D
     wakeAt = step.at;
     messages.push(step.message);
   }
-  actions.push({ type: 'writeStatus', optime: ctx.myWal ?? 0, slots: {} }, ...slotActions(ctx), ...historyActions(ctx));
+  const status = leaderStatus(ctx);
+  actions.push(
+    { type: 'writeStatus', optime: ctx.myWal ?? 0, slots: status.slots, retainSlots: status.retainSlots },
+    ...status.remember,
+    ...standbyLeaderSlotActions(ctx),
+    ...historyActions(ctx),
+  );
   const restart = restartpointActions(ctx);
   actions.push(...restart.remember);
   if (ctx.paused) messages.push('PAUSE');

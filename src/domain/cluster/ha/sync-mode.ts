@@ -1,6 +1,6 @@
 import type { Action } from './decision.js';
 import type { ReplicationRow } from '../model/facts.js';
-import { tagIsTrue } from '../model/node.js';
+import { syncPriority } from '../model/topology-tags.js';
 import type { TickContext } from './tick-context.js';
 
 /**
@@ -39,16 +39,19 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
 }
 
-/** The standbys that should be synchronous: streaming from us, members, not `nosync`; current ones first, then the most advanced. */
+/**
+ * The standbys that should be synchronous: streaming from us, members with a sync_priority
+ * above 0 (not `nosync`, not `nostream`); the highest sync_priority first, then the current
+ * ones (a set that works is not reshuffled), then the most advanced.
+ */
 export function syncCandidates(ctx: TickContext, current: readonly string[]): string[] {
-  const allowed = new Set(
-    ctx.cluster.members.filter((m) => m.name !== ctx.me && !tagIsTrue(m.tags, 'nosync') && !tagIsTrue(m.tags, 'nostream')).map((m) => m.name),
-  );
-  const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && allowed.has(r.application_name));
+  const priority = new Map(ctx.cluster.members.filter((m) => m.name !== ctx.me).map((m) => [m.name, syncPriority(m.tags)]));
+  const prio = (name: string) => priority.get(name) ?? 0;
+  const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && prio(r.application_name) > 0);
   rows.sort((a, b) => {
     const ca = current.includes(a.application_name) ? 0 : 1;
     const cb = current.includes(b.application_name) ? 0 : 1;
-    return ca - cb || position(b) - position(a) || (a.application_name < b.application_name ? -1 : 1);
+    return prio(b.application_name) - prio(a.application_name) || ca - cb || position(b) - position(a) || (a.application_name < b.application_name ? -1 : 1);
   });
   return [...new Set(rows.map((r) => r.application_name))];
 }

@@ -3,7 +3,8 @@ import type { DynamicConfig, StandbyClusterConfig } from '../config/config.js';
 import type { TickInput, UpstreamRef } from './decision.js';
 import type { ElectionContext, ElectionKind } from '../rules/eligibility.js';
 import { walPosition, type LocalFacts } from '../model/facts.js';
-import { tagIsTrue } from '../model/node.js';
+import { canLead, noLeadReason, noStream } from '../model/topology-tags.js';
+import { chooseUpstream } from '../rules/upstream.js';
 import { buildStatus, type NodeStatus } from '../model/status.js';
 
 /** Facts derived once per tick from the TickInput, shared by every part of decide(). */
@@ -39,7 +40,10 @@ export interface TickContext {
   readonly isReplica: boolean;
   /** Most advanced local WAL position. */
   readonly myWal: number | null;
+  /** Tagged nofailover or failover_priority 0: never leads. */
   readonly nofailover: boolean;
+  /** Why it never leads (for messages), when `nofailover`. */
+  readonly nofailoverReason: string;
   /** watchdog mode `required` and the device cannot be used. */
   readonly watchdogFailed: boolean;
 }
@@ -70,7 +74,8 @@ export function tickContext(input: TickInput): TickContext {
     isPrimary: facts.running && facts.inRecovery === false,
     isReplica: facts.running && facts.inRecovery === true,
     myWal: walPosition(facts),
-    nofailover: tagIsTrue(node.tags, 'nofailover'),
+    nofailover: !canLead(node.tags),
+    nofailoverReason: noLeadReason(node.tags),
     watchdogFailed: node.watchdogMode === 'required' && !input.watchdog.usable,
   };
 }
@@ -86,9 +91,35 @@ export function leaderUpstream(ctx: TickContext): UpstreamRef | null {
   return m && m.connUrl ? { name: m.name, connUrl: m.connUrl } : null;
 }
 
-/** Slot this node uses on its upstream, when slots are on. */
+/** Slot this node uses on its upstream, when slots are on (a node tagged nostream streams from nobody). */
 export function mySlot(ctx: TickContext): { slotName?: string } {
-  return ctx.config.db.use_slots ? { slotName: slotNameFor(ctx.me) } : {};
+  return ctx.config.db.use_slots && !noStream(ctx.input.node.tags) ? { slotName: slotNameFor(ctx.me) } : {};
+}
+
+/**
+ * What this replica streams from (see chooseUpstream): the member it cascades from, the
+ * leader (null upstream while the leader has published no address), or nobody (archive only).
+ * `fallback` says why a member named in `replicatefrom` is not used now.
+ */
+export interface FollowTarget {
+  readonly kind: 'leader' | 'member' | 'archive';
+  readonly upstream: UpstreamRef | null;
+  readonly fallback: string | null;
+}
+
+/** This node's follow target in the current view. */
+export function followTarget(ctx: TickContext): FollowTarget {
+  const choice = chooseUpstream(ctx.cluster, ctx.me, ctx.input.node.tags);
+  if (choice.kind === 'archive') return { kind: 'archive', upstream: null, fallback: null };
+  if (choice.kind === 'member') return { kind: 'member', upstream: { name: choice.member.name, connUrl: choice.member.connUrl }, fallback: null };
+  return { kind: 'leader', upstream: leaderUpstream(ctx), fallback: choice.fallback };
+}
+
+/** How a replica whose leader is `leader` starts: from its follow target (the leader while it has no other), with its slot. */
+export function replicaSource(ctx: TickContext, leader: UpstreamRef | null): { readonly upstream: UpstreamRef | null; readonly slotName?: string } {
+  const t = followTarget(ctx);
+  const upstream = t.kind === 'leader' ? leader : t.upstream;
+  return { upstream, ...(upstream ? mySlot(ctx) : {}) };
 }
 
 /** primary_start_timeout in ms (at least a second, so a zero never makes a start fail at once). */

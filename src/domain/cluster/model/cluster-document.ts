@@ -2,6 +2,7 @@ import type { Cluster, Member, ScheduledRestart } from './cluster.js';
 import { formatLsn } from './lsn.js';
 import type { TagValue } from './node.js';
 import type { ClusterRole } from './states.js';
+import { upstreamNameOf } from '../rules/upstream.js';
 
 /** `"unknown"` stands for a position or lag nobody has reported. */
 export type Unknown = 'unknown';
@@ -16,6 +17,8 @@ export interface ClusterDocumentMember {
   readonly port?: number;
   readonly timeline?: number;
   readonly tags?: Readonly<Record<string, TagValue>>;
+  /** The member a cascading replica streams from (its `replicatefrom` member while that one runs as a replica); absent: the leader, or the archive for a node tagged nostream. */
+  readonly upstream?: string;
   readonly pending_restart?: true;
   readonly scheduled_restart?: ScheduledRestart;
   readonly lsn: string | Unknown;
@@ -75,6 +78,8 @@ function memberDocument(cluster: Cluster, m: Member, leaderPos: number | null): 
   const doc: Record<string, unknown> = { name: m.name, role, state, api_url: m.apiUrl, ...connHostPort(m.connUrl) };
   if (m.timeline !== null) doc['timeline'] = m.timeline;
   if (Object.keys(m.tags).length) doc['tags'] = m.tags;
+  const upstream = isLeader ? null : upstreamNameOf(cluster, m);
+  if (upstream !== null) doc['upstream'] = upstream;
   if (m.pendingRestart) doc['pending_restart'] = true;
   if (m.scheduledRestart) doc['scheduled_restart'] = m.scheduledRestart;
   if (isLeader) {

@@ -72,7 +72,10 @@ export interface TimelineHistory {
 /** The status key: the leader's last WAL position and slot positions. */
 export interface ClusterStatus {
   readonly optime: number;
+  /** Positions of the leader's replication slots (physical: restart_lsn; logical: confirmed_flush_lsn). */
   readonly slots: Readonly<Record<string, number>>;
+  /** Member slots the leader keeps (members present, and departed ones within member_slots_ttl): every member that can lead keeps them too. */
+  readonly retainSlots?: readonly string[];
   readonly revision: string;
 }
 

@@ -14,6 +14,23 @@ export interface ReplicationRow {
   readonly replay_lsn?: number | null;
 }
 
+/** One replication slot on this server (pg_replication_slots, temporary ones left out). */
+export interface SlotFact {
+  readonly name: string;
+  readonly type: 'physical' | 'logical';
+  /** Logical slots: their database and output plugin. */
+  readonly database: string | null;
+  readonly plugin: string | null;
+  /** A walsender (or a logical decoding session) uses it now. */
+  readonly active: boolean;
+  /** Oldest WAL it keeps (bytes); null for a physical slot created without reserving WAL. */
+  readonly restartLsn: number | null;
+  /** Logical slots: what the consumer confirmed (bytes). */
+  readonly confirmedFlushLsn: number | null;
+  /** It holds back vacuum with an xmin (hot_standby_feedback of the standby that used it). */
+  readonly hasXmin: boolean;
+}
+
 /** Old and new value of a parameter that waits for a restart. */
 export interface PendingChange {
   readonly old_value: string;
@@ -61,6 +78,8 @@ export interface LocalFacts {
   readonly pendingRestartReason: Readonly<Record<string, PendingChange>>;
   /** Current synchronous_standby_names on this server. */
   readonly synchronousStandbyNames: string;
+  /** Replication slots on this server (empty when it does not run). */
+  readonly slots: readonly SlotFact[];
 }
 
 /** The most advanced WAL position this node holds (primary: flush; replica: max of received and replayed). */
@@ -92,5 +111,6 @@ export function stoppedFacts(state: DatabaseState, initialized: boolean): LocalF
     pendingRestart: false,
     pendingRestartReason: {},
     synchronousStandbyNames: '',
+    slots: [],
   };
 }

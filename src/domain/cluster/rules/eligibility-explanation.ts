@@ -1,6 +1,6 @@
 import type { Cluster } from '../model/cluster.js';
 import type { DynamicConfig } from '../config/config.js';
-import { tagIsTrue } from '../model/node.js';
+import { canLead, failoverPriority, noLeadReason } from '../model/topology-tags.js';
 import type { NodeStatus } from '../model/status.js';
 import { candidateLag, eligibility, statusWalPosition, type CandidateInfo, type ElectionContext, type ElectionKind, type IneligibleReason } from './eligibility.js';
 import { clusterTimeline } from './manual-failover.js';
@@ -31,6 +31,8 @@ export interface CandidateExplanation {
   readonly timeline: number | null;
   /** Most advanced WAL position the member reported; null when unknown. */
   readonly wal_position: number | null;
+  /** Its failover_priority tag (0: never leads); among members with as much WAL, the higher leads. */
+  readonly failover_priority: number;
 }
 
 function syncMembers(ctx: ElectionContext): readonly string[] {
@@ -55,7 +57,7 @@ export function explainCandidate(c: CandidateInfo, ctx: ElectionContext): Candid
           ? { code, detail: 'its REST API did not answer' }
           : { code: 'not_running', detail: `its database is not running (state ${c.status.state})` };
       case 'nofailover':
-        return { code, detail: 'tagged nofailover' };
+        return { code, detail: noLeadReason(c.tags) };
       case 'watchdog_failed':
         return { code, detail: 'its watchdog is required but not working' };
       case 'lag_exceeded':
@@ -87,6 +89,7 @@ export function explainCandidate(c: CandidateInfo, ctx: ElectionContext): Candid
     lag_bytes: lagBytes,
     timeline,
     wal_position: status === null ? null : statusWalPosition(status),
+    failover_priority: failoverPriority(c.tags),
   });
 }
 
@@ -97,7 +100,8 @@ export function explanationText(explanations: readonly CandidateExplanation[]): 
 
 /**
  * Among the eligible members, the one a leader race would promote: the latest timeline,
- * then the most WAL (names break ties, as the race's first answer would); null when none.
+ * then the most WAL, then the highest failover_priority (names break ties, as the race's
+ * first answer would); null when none.
  */
 export function likelyWinner(explanations: readonly CandidateExplanation[]): CandidateExplanation | null {
   let best: CandidateExplanation | null = null;
@@ -109,7 +113,9 @@ export function likelyWinner(explanations: readonly CandidateExplanation[]): Can
     }
     const [tl, btl] = [e.timeline ?? 0, best.timeline ?? 0];
     const [wal, bwal] = [e.wal_position ?? 0, best.wal_position ?? 0];
-    if (tl > btl || (tl === btl && wal > bwal) || (tl === btl && wal === bwal && e.name < best.name)) best = e;
+    const [prio, bprio] = [e.failover_priority ?? 1, best.failover_priority ?? 1];
+    const same = tl === btl && wal === bwal;
+    if (tl > btl || (tl === btl && wal > bwal) || (same && prio > bprio) || (same && prio === bprio && e.name < best.name)) best = e;
   }
   return best;
 }
@@ -151,6 +157,7 @@ export function explainMembers(
           lag_bytes: 0,
           timeline: status?.timeline ?? m.timeline,
           wal_position: status ? statusWalPosition(status) : m.xlogLocation,
+          failover_priority: failoverPriority(status?.tags ?? m.tags),
         });
       }
       return explainCandidate({ name: m.name, status, tags: status?.tags ?? m.tags }, ctx);
@@ -167,6 +174,6 @@ export function ownIneligibility(name: string, status: NodeStatus, tags: Candida
   const ctx: ElectionContext = view
     ? requestContext('automatic', view, config)
     : { kind: 'automatic', clusterHasLeader: false, config, clusterTimeline: null, leaderOptime: null, sync: null };
-  const e = explainCandidate({ name, status, tags: tagIsTrue(tags, 'nofailover') ? tags : (status.tags ?? tags) }, ctx);
+  const e = explainCandidate({ name, status, tags: !canLead(tags) ? tags : (status.tags ?? tags) }, ctx);
   return e.eligible ? null : e.reasons;
 }

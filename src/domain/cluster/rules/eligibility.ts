@@ -1,6 +1,7 @@
 import type { SyncState } from '../model/cluster.js';
 import type { DynamicConfig } from '../config/config.js';
-import { tagIsTrue, type TagValue } from '../model/node.js';
+import type { TagValue } from '../model/node.js';
+import { canLead, noLeadReason } from '../model/topology-tags.js';
 import type { NodeStatus } from '../model/status.js';
 
 /** Why a leader race runs: the leader is gone (automatic), an operator asked for a switchover, or a manual failover. */
@@ -89,7 +90,7 @@ export function eligibility(c: CandidateInfo, ctx: ElectionContext): Eligibility
   };
   const status = c.status !== null && c.status.xlog !== undefined ? c.status : null;
   if (status === null) fail('unreachable', c.status === null ? 'its REST API did not answer' : 'its database is not running (no WAL position)');
-  if (tagIsTrue(c.tags, 'nofailover')) fail('nofailover', 'tagged nofailover');
+  if (!canLead(c.tags)) fail('nofailover', noLeadReason(c.tags));
   if (c.status?.watchdog_failed === true) fail('watchdog_failed', 'its watchdog is required but not working');
   if (status !== null && checksProgress(ctx)) {
     const lag = candidateLag(status, ctx.leaderOptime);

@@ -1,6 +1,7 @@
 import { ValidationError, type Problem } from '../../errors.js';
 import { tagIsTrue, type TagValue } from '../model/node.js';
 import { parseSize } from '../model/size.js';
+import { noStream } from '../model/topology-tags.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
 /** One health check of the seed's table (aliases share one). */
@@ -196,7 +197,10 @@ function liveness(snap: NodeSnapshot, now: number): boolean {
 
 function readiness(snap: NodeSnapshot, q: ParsedQuery, now: number): boolean {
   if (isLeader(snap, now)) return true;
-  return isRunningReplica(snap) && snap.status.replication_state === 'streaming' && lagWithin(snap, q.lag ?? snap.config.maximum_lag_on_failover, q.mode);
+  // A node tagged nostream replicates by restoring the archive.
+  const state = snap.status.replication_state;
+  const replicating = state === 'streaming' || (state === 'in archive recovery' && noStream(snap.node.tags));
+  return isRunningReplica(snap) && replicating && lagWithin(snap, q.lag ?? snap.config.maximum_lag_on_failover, q.mode);
 }
 
 /**

@@ -51,7 +51,7 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
   });
 
   it('creates a replica with pg_basebackup and sees it streaming through a slot', async () => {
-    await a.db.syncSlots([{ name: 'node_b', type: 'physical' }]);
+    await a.db.syncSlots({ drop: [], create: [{ name: 'node_b', type: 'physical' }], advance: [] });
     const t0 = performance.now();
     await b.db.createReplica({ name: 'node_a', connUrl: a.connUrl });
     console.log(`      basebackup of an empty cluster: ${(performance.now() - t0).toFixed(0)} ms`);
@@ -76,12 +76,12 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     expect(rows[0]!.n).to.equal(2);
   });
 
-  it('keeps wanted slots and drops obsolete physical ones', async () => {
+  it('applies a slot plan: creates, drops (a missing one is no error), keeps the rest', async () => {
     await sql(a, "SELECT pg_create_physical_replication_slot('gone_member')");
-    await a.db.syncSlots([{ name: 'node_b', type: 'physical' }, { name: 'permanent_one', type: 'physical' }]);
+    await a.db.syncSlots({ drop: ['gone_member', 'never_there'], create: [{ name: 'node_b', type: 'physical' }, { name: 'permanent_one', type: 'physical' }], advance: [] });
     const names = (await sql<{ slot_name: string }>(a, 'SELECT slot_name FROM pg_replication_slots ORDER BY 1')).map((r) => r.slot_name);
     expect(names).to.deep.equal(['node_b', 'permanent_one']);
-    await a.db.syncSlots([{ name: 'node_b', type: 'physical' }]);
+    await a.db.syncSlots({ drop: ['permanent_one'], create: [], advance: [] });
   });
 
   it('promotes the replica: timeline 2 and writable', async () => {
@@ -138,7 +138,7 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
   });
 
   it('rewinds the old primary and makes it follow the new one', async () => {
-    await b.db.syncSlots([{ name: 'node_a', type: 'physical' }]);
+    await b.db.syncSlots({ drop: [], create: [{ name: 'node_a', type: 'physical' }], advance: [] });
     await a.db.stop('fast', 10_000);
     expect((await a.db.probe()).state).to.equal('stopped');
     const t0 = performance.now();
@@ -219,7 +219,7 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     const pid = Number((await readFile(join(b.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
     process.kill(pid, 'SIGKILL');
     await probeUntil(b, (f) => f.state === 'crashed', 5_000);
-    await a.db.syncSlots([{ name: 'node_b', type: 'physical' }]);
+    await a.db.syncSlots({ drop: [], create: [{ name: 'node_b', type: 'physical' }], advance: [] });
     const t0 = performance.now();
     await b.db.rewind({ name: 'node_a', connUrl: a.connUrl });
     console.log(`      pg_rewind of a crashed primary: ${(performance.now() - t0).toFixed(0)} ms`);

@@ -147,6 +147,14 @@ describe('domain/cluster/cluster: status key', () => {
     expect(parseStatus(statusToJson(s), '5')).to.deep.equal({ ...s, revision: '5' });
   });
 
+  it('retain_slots (the member slots the leader retains) round-trips; absent stays absent', () => {
+    const s = { optime: 123, slots: { node2: 100 }, retainSlots: ['node2', 'gone'] };
+    expect(statusToJson(s)).to.equal('{"optime":123,"slots":{"node2":100},"retain_slots":["node2","gone"]}');
+    expect(parseStatus(statusToJson(s), '5')).to.deep.equal({ ...s, revision: '5' });
+    expect(parseStatus('{"optime":1,"slots":{}}', '5')).to.not.have.property('retainSlots');
+    expect(malformed(() => parseStatus('{"optime":1,"retain_slots":[1]}', '1')).problems[0]!.path).to.equal('status.retain_slots');
+  });
+
   it('malformed: the error names status and the field', () => {
     expect(malformed(() => parseStatus('{"optime":"abc"}', '1')).message).to.equal('status.optime: expected a number, got string "abc"');
     expect(malformed(() => parseStatus('{"optime":1,"slots":{"node2":"x"}}', '1')).problems[0]!.path).to.equal('status.slots.node2');

@@ -591,7 +591,7 @@ describe('FakeDatabase', () => {
       ['checkpoint', (db) => db.checkpoint(), 'checkpoint_failed'],
       ['configure', (db) => db.configure({}), 'configure_failed'],
       ['setSynchronousStandbyNames', (db) => db.setSynchronousStandbyNames('x'), 'configure_failed'],
-      ['syncSlots', (db) => db.syncSlots([]), 'slots_failed'],
+      ['syncSlots', (db) => db.syncSlots({ drop: [], create: [], advance: [] }), 'slots_failed'],
       ['write', (db) => db.write(), 'write_failed'],
       ['initdb', (db) => db.initdb(), 'initdb_failed'],
     ];
@@ -638,16 +638,38 @@ describe('FakeDatabase', () => {
   });
 
   describe('slots and history', () => {
-    it('syncSlots creates wanted slots and drops other physical ones; a standby keeps physical ones only; a stopped server none', async () => {
+    it('syncSlots applies a plan: creations, drops, advances of idle slots (never back, never past what the server holds)', async () => {
       const [a, b] = await cluster('b');
-      await a.syncSlots([{ name: 'b', type: 'physical' }, { name: 'c', type: 'physical' }]);
-      expect([...a.slots.keys()].sort()).to.deep.equal(['b', 'c']);
-      await a.syncSlots([{ name: 'b', type: 'physical' }]);
-      expect([...a.slots.keys()]).to.deep.equal(['b']);
-      await b.syncSlots([{ name: 'x', type: 'physical' }, { name: 'cdc', type: 'logical', database: 'postgres', plugin: 'pgoutput' }]);
-      expect([...b.slots.keys()]).to.deep.equal(['x']);
+      await a.syncSlots({ drop: [], create: [{ name: 'b', type: 'physical' }, { name: 'c', type: 'physical' }, { name: 'cdc', type: 'logical', database: 'app', plugin: 'pgoutput' }], advance: [] });
+      expect([...a.slots.keys()].sort()).to.deep.equal(['b', 'c', 'cdc']);
+      await a.syncSlots({ drop: ['c'], create: [], advance: [] });
+      expect([...a.slots.keys()].sort()).to.deep.equal(['b', 'cdc']);
+      // A replica keeps physical slots too (for after a failover), but cannot create logical ones.
+      await b.syncSlots({ drop: [], create: [{ name: 'c', type: 'physical' }], advance: [] });
+      expect([...b.slots.keys()]).to.deep.equal(['c']);
+      expect((await rejection(b.syncSlots({ drop: [], create: [{ name: 'x', type: 'logical', database: 'app', plugin: 'pgoutput' }], advance: [] }))).code).to.equal('slots_failed');
+      const at = b.slots.get('c')!.restartLsn;
+      await a.write(1000);
+      await b.probe();
+      await b.syncSlots({ drop: [], create: [], advance: [{ name: 'c', lsn: at + 10_000_000 }] });
+      expect(b.slots.get('c')!.restartLsn).to.equal(b.replayedLsn);
+      await b.syncSlots({ drop: [], create: [], advance: [{ name: 'c', lsn: at }] });
+      expect(b.slots.get('c')!.restartLsn).to.equal(b.replayedLsn);
       await b.stop('fast');
-      expect((await rejection(b.syncSlots([]))).code).to.equal('slots_failed');
+      expect((await rejection(b.syncSlots({ drop: [], create: [], advance: [] }))).code).to.equal('slots_failed');
+    });
+
+    it('copyLogicalSlots copies the primary\'s logical slots to a replica, which restarts to load them', async () => {
+      const [a, b] = await cluster('b');
+      await a.syncSlots({ drop: [], create: [{ name: 'cdc', type: 'logical', database: 'app', plugin: 'pgoutput' }], advance: [] });
+      const started = (await b.probe()).postmasterStartTime;
+      await clock.advance(1000);
+      await b.copyLogicalSlots({ name: 'a', connUrl: a.connUrl }, ['cdc'], 5000);
+      expect(b.slots.get('cdc')).to.deep.include({ type: 'logical', database: 'app', plugin: 'pgoutput' });
+      const f = await b.probe();
+      expect(f.postmasterStartTime).to.not.equal(started);
+      expect(f.slots.map((s) => s.name)).to.deep.equal(['cdc']);
+      expect((await rejection(b.copyLogicalSlots({ name: 'a', connUrl: a.connUrl }, ['nothing'], 5000))).code).to.equal('slots_failed');
     });
 
     it('timeline history grows by one line per promotion and replicas learn it', async () => {

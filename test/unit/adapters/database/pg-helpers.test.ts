@@ -5,7 +5,7 @@ import { effectiveParameters, readConfValues, renderPgHba, renderPostgresqlConf 
 import { initdbArguments } from '../../../../src/adapters/database/pg-initdb-args.js';
 import { resolveOptions } from '../../../../src/adapters/database/pg-options.js';
 import { pgTimestampToIso } from '../../../../src/adapters/database/pg-probe.js';
-import { slotNameFor } from '../../../../src/adapters/database/pg-slots.js';
+import { slotNameFor } from '../../../../src/domain/cluster/ha/tick-context.js';
 import { basebackupArgs, methodParams } from '../../../../src/adapters/database/pg-replica-methods.js';
 import { bootstrapParams, bootstrapRecoverySettings } from '../../../../src/adapters/database/pg-custom-bootstrap.js';
 import { PgStateTracker } from '../../../../src/adapters/database/pg-state.js';

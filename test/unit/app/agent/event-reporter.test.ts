@@ -124,7 +124,7 @@ describe('app/agent: EventReporter', () => {
 
   it('a leaderless cluster nobody can lead is reported once per set of reasons', () => {
     const { reporter, types } = setup();
-    const e = { name: 'node1', eligible: false, reasons: [{ code: 'nofailover' as const, detail: 'tagged nofailover' }], lag_bytes: 0, timeline: 1, wal_position: 1 };
+    const e = { name: 'node1', eligible: false, reasons: [{ code: 'nofailover' as const, detail: 'tagged nofailover' }], lag_bytes: 0, timeline: 1, wal_position: 1, failover_priority: 1 };
     reporter.leaderless([e], true);
     reporter.leaderless([e], true);
     reporter.leaderless([{ ...e, eligible: true, reasons: [] }], true);

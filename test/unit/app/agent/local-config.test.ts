@@ -116,6 +116,18 @@ describe('local configuration (spec §1)', () => {
     expect(c.db.data_dir).to.equal('/data/n7');
   });
 
+  it('topology tags: typed (environment overrides too) and checked against each other', () => {
+    const c = parseLocalConfig(VALID, { WARDEN_TAGS_FAILOVER_PRIORITY: '3', WARDEN_TAGS_SYNC_PRIORITY: '0', WARDEN_TAGS_REPLICATEFROM: 'node2', WARDEN_TAGS_NOFAILOVER: 'false' });
+    expect(c.tags).to.deep.include({ failover_priority: 3, sync_priority: 0, replicatefrom: 'node2' });
+    const problems = problemsOf(() => parseLocalConfig(VALID, { WARDEN_TAGS_FAILOVER_PRIORITY: '-2', WARDEN_TAGS_NOSTREAM: 'true', WARDEN_TAGS_REPLICATEFROM: 'node2' }));
+    const byPath = Object.fromEntries(problems.map((p) => [p.path, p.message]));
+    expect(byPath['tags.failover_priority']).to.match(/>= 0.*WARDEN_TAGS_FAILOVER_PRIORITY/);
+    expect(byPath['tags.replicatefrom']).to.match(/nostream is set/);
+    expect(problems.filter((p) => p.path === 'tags.failover_priority'), 'reported once').to.have.length(1);
+    const contradiction = problemsOf(() => parseLocalConfig(VALID, { WARDEN_TAGS_NOFAILOVER: 'true', WARDEN_TAGS_FAILOVER_PRIORITY: '2' }));
+    expect(contradiction.map((p) => p.message).join()).to.match(/contradicts nofailover: true/);
+  });
+
   it('a bad override names the variable', () => {
     const problems = problemsOf(() => parseLocalConfig(VALID, { WARDEN_WATCHDOG_SAFETY_MARGIN: 'lots', WARDEN_RESTAPI_COLOUR: 'blue' }));
     expect(problems.find((p) => p.path === 'watchdog.safety_margin')!.message).to.include('WARDEN_WATCHDOG_SAFETY_MARGIN');

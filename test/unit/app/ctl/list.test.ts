@@ -188,8 +188,14 @@ describe('ctl topology', () => {
 
   it('keeps members of a replicatefrom cycle and members of a leaderless cluster', async () => {
     const ctx = makeCtx();
-    await seedCluster(ctx.kv, { leader: null, members: [member(1, { tags: { replicatefrom: 'node2' } }), member(2, { tags: { replicatefrom: 'node1' } }), member(3)] });
+    const replica = { role: 'replica', xlogLocation: null, receiveLsn: 1, replayLsn: 1, replicationState: 'streaming' };
+    await seedCluster(ctx.kv, { leader: null, members: [member(1, { ...replica, tags: { replicatefrom: 'node2' } }), member(2, { tags: { replicatefrom: 'node1' } }), member(3)] });
     const { cluster } = parseCluster(await ctx.kv.readAll());
-    expect(topologyOrder(cluster).map((x) => `${x.depth}:${x.member.name}`)).to.deep.equal(['0:node3', '0:node1', '1:node2']);
+    // A cycle streams from nobody in it: both follow the leader (none here), as the agents do.
+    expect(topologyOrder(cluster).map((x) => `${x.depth}:${x.member.name}`)).to.deep.equal(['0:node1', '0:node2', '0:node3']);
+    // A member named in replicatefrom that does not run as a replica is not followed either.
+    await seedCluster(ctx.kv, { leader: 'node3', members: [member(1, { ...replica, tags: { replicatefrom: 'node2' } }), member(2, { ...replica, state: 'stopped' }), member(3, { role: 'primary' })] });
+    const second = parseCluster(await ctx.kv.readAll()).cluster;
+    expect(topologyOrder(second).map((x) => `${x.depth}:${x.member.name}:${x.upstream}`)).to.deep.equal(['0:node3:null', '1:node1:node3', '1:node2:node3']);
   });
 });

@@ -46,6 +46,7 @@ export function primaryFacts(over: Partial<LocalFacts> = {}): LocalFacts {
     pendingRestart: false,
     pendingRestartReason: {},
     synchronousStandbyNames: '',
+    slots: [],
     ...over,
   };
 }

@@ -135,7 +135,7 @@ describe('domain/cluster/config: validateConfig', () => {
     const full = {
       ttl: 60, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: '16MB', max_timelines_history: 5,
       primary_start_timeout: 300, primary_stop_timeout: 0, synchronous_mode: 'quorum', synchronous_mode_strict: true,
-      synchronous_node_count: 2, failsafe_mode: true, check_timeline: true, pause: true, preferred_leader_delay: 30,
+      synchronous_node_count: 2, failsafe_mode: true, check_timeline: true, pause: true, preferred_leader_delay: 30, member_slots_ttl: '10min',
       db: { use_pg_rewind: true, use_slots: true, parameters: { max_connections: 100, wal_level: 'replica', hot_standby: true } },
       slots: { archiver: { type: 'physical' }, cdc: { type: 'logical', database: 'app', plugin: 'pgoutput' } },
       ignore_slots: [{ name: 'ext', type: 'logical', database: 'app', plugin: 'wal2json' }],
@@ -143,6 +143,18 @@ describe('domain/cluster/config: validateConfig', () => {
     };
     expect(validateConfig(full)).to.deep.equal([]);
     expect(Object.keys(full).sort()).to.deep.equal([...DYNAMIC_CONFIG_KEYS].sort());
+  });
+
+  it('member_slots_ttl: seconds or a duration (s, min, h, d), default 30 minutes; anything else refused', () => {
+    expect(resolveConfig({}).member_slots_ttl).to.equal(1800);
+    expect(resolveConfig({ member_slots_ttl: 0 }).member_slots_ttl).to.equal(0);
+    expect(resolveConfig({ member_slots_ttl: '45s' }).member_slots_ttl).to.equal(45);
+    expect(resolveConfig({ member_slots_ttl: '10min' }).member_slots_ttl).to.equal(600);
+    expect(resolveConfig({ member_slots_ttl: '2h' }).member_slots_ttl).to.equal(7200);
+    expect(resolveConfig({ member_slots_ttl: '1d' }).member_slots_ttl).to.equal(86400);
+    expect(resolveConfig({ member_slots_ttl: 'soon' }).member_slots_ttl, 'an invalid value falls back alone').to.equal(1800);
+    expect(validateConfig({ member_slots_ttl: -1 })).to.deep.equal([{ path: 'member_slots_ttl', message: 'expected a non-negative integer (seconds) or a duration such as "30min" (units s, min, h, d), got -1' }]);
+    expect(validateConfig({ member_slots_ttl: '5 weeks' })[0]!.path).to.equal('member_slots_ttl');
   });
 
   it('refuses a document that is not an object', () => {

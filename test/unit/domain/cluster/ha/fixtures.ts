@@ -1,7 +1,7 @@
 import { EMPTY_CLUSTER, type Cluster, type FailoverKey, type Member } from '../../../../../src/domain/cluster/model/cluster.js';
 import { resolveConfig, type RawConfig } from '../../../../../src/domain/cluster/config/config.js';
 import { EMPTY_MEMORY, NO_COMMANDS, type TickInput } from '../../../../../src/domain/cluster/ha/decision.js';
-import { stoppedFacts, type LocalFacts, type ReplicationRow } from '../../../../../src/domain/cluster/model/facts.js';
+import { stoppedFacts, type LocalFacts, type ReplicationRow, type SlotFact } from '../../../../../src/domain/cluster/model/facts.js';
 import type { NodeSettings } from '../../../../../src/domain/cluster/model/node.js';
 import type { NodeStatus } from '../../../../../src/domain/cluster/model/status.js';
 
@@ -29,6 +29,11 @@ export function member(name: string, extra: Partial<Member> = {}): Member {
     scheduledRestart: null,
     ...extra,
   };
+}
+
+/** A physical replication slot as the probe reports it. */
+export function slot(name: string, extra: Partial<SlotFact> = {}): SlotFact {
+  return { name, type: 'physical', database: null, plugin: null, active: false, restartLsn: 4000, confirmedFlushLsn: null, hasXmin: false, ...extra };
 }
 
 /** Facts of a running primary at `wal`. */
@@ -60,6 +65,8 @@ export function replicaFacts(wal = 5000, upstream: string | null = 'node1', extr
     replayedLocation: wal,
     replicationState: upstream ? 'streaming' : null,
     upstreamConnUrl: upstream ? `postgres://${upstream}:5432/postgres` : null,
+    // What node2 keeps by default (member_slots_ttl on): a slot for each other member, for after a failover.
+    slots: [slot('node1'), slot('node3')],
     ...extra,
   };
 }
@@ -133,9 +140,9 @@ export function input(over: Partial<TickInput> & { readonly raw?: RawConfig } = 
 export function leaderInput(over: Partial<TickInput> & { readonly raw?: RawConfig } = {}): TickInput {
   return input({
     node: settings({ name: 'node1', apiUrl: 'http://node1:8008', connUrl: 'postgres://node1:5432/postgres' }),
-    facts: primaryFacts(5000, { replication: [row('node2', 5000), row('node3', 5000)] }),
+    facts: primaryFacts(5000, { replication: [row('node2', 5000), row('node3', 5000)], slots: [slot('node2', { active: true }), slot('node3', { active: true })] }),
     lockDeadline: NOW + 20_000,
-    memory: { ...EMPTY_MEMORY, appliedParameters: '{}', appliedSlots: '[{"name":"node2","type":"physical"},{"name":"node3","type":"physical"}]', lastRole: 'primary' },
+    memory: { ...EMPTY_MEMORY, appliedParameters: '{}', lastRole: 'primary' },
     ...over,
   });
 }

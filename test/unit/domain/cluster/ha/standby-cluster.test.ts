@@ -18,13 +18,16 @@ const standbyCluster = (leader: string | null = 'node1') =>
     members: ['node1', 'node2', 'node3'].map((n) => member(n, n === leader ? { role: 'standby_leader' } : {})),
   });
 
+/** The physical slots a standby leader keeps for node2 and node3, as its server reports them. */
+const REPLICA_SLOTS = ['node2', 'node3'].map((name) => ({ name, type: 'physical' as const, database: null, plugin: null, active: true, restartLsn: 7000, confirmedFlushLsn: null, hasXmin: false }));
+
 /** node1, the standby leader: holds the key, runs in recovery streaming from the remote. */
 function standbyLeader(over: Partial<TickInput> & { readonly raw?: Record<string, unknown> } = {}): TickInput {
   return leaderInput({
     raw: SC,
     cluster: standbyCluster(),
-    facts: replicaFacts(7000, null, { upstreamConnUrl: REMOTE, upstreamSlotName: 'dc2', replicationState: 'streaming' }),
-    memory: { ...EMPTY_MEMORY, appliedParameters: '{}', appliedSlots: '[{"name":"node2","type":"physical"},{"name":"node3","type":"physical"}]', lastRole: 'replica' },
+    facts: replicaFacts(7000, null, { upstreamConnUrl: REMOTE, upstreamSlotName: 'dc2', replicationState: 'streaming', slots: REPLICA_SLOTS }),
+    memory: { ...EMPTY_MEMORY, appliedParameters: '{}', lastRole: 'replica' },
     ...over,
   });
 }
@@ -62,8 +65,10 @@ describe('decide(): a standby cluster', () => {
     });
 
     it('keeps its replicas\' slots (on a standby: physical ones)', () => {
-      const d = decide(standbyLeader({ memory: { ...EMPTY_MEMORY, appliedParameters: '{}', appliedSlots: null } }));
-      expect(action(d, 'syncSlots').wanted.map((s) => s.name)).to.deep.equal(['node2', 'node3']);
+      const d = decide(standbyLeader({ facts: replicaFacts(7000, null, { upstreamConnUrl: REMOTE, upstreamSlotName: 'dc2', replicationState: 'streaming', slots: [] }) }));
+      expect(action(d, 'syncSlots').plan.create.map((s) => s.name)).to.deep.equal(['node2', 'node3']);
+      const permanent = decide(standbyLeader({ raw: { ...SC, slots: { cdc: { type: 'logical', database: 'postgres', plugin: 'pgoutput' }, archiver: { type: 'physical' } } } }));
+      expect(action(permanent, 'syncSlots').plan.create.map((s) => s.name)).to.deep.equal(['archiver']);
     });
 
     it('publishes the timeline history its server fetched once the remote switched timelines', () => {
@@ -75,7 +80,7 @@ describe('decide(): a standby cluster', () => {
     });
 
     it('makes a restartpoint on the remote\'s new timeline (a pg_rewind source must show it) and says so until it shows, asking again at most every restartpointRetryMs', () => {
-      const facts = replicaFacts(7000, null, { upstreamConnUrl: REMOTE, upstreamSlotName: 'dc2', timeline: 2, checkpointTimeline: 1 });
+      const facts = replicaFacts(7000, null, { upstreamConnUrl: REMOTE, upstreamSlotName: 'dc2', timeline: 2, checkpointTimeline: 1, slots: REPLICA_SLOTS });
       const history = { lines: [[1, 100, 'x', null, null] as const], revision: '3' };
       const base = standbyLeader({ facts, cluster: { ...standbyCluster(), history } });
       const d = decide(base);

@@ -28,7 +28,7 @@ const c = (name: string, status: NodeStatus | null, tags: CandidateInfo['tags'] 
 describe('domain/cluster/rules: eligibility explanations', () => {
   it('an eligible member has no reasons and its lag, timeline and position', () => {
     const e = explainCandidate(c('node2', replica(99_999_000)), ctx());
-    expect(e).to.deep.equal({ name: 'node2', eligible: true, reasons: [], lag_bytes: 1000, timeline: 3, wal_position: 99_999_000 });
+    expect(e).to.deep.equal({ name: 'node2', eligible: true, reasons: [], lag_bytes: 1000, timeline: 3, wal_position: 99_999_000, failover_priority: 1 });
   });
 
   it('lag over maximum_lag_on_failover names both numbers', () => {
@@ -82,7 +82,7 @@ describe('domain/cluster/rules: eligibility explanations', () => {
   });
 
   it('likelyWinner picks the latest timeline, then the most WAL, then the first name; null when nobody is eligible', () => {
-    const e = (name: string, eligible: boolean, timeline: number, wal: number) => ({ name, eligible, reasons: [], lag_bytes: 0, timeline, wal_position: wal });
+    const e = (name: string, eligible: boolean, timeline: number, wal: number) => ({ name, eligible, reasons: [], lag_bytes: 0, timeline, wal_position: wal, failover_priority: 1 });
     expect(likelyWinner([e('a', true, 3, 10), e('b', true, 3, 20), e('c', false, 4, 99)])!.name).to.equal('b');
     expect(likelyWinner([e('b', true, 3, 20), e('a', true, 3, 20)])!.name).to.equal('a');
     expect(likelyWinner([e('a', true, 2, 99), e('b', true, 3, 1)])!.name).to.equal('b');

@@ -104,6 +104,14 @@ describe('cluster document (domain, spec §6)', () => {
     expect(connHostPort('garbage')).to.deep.equal({});
   });
 
+  it('a cascading replica shows the member it streams from (upstream); others and the leader show none', () => {
+    const members = [member('node1', { role: 'primary' }), member('node2'), member('node3', { tags: { replicatefrom: 'node2' } })];
+    const doc = clusterDocument('demo', cluster({ leader: { name: 'node1', revision: '1' }, members }));
+    expect(doc.members.map((m) => m.upstream ?? null)).to.deep.equal([null, null, 'node2']);
+    const fallback = clusterDocument('demo', cluster({ leader: { name: 'node1', revision: '1' }, members: [members[0]!, member('node2', { state: 'stopped' }), members[2]!] }));
+    expect(fallback.members[2]).to.not.have.property('upstream');
+  });
+
   it('a leaderless cluster: every member has lag fields, all unknown without a status key', () => {
     const doc = clusterDocument('demo', cluster({ leader: null, members: [member('node1', { replayLsn: 10, receiveLsn: 20 })] }));
     expect(doc.members[0]).to.deep.include({ role: 'replica', lsn: '0/14', lag: 'unknown', receive_lsn: '0/14', replay_lsn: '0/A', replay_lag: 'unknown' });

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { checkHealth, type HealthEndpoint } from '../../../../../src/domain/cluster/rules/health.js';
 import { confirmPosition, leaderRef, unconfirmedPosition, type LeaderRef } from '../../../../../src/domain/cluster/rules/position.js';
-import { member } from '../ha/fixtures.js';
 import { EMPTY_CLUSTER } from '../../../../../src/domain/cluster/model/cluster.js';
 import { NOW, clusterView, primaryFacts, replicaFacts, snapshot } from '../fixtures.js';
+import { member } from '../ha/fixtures.js';
 
 const LEADER: LeaderRef = { name: 'node0', connUrl: 'postgres://127.0.0.1:5433/postgres', timeline: 2 };
 /** The fixtures' replica streams from 127.0.0.1:5433 on timeline 2. */
@@ -53,6 +53,28 @@ describe('domain/cluster/rules/position: a replica confirms its WAL position aga
     expect(unconfirmedPosition(replicaFacts({ timeline: 1 }), stale, LEADER, false)).to.match(/on timeline 1 while the leader node0 is on timeline 2/);
   });
 
+  it('a cascading replica confirms by streaming from another member on the leader\'s (known) timeline', () => {
+    const relay = 'postgres://127.0.0.1:5434/postgres';
+    const viaRelay = { ...LEADER, relays: [relay] };
+    const cascading = replicaFacts({ upstreamConnUrl: relay });
+    expect(confirmPosition(null, cascading, viaRelay)).to.deep.equal({ leader: 'node0', timeline: 2 });
+    expect(confirmPosition(null, cascading, LEADER), 'not a member').to.equal(null);
+    expect(confirmPosition(null, replicaFacts({ upstreamConnUrl: relay, timeline: 1 }), viaRelay), 'a relay on an older timeline').to.equal(null);
+    expect(confirmPosition(null, cascading, { ...viaRelay, timeline: null }), 'the leader\'s timeline unknown').to.equal(null);
+    expect(confirmPosition(null, cascading, { ...viaRelay, runsAsPrimary: false })).to.equal(null);
+    expect(unconfirmedPosition(replicaFacts({ upstreamConnUrl: relay, replicationState: null }), null, viaRelay, false)).to.match(/has not streamed WAL of the leader node0's timeline from its upstream yet/);
+    const c = { ...clusterView({ leader: 'node0' }), members: [member('node0'), member('node3', { connUrl: relay })] };
+    expect(leaderRef(c)!.relays).to.deep.equal([relay]);
+  });
+
+  it('a node tagged nostream confirms by restoring the archive on the leader\'s timeline', () => {
+    const archive = replicaFacts({ upstreamConnUrl: null, replicationState: 'in archive recovery' });
+    expect(confirmPosition(null, archive, LEADER, { archiveOnly: true })).to.deep.equal({ leader: 'node0', timeline: 2 });
+    expect(confirmPosition(null, archive, LEADER), 'only when tagged nostream').to.equal(null);
+    expect(confirmPosition(null, replicaFacts({ upstreamConnUrl: null, replicationState: 'in archive recovery', timeline: 1 }), LEADER, { archiveOnly: true })).to.equal(null);
+    expect(unconfirmedPosition(archive, null, LEADER, false)).to.match(/has not restored WAL of the leader node0's timeline from the archive yet/);
+  });
+
   it('leaderRef: the leader member, and the timeline from it or from the history', () => {
     expect(leaderRef(EMPTY_CLUSTER)).to.equal(null);
     const c = clusterView({ leader: 'node0' });
@@ -70,6 +92,12 @@ describe('domain/cluster/rules/health: a node that may hold WAL the leader lacks
       expect(checkHealth(endpoint, snapshot({ facts: replicaFacts() }), endpoint === 'readiness' ? { lag: '10MB' } : {}, NOW)).to.equal(200);
     });
   }
+
+  it('readiness: a node tagged nostream is ready while it restores the archive (others must stream)', () => {
+    const archive = replicaFacts({ upstreamConnUrl: null, replicationState: 'in archive recovery' });
+    expect(checkHealth('readiness', snapshot({ facts: archive, node: { tags: { nostream: true } } }), { lag: '10MB' }, NOW)).to.equal(200);
+    expect(checkHealth('readiness', snapshot({ facts: archive }), { lag: '10MB' }, NOW)).to.equal(503);
+  });
 
   it('/node carries the reason', () => {
     expect(unconfirmed().status.position_unconfirmed).to.match(/timeline 1/);
