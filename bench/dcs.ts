@@ -70,6 +70,8 @@ interface Measured {
   healthy(): Promise<boolean>;
   /** PIDs of the HA processes (agents or Patroni), for their memory. */
   haPids(): number[];
+  /** PIDs of the agents' fencer processes (none for Patroni). */
+  fencerPids(): number[];
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,8 @@ interface Result {
   readonly wireFrom: number;
   readonly wireTo: number;
   readonly rssAnonMiB: number;
+  readonly rssMiB: number;
+  readonly fencerRssAnonMiB: number;
   readonly unhealthyAtEnd: number;
 }
 
@@ -129,6 +133,7 @@ async function startWarden(i: number, base: string, etcdPort: number, launcher: 
       }
     },
     haPids: () => layout.nodes.map((n) => runner.agentPid(n.name)).filter((p): p is number => p !== undefined),
+    fencerPids: () => layout.nodes.map((n) => runner.fencerPid(n.name)).filter((p): p is number => p !== undefined),
     stop,
   };
 }
@@ -146,7 +151,7 @@ async function startPatroni(i: number, base: string, etcdPort: number): Promise<
   cluster = await startPatroniCluster({ scope: `pbench${i}`, dir: join(base, `patroni${i}`), etcdPort: proxy.port, dcs, binDir: BIN_DIR });
   await cluster.waitHealthy(300_000);
   const c = cluster;
-  return { port: proxy.port, proxy, healthy: () => c.healthy(), haPids: () => c.pids(), stop };
+  return { port: proxy.port, proxy, healthy: () => c.healthy(), haPids: () => c.pids(), fencerPids: () => [], stop };
 }
 
 /** Starts `n` clusters of `system` on a fresh etcd, measures the window, stops everything. */
@@ -197,7 +202,8 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
     const seconds = (performance.now() - t0) / 1000;
     const wire1 = clusters.map((c) => [c.proxy.fromEtcd, c.proxy.toEtcd] as const);
     const unhealthyAtEnd = (await Promise.all(clusters.map((c) => c.healthy()))).filter((h) => !h).length;
-    const rss = clusters.flatMap((c) => c.haPids()).map((p) => rssSplitMiB(p)?.anon ?? Number.NaN);
+    const memory = clusters.flatMap((c) => c.haPids()).map((p) => rssSplitMiB(p));
+    const fencers = clusters.flatMap((c) => c.fencerPids()).map((p) => rssSplitMiB(p)?.anon ?? Number.NaN);
     const sum = (k: 0 | 1) => wire1.reduce((a, w, i) => a + w[k] - wire0[i]![k], 0);
     const result: Result = {
       system,
@@ -205,10 +211,12 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
       rates: costRates(before, after, seconds, n),
       wireFrom: sum(0) / seconds / n,
       wireTo: sum(1) / seconds / n,
-      rssAnonMiB: median(rss),
+      rssAnonMiB: median(memory.map((m) => m?.anon ?? Number.NaN)),
+      rssMiB: median(memory.map((m) => m?.rss ?? Number.NaN)),
+      fencerRssAnonMiB: median(fencers),
       unhealthyAtEnd: unhealthyAtEnd + unhealthyAtStart,
     };
-    progress(`${system} x${n}: ${JSON.stringify({ ...result.rates, wireFrom: result.wireFrom, wireTo: result.wireTo, rssAnonMiB: result.rssAnonMiB, unhealthy: result.unhealthyAtEnd })}`);
+    progress(`${system} x${n}: ${JSON.stringify(result)}`);
     return result;
   } finally {
     await teardown();
@@ -238,6 +246,8 @@ function report(n: number, warden: Result | null, patroni: Result | null): void 
     ['watch messages received/s', (r) => r.rates.watchReceived],
     ['watch messages sent/s', (r) => r.rates.watchSent],
     ['HA process RssAnon, median (MiB)', (r) => r.rssAnonMiB],
+    ['HA process VmRSS, median (MiB)', (r) => r.rssMiB],
+    ['fencer RssAnon, median (MiB)', (r) => r.fencerRssAnonMiB],
     ['clusters not healthy before or after the window (count)', (r) => r.unhealthyAtEnd],
   ];
   printRuns(

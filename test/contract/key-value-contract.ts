@@ -457,8 +457,17 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         }
       });
 
-      it('progress is null without a live watch', async () => {
+      it('progress is null without a live watch; watching() says whether every watch is live', async () => {
         const a = await h.client('a');
+        expect(a.watching()).to.equal(false);
+        expect(await a.whenWatching(100)).to.equal(false);
+        expect(await a.progress()).to.equal(null);
+        const w = recorder(a);
+        expect(await a.whenWatching(5000)).to.equal(true);
+        await untilWatchSees(a, w.seen, 'probe');
+        expect(a.watching()).to.equal(true);
+        w.off();
+        expect(a.watching()).to.equal(false);
         expect(await a.progress()).to.equal(null);
       });
 

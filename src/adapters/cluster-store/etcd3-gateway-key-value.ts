@@ -189,6 +189,16 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     };
   }
 
+  watching(): boolean {
+    return !this.isClosed && this.watches.size > 0 && [...this.watches].every((w) => w.isLive);
+  }
+
+  async whenWatching(timeoutMs: number): Promise<boolean> {
+    const watches = [...this.watches];
+    if (this.isClosed || watches.length === 0) return false;
+    return (await Promise.all(watches.map((w) => w.whenLive(timeoutMs)))).every(Boolean);
+  }
+
   async progress(): Promise<string | null> {
     const watches = [...this.watches];
     if (this.isClosed || watches.length === 0) return null;

@@ -46,12 +46,33 @@ export class GatewayPrefixWatch {
   /** The answer a progress request waits for (one at a time). */
   private waiting: ((revision: string | null) => void) | null = null;
   private chain: Promise<unknown> = Promise.resolve();
+  private readonly liveWaiters = new Set<(live: boolean) => void>();
 
   constructor(
     private readonly client: GatewayWatchClient,
     private readonly listener: (key: string, value: string | null, info: WatchInfo) => void,
   ) {
     this.open();
+  }
+
+  /** Whether the stream is created and not broken since. */
+  get isLive(): boolean {
+    return this.live;
+  }
+
+  /** Resolves true once the stream is live (at once when it is), false after `ms` or when stopped. */
+  whenLive(ms: number): Promise<boolean> {
+    if (this.live) return Promise.resolve(true);
+    if (this.stopped) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (live: boolean) => {
+        clearTimeout(timer);
+        this.liveWaiters.delete(done);
+        resolve(live);
+      };
+      const timer = setTimeout(() => done(false), ms);
+      this.liveWaiters.add(done);
+    });
   }
 
   /** Asks etcd for the stream's progress; the revision once every change up to it was reported, null when not live or not answered in time. */
@@ -64,6 +85,7 @@ export class GatewayPrefixWatch {
   /** Stops watching. Never throws. */
   stop(): void {
     this.stopped = true;
+    for (const w of [...this.liveWaiters]) w(false);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.drop();
@@ -140,6 +162,7 @@ export class GatewayPrefixWatch {
     const events = (result['events'] as Json[] | undefined) ?? [];
     if (result['created'] === true) {
       this.live = true;
+      for (const w of [...this.liveWaiters]) w(true);
       this.attempt = 0;
       // Changes may have been missed while no watch was open.
       this.emit('', null, { revision: String((result['header'] as Json | undefined)?.['revision'] ?? '0'), lease: null });

@@ -40,6 +40,7 @@ export class Etcd3PrefixWatch {
   private resubscribe: NodeJS.Timeout | undefined;
   private waiting: ((revision: string | null) => void) | null = null;
   private chain: Promise<unknown> = Promise.resolve();
+  private readonly liveWaiters = new Set<(live: boolean) => void>();
 
   constructor(
     private readonly watches: WatchClient,
@@ -48,6 +49,26 @@ export class Etcd3PrefixWatch {
     private readonly progressTimeoutMs: () => number,
   ) {
     void this.open();
+  }
+
+  /** Whether the stream is created and not broken since. */
+  get isLive(): boolean {
+    return this.live;
+  }
+
+  /** Resolves true once the stream is live (at once when it is), false after `ms` or when stopped. */
+  whenLive(ms: number): Promise<boolean> {
+    if (this.live) return Promise.resolve(true);
+    if (this.stopped) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (live: boolean) => {
+        clearTimeout(timer);
+        this.liveWaiters.delete(done);
+        resolve(live);
+      };
+      const timer = setTimeout(() => done(false), ms);
+      this.liveWaiters.add(done);
+    });
   }
 
   /** Asks etcd for the stream's progress; the revision once every change up to it was reported, null when not live or not answered in time. */
@@ -60,6 +81,7 @@ export class Etcd3PrefixWatch {
   /** Stops watching; waits (at most `ms`) for the stream to close. Never throws. */
   async stop(ms: number): Promise<void> {
     this.stopped = true;
+    for (const w of [...this.liveWaiters]) w(false);
     clearTimeout(this.resubscribe);
     const s = this.stream;
     this.drop();
@@ -109,6 +131,7 @@ export class Etcd3PrefixWatch {
     if (res.canceled) return this.broken(s);
     if (res.created) {
       this.live = true;
+      for (const w of [...this.liveWaiters]) w(true);
       this.emit(WATCH_LIVE_KEY, null, { revision: String(res.header?.revision ?? '0'), lease: null });
       return;
     }

@@ -321,6 +321,15 @@ export class InMemoryKeyValue implements KeyValueStore {
     return this.written;
   }
 
+  watching(): boolean {
+    return !this.closed && this.up && this.store.reachable && this.unsubscribers.size > 0 && !this.store.missedEvents(this);
+  }
+
+  /** The in-memory watch is live from the moment it is taken: no waiting (and no timer, so simulations stay deterministic). */
+  async whenWatching(): Promise<boolean> {
+    return this.watching();
+  }
+
   async progress(): Promise<string | null> {
     if (this.closed || !this.up || !this.store.reachable || this.unsubscribers.size === 0) return null;
     // A watch that missed events reconnects first; the caller then reads anew.

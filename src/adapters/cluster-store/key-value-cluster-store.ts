@@ -106,7 +106,7 @@ export class KeyValueClusterStore implements ClusterStore {
     opts: KeyValueClusterStoreOptions = {},
   ) {
     this.parser = new ClusterParser(logger);
-    this.copy = opts.watchedCopy ? new WatchedPrefix(kv, clock, (key, value) => this.changed(key, value)) : null;
+    this.copy = opts.watchedCopy ? new WatchedPrefix(kv, clock, (key, value) => this.changed(key, value), logger) : null;
   }
 
   async read(opts: ReadOptions = {}): Promise<Cluster> {

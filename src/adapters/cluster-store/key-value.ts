@@ -61,7 +61,8 @@ export interface KeyValueStore {
   /**
    * Calls `listener` with the relative key, its new value (null: deleted) and the change's
    * revision and lease, on every change under the prefix; after each (re)connect it calls it
-   * with key `''` and null, as changes may have been missed. Returns unsubscribe. Never throws.
+   * with key `''`, null and the revision the new stream starts at (every later change is
+   * reported), as changes before it may have been missed. Returns unsubscribe. Never throws.
    */
   watch(listener: (key: string, value: string | null, info: WatchInfo) => void): () => void;
   /**
@@ -72,6 +73,10 @@ export interface KeyValueStore {
    * that did not answer is reopened (reporting `''` when live again). Never throws.
    */
   progress(): Promise<string | null>;
+  /** Whether this client has a watch and every one of its watches is live (created, not broken since). Never throws. */
+  watching(): boolean;
+  /** Resolves true once watching() holds (at once when it does), false after `timeoutMs` (real time) without. Never throws. */
+  whenWatching(timeoutMs: number): Promise<boolean>;
   /** Applies a new retry timeout (ms) to every later call. Never throws. */
   setRetryTimeout(ms: number): void;
   /** Releases connections and watches. Never throws. */

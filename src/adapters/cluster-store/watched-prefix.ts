@@ -1,4 +1,5 @@
 import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
 import { compareRevisions, type KeyValueStore, type WatchInfo } from './key-value.js';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 
@@ -8,6 +9,17 @@ interface Known {
   readonly revision: string;
   readonly lease: string | null;
 }
+
+/**
+ * Progress requests left unanswered in a row (on a live watch) before the copy stops asking
+ * for a while and reads in full instead: something between the agent and etcd (a proxy that
+ * holds a request body back until it ends) may never let one through, and each costs a wait.
+ */
+const MISSES_BEFORE_PAUSE = 3;
+const CONFIRM_PAUSE_MS = 60_000;
+
+/** How long the first full read waits for the watch's first stream (later ones never wait). */
+const FIRST_STREAM_WAIT_MS = 1000;
 
 /** The moment the copy was last known to equal the store, and the store revision it equalled. */
 export interface Confirmation {
@@ -36,12 +48,20 @@ export class WatchedPrefix {
   private snapshotOf: { readonly version: number; readonly snapshot: DcsSnapshot } | null = null;
   private confirmedAt: Confirmation | null = null;
   private unwatch: (() => void) | null = null;
+  /** The revision the watch's stream started at (it reports every change after it); null until a stream reported its start. */
+  private watchFrom: string | null = null;
+  /** The revision of the newest full read. */
+  private loadedRevision: string | null = null;
+  private misses = 0;
+  private pausedUntil = 0;
+  private pauseReported = false;
 
   constructor(
     private readonly kv: KeyValueStore,
     private readonly clock: Clock,
     /** Hears every change applied from the watch (`''`: the watch reconnected), after the copy has it. */
     private readonly onChange: (key: string, value: string | null) => void,
+    private readonly logger: Logger,
   ) {}
 
   /** Starts the watch (once). Never throws. */
@@ -55,6 +75,7 @@ export class WatchedPrefix {
     this.unwatch?.();
     this.unwatch = null;
     this.live = false;
+    this.watchFrom = null;
   }
 
   /** Whether the copy follows the store (loaded since the watch last connected). */
@@ -95,10 +116,16 @@ export class WatchedPrefix {
    * not answer, or it reconnected meanwhile. Never throws.
    */
   async confirm(at: number, minRevision: string): Promise<boolean> {
-    if (!this.live) return false;
+    // A watch that is down (reconnecting) cannot confirm: its reconnect makes the copy load anew.
+    if (!this.live || !this.kv.watching() || this.clock.now() < this.pausedUntil) return false;
     const generation = this.generation;
     const revision = await this.kv.progress();
-    if (revision === null || generation !== this.generation || !this.live) return false;
+    if (revision === null) {
+      if (generation === this.generation) this.missed();
+      return false;
+    }
+    if (this.misses > 0 || this.pauseReported) this.answered();
+    if (generation !== this.generation || !this.live) return false;
     // A watch served by a member behind this client's own writes would hide them.
     if (compareRevisions(revision, minRevision) < 0) return false;
     this.confirmed({ at, revision });
@@ -107,10 +134,11 @@ export class WatchedPrefix {
 
   /**
    * Reads the whole prefix (one range read) into the copy; the copy is live afterwards when
-   * the watch did not reconnect meanwhile. Throws DcsUnavailableError.
+   * the watch's stream started at or before the read's revision. Throws DcsUnavailableError.
    */
   async load(at: number = this.clock.now()): Promise<void> {
-    const generation = this.generation;
+    // Before its first stream is up the watch would miss what changes right after the read: wait a moment for it.
+    if (this.unwatch && this.watchFrom === null && !this.kv.watching()) await this.kv.whenWatching(FIRST_STREAM_WAIT_MS);
     const { entries, revision } = await this.kv.readAllAt();
     for (const [key, e] of entries) this.apply(key, e.value, e.revision, e.lease ?? null);
     // A key the read did not see, known at or below its revision, was deleted by then.
@@ -119,10 +147,29 @@ export class WatchedPrefix {
       this.known.delete(key);
       if (k.value !== null) this.version++;
     }
-    if (generation === this.generation && this.unwatch) {
+    if (this.loadedRevision === null || compareRevisions(revision, this.loadedRevision) > 0) this.loadedRevision = revision;
+    // Live when the watch reports every change after this read: its stream started at or before it.
+    if (this.unwatch && (this.watchFrom !== null ? compareRevisions(revision, this.watchFrom) >= 0 : this.kv.watching())) {
       this.live = true;
       this.confirmed({ at, revision });
     }
+  }
+
+  /** A live watch left a progress request unanswered. */
+  private missed(): void {
+    if (++this.misses < MISSES_BEFORE_PAUSE) return;
+    this.misses = 0;
+    this.pausedUntil = this.clock.now() + CONFIRM_PAUSE_MS;
+    if (this.pauseReported) return;
+    this.pauseReported = true;
+    this.logger.warn(`etcd left ${MISSES_BEFORE_PAUSE} watch progress requests in a row unanswered: the cluster is read in full on every tick, asking again every ${CONFIRM_PAUSE_MS / 1000} s`);
+  }
+
+  private answered(): void {
+    this.misses = 0;
+    if (!this.pauseReported) return;
+    this.pauseReported = false;
+    this.logger.info('etcd answers watch progress requests again: the cluster is read from the watched copy');
   }
 
   private confirmed(c: Confirmation): void {
@@ -131,7 +178,9 @@ export class WatchedPrefix {
 
   private event(key: string, value: string | null, info: WatchInfo): void {
     if (key === '') {
-      this.live = false;
+      // A new stream reports the changes after its start: the copy follows the store only when a read reached that far.
+      this.watchFrom = info.revision;
+      this.live = this.loadedRevision !== null && compareRevisions(this.loadedRevision, info.revision) >= 0;
       this.generation++;
       this.confirmedAt = null;
       this.onChange('', null);
