@@ -1,11 +1,11 @@
-import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace } from 'etcd3';
+import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace, type WatchClient } from 'etcd3';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import { maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import { withinDeadline } from './etcd3-deadline.js';
 import { Etcd3AgentLease } from './etcd3-lease.js';
 import { etcd3ClientOptions, type Etcd3KeyValueOptions } from './etcd3-options.js';
-import { Etcd3PrefixWatch } from './etcd3-watch.js';
+import { Etcd3PrefixWatch, requireLeaderWatchClient } from './etcd3-watch.js';
 
 export type { Etcd3KeyValueOptions } from './etcd3-options.js';
 
@@ -33,6 +33,7 @@ export class Etcd3KeyValue implements KeyValueStore {
   private readonly lease: Etcd3AgentLease;
   private retryTimeoutMs: number;
   private readonly watches = new Set<Etcd3PrefixWatch>();
+  private readonly watchClient: WatchClient;
   private written = '0';
   private closed = false;
 
@@ -42,6 +43,7 @@ export class Etcd3KeyValue implements KeyValueStore {
     this.client = new Etcd3(etcd3ClientOptions(opts, timeout));
     this.ns = this.client.namespace(opts.prefix);
     this.lease = new Etcd3AgentLease(this.ns.leaseClient, timeout);
+    this.watchClient = requireLeaderWatchClient(this.ns);
   }
 
   /** Applies a new `retry_timeout` (the dynamic config changed) to every later call. */
@@ -109,7 +111,7 @@ export class Etcd3KeyValue implements KeyValueStore {
   watch(listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
     if (this.closed) return () => {};
     const progressTimeout = () => Math.min(PROGRESS_TIMEOUT_MAX_MS, Math.max(PROGRESS_TIMEOUT_MIN_MS, this.retryTimeoutMs / 2));
-    const w = new Etcd3PrefixWatch(this.ns.watchClient, this.ns.prefix, listener, progressTimeout);
+    const w = new Etcd3PrefixWatch(this.watchClient, this.ns.prefix, listener, progressTimeout);
     this.watches.add(w);
     return () => {
       if (!this.watches.delete(w)) return;

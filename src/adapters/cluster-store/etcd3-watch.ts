@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import type { IDuplexStream, IWatchRequest, IWatchResponse, WatchClient } from 'etcd3';
+import { WatchClient, type ICallable, type IDuplexStream, type IWatchRequest, type IWatchResponse, type Namespace } from 'etcd3';
 import type { WatchInfo } from './key-value.js';
 
 /**
@@ -11,6 +11,28 @@ export const WATCH_LIVE_KEY = '';
 
 /** Pause before opening a watch stream again after it broke or etcd cancelled it. */
 const RESUBSCRIBE_DELAY_MS = 200;
+
+/**
+ * A Watch client whose streams ask etcd for a member with a raft leader (`hasleader`
+ * metadata, as etcd's own Go client sends with WithRequireLeader): a member cut off from the
+ * quorum ends them instead of serving an old view as current (and answering progress
+ * requests for it). The `etcd3` package has no option for it: its connection pool is wrapped.
+ */
+export function requireLeaderWatchClient(ns: Namespace): WatchClient {
+  const pool = (ns as unknown as { readonly pool: ICallable<unknown> }).pool;
+  const callable: ICallable<unknown> = {
+    exec: (service, method, params, options) => pool.exec(service, method, params, options),
+    markFailed: (resource, error) => pool.markFailed(resource, error),
+    callOptionsFactory: pool.callOptionsFactory,
+    withConnection: (service, fn) =>
+      pool.withConnection(service, (args) => {
+        const metadata = args.metadata.clone();
+        metadata.set('hasleader', 'true');
+        return fn({ ...args, metadata });
+      }),
+  };
+  return new WatchClient(callable);
+}
 
 /** The first key after every key that starts with `prefix` (etcd's range_end of a prefix). */
 function prefixEnd(prefix: Buffer): Buffer {
