@@ -51,7 +51,26 @@ class GatewayError extends Error {
   ) {
     super(message);
   }
+
+  /** The member refused before acting on the request (it has no raft leader): another member may serve it. */
+  get refusedWithoutLeader(): boolean {
+    return /no leader/i.test(this.message);
+  }
+
+  /** The member could not serve the request now (HTTP 503: no leader, a leader change, a timeout inside etcd). */
+  get unavailable(): boolean {
+    return this.status === 503 || this.refusedWithoutLeader;
+  }
 }
+
+/** Calls that may go to another member whatever became of an attempt that got no answer. */
+const IDEMPOTENT_PATHS = new Set(['/v3/kv/range', '/v3/lease/keepalive', '/v3/lease/timetolive', '/v3/auth/authenticate']);
+
+/** Connection failures after which the request surely never reached etcd. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Least time one attempt on one member gets, when the retry timeout is shared among several. */
+const MIN_ATTEMPT_MS = 1000;
 
 /**
  * The `KeyValueStore` port over etcd v3's JSON gateway (`POST /v3/kv/range`, `/v3/kv/txn`,
@@ -75,6 +94,8 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   private readonly watches = new Set<GatewayPrefixWatch>();
   private written = '0';
   private isClosed = false;
+  /** The member the next call goes to first: the last one that answered, or the one after the last that failed. */
+  private preferred = 0;
 
   constructor(private readonly opts: Etcd3GatewayKeyValueOptions) {
     const scheme = opts.protocol ?? (opts.cacert || opts.cert ? 'https' : 'http');
@@ -170,6 +191,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     const w = new GatewayPrefixWatch(
       {
         urls: this.urls,
+        preferred: () => this.preferred,
         prefix: this.prefix,
         range: { key: b64(this.prefix), rangeEnd: prefixEnd(this.prefix) },
         headers: () => this.headers(),
@@ -296,21 +318,36 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     }
   }
 
-  /** POSTs to each host in turn until one answers; an error etcd answers with is not retried elsewhere. */
+  /**
+   * POSTs to the members in turn, from the preferred one, each attempt with its share of the
+   * retry timeout, until one answers. A member that cannot serve (unreachable, no raft
+   * leader, no answer) makes the next call start with the next member. A request that may
+   * have reached etcd and is not idempotent is not repeated elsewhere; nor is an error etcd
+   * answered with, but for a member without a leader.
+   */
   private async post(path: string, body: Json, headers: Record<string, string>): Promise<Json> {
+    const n = this.urls.length;
+    const attemptMs = n > 1 ? Math.max(MIN_ATTEMPT_MS, Math.floor(this.retryTimeoutMs / n)) : this.retryTimeoutMs;
     let last: unknown = null;
-    for (const url of this.urls) {
+    const first = this.preferred;
+    for (let i = 0; i < n; i++) {
+      const index = (first + i) % n;
       try {
-        return await this.postTo(url, path, body, headers);
+        const res = await this.postTo(this.urls[index]!, path, body, headers, attemptMs);
+        this.preferred = index;
+        return res;
       } catch (e) {
-        if (e instanceof GatewayError) throw e;
+        if (e instanceof GatewayError && !e.unavailable) throw e;
+        if (this.preferred === index) this.preferred = (index + 1) % n;
         last = e;
+        const notSent = (e instanceof GatewayError && e.refusedWithoutLeader) || NOT_SENT_CODES.has(String((e as NodeJS.ErrnoException).code));
+        if (!notSent && !IDEMPOTENT_PATHS.has(path)) break;
       }
     }
     throw asUnavailable(path, last);
   }
 
-  private postTo(url: string, path: string, body: Json, headers: Record<string, string>): Promise<Json> {
+  private postTo(url: string, path: string, body: Json, headers: Record<string, string>, timeoutMs: number = this.retryTimeoutMs): Promise<Json> {
     return new Promise<Json>((resolve, reject) => {
       const req = this.request(url, path, headers, (res) => {
         const chunks: Buffer[] = [];
@@ -334,7 +371,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
         });
       });
       req.on('error', reject);
-      req.setTimeout(this.retryTimeoutMs, () => req.destroy(new Error(`no answer within ${this.retryTimeoutMs} ms`)));
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer from ${url} within ${timeoutMs} ms`)));
       req.end(JSON.stringify(body));
     });
   }

@@ -12,6 +12,8 @@ const unb64 = (s: unknown) => (typeof s === 'string' ? Buffer.from(s, 'base64').
 export interface GatewayWatchClient {
   /** etcd URLs, tried in turn when a stream breaks. */
   readonly urls: readonly string[];
+  /** The index of the URL the client's calls go to first (the last member that answered). */
+  preferred(): number;
   /** The watched prefix (absolute). */
   readonly prefix: string;
   /** base64 of the prefix and of its range end. */
@@ -42,6 +44,8 @@ export class GatewayPrefixWatch {
   private live = false;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
+  /** A stream not created within this long is given up for the next member. */
+  private creating: NodeJS.Timeout | null = null;
   private attempt = 0;
   /** The answer a progress request waits for (one at a time). */
   private waiting: ((revision: string | null) => void) | null = null;
@@ -112,7 +116,7 @@ export class GatewayPrefixWatch {
 
   private open(): void {
     if (this.stopped || this.client.closed()) return;
-    const url = this.client.urls[this.attempt % this.client.urls.length]!;
+    const url = this.client.urls[(this.client.preferred() + this.attempt) % this.client.urls.length]!;
     void this.client.headers().then(
       (headers) => {
         if (this.stopped || this.client.closed()) return;
@@ -138,6 +142,9 @@ export class GatewayPrefixWatch {
         });
         this.req = req;
         req.on('error', () => this.broken(req));
+        this.creating = setTimeout(() => {
+          if (this.req === req && !this.live) this.broken(req);
+        }, this.client.progressTimeoutMs());
         req.on('socket', (s) => s.setKeepAlive(true, 10_000));
         req.write(JSON.stringify({ create_request: { key: this.client.range.key, range_end: this.client.range.rangeEnd } }) + '\n');
       },
@@ -161,6 +168,8 @@ export class GatewayPrefixWatch {
     if (result['canceled'] === true) return this.broken(req);
     const events = (result['events'] as Json[] | undefined) ?? [];
     if (result['created'] === true) {
+      if (this.creating) clearTimeout(this.creating);
+      this.creating = null;
       this.live = true;
       for (const w of [...this.liveWaiters]) w(true);
       this.attempt = 0;
@@ -213,6 +222,8 @@ export class GatewayPrefixWatch {
   private drop(): void {
     const req = this.req;
     this.req = null;
+    if (this.creating) clearTimeout(this.creating);
+    this.creating = null;
     this.live = false;
     this.waiting?.(null);
     req?.destroy();
