@@ -190,7 +190,7 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
       if (failed) throw (failed as PromiseRejectedResult).reason;
       progress(`${system} x${n}: ${clusters.length} clusters healthy`);
     }
-    progress(`${system} x${n}: settling ${settleMs / 1000} s`);
+    progress(`${system} x${n}: settling ${settleMs / 1000} s (MemAvailable ${Math.round(have)} MiB before the clusters, ${Math.round(memAvailableMiB())} MiB now)`);
     await sleep(settleMs);
     const unhealthyAtStart = (await Promise.all(clusters.map((c) => c.healthy()))).filter((h) => !h).length;
     if (unhealthyAtStart > 0) progress(`${system} x${n}: ${unhealthyAtStart} clusters not healthy before the window`);
