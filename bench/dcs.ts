@@ -13,7 +13,7 @@
  * at the end. Everything started is stopped by PID (also on failure and Ctrl-C) and the
  * temp folders removed (BENCH_KEEP=1 keeps them).
  *
- *   node --import tsx bench/dcs.ts [--clusters 1,20] [--window 60] [--settle 30] [--parallel 3]
+ *   node --import tsx bench/dcs.ts [--clusters 1,20] [--window 60] [--settle 120] [--parallel 3]
  *        [--systems warden,patroni] [--ttl 20] [--loop-wait 2] [--retry-timeout 5] [--skip-compiled]
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -40,7 +40,7 @@ const { values } = parseArgs({
   options: {
     clusters: { type: 'string', default: '1,20' },
     window: { type: 'string', default: '60' },
-    settle: { type: 'string', default: '30' },
+    settle: { type: 'string', default: '120' },
     parallel: { type: 'string', default: '3' },
     systems: { type: 'string', default: 'warden,patroni' },
     ttl: { type: 'string', default: '20' },
@@ -72,6 +72,8 @@ interface Measured {
   haPids(): number[];
   /** PIDs of the agents' fencer processes (none for Patroni). */
   fencerPids(): number[];
+  /** The primary's WAL position as its REST API reports it (`xlog.location`), null when none answers. */
+  primaryWal(): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -88,6 +90,24 @@ interface Result {
   readonly rssMiB: number;
   readonly fencerRssAnonMiB: number;
   readonly unhealthyAtEnd: number;
+  /** Clusters whose primary's WAL position moved during the window (checkpoints, autovacuum: some writes are due). */
+  readonly walMoved: number;
+}
+
+/** The highest `xlog.location` the nodes' status documents (`path`: Warden's /node, Patroni's /patroni) report. */
+async function walOf(urls: readonly string[], path: string): Promise<number | null> {
+  let best: number | null = null;
+  for (const url of urls) {
+    try {
+      const r = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(2000) });
+      const doc = (await r.json()) as { xlog?: { location?: number } };
+      const loc = doc.xlog?.location;
+      if (typeof loc === 'number') best = Math.max(best ?? 0, loc);
+    } catch {
+      // not answering
+    }
+  }
+  return best;
 }
 
 function memAvailableMiB(): number {
@@ -134,6 +154,7 @@ async function startWarden(i: number, base: string, etcdPort: number, launcher: 
     },
     haPids: () => layout.nodes.map((n) => runner.agentPid(n.name)).filter((p): p is number => p !== undefined),
     fencerPids: () => layout.nodes.map((n) => runner.fencerPid(n.name)).filter((p): p is number => p !== undefined),
+    primaryWal: () => walOf(layout.nodes.map((n) => runner.apiUrl(n.name)), '/node'),
     stop,
   };
 }
@@ -151,7 +172,7 @@ async function startPatroni(i: number, base: string, etcdPort: number): Promise<
   cluster = await startPatroniCluster({ scope: `pbench${i}`, dir: join(base, `patroni${i}`), etcdPort: proxy.port, dcs, binDir: BIN_DIR });
   await cluster.waitHealthy(300_000);
   const c = cluster;
-  return { port: proxy.port, proxy, healthy: () => c.healthy(), haPids: () => c.pids(), fencerPids: () => [], stop };
+  return { port: proxy.port, proxy, healthy: () => c.healthy(), haPids: () => c.pids(), fencerPids: () => [], primaryWal: () => walOf(c.apiUrls, '/patroni'), stop };
 }
 
 /** Starts `n` clusters of `system` on a fresh etcd, measures the window, stops everything. */
@@ -194,6 +215,7 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
     await sleep(settleMs);
     const unhealthyAtStart = (await Promise.all(clusters.map((c) => c.healthy()))).filter((h) => !h).length;
     if (unhealthyAtStart > 0) progress(`${system} x${n}: ${unhealthyAtStart} clusters not healthy before the window`);
+    const wal0 = await Promise.all(clusters.map((c) => c.primaryWal()));
     const wire0 = clusters.map((c) => [c.proxy.fromEtcd, c.proxy.toEtcd] as const);
     const before = etcdCost(await scrapeEtcd(etcd.endpoint));
     const t0 = performance.now();
@@ -201,6 +223,7 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
     const after = etcdCost(await scrapeEtcd(etcd.endpoint));
     const seconds = (performance.now() - t0) / 1000;
     const wire1 = clusters.map((c) => [c.proxy.fromEtcd, c.proxy.toEtcd] as const);
+    const wal1 = await Promise.all(clusters.map((c) => c.primaryWal()));
     const unhealthyAtEnd = (await Promise.all(clusters.map((c) => c.healthy()))).filter((h) => !h).length;
     const memory = clusters.flatMap((c) => c.haPids()).map((p) => rssSplitMiB(p));
     const fencers = clusters.flatMap((c) => c.fencerPids()).map((p) => rssSplitMiB(p)?.anon ?? Number.NaN);
@@ -215,6 +238,7 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
       rssMiB: median(memory.map((m) => m?.rss ?? Number.NaN)),
       fencerRssAnonMiB: median(fencers),
       unhealthyAtEnd: unhealthyAtEnd + unhealthyAtStart,
+      walMoved: wal1.filter((w, i) => w === null || w !== wal0[i]).length,
     };
     progress(`${system} x${n}: ${JSON.stringify(result)}`);
     return result;
@@ -249,6 +273,7 @@ function report(n: number, warden: Result | null, patroni: Result | null): void 
     ['HA process VmRSS, median (MiB)', (r) => r.rssMiB],
     ['fencer RssAnon, median (MiB)', (r) => r.fencerRssAnonMiB],
     ['clusters not healthy before or after the window (count)', (r) => r.unhealthyAtEnd],
+    ['clusters whose primary wrote WAL during the window (count)', (r) => r.walMoved],
   ];
   printRuns(
     `etcd cost per 3-node cluster, ${n} cluster${n > 1 ? 's' : ''} on one etcd (idle, ttl ${dcs.ttl} / loop_wait ${dcs.loop_wait}, ${windowS} s window)`,

@@ -32,6 +32,8 @@ export interface PatroniCluster {
   waitHealthy(timeoutMs: number): Promise<void>;
   /** Whether it has one primary and two running replicas right now. */
   healthy(): Promise<boolean>;
+  /** The REST API URL of each node. */
+  readonly apiUrls: readonly string[];
   /** Stops every Patroni (which stops its PostgreSQL) and any postmaster left, by PID. */
   stop(): Promise<void>;
 }
@@ -132,6 +134,7 @@ export async function startPatroniCluster(opts: {
   return {
     scope,
     dir,
+    apiUrls: nodes.map((n) => `http://127.0.0.1:${n.api}`),
     pids: () => Object.values(pids).filter(isAlive),
     healthy,
     waitHealthy: (timeoutMs) => waitFor(`Patroni cluster ${scope}: a primary and two replicas`, timeoutMs, async () => ((await healthy()) ? true : undefined), 500).then(() => undefined),

@@ -175,7 +175,8 @@ export class KeyValueClusterStore implements ClusterStore {
   }
 
   async publishMember(member: string, record: MemberRecord, ttlSeconds: number): Promise<void> {
-    await this.keepAlive(ttlSeconds, RENEWAL_REUSE_MS);
+    // The leader renews its lease every loop with its lock; a member record alone is kept by a renewal every quarter ttl.
+    await this.keepAlive(ttlSeconds, Math.max(RENEWAL_REUSE_MS, ttlSeconds * 250));
     const value = memberToJson(record);
     const p = this.published;
     const same = p?.member === member && p.value === value && p.lease !== null && p.lease === this.kv.currentLease();

@@ -107,6 +107,23 @@ describe('KeyValueClusterStore with a watched copy', () => {
     expect(space.currentRevision, 'nothing written').to.equal(revision);
   });
 
+  it('a member without the lock renews its lease every quarter ttl, not every loop; its record stays', async () => {
+    const b = store('b');
+    await b.read();
+    await b.publishMember('b', record(2), 20);
+    const { calls } = counted(b.client);
+    for (let tick = 1; tick <= 10; tick++) {
+      await clock.advance(2000);
+      space.expireLeases();
+      await b.read();
+      await b.publishMember('b', record(2), 20);
+    }
+    // At 6, 12 and 18 s: the first renewal at least 5 s after the one before.
+    expect(calls['keepAlive']).to.equal(3);
+    expect(calls['put']).to.equal(0);
+    expect((await store('c').read()).members.map((m) => m.name)).to.deep.equal(['b']);
+  });
+
   it('a lock whose key sits on a replaced lease is moved by compare-and-set', async () => {
     const a = store('a');
     await a.read();
