@@ -52,13 +52,13 @@ export function verdict(row: Row): string {
   return `MISS by ${fmt(off, row.unit)}${pct}`;
 }
 
-/** Prints the machine line, then a table of figures next to their goals. */
-export function printTable(title: string, rows: readonly Row[]): void {
+/** Prints the machine line, then a table of figures next to their goals (`machine`: a line of one's own). */
+export function printTable(title: string, rows: readonly Row[], machine: string = machineLine()): void {
   const t = new Table({ head: ['figure', 'value', 'goal', 'verdict', 'note'], style: { head: [], border: [] }, chars: COMPACT });
   for (const r of rows) {
     t.push([r.figure, fmt(r.value, r.unit), r.goal ? `${r.goal.op} ${fmt(r.goal.limit, r.unit)}` : '', verdict(r), r.note ?? '']);
   }
-  console.log(`\n${title}\n${machineLine()}\n${t.toString()}`);
+  console.log(`\n${title}\n${machine}\n${t.toString()}`);
 }
 
 /** Progress line on stderr, so stdout holds only the result table. */

@@ -29,7 +29,11 @@ export interface ClusterMemberRow {
 
 /** Starts, stops and inspects one local cluster (one etcd, one agent per node). */
 export class ClusterRunner {
-  constructor(readonly layout: ClusterLayout) {}
+  /** `agentLauncher`: the `warden` launcher to run (default the checkout's bin/warden.js; benchmarks pass a compiled copy's). */
+  constructor(
+    readonly layout: ClusterLayout,
+    private readonly agentLauncher: string = join(repoRoot, 'bin/warden.js'),
+  ) {}
 
   private get statePath(): string {
     return join(this.layout.dir, 'state.json');
@@ -150,7 +154,7 @@ export class ClusterRunner {
     const s = this.readState();
     const running = s.agents[name];
     if (running !== undefined && isAlive(running)) return running;
-    const argv = [...AGENT_NODE_FLAGS, join(repoRoot, 'bin/warden.js'), '-c', nodeConfigPath(this.layout, name)];
+    const argv = [...AGENT_NODE_FLAGS, this.agentLauncher, '-c', nodeConfigPath(this.layout, name)];
     const pid = spawnDetached(...ClusterRunner.inNetns(this.node(name).netns, process.execPath, argv), join(this.layout.dir, 'logs', `${name}.log`));
     s.agents[name] = pid;
     this.writeState(s);

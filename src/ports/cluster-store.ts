@@ -60,7 +60,11 @@ export interface ClusterStore {
   renewLeader(member: string, ttlSeconds: number): Promise<LeaderLock | null>;
   /** Gives the lock up when `member` holds it; false when it did not. Throws DcsUnavailableError. */
   releaseLeader(member: string): Promise<boolean>;
-  /** Keeps `member`'s record alive for `ttlSeconds` past this call, writing it only when it changed. Throws DcsUnavailableError. */
+  /**
+   * Keeps `member`'s record alive on this agent's lease of `ttlSeconds` (renewed at least every
+   * quarter of it, so the record outlives this call by at least three quarters of `ttlSeconds`),
+   * writing it only when it changed. Throws DcsUnavailableError.
+   */
   publishMember(member: string, record: MemberRecord, ttlSeconds: number): Promise<void>;
   /** Ends this agent's presence at once: its member record and any lock it holds vanish (clean shutdown). Throws DcsUnavailableError. */
   leave(): Promise<void>;

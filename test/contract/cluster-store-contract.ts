@@ -15,6 +15,8 @@ export interface ClusterStoreHarness {
   setStoreReachable(up: boolean): Promise<void>;
   /** Lease ttl for the tests, seconds. */
   readonly ttlSeconds: number;
+  /** The stores read from a watched copy: they renew the lock by keep-alive alone and skip unchanged writes. */
+  readonly watchedCopy?: boolean;
   cleanup(): Promise<void>;
 }
 
@@ -223,6 +225,57 @@ export function clusterStoreContract(name: string, makeHarness: () => Promise<Cl
       expect((await a.read({ maxAgeMs: 60_000 })).config!.value).to.deep.equal({ ttl: 40 });
       expect(a.lastRead()!.cluster.config!.value).to.deep.equal({ ttl: 40 });
       expect((await a.read()).config!.value).to.deep.equal({ ttl: 40 });
+    });
+
+    it('a store with a watched copy renews the lock by keep-alive alone, and still sees at once that another member deleted it', async function () {
+      if (!h.watchedCopy) this.skip();
+      await a.read();
+      const lock = await a.acquireLeader('a', h.ttlSeconds);
+      expect(lock).to.not.equal(null);
+      // The copy must have taken the new key in before a renewal can skip the write.
+      await eventually('a to see its own key', async () => (await a.read()).leader?.name === 'a');
+      const taken = (await b.read()).leader!.revision;
+      for (let i = 0; i < 3; i++) {
+        const before = h.now();
+        const renewed = await a.renewLeader('a', h.ttlSeconds);
+        expect(renewed, `renewal ${i}`).to.not.equal(null);
+        expect(renewed!.deadline).to.be.within(before - 1000 + h.ttlSeconds * 1000, h.now() + h.ttlSeconds * 1000);
+      }
+      expect((await b.read()).leader!.revision, 'the leader key was not written again').to.equal(taken);
+      // Another process releasing the key in a's name (the fencer does): the very next renewal fails.
+      expect(await b.releaseLeader('a')).to.equal(true);
+      expect(await a.renewLeader('a', h.ttlSeconds)).to.equal(null);
+      expect(await b.acquireLeader('b', h.ttlSeconds)).to.not.equal(null);
+      expect(await a.renewLeader('a', h.ttlSeconds)).to.equal(null);
+    });
+
+    it('a store with a watched copy does not write a status, failsafe or history value that is already stored', async function () {
+      if (!h.watchedCopy) this.skip();
+      await a.read();
+      await a.writeStatus({ optime: 100, slots: {} });
+      await a.writeFailsafe({ a: 'http://127.0.0.1:8008' });
+      await a.writeHistory([[1, 0x3000000, 'no recovery target specified', '2030-01-01T00:00:00.000Z', 'a']]);
+      await a.read();
+      const first = await b.read();
+      await a.writeStatus({ optime: 100, slots: {} });
+      await a.writeFailsafe({ a: 'http://127.0.0.1:8008' });
+      await a.writeHistory([[1, 0x3000000, 'no recovery target specified', '2030-01-01T00:00:00.000Z', 'a']]);
+      const second = await b.read();
+      expect([second.status!.revision, second.history!.revision]).to.deep.equal([first.status!.revision, first.history!.revision]);
+      await a.writeStatus({ optime: 200, slots: {} });
+      const third = await b.read();
+      expect(third.status!.optime).to.equal(200);
+      expect(third.status!.revision).to.not.equal(first.status!.revision);
+    });
+
+    it('every read shows what other members wrote before it began', async () => {
+      await a.read();
+      for (let i = 0; i < 5; i++) {
+        await b.writeConfig({ ttl: 30 + i }, undefined);
+        expect((await a.read()).config!.value).to.deep.equal({ ttl: 30 + i });
+        await b.publishMember('b', record(2, { xlogLocation: i }), h.ttlSeconds);
+        expect((await a.read()).members.find((m) => m.name === 'b')?.xlogLocation).to.equal(i);
+      }
     });
 
     it('removeCluster deletes everything of the cluster', async () => {

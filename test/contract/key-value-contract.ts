@@ -408,6 +408,105 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
       });
     });
 
+    describe('revisions, leases and watch progress', () => {
+      it('readAllAt gives the revision of the read; writtenRevision follows this client\'s writes', async () => {
+        const a = await h.client('a');
+        expect(a.writtenRevision()).to.equal('0');
+        await a.put('config', '{}');
+        const afterPut = a.writtenRevision();
+        const read = await a.readAllAt();
+        expect(BigInt(read.revision) >= BigInt(afterPut)).to.equal(true);
+        expect(read.entries.get('config')!.revision).to.equal(afterPut);
+        expect(await a.create('config', '{}')).to.equal(false);
+        expect(BigInt(a.writtenRevision()) >= BigInt(afterPut)).to.equal(true);
+        await a.delete('config');
+        expect(BigInt(a.writtenRevision()) > BigInt(afterPut)).to.equal(true);
+      });
+
+      it('currentLease is null before the first keepAlive; reads and events name the lease of a leased key', async () => {
+        const a = await h.client('a');
+        const b = await h.client('b');
+        expect(a.currentLease()).to.equal(null);
+        const infos: [string, string | null, string, string | null][] = [];
+        const keys: string[] = [];
+        const off = b.watch((key, value, info) => {
+          keys.push(key);
+          infos.push([key, value, info.revision, info.lease]);
+        });
+        try {
+          await untilWatchSees(a, keys, 'probe');
+          await a.keepAlive(h.ttlSeconds);
+          const lease = a.currentLease();
+          expect(lease).to.be.a('string').and.match(/^[0-9]+$/);
+          await a.put('members/a', '{}', { leased: true });
+          const leasedRevision = a.writtenRevision();
+          await a.put('config', '{}');
+          const plainRevision = a.writtenRevision();
+          await a.delete('config');
+          await eventually('three events', () => infos.filter(([k]) => k === 'members/a' || k === 'config').length >= 3);
+          const mine = infos.filter(([k]) => k === 'members/a' || k === 'config');
+          expect(mine).to.deep.equal([
+            ['members/a', '{}', leasedRevision, lease],
+            ['config', '{}', plainRevision, null],
+            ['config', null, a.writtenRevision(), null],
+          ]);
+          const all = await b.readAll();
+          expect(all.get('members/a')!.lease).to.equal(lease);
+        } finally {
+          off();
+        }
+      });
+
+      it('progress is null without a live watch; watching() says whether every watch is live', async () => {
+        const a = await h.client('a');
+        expect(a.watching()).to.equal(false);
+        expect(await a.whenWatching(100)).to.equal(false);
+        expect(await a.progress()).to.equal(null);
+        const w = recorder(a);
+        expect(await a.whenWatching(5000)).to.equal(true);
+        await untilWatchSees(a, w.seen, 'probe');
+        expect(a.watching()).to.equal(true);
+        w.off();
+        expect(a.watching()).to.equal(false);
+        expect(await a.progress()).to.equal(null);
+      });
+
+      it('progress answers after every change up to its revision was reported, another client\'s writes included', async () => {
+        const a = await h.client('a');
+        const b = await h.client('b');
+        const w = recorder(b);
+        try {
+          await untilWatchSees(b, w.seen, 'probe');
+          for (let i = 0; i < 5; i++) {
+            await a.put(`members/m${i}`, String(i));
+            const revision = await b.progress();
+            expect(revision, 'progress of a live watch').to.be.a('string');
+            expect(BigInt(revision!) >= BigInt(a.writtenRevision())).to.equal(true);
+            expect(w.seen, 'the write reported before the progress answer').to.include(`members/m${i}`);
+          }
+        } finally {
+          w.off();
+        }
+      });
+
+      it('progress of a client with two watches waits for both', async () => {
+        const a = await h.client('a');
+        const w1 = recorder(a);
+        const w2 = recorder(a);
+        try {
+          await untilWatchSees(a, w1.seen, 'probe');
+          await untilWatchSees(a, w2.seen, 'probe');
+          await a.put('config', '{"n":1}');
+          expect(await a.progress()).to.be.a('string');
+          expect(w1.seen).to.include('config');
+          expect(w2.seen).to.include('config');
+        } finally {
+          w1.off();
+          w2.off();
+        }
+      });
+    });
+
     describe('unreachable store', () => {
       it('every call rejects with DcsUnavailableError within a bounded time, then works again after recovery', async function () {
         const bound = h.unavailableBoundMs ?? 10000;

@@ -8,12 +8,14 @@ import { KeyValueClusterStore } from './key-value-cluster-store.js';
 export interface Etcd3ClusterStoreOptions extends Etcd3KeyValueOptions {
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Read from a copy kept current by one watch (an agent); see KeyValueClusterStore. */
+  readonly watchedCopy?: boolean;
 }
 
-/** The ClusterStore port on etcd v3: one lease per agent, transactions, one range read, a prefix watch. */
+/** The ClusterStore port on etcd v3 over gRPC: one lease per agent, transactions, a prefix watch with progress requests, range reads. */
 export class Etcd3ClusterStore extends KeyValueClusterStore {
   constructor(opts: Etcd3ClusterStoreOptions) {
-    const { clock, logger, ...connection } = opts;
-    super(new Etcd3KeyValue(connection), clock, logger);
+    const { clock, logger, watchedCopy, ...connection } = opts;
+    super(new Etcd3KeyValue(connection), clock, logger, { watchedCopy: watchedCopy ?? false });
   }
 }

@@ -3,16 +3,27 @@ import http from 'node:http';
 import https from 'node:https';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import { asUnavailable, withinDeadline } from './etcd3-deadline.js';
+import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
 // Types only: etcd3-options.js loads the gRPC client this adapter exists to avoid.
 import type { Etcd3KeyValueOptions } from './etcd3-options.js';
-import type { KeyValueStore, PutOptions, WriteCondition } from './key-value.js';
+import { maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 
 /** TTL of a lease granted by a leased write before any keepAlive (the default `ttl`). */
 const DEFAULT_LEASE_TTL_SECONDS = 30;
 
-/** Pause between two attempts to reopen a broken watch stream. */
-const WATCH_RETRY_MS = 250;
+/** Bounds of how long a watch progress request waits for its answer before the stream is reopened. */
+const PROGRESS_TIMEOUT_MIN_MS = 250;
+const PROGRESS_TIMEOUT_MAX_MS = 2000;
+
+/** Options of the gateway store: the connection, and whether full reads may be served by any member. */
+export interface Etcd3GatewayKeyValueOptions extends Etcd3KeyValueOptions {
+  /**
+   * Serve range reads from the member asked, without confirming with the raft leader
+   * (cheaper; a member cut off from the quorum may answer with an old view). Default false.
+   */
+  readonly serializableReads?: boolean;
+}
 
 type Json = Record<string, unknown>;
 
@@ -40,16 +51,35 @@ class GatewayError extends Error {
   ) {
     super(message);
   }
+
+  /** The member refused before acting on the request (it has no raft leader): another member may serve it. */
+  get refusedWithoutLeader(): boolean {
+    return /no leader/i.test(this.message);
+  }
+
+  /** The member could not serve the request now (HTTP 503: no leader, a leader change, a timeout inside etcd). */
+  get unavailable(): boolean {
+    return this.status === 503 || this.refusedWithoutLeader;
+  }
 }
+
+/** Calls that may go to another member whatever became of an attempt that got no answer. */
+const IDEMPOTENT_PATHS = new Set(['/v3/kv/range', '/v3/lease/keepalive', '/v3/lease/timetolive', '/v3/auth/authenticate']);
+
+/** Connection failures after which the request surely never reached etcd. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Least time one attempt on one member gets, when the retry timeout is shared among several. */
+const MIN_ATTEMPT_MS = 1000;
 
 /**
  * The `KeyValueStore` port over etcd v3's JSON gateway (`POST /v3/kv/range`, `/v3/kv/txn`,
  * `/v3/lease/*`, `/v3/watch`) with plain `node:http(s)`: same semantics as `Etcd3KeyValue`
- * (one lease per client, transactions for atomic create and compare-and-set, one
- * serializable range read, a prefix watch), without gRPC. Loading it costs a few
- * milliseconds instead of ~200 ms for the gRPC stack, which is what a short-lived command
- * such as wardenctl pays on every call. Every call settles within the retry timeout with a
- * result or a `DcsUnavailableError`; hosts are tried in order until one answers.
+ * (one lease per client, transactions for atomic create and compare-and-set, one range read
+ * of the prefix, a prefix watch that answers progress requests), without gRPC. Loading it
+ * costs a few milliseconds instead of ~200 ms for the gRPC stack, and an agent using it holds
+ * ~20 MiB less memory. Every call settles within the retry timeout with a result or a
+ * `DcsUnavailableError`; hosts are tried in order until one answers.
  */
 export class Etcd3GatewayKeyValue implements KeyValueStore {
   private readonly urls: string[];
@@ -61,10 +91,13 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   private leaseTtl = DEFAULT_LEASE_TTL_SECONDS;
   private granting: Promise<string> | null = null;
   private token: Promise<string> | null = null;
-  private readonly watches = new Set<() => void>();
-  private closed = false;
+  private readonly watches = new Set<GatewayPrefixWatch>();
+  private written = '0';
+  private isClosed = false;
+  /** The member the next call goes to first: the last one that answered, or the one after the last that failed. */
+  private preferred = 0;
 
-  constructor(private readonly opts: Etcd3KeyValueOptions) {
+  constructor(private readonly opts: Etcd3GatewayKeyValueOptions) {
     const scheme = opts.protocol ?? (opts.cacert || opts.cert ? 'https' : 'http');
     this.urls = opts.hosts.map((h) => (/^https?:\/\//.test(h) ? h : `${scheme}://${h}`));
     this.prefix = opts.prefix;
@@ -82,15 +115,28 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     this.retryTimeoutMs = ms;
   }
 
-  readAll(): Promise<DcsSnapshot> {
+  async readAll(): Promise<DcsSnapshot> {
+    return (await this.readAllAt()).entries;
+  }
+
+  readAllAt(): Promise<RevisionedSnapshot> {
     return this.bounded('readAll', async () => {
-      const res = await this.call('/v3/kv/range', { key: b64(this.prefix), range_end: prefixEnd(this.prefix), serializable: true });
+      const res = await this.call('/v3/kv/range', { key: b64(this.prefix), range_end: prefixEnd(this.prefix), serializable: this.opts.serializableReads === true });
       const out = new Map<string, DcsEntry>();
       for (const kv of (res['kvs'] as Json[] | undefined) ?? []) {
-        out.set(unb64(kv['key']).slice(this.prefix.length), Object.freeze({ value: unb64(kv['value']), revision: String(kv['mod_revision'] ?? '0') }));
+        const lease = kv['lease'] === undefined ? null : String(kv['lease']);
+        out.set(unb64(kv['key']).slice(this.prefix.length), Object.freeze({ value: unb64(kv['value']), revision: String(kv['mod_revision'] ?? '0'), lease }));
       }
-      return out;
+      return { entries: out, revision: headerRevision(res) };
     });
+  }
+
+  currentLease(): string | null {
+    return this.leaseId;
+  }
+
+  writtenRevision(): string {
+    return this.written;
   }
 
   keepAlive(ttlSeconds: number): Promise<boolean> {
@@ -119,8 +165,8 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   delete(key: string, cond?: WriteCondition): Promise<boolean> {
     return this.bounded(`delete ${key}`, async () => {
       const del = { key: b64(this.prefix + key) };
-      if (!hasCondition(cond)) return Number((await this.call('/v3/kv/deleterange', del))['deleted'] ?? 0) > 0;
-      const res = await this.call('/v3/kv/txn', { compare: this.compare(key, cond), success: [{ request_delete_range: del }] });
+      if (!hasCondition(cond)) return Number(this.wrote(await this.call('/v3/kv/deleterange', del))['deleted'] ?? 0) > 0;
+      const res = this.wrote(await this.call('/v3/kv/txn', { compare: this.compare(key, cond), success: [{ request_delete_range: del }] }));
       const responses = (res['responses'] as Json[] | undefined) ?? [];
       return res['succeeded'] === true && Number((responses[0]?.['response_delete_range'] as Json | undefined)?.['deleted'] ?? 0) > 0;
     });
@@ -131,7 +177,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
       const id = this.leaseId;
       if (id === null) return;
       try {
-        await this.call('/v3/lease/revoke', { ID: id });
+        this.wrote(await this.call('/v3/lease/revoke', { ID: id }));
       } catch (e) {
         // A lease etcd no longer knows counts as revoked.
         if (!(e instanceof GatewayError && /lease not found/.test(e.message))) throw e;
@@ -140,89 +186,55 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     });
   }
 
-  watch(listener: (key: string, value: string | null) => void): () => void {
-    if (this.closed) return () => {};
-    let stopped = false;
-    let current: http.ClientRequest | null = null;
-    let timer: NodeJS.Timeout | null = null;
-    const open = (attempt: number) => {
-      if (stopped || this.closed) return;
-      const url = this.urls[attempt % this.urls.length]!;
-      const body = JSON.stringify({ create_request: { key: b64(this.prefix), range_end: prefixEnd(this.prefix) } });
-      let buffered = '';
-      let created = false;
-      const retry = () => {
-        if (stopped || this.closed || timer) return;
-        current = null;
-        timer = setTimeout(() => {
-          timer = null;
-          open(attempt + 1);
-        }, WATCH_RETRY_MS);
-      };
-      void this.headers().then(
-        (headers) => {
-          if (stopped || this.closed) return;
-          const req = this.request(url, '/v3/watch', headers, (res) => {
-            if (res.statusCode !== 200) {
-              res.resume();
-              return retry();
-            }
-            res.setEncoding('utf8');
-            res.on('data', (chunk: string) => {
-              buffered += chunk;
-              for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-                const line = buffered.slice(0, nl).trim();
-                buffered = buffered.slice(nl + 1);
-                if (!line) continue;
-                let msg: Json;
-                try {
-                  msg = JSON.parse(line) as Json;
-                } catch {
-                  continue;
-                }
-                const result = msg['result'] as Json | undefined;
-                if (!result) {
-                  req.destroy();
-                  return;
-                }
-                if (result['created'] === true && !created) {
-                  created = true;
-                  // Changes may have been missed while no watch was open.
-                  listener('', null);
-                }
-                for (const ev of (result['events'] as Json[] | undefined) ?? []) {
-                  const kv = (ev['kv'] as Json | undefined) ?? {};
-                  const key = unb64(kv['key']).slice(this.prefix.length);
-                  listener(key, ev['type'] === 'DELETE' ? null : unb64(kv['value']));
-                }
-                if (result['canceled'] === true) req.destroy();
-              }
-            });
-            res.on('end', retry);
-            res.on('error', retry);
-          });
-          current = req;
-          req.on('error', retry);
-          req.end(body);
+  watch(listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
+    if (this.isClosed) return () => {};
+    const w = new GatewayPrefixWatch(
+      {
+        urls: this.urls,
+        preferred: () => this.preferred,
+        prefix: this.prefix,
+        range: { key: b64(this.prefix), rangeEnd: prefixEnd(this.prefix) },
+        headers: () => this.headers(),
+        tokenRejected: () => {
+          this.token = null;
         },
-        () => retry(),
-      );
+        open: (url, path, headers, onResponse) => this.request(url, path, headers, onResponse, true),
+        progressTimeoutMs: () => Math.min(PROGRESS_TIMEOUT_MAX_MS, Math.max(PROGRESS_TIMEOUT_MIN_MS, this.retryTimeoutMs / 2)),
+        closed: () => this.isClosed,
+      },
+      listener,
+    );
+    this.watches.add(w);
+    return () => {
+      if (!this.watches.delete(w)) return;
+      w.stop();
     };
-    open(0);
-    const stop = () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      current?.destroy();
-      this.watches.delete(stop);
-    };
-    this.watches.add(stop);
-    return stop;
+  }
+
+  watching(): boolean {
+    return !this.isClosed && this.watches.size > 0 && [...this.watches].every((w) => w.isLive);
+  }
+
+  async whenWatching(timeoutMs: number): Promise<boolean> {
+    const watches = [...this.watches];
+    if (this.isClosed || watches.length === 0) return false;
+    return (await Promise.all(watches.map((w) => w.whenLive(timeoutMs)))).every(Boolean);
+  }
+
+  async progress(): Promise<string | null> {
+    const watches = [...this.watches];
+    if (this.isClosed || watches.length === 0) return null;
+    const revisions = await Promise.all(watches.map((w) => w.progress()));
+    if (revisions.some((r) => r === null)) return null;
+    // Every watch has reported up to the lowest of them.
+    return revisions.reduce<string>((low, r) => (maxRevision(low, r!) === low ? r! : low), revisions[0]!);
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const stop of [...this.watches]) stop();
+    if (this.isClosed) return;
+    this.isClosed = true;
+    for (const w of [...this.watches]) w.stop();
+    this.watches.clear();
     this.agent.destroy();
   }
 
@@ -233,10 +245,10 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
         const put: Json = { key: b64(this.prefix + key), value: b64(value) };
         if (leased) put['lease'] = await this.lease();
         if (!hasCondition(cond)) {
-          await this.call('/v3/kv/put', put);
+          this.wrote(await this.call('/v3/kv/put', put));
           return true;
         }
-        return (await this.call('/v3/kv/txn', { compare: this.compare(key, cond), success: [{ request_put: put }] }))['succeeded'] === true;
+        return this.wrote(await this.call('/v3/kv/txn', { compare: this.compare(key, cond), success: [{ request_put: put }] }))['succeeded'] === true;
       };
       try {
         return await attempt();
@@ -306,21 +318,36 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     }
   }
 
-  /** POSTs to each host in turn until one answers; an error etcd answers with is not retried elsewhere. */
+  /**
+   * POSTs to the members in turn, from the preferred one, each attempt with its share of the
+   * retry timeout, until one answers. A member that cannot serve (unreachable, no raft
+   * leader, no answer) makes the next call start with the next member. A request that may
+   * have reached etcd and is not idempotent is not repeated elsewhere; nor is an error etcd
+   * answered with, but for a member without a leader.
+   */
   private async post(path: string, body: Json, headers: Record<string, string>): Promise<Json> {
+    const n = this.urls.length;
+    const attemptMs = n > 1 ? Math.max(MIN_ATTEMPT_MS, Math.floor(this.retryTimeoutMs / n)) : this.retryTimeoutMs;
     let last: unknown = null;
-    for (const url of this.urls) {
+    const first = this.preferred;
+    for (let i = 0; i < n; i++) {
+      const index = (first + i) % n;
       try {
-        return await this.postTo(url, path, body, headers);
+        const res = await this.postTo(this.urls[index]!, path, body, headers, attemptMs);
+        this.preferred = index;
+        return res;
       } catch (e) {
-        if (e instanceof GatewayError) throw e;
+        if (e instanceof GatewayError && !e.unavailable) throw e;
+        if (this.preferred === index) this.preferred = (index + 1) % n;
         last = e;
+        const notSent = (e instanceof GatewayError && e.refusedWithoutLeader) || NOT_SENT_CODES.has(String((e as NodeJS.ErrnoException).code));
+        if (!notSent && !IDEMPOTENT_PATHS.has(path)) break;
       }
     }
     throw asUnavailable(path, last);
   }
 
-  private postTo(url: string, path: string, body: Json, headers: Record<string, string>): Promise<Json> {
+  private postTo(url: string, path: string, body: Json, headers: Record<string, string>, timeoutMs: number = this.retryTimeoutMs): Promise<Json> {
     return new Promise<Json>((resolve, reject) => {
       const req = this.request(url, path, headers, (res) => {
         const chunks: Buffer[] = [];
@@ -344,22 +371,35 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
         });
       });
       req.on('error', reject);
-      req.setTimeout(this.retryTimeoutMs, () => req.destroy(new Error(`no answer within ${this.retryTimeoutMs} ms`)));
+      req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer from ${url} within ${timeoutMs} ms`)));
       req.end(JSON.stringify(body));
     });
   }
 
-  private request(url: string, path: string, headers: Record<string, string>, onResponse: (res: http.IncomingMessage) => void): http.ClientRequest {
+  /** Remembers the revision a write answered with (the watched copy must show it before it is confirmed). */
+  private wrote(res: Json): Json {
+    this.written = maxRevision(this.written, headerRevision(res));
+    return res;
+  }
+
+  /** A POST; `dedicated`: on a connection of its own (a watch stream), not one of the pool's. */
+  private request(url: string, path: string, headers: Record<string, string>, onResponse: (res: http.IncomingMessage) => void, dedicated = false): http.ClientRequest {
     const target = new URL(path, url);
-    const options: https.RequestOptions = { method: 'POST', headers, agent: this.agent };
+    const options: https.RequestOptions = { method: 'POST', headers, agent: dedicated ? false : this.agent };
     if (target.protocol === 'https:') return https.request(target, { ...options, ...this.tls }, onResponse);
     return http.request(target, options, onResponse);
   }
 
   private bounded<T>(op: string, fn: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(new DcsUnavailableError(`etcd ${op}: client is closed`));
+    if (this.isClosed) return Promise.reject(new DcsUnavailableError(`etcd ${op}: client is closed`));
     return withinDeadline(op, this.retryTimeoutMs, fn);
   }
+}
+
+/** The header revision of a gateway answer ('0' when it has none). */
+function headerRevision(res: Json): string {
+  const rev = (res['header'] as Json | undefined)?.['revision'];
+  return typeof rev === 'string' && /^\d+$/.test(rev) ? rev : '0';
 }
 
 /** Whether a write condition has any member to compare. */

@@ -1,11 +1,11 @@
-import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace } from 'etcd3';
+import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace, type WatchClient } from 'etcd3';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
-import type { KeyValueStore, PutOptions, WriteCondition } from './key-value.js';
+import { maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import { withinDeadline } from './etcd3-deadline.js';
 import { Etcd3AgentLease } from './etcd3-lease.js';
 import { etcd3ClientOptions, type Etcd3KeyValueOptions } from './etcd3-options.js';
-import { Etcd3PrefixWatch } from './etcd3-watch.js';
+import { Etcd3PrefixWatch, requireLeaderWatchClient } from './etcd3-watch.js';
 
 export type { Etcd3KeyValueOptions } from './etcd3-options.js';
 
@@ -17,11 +17,15 @@ function hasCondition(cond: WriteCondition | undefined): cond is WriteCondition 
 /** How long close() and unsubscribe wait for etcd to confirm a watch cancel. */
 const WATCH_CANCEL_WAIT_MS = 500;
 
+/** Bounds of how long a watch progress request waits for its answer before the stream is reopened. */
+const PROGRESS_TIMEOUT_MIN_MS = 250;
+const PROGRESS_TIMEOUT_MAX_MS = 2000;
+
 /**
- * The `KeyValueStore` port over etcd v3 (`etcd3` package): one lease per agent, transactions for
- * atomic create and compare-and-set, one linearizable range read of the cluster prefix,
- * and a prefix watch. Every call settles within `retryTimeoutMs` with a result or a
- * `DcsUnavailableError`.
+ * The `KeyValueStore` port over etcd v3 (`etcd3` package, gRPC): one lease per agent,
+ * transactions for atomic create and compare-and-set, one linearizable range read of the
+ * cluster prefix, and a prefix watch that answers progress requests. Every call settles
+ * within `retryTimeoutMs` with a result or a `DcsUnavailableError`.
  */
 export class Etcd3KeyValue implements KeyValueStore {
   private readonly client: Etcd3;
@@ -29,6 +33,8 @@ export class Etcd3KeyValue implements KeyValueStore {
   private readonly lease: Etcd3AgentLease;
   private retryTimeoutMs: number;
   private readonly watches = new Set<Etcd3PrefixWatch>();
+  private readonly watchClient: WatchClient;
+  private written = '0';
   private closed = false;
 
   constructor(opts: Etcd3KeyValueOptions) {
@@ -37,6 +43,7 @@ export class Etcd3KeyValue implements KeyValueStore {
     this.client = new Etcd3(etcd3ClientOptions(opts, timeout));
     this.ns = this.client.namespace(opts.prefix);
     this.lease = new Etcd3AgentLease(this.ns.leaseClient, timeout);
+    this.watchClient = requireLeaderWatchClient(this.ns);
   }
 
   /** Applies a new `retry_timeout` (the dynamic config changed) to every later call. */
@@ -44,16 +51,29 @@ export class Etcd3KeyValue implements KeyValueStore {
     this.retryTimeoutMs = ms;
   }
 
-  readAll(): Promise<DcsSnapshot> {
+  async readAll(): Promise<DcsSnapshot> {
+    return (await this.readAllAt()).entries;
+  }
+
+  readAllAt(): Promise<RevisionedSnapshot> {
     return this.bounded('readAll', async () => {
       // Linearizable: a member cut off from the quorum must not serve an old view as current.
       const res = await this.ns.getAll().all().exec();
       const out = new Map<string, DcsEntry>();
       for (const kv of res.kvs) {
-        out.set(kv.key.toString(), Object.freeze({ value: kv.value.toString(), revision: String(kv.mod_revision) }));
+        const lease = String(kv.lease ?? '0') === '0' ? null : String(kv.lease);
+        out.set(kv.key.toString(), Object.freeze({ value: kv.value.toString(), revision: String(kv.mod_revision), lease }));
       }
-      return out;
+      return { entries: out, revision: String(res.header?.revision ?? '0') };
     });
+  }
+
+  currentLease(): string | null {
+    return this.lease.currentId;
+  }
+
+  writtenRevision(): string {
+    return this.written;
   }
 
   keepAlive(ttlSeconds: number): Promise<boolean> {
@@ -72,25 +92,50 @@ export class Etcd3KeyValue implements KeyValueStore {
     return this.bounded(`delete ${key}`, async () => {
       const del = this.ns.delete().key(key);
       if (!hasCondition(cond)) {
-        return Number((await del.exec()).deleted) > 0;
+        const res = await del.exec();
+        this.wrote(res.header?.revision);
+        return Number(res.deleted) > 0;
       }
       const res = await this.compare(key, cond).then(del).commit();
+      this.wrote(res.header?.revision);
       return res.succeeded && Number(res.responses[0]?.response_delete_range?.deleted ?? 0) > 0;
     });
   }
 
   revokeLease(): Promise<void> {
-    return this.bounded('revokeLease', () => this.lease.revoke());
+    return this.bounded('revokeLease', async () => {
+      this.wrote(await this.lease.revoke());
+    });
   }
 
-  watch(listener: (key: string, value: string | null) => void): () => void {
+  watch(listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
     if (this.closed) return () => {};
-    const w = new Etcd3PrefixWatch(this.ns, listener);
+    const progressTimeout = () => Math.min(PROGRESS_TIMEOUT_MAX_MS, Math.max(PROGRESS_TIMEOUT_MIN_MS, this.retryTimeoutMs / 2));
+    const w = new Etcd3PrefixWatch(this.watchClient, this.ns.prefix, listener, progressTimeout);
     this.watches.add(w);
     return () => {
       if (!this.watches.delete(w)) return;
       void w.stop(WATCH_CANCEL_WAIT_MS);
     };
+  }
+
+  watching(): boolean {
+    return !this.closed && this.watches.size > 0 && [...this.watches].every((w) => w.isLive);
+  }
+
+  async whenWatching(timeoutMs: number): Promise<boolean> {
+    const watches = [...this.watches];
+    if (this.closed || watches.length === 0) return false;
+    return (await Promise.all(watches.map((w) => w.whenLive(timeoutMs)))).every(Boolean);
+  }
+
+  async progress(): Promise<string | null> {
+    const watches = [...this.watches];
+    if (this.closed || watches.length === 0) return null;
+    const revisions = await Promise.all(watches.map((w) => w.progress()));
+    if (revisions.some((r) => r === null)) return null;
+    // Every watch has reported up to the lowest of them.
+    return revisions.reduce<string>((low, r) => (maxRevision(low, r!) === low ? r! : low), revisions[0]!);
   }
 
   async close(): Promise<void> {
@@ -110,10 +155,12 @@ export class Etcd3KeyValue implements KeyValueStore {
         const put = this.ns.put(key).value(value);
         if (leaseId !== null) put.lease(leaseId);
         if (!hasCondition(cond)) {
-          await put.exec();
+          this.wrote((await put.exec()).header?.revision);
           return true;
         }
-        return (await this.compare(key, cond).then(put).commit()).succeeded;
+        const res = await this.compare(key, cond).then(put).commit();
+        this.wrote(res.header?.revision);
+        return res.succeeded;
       }),
     );
   }
@@ -142,6 +189,11 @@ export class Etcd3KeyValue implements KeyValueStore {
       this.lease.forget(id);
       return write(await this.lease.current());
     }
+  }
+
+  /** Remembers the revision a write answered with (the watched copy must show it before it is confirmed). */
+  private wrote(revision: string | null | undefined): void {
+    if (revision !== null && revision !== undefined && /^\d+$/.test(String(revision))) this.written = maxRevision(this.written, String(revision));
   }
 
   private bounded<T>(op: string, fn: () => Promise<T>): Promise<T> {

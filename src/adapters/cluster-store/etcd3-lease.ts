@@ -44,21 +44,28 @@ export class Etcd3AgentLease {
     return this.granting;
   }
 
+  /** The lease's id, or null when there is none yet. */
+  get currentId(): string | null {
+    return this.id;
+  }
+
   /** Drops `id` after etcd reported it unknown, so the next use grants a new lease. */
   forget(id: string): void {
     if (this.id === id) this.id = null;
   }
 
-  /** Revokes the lease (its keys vanish at once); a lease etcd no longer knows counts as revoked. */
-  async revoke(): Promise<void> {
+  /** Revokes the lease (its keys vanish at once); a lease etcd no longer knows counts as revoked. Returns etcd's revision after it, or null. */
+  async revoke(): Promise<string | null> {
     const id = this.id;
-    if (id === null) return;
+    if (id === null) return null;
+    let revision: string | null = null;
     try {
-      await this.leases.leaseRevoke({ ID: id });
+      revision = String((await this.leases.leaseRevoke({ ID: id })).header?.revision ?? '0');
     } catch (e) {
       if (!(e instanceof EtcdLeaseInvalidError)) throw e;
     }
     this.forget(id);
+    return revision;
   }
 
   /** One keepalive on a short-lived stream; false when etcd answers that the lease is gone (TTL 0). */

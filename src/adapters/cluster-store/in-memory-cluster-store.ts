@@ -11,6 +11,8 @@ export interface InMemoryClusterStoreOptions {
   readonly prefix?: string;
   /** Where malformed values are reported; default: nowhere. */
   readonly logger?: Logger;
+  /** Read from a copy kept current by a watch, as an agent on etcd does (default true); false: every read a range read, as wardenctl does. */
+  readonly watchedCopy?: boolean;
 }
 
 /**
@@ -24,7 +26,7 @@ export class InMemoryClusterStore extends KeyValueClusterStore {
 
   constructor(space: InMemoryKeyValueSpace, opts: InMemoryClusterStoreOptions) {
     const client = new InMemoryKeyValue(space, { clientId: opts.clientId, ...(opts.prefix !== undefined ? { prefix: opts.prefix } : {}) });
-    super(client, space.clock, opts.logger ?? new NullLogger());
+    super(client, space.clock, opts.logger ?? new NullLogger(), { watchedCopy: opts.watchedCopy ?? true });
     this.client = client;
   }
 

@@ -1,7 +1,7 @@
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { KeyValueStore, PutOptions, WriteCondition } from './key-value.js';
+import type { KeyValueStore, PutOptions, RevisionedSnapshot, WatchInfo, WriteCondition } from './key-value.js';
 
 /** TTL given to a lease created by a leased write before any keepAlive (the default `ttl`). */
 const DEFAULT_LEASE_TTL_SECONDS = 30;
@@ -22,7 +22,9 @@ interface Subscription {
   readonly client: InMemoryKeyValue;
   /** Absolute prefix the subscriber watches. */
   readonly prefix: string;
-  readonly listener: (key: string, value: string | null) => void;
+  readonly listener: (key: string, value: string | null, info: WatchInfo) => void;
+  /** An event went undelivered (the client was cut off): the watch reconnects, reporting `''`, before it confirms progress again. */
+  missed: boolean;
 }
 
 /** Options of a shared in-memory store. */
@@ -74,6 +76,7 @@ export class InMemoryKeyValueSpace {
       for (const lease of this.leases.values()) lease.lastKeepAlive = now;
     }
     this.up = up;
+    if (up) this.reconnectWatches();
   }
 
   /** Current global revision (etcd header revision). */
@@ -147,7 +150,7 @@ export class InMemoryKeyValueSpace {
     for (const key of [...this.keys.keys()].sort()) {
       if (!key.startsWith(prefix)) continue;
       const k = this.keys.get(key)!;
-      out.set(key.slice(prefix.length), Object.freeze({ value: k.value, revision: String(k.modRevision) }));
+      out.set(key.slice(prefix.length), Object.freeze({ value: k.value, revision: String(k.modRevision), lease: k.lease === null ? null : String(k.lease) }));
     }
     return out;
   }
@@ -158,7 +161,7 @@ export class InMemoryKeyValueSpace {
     if (!this.holds(key, cond)) return false;
     this.revision++;
     this.keys.set(key, { value, modRevision: this.revision, lease });
-    this.notify([key], value);
+    this.notify([key], value, lease);
     return true;
   }
 
@@ -168,8 +171,33 @@ export class InMemoryKeyValueSpace {
     if (!this.keys.has(key) || !this.holds(key, cond)) return false;
     this.revision++;
     this.keys.delete(key);
-    this.notify([key], null);
+    this.notify([key], null, null);
     return true;
+  }
+
+  /**
+   * @internal Reports `''` to every watch that missed an event and whose client reaches the
+   * store again, as a watch stream reconnecting after an outage does (`client`: its watches only).
+   */
+  reconnectWatches(client?: InMemoryKeyValue): void {
+    for (const sub of this.subscriptions) {
+      if (!sub.missed || (client && sub.client !== client) || !this.up || !sub.client.reachable) continue;
+      sub.missed = false;
+      queueMicrotask(() => {
+        if (!this.subscriptions.has(sub)) return;
+        try {
+          sub.listener('', null, { revision: String(this.revision), lease: null });
+        } catch {
+          // A throwing listener must not break the store.
+        }
+      });
+    }
+  }
+
+  /** @internal Whether any watch of `client` missed an event and has not reconnected since. */
+  missedEvents(client: InMemoryKeyValue): boolean {
+    for (const sub of this.subscriptions) if (sub.client === client && sub.missed) return true;
+    return false;
   }
 
   /** @internal */
@@ -199,21 +227,25 @@ export class InMemoryKeyValueSpace {
     // etcd deletes all keys of an expired lease in one revision.
     this.revision++;
     for (const key of gone) this.keys.delete(key);
-    this.notify(gone, null);
+    this.notify(gone, null, null);
   }
 
-  /** Tells every watcher of each key about its new value (null: deleted). */
-  private notify(absoluteKeys: readonly string[], value: string | null): void {
+  /** Tells every watcher of each key about its new value (null: deleted), at the current revision. */
+  private notify(absoluteKeys: readonly string[], value: string | null, lease: number | null): void {
+    const info: WatchInfo = { revision: String(this.revision), lease: lease === null ? null : String(lease) };
     for (const sub of this.subscriptions) {
       for (const key of absoluteKeys) {
         if (!key.startsWith(sub.prefix)) continue;
         // A partitioned client misses events, as a watch on a broken connection would.
-        if (!this.up || !sub.client.reachable) continue;
+        if (!this.up || !sub.client.reachable) {
+          sub.missed = true;
+          continue;
+        }
         const relative = key.slice(sub.prefix.length);
         queueMicrotask(() => {
           if (!this.subscriptions.has(sub)) return;
           try {
-            sub.listener(relative, value);
+            sub.listener(relative, value, info);
           } catch {
             // A throwing listener must not break the writer or other watchers.
           }
@@ -241,6 +273,7 @@ export class InMemoryKeyValue implements KeyValueStore {
   private readonly prefix: string;
   private leaseId: number | null = null;
   private lastTtl = DEFAULT_LEASE_TTL_SECONDS;
+  private written = '0';
   private up = true;
   private closed = false;
   private readonly unsubscribers = new Set<() => void>();
@@ -261,6 +294,7 @@ export class InMemoryKeyValue implements KeyValueStore {
   /** Partitions this client from the store (true heals it). */
   setReachable(up: boolean): void {
     this.up = up;
+    if (up) this.store.reconnectWatches(this);
   }
 
   /** Id of this client's current lease, or null (for tests). */
@@ -271,6 +305,42 @@ export class InMemoryKeyValue implements KeyValueStore {
   async readAll(): Promise<DcsSnapshot> {
     await this.ensureReachable('readAll');
     return this.store.range(this.prefix);
+  }
+
+  async readAllAt(): Promise<RevisionedSnapshot> {
+    await this.ensureReachable('readAll');
+    const entries = this.store.range(this.prefix);
+    return { entries, revision: this.store.currentRevision };
+  }
+
+  currentLease(): string | null {
+    return this.leaseId === null ? null : String(this.leaseId);
+  }
+
+  writtenRevision(): string {
+    return this.written;
+  }
+
+  watching(): boolean {
+    return !this.closed && this.up && this.store.reachable && this.unsubscribers.size > 0 && !this.store.missedEvents(this);
+  }
+
+  /** The in-memory watch is live from the moment it is taken: no waiting (and no timer, so simulations stay deterministic). */
+  async whenWatching(): Promise<boolean> {
+    return this.watching();
+  }
+
+  async progress(): Promise<string | null> {
+    if (this.closed || !this.up || !this.store.reachable || this.unsubscribers.size === 0) return null;
+    // A watch that missed events reconnects first; the caller then reads anew.
+    if (this.store.missedEvents(this)) {
+      this.store.reconnectWatches(this);
+      return null;
+    }
+    const revision = this.store.currentRevision;
+    // Events are delivered in microtasks queued when they happen: every earlier one runs before this.
+    await new Promise<void>((resolve) => queueMicrotask(resolve));
+    return revision;
   }
 
   async keepAlive(ttlSeconds: number): Promise<boolean> {
@@ -287,28 +357,29 @@ export class InMemoryKeyValue implements KeyValueStore {
 
   async create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean> {
     await this.ensureReachable('create');
-    return this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, { revision: '0' });
+    return this.wrote(this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, { revision: '0' }));
   }
 
   async put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
     await this.ensureReachable('put');
-    return this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, opts?.if);
+    return this.wrote(this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, opts?.if));
   }
 
   async delete(key: string, cond?: WriteCondition): Promise<boolean> {
     await this.ensureReachable('delete');
-    return this.store.txnDelete(this.prefix + key, cond);
+    return this.wrote(this.store.txnDelete(this.prefix + key, cond));
   }
 
   async revokeLease(): Promise<void> {
     await this.ensureReachable('revokeLease');
     if (this.leaseId !== null) this.store.revokeLease(this.leaseId);
     this.leaseId = null;
+    this.wrote(true);
   }
 
-  watch(listener: (key: string, value: string | null) => void): () => void {
+  watch(listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
     if (this.closed) return () => {};
-    const unsubscribe = this.store.subscribe({ client: this, prefix: this.prefix, listener });
+    const unsubscribe = this.store.subscribe({ client: this, prefix: this.prefix, listener, missed: false });
     const off = () => {
       unsubscribe();
       this.unsubscribers.delete(off);
@@ -333,6 +404,12 @@ export class InMemoryKeyValue implements KeyValueStore {
   private liveLease(): number {
     if (this.leaseId === null || !this.store.isLeaseAlive(this.leaseId)) this.leaseId = this.store.grantLease(this.lastTtl);
     return this.leaseId;
+  }
+
+  /** Remembers the store's revision after one of this client's writes. */
+  private wrote<T>(result: T): T {
+    this.written = this.store.currentRevision;
+    return result;
   }
 
   private async ensureReachable(op: string): Promise<void> {

@@ -15,8 +15,9 @@ import type {
 import type { Logger } from '../../ports/logger.js';
 import { ClusterParser } from './cluster-parser.js';
 import { failoverToJson, historyToJson, memberToJson, statusToJson, syncToJson } from './codec.js';
-import type { KeyValueStore, WriteCondition } from './key-value.js';
+import { compareRevisions, type KeyValueStore, type WriteCondition } from './key-value.js';
 import { ClusterKey } from './keys.js';
+import { WatchedPrefix } from './watched-prefix.js';
 
 /** Keys whose change is reported by kind alone. */
 const PLAIN_KINDS = new Map<string, ClusterChange>(
@@ -46,31 +47,70 @@ interface ReadView {
   readonly generation: number;
 }
 
+/** A renewal of this agent's lease: when it was asked for, with which TTL, and the lease it renewed (or granted). */
+interface Renewal {
+  readonly at: number;
+  readonly ttlSeconds: number;
+  readonly lease: string | null;
+}
+
+/**
+ * A lease renewal this recent serves another caller in the same tick (the member record is
+ * published just before the leader lock is renewed): one keep-alive per agent and tick. The
+ * lock's deadline is then counted from that renewal's start, which is earlier, never later.
+ */
+const RENEWAL_REUSE_MS = 1000;
+
+/** Options of a KeyValueClusterStore. */
+export interface KeyValueClusterStoreOptions {
+  /**
+   * Keep a copy of the cluster fed by one watch and read from it, confirmed current by the
+   * watch's progress instead of a range read (an agent). Off: every read is a range read (a
+   * short-lived command).
+   */
+  readonly watchedCopy?: boolean;
+}
+
 /**
  * The ClusterStore port over a key-value store with leases (etcd v3 or the in-memory one):
- * the leader lock is a key on this agent's lease, taken by atomic create and renewed by a
- * compare-and-set on its value; the member record sits on the same lease; requests and
- * settings are JSON values written with compare-and-set on their revision. The lock deadline
- * is computed here, from the moment before the lease was renewed, so it never overstates
- * what etcd grants. Reads may be served from the last view while nothing changed: every
- * write through this store, and every change its watches report, makes the next read new.
+ * the leader lock is a key on this agent's lease, taken by atomic create; the member record
+ * sits on the same lease; requests and settings are JSON values written with compare-and-set
+ * on their revision. The lock deadline is computed here, from the moment before the lease
+ * was renewed, so it never overstates what etcd grants.
+ *
+ * With a watched copy (`watchedCopy`), reads come from a copy of the cluster that one watch
+ * keeps current, confirmed by the watch's progress before it is served (a full read when the
+ * watch cannot confirm); the lock is renewed by the lease keep-alive alone while the
+ * confirmed copy shows the leader key on this agent's lease; keys whose value would not
+ * change are not written. Without it, every read is a range read (served again while
+ * nothing changed and this store wrote nothing) and the lock is renewed by a
+ * compare-and-set on its value.
  */
 export class KeyValueClusterStore implements ClusterStore {
   private readonly parser: ClusterParser;
   private last: ReadView | null = null;
   private generation = 0;
   private inflight: { readonly generation: number; readonly view: Promise<ReadView> } | null = null;
-  private published: { readonly member: string; readonly value: string } | null = null;
+  /** The member record this store last wrote, and the lease it put it on. */
+  private published: { readonly member: string; readonly value: string; readonly lease: string | null } | null = null;
+  private renewal: Renewal | null = null;
+  private readonly copy: WatchedPrefix | null;
+  private readonly listeners = new Set<(change: ClusterChange) => void>();
+  /** The cluster parsed from the copy, and the copy's change count it reflects. */
+  private parsed: { readonly changes: number; readonly cluster: Cluster } | null = null;
 
   constructor(
     protected readonly kv: KeyValueStore,
     private readonly clock: Clock,
     logger: Logger,
+    opts: KeyValueClusterStoreOptions = {},
   ) {
     this.parser = new ClusterParser(logger);
+    this.copy = opts.watchedCopy ? new WatchedPrefix(kv, clock, (key, value) => this.changed(key, value), logger) : null;
   }
 
   async read(opts: ReadOptions = {}): Promise<Cluster> {
+    if (this.copy) return this.readCopy(this.copy, opts.maxAgeMs ?? 0);
     const maxAgeMs = opts.maxAgeMs ?? 0;
     const last = this.last;
     if (maxAgeMs > 0 && last !== null && last.generation === this.generation && this.clock.now() - last.at < maxAgeMs) return last.cluster;
@@ -91,6 +131,13 @@ export class KeyValueClusterStore implements ClusterStore {
   }
 
   watch(listener: (change: ClusterChange) => void): () => void {
+    if (this.copy) {
+      this.copy.start();
+      this.listeners.add(listener);
+      return () => {
+        this.listeners.delete(listener);
+      };
+    }
     return this.kv.watch((key, value) => {
       const change = changeOf(key, value);
       if (change === null) return;
@@ -100,19 +147,26 @@ export class KeyValueClusterStore implements ClusterStore {
   }
 
   async acquireLeader(member: string, ttlSeconds: number): Promise<LeaderLock | null> {
-    const started = this.clock.now();
-    await this.kv.keepAlive(ttlSeconds);
+    const { at } = await this.keepAlive(ttlSeconds, 0);
     this.wrote();
     if (!(await this.kv.create(ClusterKey.leader, member, { leased: true }))) return null;
-    return { deadline: started + ttlSeconds * 1000 };
+    return { deadline: at + ttlSeconds * 1000 };
   }
 
   async renewLeader(member: string, ttlSeconds: number): Promise<LeaderLock | null> {
-    const started = this.clock.now();
-    await this.kv.keepAlive(ttlSeconds);
+    const { at } = await this.keepAlive(ttlSeconds, RENEWAL_REUSE_MS);
+    const deadline = at + ttlSeconds * 1000;
+    // Confirmed after the keep-alive was sent: the copy then shows any change made before it.
+    if (this.copy && (await this.copy.confirm(this.clock.now(), this.kv.writtenRevision()))) {
+      const leader = this.copy.entry(ClusterKey.leader);
+      if (leader?.value !== member) return null;
+      // On the lease just renewed, the key lives as long as the lease: nothing to write.
+      if (leader.lease !== null && leader.lease === this.kv.currentLease()) return { deadline };
+    }
+    // No confirmed copy, or the key sits on another lease (a replaced one): move it by compare-and-set.
     this.wrote();
     if (!(await this.kv.put(ClusterKey.leader, member, { leased: true, if: { value: member } }))) return null;
-    return { deadline: started + ttlSeconds * 1000 };
+    return { deadline };
   }
 
   async releaseLeader(member: string): Promise<boolean> {
@@ -121,21 +175,23 @@ export class KeyValueClusterStore implements ClusterStore {
   }
 
   async publishMember(member: string, record: MemberRecord, ttlSeconds: number): Promise<void> {
-    const leaseKept = await this.kv.keepAlive(ttlSeconds);
+    // The leader renews its lease every loop with its lock; a member record alone is kept by a renewal every quarter ttl.
+    await this.keepAlive(ttlSeconds, Math.max(RENEWAL_REUSE_MS, ttlSeconds * 250));
     const value = memberToJson(record);
-    const listed = this.last?.cluster.members.some((m) => m.name === member) ?? false;
-    const same = this.published?.member === member && this.published.value === value;
+    const p = this.published;
+    const same = p?.member === member && p.value === value && p.lease !== null && p.lease === this.kv.currentLease();
     // Written only when it changed, the lease was replaced, or the key went missing.
-    if (leaseKept && listed && same) return;
+    if (same && this.listed(member, value)) return;
     this.published = null;
     this.wrote();
     await this.kv.put(ClusterKey.member(member), value, { leased: true });
-    this.published = { member, value };
+    this.published = { member, value, lease: this.kv.currentLease() };
   }
 
   async leave(): Promise<void> {
     this.wrote();
     this.published = null;
+    this.renewal = null;
     await this.kv.revokeLease();
   }
 
@@ -172,15 +228,15 @@ export class KeyValueClusterStore implements ClusterStore {
   }
 
   async writeHistory(lines: readonly HistoryLine[]): Promise<void> {
-    await this.put(ClusterKey.history, historyToJson(lines), undefined);
+    await this.putChanged(ClusterKey.history, historyToJson(lines));
   }
 
   async writeStatus(status: StatusRecord): Promise<void> {
-    await this.put(ClusterKey.status, statusToJson(status), undefined);
+    await this.putChanged(ClusterKey.status, statusToJson(status));
   }
 
   async writeFailsafe(members: Readonly<Record<string, string>>): Promise<void> {
-    await this.put(ClusterKey.failsafe, JSON.stringify(members), undefined);
+    await this.putChanged(ClusterKey.failsafe, JSON.stringify(members));
   }
 
   async removeCluster(): Promise<number> {
@@ -195,7 +251,74 @@ export class KeyValueClusterStore implements ClusterStore {
   }
 
   close(): Promise<void> {
+    this.copy?.stop();
+    this.listeners.clear();
     return this.kv.close();
+  }
+
+  /**
+   * A view from the watched copy: the last confirmed one when it is younger than `maxAgeMs`
+   * and includes this store's writes, else the copy confirmed now, else a full read.
+   */
+  private async readCopy(copy: WatchedPrefix, maxAgeMs: number): Promise<Cluster> {
+    copy.start();
+    const written = this.kv.writtenRevision();
+    const c = copy.confirmation;
+    if (maxAgeMs > 0 && c !== null && this.clock.now() - c.at < maxAgeMs && compareRevisions(c.revision, written) >= 0) return this.fromCopy(copy, c.at);
+    const at = this.clock.now();
+    if (!(await copy.confirm(at, written))) await copy.load(at);
+    return this.fromCopy(copy, at);
+  }
+
+  /** The copy's cluster (parsed again only after a change), recorded as read at `at`. */
+  private fromCopy(copy: WatchedPrefix, at: number): Cluster {
+    if (this.parsed?.changes !== copy.changes) this.parsed = { changes: copy.changes, cluster: this.parser.parse(copy.snapshot()).cluster };
+    const cluster = this.parsed.cluster;
+    // The copy only moves forward: it is at least as new as any earlier confirmation.
+    this.last = { cluster, at: Math.max(at, this.last?.at ?? at), generation: this.generation };
+    return cluster;
+  }
+
+  /** Tells the watchers about a change the copy took in. */
+  private changed(key: string, value: string | null): void {
+    const change = changeOf(key, value);
+    if (change === null) return;
+    for (const l of [...this.listeners]) {
+      try {
+        l(change);
+      } catch {
+        // A throwing listener must not break the others or the copy.
+      }
+    }
+  }
+
+  /** Renews the lease, or reuses a renewal of the same lease and TTL begun less than `reuseMs` ago. */
+  private async keepAlive(ttlSeconds: number, reuseMs: number): Promise<Renewal> {
+    const r = this.renewal;
+    if (r !== null && reuseMs > 0 && r.ttlSeconds === ttlSeconds && r.lease !== null && r.lease === this.kv.currentLease() && this.clock.now() - r.at < reuseMs) return r;
+    const at = this.clock.now();
+    this.renewal = null;
+    await this.kv.keepAlive(ttlSeconds);
+    const renewal = { at, ttlSeconds, lease: this.kv.currentLease() };
+    this.renewal = renewal;
+    return renewal;
+  }
+
+  /**
+   * Whether `member`'s record with `value` is stored on this agent's current lease, as far as
+   * this store knows: the live copy shows it; without one, the last view lists the member.
+   */
+  private listed(member: string, value: string): boolean {
+    if (!this.copy) return this.last?.cluster.members.some((m) => m.name === member) ?? false;
+    if (!this.copy.isLive) return false;
+    const e = this.copy.entry(ClusterKey.member(member));
+    return e !== undefined && e.value === value && e.lease === this.kv.currentLease();
+  }
+
+  /** An unconditional write, skipped when the live copy already holds this value. */
+  private async putChanged(key: string, value: string): Promise<void> {
+    if (this.copy?.isLive && this.copy.entry(key)?.value === value) return;
+    await this.put(key, value, undefined);
   }
 
   private async readNow(generation: number): Promise<ReadView> {

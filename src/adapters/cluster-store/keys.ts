@@ -3,6 +3,8 @@ export interface DcsEntry {
   readonly value: string;
   /** Opaque revision (etcd mod_revision); compared as a string. */
   readonly revision: string;
+  /** The lease the key is attached to (etcd's decimal id), when the store says. */
+  readonly lease?: string | null;
 }
 
 /** Every key under the cluster prefix, by name relative to it (`leader`, `members/node1`, ...). */

@@ -6,7 +6,7 @@ import { Container } from 'inversify';
 import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { PgDatabase } from '../../adapters/database/pg-database.js';
-import { Etcd3ClusterStore } from '../../adapters/cluster-store/etcd3-cluster-store.js';
+import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { createAgentApi, type AgentApi } from '../../adapters/http/agent-api.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
 import { createAgentServer, type AgentServer } from '../../adapters/http/server.js';
@@ -100,7 +100,7 @@ function peerApiOf(cfg: LocalConfig): HttpPeerApi {
 
 /**
  * The agent's composition root (Inversify): binds every port to its production adapter
- * (etcd v3, PostgreSQL, system clock, Linux or no-op watchdog per `watchdog.mode`, pino
+ * (etcd v3 through its JSON gateway, PostgreSQL, system clock, Linux or no-op watchdog per `watchdog.mode`, pino
  * JSON logs, HTTP peers), the HA loop as AgentControl, the metrics registry as
  * AgentMetricsSink, the local file as AgentSettingsSource, and the REST API and its
  * listener. Every binding is a singleton; `overrides` swaps adapters (fakes for embedding).
@@ -117,9 +117,11 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   c.bind<ClusterStore>(ClusterStore).toDynamicValue(
     (ctx) =>
       overrides.store ??
-      new Etcd3ClusterStore({
+      // etcd's JSON gateway: no gRPC stack in the agent; the cluster is read from a watched copy.
+      new Etcd3GatewayClusterStore({
         clock: ctx.get<Clock>(Clock),
         logger: ctx.get<Logger>(Logger).child({ component: 'dcs' }),
+        watchedCopy: true,
         hosts: cfg.etcd3.hosts,
         prefix: clusterPrefix(cfg.namespace, cfg.scope),
         retryTimeoutMs: retryTimeoutMs(cfg),

@@ -322,9 +322,12 @@ export class HaLoop implements AgentControl {
       this.watchedLeader = change.holder;
       this.publisher.publish();
     }
-    // The leader's own renewal would otherwise wake it again and again.
-    if (this.lease.deadline !== null) return;
-    // Every renewal by the leader is an event too: only a new holder (or none) is worth a tick.
+    // The holder of the lock acts at once only when the key is no longer its own.
+    if (this.lease.deadline !== null) {
+      if (change.holder !== this.settings.current.node.name) this.wake();
+      return;
+    }
+    // A renewal that moves the key to a new lease is an event too: only a new holder (or none) is worth a tick.
     if (change.holder !== (this.cluster.current.cluster?.leader?.name ?? null)) this.wake();
   }
 }

@@ -18,6 +18,8 @@ export function ctlClusterStore(config: CtlConfig, scope: string, warn: (line: s
     hosts: config.etcd.hosts,
     prefix: clusterPrefix(config.namespace, scope),
     retryTimeoutMs: DCS_TIMEOUT_MS,
+    // One read per command: any member's answer will do (no round to the raft leader).
+    serializableReads: true,
     protocol: config.etcd.protocol,
     ...(config.etcd.username !== undefined ? { username: config.etcd.username, password: config.etcd.password ?? '' } : {}),
     ...(config.etcd.cacert ? { cacert: config.etcd.cacert } : {}),

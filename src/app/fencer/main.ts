@@ -3,7 +3,7 @@ import { writeFile, unlink } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import { MonotonicClock } from '../../adapters/clock/monotonic-clock.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
-import { Etcd3ClusterStore } from '../../adapters/cluster-store/etcd3-cluster-store.js';
+import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { PgFence } from '../../adapters/database/pg-fence.js';
 import { defaultFencerSocket } from '../../adapters/fencer/fencer-socket-path.js';
@@ -49,7 +49,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const logger = PinoLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name, component: 'fencer' } });
   const socketPath = opts.socket ?? cfg.fencer.socket ?? defaultFencerSocket(cfg.scope, cfg.name, cfg.db.data_dir);
   const retry = cfg.bootstrap.dcs['retry_timeout'];
-  const store = new Etcd3ClusterStore({
+  const store = new Etcd3GatewayClusterStore({
     clock: new SystemClock(),
     logger,
     hosts: cfg.etcd3.hosts,

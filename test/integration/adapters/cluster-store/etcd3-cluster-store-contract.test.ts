@@ -1,5 +1,7 @@
 import { SystemClock } from '../../../../src/adapters/clock/system-clock.js';
 import { Etcd3ClusterStore } from '../../../../src/adapters/cluster-store/etcd3-cluster-store.js';
+import { Etcd3GatewayClusterStore } from '../../../../src/adapters/cluster-store/etcd3-gateway-cluster-store.js';
+import type { KeyValueClusterStore } from '../../../../src/adapters/cluster-store/key-value-cluster-store.js';
 import { clusterPrefix } from '../../../../src/adapters/cluster-store/keys.js';
 import { NullLogger } from '../../../../src/adapters/logger/null-logger.js';
 import { clusterStoreContract } from '../../../contract/cluster-store-contract.js';
@@ -22,28 +24,38 @@ after(async function () {
   await server?.cleanup();
 });
 
-clusterStoreContract('Etcd3ClusterStore against a real etcd', async () => {
-  const etcd = server!;
-  if (!etcd.pid) await etcd.restart();
-  const prefix = clusterPrefix('/warden-store-contract', `run${++run}`);
-  const clock = new SystemClock();
-  const clients: Etcd3ClusterStore[] = [];
-  return {
-    ttlSeconds: TTL_SECONDS,
-    async client() {
-      const c = new Etcd3ClusterStore({ hosts: [etcd.host], prefix, retryTimeoutMs: RETRY_TIMEOUT_MS, clock, logger: new NullLogger() });
-      clients.push(c);
-      return c;
-    },
-    elapse: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    now: () => clock.now(),
-    async setStoreReachable(up) {
-      if (up) await etcd.restart();
-      else await etcd.stop();
-    },
-    async cleanup() {
-      await Promise.all(clients.map((c) => c.close()));
+const transports = {
+  'Etcd3ClusterStore (gRPC)': (opts: ConstructorParameters<typeof Etcd3ClusterStore>[0]) => new Etcd3ClusterStore(opts),
+  'Etcd3GatewayClusterStore (JSON gateway)': (opts: ConstructorParameters<typeof Etcd3GatewayClusterStore>[0]) => new Etcd3GatewayClusterStore(opts),
+};
+
+for (const [name, make] of Object.entries(transports)) {
+  for (const watchedCopy of [true, false]) {
+    clusterStoreContract(`${name} against a real etcd${watchedCopy ? ', reading from a watched copy' : ', range reads only'}`, async () => {
+      const etcd = server!;
       if (!etcd.pid) await etcd.restart();
-    },
-  };
-});
+      const prefix = clusterPrefix('/warden-store-contract', `run${++run}`);
+      const clock = new SystemClock();
+      const clients: KeyValueClusterStore[] = [];
+      return {
+        ttlSeconds: TTL_SECONDS,
+        watchedCopy,
+        async client() {
+          const c = make({ hosts: [etcd.host], prefix, retryTimeoutMs: RETRY_TIMEOUT_MS, clock, logger: new NullLogger(), watchedCopy });
+          clients.push(c);
+          return c;
+        },
+        elapse: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        now: () => clock.now(),
+        async setStoreReachable(up) {
+          if (up) await etcd.restart();
+          else await etcd.stop();
+        },
+        async cleanup() {
+          await Promise.all(clients.map((c) => c.close()));
+          if (!etcd.pid) await etcd.restart();
+        },
+      };
+    });
+  }
+}

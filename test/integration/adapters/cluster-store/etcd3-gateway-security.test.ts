@@ -12,13 +12,25 @@ const RETRY_TIMEOUT_MS = 1500;
 const PREFIX = '/service/secure/';
 // The same checks as the gRPC adapter's, on the client wardenctl uses.
 
-/** Runs one adapter round trip (lease, leased create, read) and closes the client. */
+/**
+ * Runs one adapter round trip (lease, leased create, read, and a watch that reports the
+ * create and answers a progress request: the agent's watched copy) and closes the client.
+ */
 async function roundTrip(opts: Etcd3KeyValueOptions): Promise<string | undefined> {
   const dcs = new Etcd3GatewayKeyValue(opts);
+  const seen: string[] = [];
+  dcs.watch((key) => seen.push(key));
   try {
     await dcs.keepAlive(5);
     await dcs.create('leader', 'node1', { leased: true });
-    return (await dcs.readAll()).get('leader')?.value;
+    const value = (await dcs.readAll()).get('leader')?.value;
+    expect(await dcs.whenWatching(RETRY_TIMEOUT_MS), 'the watch stream is up').to.equal(true);
+    await dcs.put('config', '{}');
+    const revision = await dcs.progress();
+    expect(revision, 'a progress answer').to.be.a('string');
+    expect(BigInt(revision!) >= BigInt(dcs.writtenRevision())).to.equal(true);
+    expect(seen).to.include('config');
+    return value;
   } finally {
     await dcs.revokeLease().catch(() => undefined);
     await dcs.close();

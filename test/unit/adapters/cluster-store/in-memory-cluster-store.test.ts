@@ -3,27 +3,30 @@ import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-
 import { InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
 import { clusterStoreContract } from '../../../contract/cluster-store-contract.js';
 
-clusterStoreContract('InMemoryClusterStore with a FakeClock', async () => {
-  const clock = new FakeClock();
-  const space = new InMemoryKeyValueSpace(clock);
-  const clients: InMemoryClusterStore[] = [];
-  return {
-    ttlSeconds: 30,
-    async client(id) {
-      const c = new InMemoryClusterStore(space, { clientId: id, prefix: '/service/contract/' });
-      clients.push(c);
-      return c;
-    },
-    async elapse(ms) {
-      await clock.advance(ms);
-      space.expireLeases();
-    },
-    now: () => clock.now(),
-    async setStoreReachable(up) {
-      space.setReachable(up);
-    },
-    async cleanup() {
-      await Promise.all(clients.map((c) => c.close()));
-    },
-  };
-});
+for (const watchedCopy of [true, false]) {
+  clusterStoreContract(`InMemoryClusterStore with a FakeClock${watchedCopy ? ', reading from a watched copy' : ', range reads only'}`, async () => {
+    const clock = new FakeClock();
+    const space = new InMemoryKeyValueSpace(clock);
+    const clients: InMemoryClusterStore[] = [];
+    return {
+      ttlSeconds: 30,
+      watchedCopy,
+      async client(id) {
+        const c = new InMemoryClusterStore(space, { clientId: id, prefix: '/service/contract/', watchedCopy });
+        clients.push(c);
+        return c;
+      },
+      async elapse(ms) {
+        await clock.advance(ms);
+        space.expireLeases();
+      },
+      now: () => clock.now(),
+      async setStoreReachable(up) {
+        space.setReachable(up);
+      },
+      async cleanup() {
+        await Promise.all(clients.map((c) => c.close()));
+      },
+    };
+  });
+}

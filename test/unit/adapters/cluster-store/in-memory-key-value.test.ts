@@ -56,7 +56,7 @@ describe('InMemoryKeyValue specifics', () => {
     expect(await a.keepAlive(30)).to.equal(false);
   });
 
-  it('a partitioned client gets no watch events; healed, it does again', async () => {
+  it('a partitioned client gets no watch events; healed, its watch reconnects (reporting the gap) and gets them again', async () => {
     const a = new InMemoryKeyValue(store, { clientId: 'a' });
     const b = new InMemoryKeyValue(store, { clientId: 'b' });
     const seen: string[] = [];
@@ -65,10 +65,45 @@ describe('InMemoryKeyValue specifics', () => {
     await a.put('x', '1');
     await Promise.resolve();
     expect(seen).to.deep.equal([]);
+    expect(await b.progress()).to.equal(null);
+    b.setReachable(true);
+    await a.put('y', '1');
+    await Promise.resolve();
+    expect(seen).to.deep.equal(['', 'y']);
+    expect(await b.progress()).to.equal(store.currentRevision);
+  });
+
+  it('a healed client that saw nothing go missing reconnects quietly', async () => {
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
+    const b = new InMemoryKeyValue(store, { clientId: 'b' });
+    const seen: string[] = [];
+    b.watch((k) => seen.push(k));
+    b.setReachable(false);
     b.setReachable(true);
     await a.put('y', '1');
     await Promise.resolve();
     expect(seen).to.deep.equal(['y']);
+  });
+
+  it('watch events carry the revision of the change and the lease of the key', async () => {
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
+    const seen: [string, string | null, string, string | null][] = [];
+    a.watch((k, v, info) => seen.push([k, v, info.revision, info.lease]));
+    await a.keepAlive(30);
+    await a.put('members/a', '{}', { leased: true });
+    await a.put('config', '{}');
+    await a.delete('config');
+    await Promise.resolve();
+    const lease = a.currentLease();
+    expect(lease).to.be.a('string');
+    expect(seen).to.deep.equal([
+      ['members/a', '{}', '1', lease],
+      ['config', '{}', '2', null],
+      ['config', null, '3', null],
+    ]);
+    expect(a.writtenRevision()).to.equal('3');
+    expect((await a.readAllAt()).revision).to.equal('3');
+    expect((await a.readAll()).get('members/a')!.lease).to.equal(lease);
   });
 
   it('lease expiry is exact: alive at ttl - 1 ms, gone at ttl', async () => {

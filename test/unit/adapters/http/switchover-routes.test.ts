@@ -286,13 +286,26 @@ describe('REST API: /switchover and /failover (spec §7 order)', function () {
     });
 
     it('a DCS outage while waiting is ridden out', async () => {
+      // The agent's store reads from a watched copy: each poll is a watch confirmation, a full read when that fails.
       let polls = 0;
-      const readAll = api.dcs.readAll.bind(api.dcs);
-      api.dcs.readAll = async () => {
+      let down = false;
+      const progress = api.dcs.progress.bind(api.dcs);
+      const readAllAt = api.dcs.readAllAt.bind(api.dcs);
+      api.dcs.progress = async () => {
         polls++;
-        if (polls === 2) throw new DcsUnavailableError('blip');
+        if (polls === 2) {
+          down = true;
+          return null;
+        }
         if (polls === 3) await api.dcs.put(ClusterKey.leader, 'node2');
-        return readAll();
+        return progress();
+      };
+      api.dcs.readAllAt = async () => {
+        if (down) {
+          down = false;
+          throw new DcsUnavailableError('blip');
+        }
+        return readAllAt();
       };
       const res = await api.request('POST', '/switchover', { body: { leader: 'node0', candidate: 'node2' } });
       expect(res.status, JSON.stringify(api.logger.lines)).to.equal(200);

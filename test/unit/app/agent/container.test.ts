@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
 import { FakeDatabase } from '../../../../src/adapters/database/fake-database.js';
-import { Etcd3ClusterStore } from '../../../../src/adapters/cluster-store/etcd3-cluster-store.js';
+import { Etcd3GatewayClusterStore } from '../../../../src/adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
 import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
 import type { AgentServer } from '../../../../src/adapters/http/server.js';
@@ -53,7 +53,7 @@ describe('composition root (container.ts, main.ts)', () => {
 
   it('binds the ports to the production adapters', async () => {
     const c = createAgentContainer({ config: parseLocalConfig(yaml()), configPath: join(dir, 'n.yml'), svcVersion: '1.2.0' });
-    expect(c.get<ClusterStore>(ClusterStore)).to.be.instanceOf(Etcd3ClusterStore);
+    expect(c.get<ClusterStore>(ClusterStore)).to.be.instanceOf(Etcd3GatewayClusterStore);
     expect(c.get(Watchdog)).to.be.instanceOf(NoopWatchdog);
     expect(c.get(PeerApi)).to.be.instanceOf(HttpPeerApi);
     expect(c.get<Database>(Database).constructor.name).to.equal('PgDatabase');

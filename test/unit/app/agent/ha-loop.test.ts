@@ -31,6 +31,27 @@ describe('HaLoop: AgentControl, driven through the use cases', () => {
     expect(m).to.deep.include({ role: 'replica', state: 'running', apiUrl: 'http://node2:8008', timeline: 1 });
   });
 
+  it('a cluster at rest writes nothing to the DCS: the leader keeps its key by the lease alone', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'] });
+    await sim.advance(3 * loopWaitMs(sim));
+    const revision = sim.store.currentRevision;
+    const deadline = sim.node('node1').loop.lockHeldUntil()!;
+    await sim.advance(5 * loopWaitMs(sim));
+    expect(sim.store.currentRevision, 'no write in five loops').to.equal(revision);
+    expect(sim.leaderKey()).to.equal('node1');
+    expect(sim.node('node1').loop.lockHeldUntil(), 'the deadline moves on with each keep-alive').to.be.greaterThan(deadline);
+  });
+
+  it('a leader whose key another member took acts at once, not at its next loop', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    await sim.advance(loopWaitMs(sim));
+    // The key released in node1's name (its fencer does that) and taken by another holder.
+    await sim.releaseLeaderOf('node1');
+    await sim.putKey('leader', 'node3');
+    await sim.advance(Math.min(500, loopWaitMs(sim) / 2));
+    expect(sim.node('node1').loop.lockHeldUntil()).to.equal(null);
+  });
+
   it('restart of the primary: answers once done; the key is kept (refreshed) while it runs', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2'] });
     const n1 = sim.node('node1');

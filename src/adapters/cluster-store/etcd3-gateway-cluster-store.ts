@@ -1,0 +1,23 @@
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import { Etcd3GatewayKeyValue, type Etcd3GatewayKeyValueOptions } from './etcd3-gateway-key-value.js';
+import { KeyValueClusterStore } from './key-value-cluster-store.js';
+
+/** Options of the cluster store on etcd's JSON gateway: the connection, the clock and log, and whether to keep a watched copy. */
+export interface Etcd3GatewayClusterStoreOptions extends Etcd3GatewayKeyValueOptions {
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Read from a copy kept current by one watch (an agent); see KeyValueClusterStore. */
+  readonly watchedCopy?: boolean;
+}
+
+/**
+ * The ClusterStore port on etcd v3 through its JSON gateway (HTTP, no gRPC): one lease per
+ * agent, transactions, a prefix watch with progress requests, range reads only to resync.
+ */
+export class Etcd3GatewayClusterStore extends KeyValueClusterStore {
+  constructor(opts: Etcd3GatewayClusterStoreOptions) {
+    const { clock, logger, watchedCopy, ...connection } = opts;
+    super(new Etcd3GatewayKeyValue(connection), clock, logger, { watchedCopy: watchedCopy ?? false });
+  }
+}

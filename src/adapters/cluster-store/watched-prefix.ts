@@ -1,0 +1,200 @@
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import { compareRevisions, type KeyValueStore, type WatchInfo } from './key-value.js';
+import type { DcsEntry, DcsSnapshot } from './keys.js';
+
+/** One key as the copy knows it; a deleted key stays as a tombstone (value null) until a full read passes its revision. */
+interface Known {
+  readonly value: string | null;
+  readonly revision: string;
+  readonly lease: string | null;
+}
+
+/**
+ * Progress requests left unanswered in a row (on a live watch) before the copy stops asking
+ * for a while and reads in full instead: something between the agent and etcd (a proxy that
+ * holds a request body back until it ends) may never let one through, and each costs a wait.
+ */
+const MISSES_BEFORE_PAUSE = 3;
+const CONFIRM_PAUSE_MS = 60_000;
+
+/** How long the first full read waits for the watch's first stream (later ones never wait). */
+const FIRST_STREAM_WAIT_MS = 1000;
+
+/** The moment the copy was last known to equal the store, and the store revision it equalled. */
+export interface Confirmation {
+  /** Epoch ms (store clock) just before the confirmation was asked for. */
+  readonly at: number;
+  readonly revision: string;
+}
+
+/**
+ * A copy of every key under the cluster prefix, kept current by one watch of the key-value
+ * store: the agent reads the cluster from it instead of reading the whole prefix from etcd
+ * every tick. The copy is trusted only while it is *live*: filled by a full read since the
+ * watch last (re)connected (a watch that reconnects may have missed changes). A caller that
+ * needs a current view asks for a *confirmation*: the store's watch progress answers once
+ * every change up to the store's present revision was delivered, so the copy then equals
+ * the store as of that moment, without a read. Each key keeps its newest revision, so a
+ * full read and the events delivered meanwhile merge in any order.
+ */
+export class WatchedPrefix {
+  private readonly known = new Map<string, Known>();
+  private live = false;
+  /** Bumped by every (re)connect of the watch: a load or confirmation begun before it proves nothing. */
+  private generation = 0;
+  /** Bumped by every change applied to the copy. */
+  private version = 0;
+  private snapshotOf: { readonly version: number; readonly snapshot: DcsSnapshot } | null = null;
+  private confirmedAt: Confirmation | null = null;
+  private unwatch: (() => void) | null = null;
+  /** The revision the watch's stream started at (it reports every change after it); null until a stream reported its start. */
+  private watchFrom: string | null = null;
+  /** The revision of the newest full read. */
+  private loadedRevision: string | null = null;
+  private misses = 0;
+  private pausedUntil = 0;
+  private pauseReported = false;
+
+  constructor(
+    private readonly kv: KeyValueStore,
+    private readonly clock: Clock,
+    /** Hears every change applied from the watch (`''`: the watch reconnected), after the copy has it. */
+    private readonly onChange: (key: string, value: string | null) => void,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts the watch (once). Never throws. */
+  start(): void {
+    if (this.unwatch) return;
+    this.unwatch = this.kv.watch((key, value, info) => this.event(key, value, info));
+  }
+
+  /** Stops the watch; the copy is no longer trusted. */
+  stop(): void {
+    this.unwatch?.();
+    this.unwatch = null;
+    this.live = false;
+    this.watchFrom = null;
+  }
+
+  /** Whether the copy follows the store (loaded since the watch last connected). */
+  get isLive(): boolean {
+    return this.live;
+  }
+
+  /** The last confirmation (or full read) of a live copy; null when the copy is not live. */
+  get confirmation(): Confirmation | null {
+    return this.live ? this.confirmedAt : null;
+  }
+
+  /** Counts every change the copy has taken in; equal counts mean an identical copy. */
+  get changes(): number {
+    return this.version;
+  }
+
+  /** What the copy holds for `key` (undefined: absent or deleted). */
+  entry(key: string): DcsEntry | undefined {
+    const k = this.known.get(key);
+    return k && k.value !== null ? { value: k.value, revision: k.revision, lease: k.lease } : undefined;
+  }
+
+  /** Every present key of the copy. */
+  snapshot(): DcsSnapshot {
+    if (this.snapshotOf?.version === this.version) return this.snapshotOf.snapshot;
+    const out = new Map<string, DcsEntry>();
+    for (const [key, k] of [...this.known].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (k.value !== null) out.set(key, Object.freeze({ value: k.value, revision: k.revision, lease: k.lease }));
+    }
+    this.snapshotOf = { version: this.version, snapshot: out };
+    return out;
+  }
+
+  /**
+   * Confirms a live copy is current, as of a moment at or after `at`, and includes every
+   * write of this client up to `minRevision`. False when the copy is not live, the watch did
+   * not answer, or it reconnected meanwhile. Never throws.
+   */
+  async confirm(at: number, minRevision: string): Promise<boolean> {
+    // A watch that is down (reconnecting) cannot confirm: its reconnect makes the copy load anew.
+    if (!this.live || !this.kv.watching() || this.clock.now() < this.pausedUntil) return false;
+    const generation = this.generation;
+    const revision = await this.kv.progress();
+    if (revision === null) {
+      if (generation === this.generation) this.missed();
+      return false;
+    }
+    if (this.misses > 0 || this.pauseReported) this.answered();
+    if (generation !== this.generation || !this.live) return false;
+    // A watch served by a member behind this client's own writes would hide them.
+    if (compareRevisions(revision, minRevision) < 0) return false;
+    this.confirmed({ at, revision });
+    return true;
+  }
+
+  /**
+   * Reads the whole prefix (one range read) into the copy; the copy is live afterwards when
+   * the watch's stream started at or before the read's revision. Throws DcsUnavailableError.
+   */
+  async load(at: number = this.clock.now()): Promise<void> {
+    // Before its first stream is up the watch would miss what changes right after the read: wait a moment for it.
+    if (this.unwatch && this.watchFrom === null && !this.kv.watching()) await this.kv.whenWatching(FIRST_STREAM_WAIT_MS);
+    const { entries, revision } = await this.kv.readAllAt();
+    for (const [key, e] of entries) this.apply(key, e.value, e.revision, e.lease ?? null);
+    // A key the read did not see, known at or below its revision, was deleted by then.
+    for (const [key, k] of [...this.known]) {
+      if (entries.has(key) || compareRevisions(k.revision, revision) > 0) continue;
+      this.known.delete(key);
+      if (k.value !== null) this.version++;
+    }
+    if (this.loadedRevision === null || compareRevisions(revision, this.loadedRevision) > 0) this.loadedRevision = revision;
+    // Live when the watch reports every change after this read: its stream started at or before it.
+    if (this.unwatch && (this.watchFrom !== null ? compareRevisions(revision, this.watchFrom) >= 0 : this.kv.watching())) {
+      this.live = true;
+      this.confirmed({ at, revision });
+    }
+  }
+
+  /** A live watch left a progress request unanswered. */
+  private missed(): void {
+    if (++this.misses < MISSES_BEFORE_PAUSE) return;
+    this.misses = 0;
+    this.pausedUntil = this.clock.now() + CONFIRM_PAUSE_MS;
+    if (this.pauseReported) return;
+    this.pauseReported = true;
+    this.logger.warn(`etcd left ${MISSES_BEFORE_PAUSE} watch progress requests in a row unanswered: the cluster is read in full on every tick, asking again every ${CONFIRM_PAUSE_MS / 1000} s`);
+  }
+
+  private answered(): void {
+    this.misses = 0;
+    if (!this.pauseReported) return;
+    this.pauseReported = false;
+    this.logger.info('etcd answers watch progress requests again: the cluster is read from the watched copy');
+  }
+
+  private confirmed(c: Confirmation): void {
+    if (this.confirmedAt === null || c.at >= this.confirmedAt.at) this.confirmedAt = c;
+  }
+
+  private event(key: string, value: string | null, info: WatchInfo): void {
+    if (key === '') {
+      // A new stream reports the changes after its start: the copy follows the store only when a read reached that far.
+      this.watchFrom = info.revision;
+      this.live = this.loadedRevision !== null && compareRevisions(this.loadedRevision, info.revision) >= 0;
+      this.generation++;
+      this.confirmedAt = null;
+      this.onChange('', null);
+      return;
+    }
+    if (this.apply(key, value, info.revision, value === null ? null : info.lease)) this.onChange(key, value);
+  }
+
+  /** Takes a key's state in when it is newer than what the copy has; true when it was. */
+  private apply(key: string, value: string | null, revision: string, lease: string | null): boolean {
+    const k = this.known.get(key);
+    if (k && compareRevisions(k.revision, revision) >= 0) return false;
+    this.known.set(key, { value, revision, lease });
+    if (value !== null || (k !== undefined && k.value !== null)) this.version++;
+    return true;
+  }
+}

@@ -1,0 +1,159 @@
+import { expect } from 'chai';
+import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
+import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
+import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
+import { ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
+import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
+import { record } from '../../../contract/cluster-store-contract.js';
+
+/** Counts the key-value calls that cost etcd something. */
+function counted(kv: InMemoryKeyValue): { readonly calls: Record<string, number> } {
+  const calls: Record<string, number> = { readAllAt: 0, progress: 0, keepAlive: 0, put: 0, create: 0 };
+  for (const name of Object.keys(calls) as (keyof InMemoryKeyValue & string)[]) {
+    const original = (kv[name] as (...args: unknown[]) => unknown).bind(kv);
+    (kv as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      calls[name]!++;
+      return original(...args);
+    };
+  }
+  return { calls };
+}
+
+describe('KeyValueClusterStore with a watched copy', () => {
+  let clock: FakeClock;
+  let space: InMemoryKeyValueSpace;
+  let logger: MemoryLogger;
+  let stores: InMemoryClusterStore[];
+  const store = (id: string) => {
+    const s = new InMemoryClusterStore(space, { clientId: id, logger, watchedCopy: true });
+    stores.push(s);
+    return s;
+  };
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    space = new InMemoryKeyValueSpace(clock);
+    logger = new MemoryLogger();
+    stores = [];
+  });
+  afterEach(async () => {
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it('reads the prefix once, then confirms the copy through the watch; other members\' writes show at once', async () => {
+    const a = store('a');
+    const b = store('b');
+    const { calls } = counted(a.client);
+    await a.read();
+    expect(calls['readAllAt']).to.equal(1);
+    for (let i = 0; i < 5; i++) {
+      await b.writeConfig({ ttl: 30 + i }, undefined);
+      expect((await a.read()).config!.value).to.deep.equal({ ttl: 30 + i });
+    }
+    expect(calls['readAllAt'], 'no range read after the first').to.equal(1);
+    expect(calls['progress']).to.equal(5);
+  });
+
+  it('serves the last confirmed view again within maxAgeMs without asking etcd, unless this store wrote since', async () => {
+    const a = store('a');
+    const { calls } = counted(a.client);
+    const first = await a.read();
+    expect(await a.read({ maxAgeMs: 1000 })).to.equal(first);
+    expect(calls['progress']).to.equal(0);
+    await a.writeConfig({ ttl: 40 }, null);
+    expect((await a.read({ maxAgeMs: 1000 })).config!.value).to.deep.equal({ ttl: 40 });
+    expect(calls['progress']).to.equal(1);
+  });
+
+  it('after its watch missed changes (a partition), the next read is a full read and the watchers hear a resync', async () => {
+    const a = store('a');
+    const b = store('b');
+    const changes: string[] = [];
+    a.watch((c) => changes.push(c.kind));
+    const { calls } = counted(a.client);
+    await a.read();
+    a.setReachable(false);
+    await b.writeConfig({ ttl: 99 }, undefined);
+    let failed = false;
+    await a.read().catch(() => (failed = true));
+    expect(failed, 'a read while cut off fails').to.equal(true);
+    a.setReachable(true);
+    await Promise.resolve();
+    expect(changes).to.include('resync');
+    expect((await a.read()).config!.value).to.deep.equal({ ttl: 99 });
+    // The first read, the one that failed while cut off, the one after.
+    expect(calls['readAllAt']).to.equal(3);
+    expect(logger.messages('warn'), 'a watch that is down is no unanswered progress request').to.deep.equal([]);
+  });
+
+  it('a leader renews by keep-alive alone: one keep-alive per tick with its member record, no write', async () => {
+    const a = store('a');
+    await a.read();
+    await a.publishMember('a', record(1), 30);
+    expect(await a.acquireLeader('a', 30)).to.not.equal(null);
+    await a.read();
+    const { calls } = counted(a.client);
+    const revision = space.currentRevision;
+    for (let tick = 1; tick <= 3; tick++) {
+      await clock.advance(2000);
+      const before = clock.now();
+      await a.read();
+      await a.publishMember('a', record(1), 30);
+      const lock = await a.renewLeader('a', 30);
+      expect(lock!.deadline).to.equal(before + 30_000);
+    }
+    expect(calls['keepAlive']).to.equal(3);
+    expect(calls['put'] + calls['create']).to.equal(0);
+    expect(space.currentRevision, 'nothing written').to.equal(revision);
+  });
+
+  it('a member without the lock renews its lease every quarter ttl, not every loop; its record stays', async () => {
+    const b = store('b');
+    await b.read();
+    await b.publishMember('b', record(2), 20);
+    const { calls } = counted(b.client);
+    for (let tick = 1; tick <= 10; tick++) {
+      await clock.advance(2000);
+      space.expireLeases();
+      await b.read();
+      await b.publishMember('b', record(2), 20);
+    }
+    // At 6, 12 and 18 s: the first renewal at least 5 s after the one before.
+    expect(calls['keepAlive']).to.equal(3);
+    expect(calls['put']).to.equal(0);
+    expect((await store('c').read()).members.map((m) => m.name)).to.deep.equal(['b']);
+  });
+
+  it('a lock whose key sits on a replaced lease is moved by compare-and-set', async () => {
+    const a = store('a');
+    await a.read();
+    expect(await a.acquireLeader('a', 30)).to.not.equal(null);
+    // A new TTL means a new lease: the key must follow it.
+    const lock = await a.renewLeader('a', 31);
+    expect(lock).to.not.equal(null);
+    expect((await store('b').read()).leader?.name).to.equal('a');
+    expect(space.peek(`${ClusterKey.leader}`)?.leased).to.equal(true);
+    const leaderLease = (await a.client.readAll()).get(ClusterKey.leader)!.lease;
+    expect(leaderLease).to.equal(a.client.currentLease());
+  });
+
+  it('unanswered progress requests: after three the copy reads in full for a minute and says so once', async () => {
+    const a = store('a');
+    await a.read();
+    const { calls } = counted(a.client);
+    let answer = false;
+    const progress = a.client.progress.bind(a.client);
+    a.client.progress = async () => (answer ? progress() : null);
+    for (let i = 0; i < 3; i++) await a.read();
+    expect(calls['readAllAt']).to.equal(3);
+    await a.read();
+    await a.read();
+    expect(calls['readAllAt']).to.equal(5);
+    expect(logger.messages('warn').filter((m) => /progress requests/.test(m))).to.have.length(1);
+    answer = true;
+    await clock.advance(60_000);
+    await a.read();
+    expect(calls['readAllAt'], 'confirmed again after the pause').to.equal(5);
+    expect(logger.messages('info').some((m) => /again/.test(m))).to.equal(true);
+  });
+});
