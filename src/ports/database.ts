@@ -23,6 +23,17 @@ export interface StartOptions {
   readonly timeoutMs: number;
 }
 
+/** Conditions of a promotion. */
+export interface PromoteOptions {
+  /**
+   * Before asking the server to promote, wait (at most `catchUpMs`) until it holds WAL up to
+   * this position: the old leader's shutdown checkpoint in a switchover. Past the wait the
+   * promotion goes ahead.
+   */
+  readonly walAtLeast?: number;
+  readonly catchUpMs?: number;
+}
+
 /** A physical slot the primary must keep (per member or permanent). */
 export interface WantedSlot {
   readonly name: string;
@@ -49,7 +60,9 @@ export interface Database {
   /** Sends SIGHUP (pg_ctl reload). Throws DatabaseError('reload_failed'). */
   reload(): Promise<void>;
   /** Promotes a replica and waits until it accepts writes or `timeoutMs`. Throws DatabaseError('promote_failed'). */
-  promote(timeoutMs: number): Promise<void>;
+  promote(timeoutMs: number, opts?: PromoteOptions): Promise<void>;
+  /** The WAL position of the last checkpoint of a server that is stopped and went down cleanly (its shutdown checkpoint); null otherwise. Never throws. */
+  shutdownCheckpoint(): Promise<number | null>;
   /** Makes the server a replica of `upstream` (or a leaderless standby): writes standby.signal, primary_conninfo and slot, restarting only when needed. Throws DatabaseError('follow_failed'). */
   follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void>;
   /** Runs pg_rewind against `source` on a stopped server. Throws DatabaseError('rewind_failed'). */

@@ -5,7 +5,7 @@ import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
-import type { Database, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { Database, PromoteOptions, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
 import { waitForDataDirProcesses } from './data-dir-processes.js';
@@ -13,11 +13,13 @@ import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
 import { baseBackup, directoryEntries, emptyDirectory } from './pg-basebackup.js';
 import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
 import { cleanlyShutDown, readControlData, standbyMinimums } from './pg-controldata.js';
+import { DB_SHUTDOWNED, readControlFile } from './pg-control-file.js';
+import { formatLsn, parseLsn } from '../../domain/cluster/model/lsn.js';
 import { PgCtl } from './pg-ctl.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
 import { initdbArguments } from './pg-initdb-args.js';
 import { resolveOptions, type PgDatabaseOptions, type ResolvedPgOptions } from './pg-options.js';
-import { observe } from './pg-probe.js';
+import { observe, PendingRestartCache } from './pg-probe.js';
 import { pgRewind } from './pg-rewind.js';
 import { CommandFailure } from './run-command.js';
 import { PgSession, withClient, type SessionLimits, type SessionTarget } from './pg-session.js';
@@ -33,6 +35,8 @@ const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 const PROBE_BUDGET_MS = 2_000;
 /** How often a promotion checks whether the server has left recovery. */
 const PROMOTE_POLL_MS = 10;
+/** How often a promotion waiting for the old leader's last WAL checks the server's position. */
+const CATCH_UP_POLL_MS = 2;
 const PROBE_LIMITS: SessionLimits = { connectTimeoutMs: 1_000, statementTimeoutMs: 1_000 };
 const MAINTENANCE_LIMITS: SessionLimits = { connectTimeoutMs: 5_000, statementTimeoutMs: 600_000 };
 
@@ -74,6 +78,7 @@ export class PgDatabase implements Database {
   private recovery: RecoveryTarget | null | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private controlCache: { mtimeMs: number; systemIdentifier: string | null; timeline: number | null } | null = null;
+  private readonly pendingRestarts = new PendingRestartCache();
 
   constructor(options: PgDatabaseOptions) {
     this.o = resolveOptions(options);
@@ -127,9 +132,12 @@ export class PgDatabase implements Database {
 
   private async probeOnce(): Promise<LocalFacts> {
     const started = Date.now();
-    const initialized = await pathExists(join(this.o.dataDir, 'global', 'pg_control'));
-    const pidFile = await pathExists(join(this.o.dataDir, 'postmaster.pid'));
-    const pid = await this.ctl.livePid();
+    // At once: on a loaded machine every wait for the thread pool costs a scheduling delay, and a tick's probe is on the failover's path.
+    const [initialized, pidFile, pid] = await Promise.all([
+      pathExists(join(this.o.dataDir, 'global', 'pg_control')),
+      pathExists(join(this.o.dataDir, 'postmaster.pid')),
+      this.ctl.livePid(),
+    ]);
     if (pid === null) {
       const state = this.states.observed({ alive: false, pidFile, answered: false, refusing: false });
       return { ...stoppedFacts(state, initialized), ...(initialized ? await this.controlFacts() : {}) };
@@ -139,7 +147,7 @@ export class PgDatabase implements Database {
     try {
       const budget = Math.max(100, PROBE_BUDGET_MS - (Date.now() - started) - 100);
       const obs = await Promise.race([
-        observe(this.session),
+        observe(this.session, this.pendingRestarts),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             overBudget = true;
@@ -160,23 +168,40 @@ export class PgDatabase implements Database {
     }
   }
 
-  /** System identifier and timeline of a stopped cluster, from pg_controldata (re-read only when pg_control changed). */
+  /**
+   * System identifier and timeline of a stopped cluster, from the control file (re-read only
+   * when pg_control changed; read directly, pg_controldata only for a layout not known).
+   */
   private async controlFacts(): Promise<Partial<LocalFacts>> {
     try {
       const { mtimeMs } = await stat(join(this.o.dataDir, 'global', 'pg_control'));
       if (this.controlCache?.mtimeMs !== mtimeMs) {
-        const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser);
-        const tli = Number(cd["Latest checkpoint's TimeLineID"]);
-        this.controlCache = {
-          mtimeMs,
-          systemIdentifier: cd['Database system identifier'] ?? null,
-          timeline: Number.isInteger(tli) && tli > 0 ? tli : null,
-        };
+        const cf = await readControlFile(this.o.dataDir);
+        if (cf) {
+          this.controlCache = { mtimeMs, systemIdentifier: cf.systemIdentifier, timeline: cf.timeline > 0 ? cf.timeline : null };
+        } else {
+          const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser);
+          const tli = Number(cd["Latest checkpoint's TimeLineID"]);
+          this.controlCache = {
+            mtimeMs,
+            systemIdentifier: cd['Database system identifier'] ?? null,
+            timeline: Number.isInteger(tli) && tli > 0 ? tli : null,
+          };
+        }
       }
       return { systemIdentifier: this.controlCache.systemIdentifier, timeline: this.controlCache.timeline };
     } catch {
       return {};
     }
+  }
+
+  async shutdownCheckpoint(): Promise<number | null> {
+    if ((await this.ctl.livePid()) !== null) return null;
+    const cf = await readControlFile(this.o.dataDir);
+    if (cf) return cf.state === DB_SHUTDOWNED ? cf.checkpointLsn : null;
+    const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser).catch(() => null);
+    if (!cd || cd['Database cluster state'] !== 'shut down') return null;
+    return parseLsn(cd['Latest checkpoint location'] ?? '') ?? null;
   }
 
   async timelineHistory(): Promise<readonly HistoryLine[]> {
@@ -449,14 +474,16 @@ export class PgDatabase implements Database {
     }
   }
 
-  promote(timeoutMs: number): Promise<void> {
+  promote(timeoutMs: number, opts: PromoteOptions = {}): Promise<void> {
     return this.exclusive(async () => {
       const started = Date.now();
       const deadline = started + timeoutMs;
       try {
-        if ((await this.ctl.livePid()) === null) throw new Error('the server is not running');
-        if (!(await this.inRecovery())) return;
-        const via = await this.requestPromote();
+        const catchUp = opts.walAtLeast === undefined ? null : await this.promoteOnceCaughtUp(opts.walAtLeast, Math.min(opts.catchUpMs ?? 0, timeoutMs));
+        // No pre-checks: pg_promote() on the kept session fails when the server is down, and
+        // answers for one that left recovery already (see requestPromote).
+        const via = catchUp?.signalled ? 'pg_promote' : await this.requestPromote();
+        const askedAt = Date.now();
         // Every millisecond here is a millisecond of refused writes: poll tightly (one cheap query).
         while (await this.inRecovery().catch(() => true)) {
           if (Date.now() >= deadline) throw new Error(`still in recovery after ${timeoutMs} ms`);
@@ -466,11 +493,42 @@ export class PgDatabase implements Database {
         // the server removed standby.signal itself; keep the files in step so a restart stays primary
         await this.writeRole(null);
         await this.reloadAndWait(() => this.reloadViaSession());
-        this.log.info('promoted', { via, writable_ms: writableMs, total_ms: Date.now() - started });
+        this.log.info('promoted', { via, ...(catchUp ? { catch_up_ms: catchUp.ms } : {}), asked_after_ms: askedAt - started, writable_ms: writableMs, total_ms: Date.now() - started });
       } catch (e) {
         throw this.fail('promote_failed', 'promote failed', e);
       }
     });
+  }
+
+  /**
+   * Waits until the server holds WAL up to `lsn` (received from the upstream, or replayed), at
+   * most `ms`, and asks it to promote in the same query the moment it does: in a switchover
+   * `lsn` is the old leader's shutdown checkpoint, so no commit it acknowledged is left behind
+   * (a promotion replays everything received before it ends, so received is enough). Past `ms`
+   * the shortfall is logged and the caller promotes anyway; on an error (the server is down, or
+   * no longer in recovery) the caller's own request finds out.
+   */
+  private async promoteOnceCaughtUp(lsn: number, ms: number): Promise<{ ms: number; signalled: boolean }> {
+    const started = Date.now();
+    const wanted = formatLsn(lsn);
+    try {
+      for (;;) {
+        const [row] = await this.session.query<{ have: string | null; signalled: boolean | null }>(
+          `SELECT have::text AS have, CASE WHEN have >= $1::pg_lsn THEN pg_promote(wait => false) END AS signalled
+             FROM (SELECT greatest(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) AS have) w`,
+          [wanted],
+        );
+        if (row?.signalled !== null && row?.signalled !== undefined) return { ms: Date.now() - started, signalled: row.signalled };
+        if (Date.now() - started >= ms) {
+          this.log.warn('promoting without all of the WAL the old leader wrote', { wanted, have: row?.have ?? null, waited_ms: Date.now() - started });
+          return { ms: Date.now() - started, signalled: false };
+        }
+        await sleep(CATCH_UP_POLL_MS);
+      }
+    } catch (e) {
+      this.log.debug('waiting for the WAL before promoting failed', { error: describe(e) });
+      return { ms: Date.now() - started, signalled: false };
+    }
   }
 
   /**

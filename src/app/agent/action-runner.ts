@@ -76,7 +76,7 @@ export class ActionRunner {
   constructor(
     private readonly ports: RunnerPorts,
     private readonly state: RunnerState,
-    /** Called after every long action (success or not), so the published snapshot follows the server. */
+    /** Called after every long action but a checkpoint (success or not), so the published snapshot follows the server. */
     private readonly afterLongAction: () => Promise<void> = async () => {},
   ) {}
 
@@ -94,7 +94,8 @@ export class ActionRunner {
         try {
           await this.apply(action, ctx);
         } finally {
-          if (LONG_ACTIONS.has(action.type)) await this.afterLongAction();
+          // A checkpoint changes nothing the snapshot shows (a switchover's shutdown follows it at once).
+          if (LONG_ACTIONS.has(action.type) && action.type !== 'checkpoint') await this.afterLongAction();
         }
       } catch (error) {
         if (logFailure) this.logFailure(action, error);
@@ -189,6 +190,16 @@ export class ActionRunner {
       case 'writeStatus':
         await store.writeStatus({ optime: a.optime, slots: a.slots });
         return;
+      case 'writeFinalPosition': {
+        try {
+          const lsn = await db.shutdownCheckpoint();
+          if (lsn !== null) await store.writeStatus({ optime: lsn, slots: {} });
+          else this.ports.logger.warn('the server did not shut down cleanly: no final position for the candidate to check');
+        } catch (error) {
+          this.ports.logger.warn('could not write the final WAL position; releasing the leader key anyway', { error: describe(error) });
+        }
+        return;
+      }
       case 'writeSync': {
         const sync = { leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum };
         if (!(await store.writeSync(sync, a.ifRevision === '0' ? null : a.ifRevision))) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
@@ -213,7 +224,7 @@ export class ActionRunner {
       case 'restart':
         return db.restart(a.timeoutMs);
       case 'promote':
-        return db.promote(a.timeoutMs);
+        return db.promote(a.timeoutMs, a.walAtLeast === undefined ? {} : { walAtLeast: a.walAtLeast, catchUpMs: a.catchUpMs ?? 0 });
       case 'follow':
         return db.follow(a.upstream, { ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'rewind':

@@ -324,6 +324,9 @@ export class HaLoop implements AgentControl {
     // The leader's own renewal would otherwise wake it again and again.
     if (this.lease.deadline !== null) return;
     // Every renewal by the leader is an event too: only a new holder (or none) is worth a tick.
-    if (change.holder !== (this.cluster.current.cluster?.leader?.name ?? null)) this.wake();
+    if (change.holder !== (this.cluster.current.cluster?.leader?.name ?? null)) {
+      if (change.holder === null) this.pipeline.leaderKeyGone();
+      this.wake();
+    }
   }
 }

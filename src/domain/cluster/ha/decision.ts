@@ -212,6 +212,12 @@ export type Action =
       readonly maxLines: number;
     }
   | { readonly type: 'writeStatus'; readonly optime: number; readonly slots: Readonly<Record<string, number>> }
+  /**
+   * After a clean shutdown of this primary: its shutdown checkpoint's position as the leader's
+   * last optime (the status key), for the candidate to check it holds everything. Best effort:
+   * a failure is logged and the sequence goes on.
+   */
+  | { readonly type: 'writeFinalPosition' }
   /** Compare-and-set of the sync key on `ifRevision` (`'0'`: must be absent). */
   | {
       readonly type: 'writeSync';
@@ -229,7 +235,8 @@ export type Action =
   | { readonly type: 'start'; readonly upstream: UpstreamRef | null; readonly standby: boolean; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'stop'; readonly mode: StopModeName; readonly timeoutMs?: number }
   | { readonly type: 'restart'; readonly timeoutMs: number }
-  | { readonly type: 'promote'; readonly timeoutMs: number }
+  /** With `walAtLeast`: first wait (at most `catchUpMs`) until the server holds WAL up to there (the old leader's last position in a switchover). */
+  | { readonly type: 'promote'; readonly timeoutMs: number; readonly walAtLeast?: number; readonly catchUpMs?: number }
   | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'rewind'; readonly source: UpstreamRef }
   | { readonly type: 'createReplica'; readonly source: UpstreamRef }

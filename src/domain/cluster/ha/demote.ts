@@ -26,8 +26,11 @@ export function demoteImmediate(ctx: TickContext, why: string, opts: { readonly 
 
 /**
  * Graceful demotion for a switchover: a checkpoint keeps the shutdown short, a fast
- * shutdown lets every connected replica receive the last WAL, and only then is the leader
- * key released, so nobody can promote while this server still accepts writes.
+ * shutdown lets every connected replica receive the last WAL (the postmaster exits only once
+ * its WAL senders have sent everything and the replicas confirmed it), and only then is the
+ * leader key released, so nobody can promote while this server still accepts writes. The
+ * shutdown checkpoint's position goes to the status key first: the candidate promotes only
+ * once it holds WAL up to there (see takeLeadership).
  */
 export function demoteGraceful(ctx: TickContext, why: string): Decision {
   const stopTimeout = ctx.config.primary_stop_timeout;
@@ -36,6 +39,7 @@ export function demoteGraceful(ctx: TickContext, why: string): Decision {
     // primary_stop_timeout > 0: a shutdown that takes longer is escalated to immediate.
     { type: 'stop', mode: 'fast', ...(stopTimeout > 0 ? { timeoutMs: stopTimeout * 1000 } : {}) },
     { type: 'disarmWatchdog' },
+    { type: 'writeFinalPosition' },
     { type: 'releaseLeader' },
     { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, ssn: null, checkpointAfterPromote: null } },
     { type: 'start', upstream: null, standby: true, timeoutMs: startTimeoutMs(ctx) },
