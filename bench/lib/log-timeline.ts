@@ -8,12 +8,25 @@ export interface LogLine {
   readonly text: string;
 }
 
+/** Where a cluster's members log: the agent's JSON lines and PostgreSQL's own log. */
+export interface LogFiles {
+  agent(node: string): string;
+  postgres(node: string): string;
+}
+
+/** The files of a Warden cluster the ClusterRunner started. */
+export function wardenLogFiles(runner: ClusterRunner): LogFiles {
+  return {
+    agent: (node) => join(runner.layout.dir, 'logs', `${node}.log`),
+    postgres: (node) => join(runner.layout.dir, node, 'data-log', 'postgresql.log'),
+  };
+}
+
 /**
  * An agent's JSON log lines (`time` ISO 8601 with ms, `msg`) between `from` and `to` (epoch
- * ms), each as its message.
+ * ms), each as its message; other lines are skipped.
  */
-export function agentLog(runner: ClusterRunner, node: string, from: number, to: number): LogLine[] {
-  const file = join(runner.layout.dir, 'logs', `${node}.log`);
+export function agentLog(file: string, from: number, to: number): LogLine[] {
   if (!existsSync(file)) return [];
   const out: LogLine[] = [];
   for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -32,9 +45,8 @@ export function agentLog(runner: ClusterRunner, node: string, from: number, to: 
 /** `2026-11-27 09:41:38.285 UTC [11750] LOG:  text`: PostgreSQL's default log_line_prefix `%m [%p] `. */
 const PG_LINE = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) (\S+) \[\d+\] (\w+):\s+(.*)$/;
 
-/** A node's PostgreSQL log lines between `from` and `to` (epoch ms); the log's time zone must be UTC (the agents' default). */
-export function pgLog(runner: ClusterRunner, node: string, from: number, to: number): LogLine[] {
-  const file = join(runner.layout.dir, node, 'data-log', 'postgresql.log');
+/** PostgreSQL's log lines in `file` between `from` and `to` (epoch ms); the log's time zone must be UTC (the agents' default); other lines are skipped. */
+export function pgLog(file: string, from: number, to: number): LogLine[] {
   if (!existsSync(file)) return [];
   const out: LogLine[] = [];
   for (const line of readFileSync(file, 'utf8').split('\n')) {

@@ -1,12 +1,11 @@
-import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import type { LeaderWatch } from './leader-watch.js';
-import { agentLog, firstMatch, pgLog } from './log-timeline.js';
+import { agentLog, firstMatch, pgLog, type LogFiles } from './log-timeline.js';
 import type { SwitchWriter } from './switch-writer.js';
 
 /** The phases of a switchover, in order: each one ends where the next begins. */
 export const PHASES = [
   { name: 'decide', short: 'POST->demote', what: "old primary's agent: request read, candidate checked, 'demoting gracefully' logged" },
-  { name: 'checkpoint', short: 'checkpoint', what: 'the CHECKPOINT before the shutdown, until PostgreSQL logs it complete' },
+  { name: 'checkpoint', short: 'checkpoint', what: "decision (or, without the agent's line, the CHECKPOINT's start) -> PostgreSQL logs the CHECKPOINT before the shutdown complete" },
   { name: 'stopSignal', short: 'stop signal', what: "checkpoint done -> PostgreSQL logs 'received fast shutdown request'" },
   { name: 'shutdown', short: 'shutdown', what: "fast shutdown (shutdown checkpoint, WAL to the replicas) -> 'database system is shut down'" },
   { name: 'handoff', short: 'key handoff', what: 'shut down -> the leader key released in etcd (watch)' },
@@ -23,6 +22,8 @@ export type PhaseName = (typeof PHASES)[number]['name'];
 export interface SwitchoverPhases {
   /** Last commit on the old primary -> first commit on the new one, ms. */
   readonly writeGap: number;
+  /** Leader key released -> the candidate's PostgreSQL asked to promote (the candidate's notice and act together), ms. */
+  readonly candidate: number;
   /** Each phase's duration, ms (NaN when a mark is missing). */
   readonly phases: Readonly<Record<PhaseName, number>>;
   /** The marks (epoch ms) the phases are cut at. */
@@ -33,10 +34,11 @@ const span = (a: number | undefined, b: number | undefined) => (a === undefined 
 
 /**
  * Cuts one switchover (POST at `t0`, epoch ms) into phases, from the old primary's and the
- * candidate's agent and PostgreSQL logs, the leader key's watch and the writer's commits.
+ * candidate's agent and PostgreSQL logs, the leader key's watch and the writer's commits. A
+ * phase whose marks are missing (another HA manager logs other lines) is NaN.
  */
 export function switchoverPhases(o: {
-  readonly runner: ClusterRunner;
+  readonly logs: LogFiles;
   readonly watch: LeaderWatch;
   readonly writer: SwitchWriter;
   readonly oldPrimary: string;
@@ -44,13 +46,14 @@ export function switchoverPhases(o: {
   readonly t0: number;
   readonly until: number;
 }): SwitchoverPhases {
-  const { runner, t0, until } = o;
-  const oldAgent = agentLog(runner, o.oldPrimary, t0 - 5, until);
-  const oldPg = pgLog(runner, o.oldPrimary, t0 - 5, until);
-  const candAgent = agentLog(runner, o.candidate, t0 - 5, until);
-  const candPg = pgLog(runner, o.candidate, t0 - 5, until);
+  const { logs, t0, until } = o;
+  const oldAgent = agentLog(logs.agent(o.oldPrimary), t0 - 5, until);
+  const oldPg = pgLog(logs.postgres(o.oldPrimary), t0 - 5, until);
+  const candAgent = agentLog(logs.agent(o.candidate), t0 - 5, until);
+  const candPg = pgLog(logs.postgres(o.candidate), t0 - 5, until);
   const decided = firstMatch(oldAgent, /^demoting gracefully/, t0);
-  const ckptDone = firstMatch(oldPg, /checkpoint complete/, firstMatch(oldPg, /checkpoint starting: immediate force wait/, decided ?? t0));
+  const ckptStarted = firstMatch(oldPg, /checkpoint starting: immediate force wait/, decided ?? t0);
+  const ckptDone = firstMatch(oldPg, /checkpoint complete/, ckptStarted);
   const stopAsked = firstMatch(oldPg, /received (fast|smart|immediate) shutdown request/, t0);
   const shutDown = firstMatch(oldPg, /database system is shut down/, stopAsked);
   const perfT0 = t0 - performance.timeOrigin;
@@ -63,9 +66,10 @@ export function switchoverPhases(o: {
   const lastOld = o.writer.lastOn(o.oldPrimary, firstNew?.at);
   return {
     writeGap: span(lastOld?.at, firstNew?.at),
+    candidate: span(releasedAt, promoteAsked),
     phases: {
       decide: span(t0, decided),
-      checkpoint: span(decided, ckptDone),
+      checkpoint: span(decided ?? ckptStarted, ckptDone),
       stopSignal: span(ckptDone, stopAsked),
       shutdown: span(stopAsked, shutDown),
       handoff: span(shutDown, releasedAt),

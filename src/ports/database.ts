@@ -32,6 +32,8 @@ export interface PromoteOptions {
    */
   readonly walAtLeast?: number;
   readonly catchUpMs?: number;
+  /** Called once the server accepts writes, before promote() tidies up and returns (the caller can announce the new primary at once). Must not throw. */
+  readonly onWritable?: () => void;
 }
 
 /** A physical slot the primary must keep (per member or permanent). */

@@ -481,6 +481,7 @@ export class FakeDatabase implements Database {
     }
     if (delay > 0) await this.clock.sleep(delay);
     if (!this.finishPromote(generation)) this.fail('promote', 'server stopped during promotion');
+    opts.onWritable?.();
   }
 
   async follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void> {

@@ -490,6 +490,7 @@ export class PgDatabase implements Database {
           await sleep(PROMOTE_POLL_MS);
         }
         const writableMs = Date.now() - started;
+        opts.onWritable?.();
         // the server removed standby.signal itself; keep the files in step so a restart stays primary
         await this.writeRole(null);
         await this.reloadAndWait(() => this.reloadViaSession());

@@ -224,7 +224,11 @@ export class ActionRunner {
       case 'restart':
         return db.restart(a.timeoutMs);
       case 'promote':
-        return db.promote(a.timeoutMs, a.walAtLeast === undefined ? {} : { walAtLeast: a.walAtLeast, catchUpMs: a.catchUpMs ?? 0 });
+        return db.promote(a.timeoutMs, {
+          ...(a.walAtLeast === undefined ? {} : { walAtLeast: a.walAtLeast, catchUpMs: a.catchUpMs ?? 0 }),
+          // Load balancers see the new primary as soon as it takes writes, not after the files are rewritten.
+          onWritable: () => void this.afterLongAction(),
+        });
       case 'follow':
         return db.follow(a.upstream, { ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'rewind':
