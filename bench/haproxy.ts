@@ -23,6 +23,7 @@ import { HAPROXY_BIN, HaproxyProcess, handbookExample } from './lib/haproxy.js';
 import { atMost, printRuns, printTable, progress } from './lib/report.js';
 import { max, median } from './lib/stats.js';
 import { CREATE_WRITES_TABLE, WRITES_TABLE, wallNow } from './lib/switch-writer.js';
+import { firstMatch, pgLog, wardenLogFiles } from './lib/log-timeline.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, 'default-server': { type: 'string' } } });
 const runs = Number(values.runs);
@@ -30,6 +31,8 @@ const runs = Number(values.runs);
 /** Inserts through the proxy every `everyMs` over one connection, reconnecting after any error. */
 class ProxyClient {
   readonly successes: number[] = [];
+  /** Ids whose INSERT was acknowledged. */
+  readonly acknowledged: number[] = [];
   private running = false;
   private done: Promise<void> = Promise.resolve();
   private nextId = 1_000_000_000;
@@ -67,8 +70,10 @@ class ProxyClient {
           client.on('error', () => undefined);
           await client.connect();
         }
-        await client.query(`INSERT INTO ${WRITES_TABLE}(id, node) VALUES ($1, 'proxy')`, [this.nextId++]);
+        const id = this.nextId++;
+        await client.query(`INSERT INTO ${WRITES_TABLE}(id, node) VALUES ($1, 'proxy')`, [id]);
         this.successes.push(wallNow());
+        this.acknowledged.push(id);
       } catch {
         if (client) void client.end().catch(() => undefined);
         client = undefined;
@@ -173,18 +178,24 @@ await runBenchmark(async () => {
     const both = sampler.twoUpMs(t0 - 1000, end);
     const oldDown = sampler.first(t0, (up) => !up.includes(primary));
     const newUp = sampler.first(t0, (up) => up.includes(candidate));
+    // The servers' own view (PostgreSQL's logs): the old primary stops taking writes, the new one starts.
+    await sleep(300);
+    const logs = wardenLogFiles(runner);
+    const stopAsked = firstMatch(pgLog(logs.postgres(primary), t0 - 5, wallNow()), /received fast shutdown request/, t0);
+    const writable = firstMatch(pgLog(logs.postgres(candidate), t0 - 5, wallNow()), /archive recovery complete/, t0);
     gaps.push(gap);
     resume.push(resumed - answered);
     twoUp.push(both);
-    lines.push([i + 1, `${primary} -> ${candidate}`, answered - t0, gap, resumed - answered, oldDown === undefined ? Number.NaN : oldDown - t0, newUp === undefined ? Number.NaN : newUp - t0, both]);
+    const since = (t: number | undefined) => (t === undefined ? Number.NaN : t - t0);
+    lines.push([i + 1, `${primary} -> ${candidate}`, answered - t0, gap, resumed - answered, since(oldDown), since(stopAsked), since(writable), since(newUp), both]);
     progress(`switchover ${i + 1}/${runs} ${primary} -> ${candidate}: answered in ${(answered - t0).toFixed(0)} ms, longest time without a write ${gap.toFixed(0)} ms, two servers UP for ${both.toFixed(0)} ms`);
   }
   await client.stop();
   await sampler.stop();
-  const stored = await sql(runner, await runner.waitHealthy(60_000), `SELECT count(*)::int AS n FROM ${WRITES_TABLE} WHERE node = 'proxy'`);
+  const stored = await sql(runner, await runner.waitHealthy(60_000), `SELECT count(*)::int AS n FROM ${WRITES_TABLE} WHERE id = ANY($1)`, [client.acknowledged]);
   printRuns(
     `haproxy: one line per switchover (ms after POST /switchover unless said); default-server ${settings}`,
-    ['run', 'from -> to', 'API answer', 'longest without a write', 'writes resume after the answer', 'old marked DOWN', 'new marked UP', 'two servers UP'],
+    ['run', 'from -> to', 'API answer', 'longest without a write', 'writes resume after the answer', 'old marked DOWN', 'old stops (PG)', 'new writable (PG)', 'new marked UP', 'two servers UP'],
     lines,
   );
   printTable(`switchover through HAProxy (handbook example, client inserting every 20 ms through the proxy, ${runs} switchovers; stats sampled every 10 ms)`, [
@@ -193,6 +204,6 @@ await runBenchmark(async () => {
     { figure: 'writes resume after the API answered, median', value: median(resume), unit: 'ms' },
     { figure: 'switchovers with two servers UP in the primary backend', value: twoUp.filter((x) => x > 0).length, unit: '', goal: atMost(0), note: `of ${runs}` },
     { figure: 'two servers UP, longest', value: max(twoUp), unit: 'ms', goal: atMost(0) },
-    { figure: 'acknowledged writes lost', value: client.successes.length - stored.rows[0].n, unit: '', goal: atMost(0), note: `${client.successes.length} acknowledged through the proxy` },
+    { figure: 'acknowledged writes lost', value: client.acknowledged.length - stored.rows[0].n, unit: '', goal: atMost(0), note: `${client.acknowledged.length} acknowledged through the proxy` },
   ]);
 });

@@ -196,8 +196,8 @@ export class PgDatabase implements Database {
   }
 
   async shutdownCheckpoint(): Promise<number | null> {
-    if ((await this.ctl.livePid()) !== null) return null;
-    const cf = await readControlFile(this.o.dataDir);
+    const [pid, cf] = await Promise.all([this.ctl.livePid(), readControlFile(this.o.dataDir)]);
+    if (pid !== null) return null;
     if (cf) return cf.state === DB_SHUTDOWNED ? cf.checkpointLsn : null;
     const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser).catch(() => null);
     if (!cd || cd['Database cluster state'] !== 'shut down') return null;

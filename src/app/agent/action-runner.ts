@@ -76,7 +76,7 @@ export class ActionRunner {
   constructor(
     private readonly ports: RunnerPorts,
     private readonly state: RunnerState,
-    /** Called after every long action but a checkpoint (success or not), so the published snapshot follows the server. */
+    /** Called after every long action but a checkpoint (success or not), so the published snapshot follows the server; must not throw. */
     private readonly afterLongAction: () => Promise<void> = async () => {},
   ) {}
 
@@ -87,25 +87,37 @@ export class ActionRunner {
    */
   async runRange(decision: Decision, from: number, to: number, ctx: RunContext, onAction?: (a: Action) => void, logFailure = true): Promise<SequenceOutcome> {
     const actions = decision.actions;
-    for (let i = from; i < to; i++) {
-      const action = actions[i]!;
-      onAction?.(action);
-      try {
-        try {
-          await this.apply(action, ctx);
-        } finally {
-          // A checkpoint changes nothing the snapshot shows (a switchover's shutdown follows it at once).
-          if (LONG_ACTIONS.has(action.type) && action.type !== 'checkpoint') await this.afterLongAction();
+    // The snapshot after a stop is taken while the next quick actions run: a switchover releases the
+    // leader key right after its stop, and the key's release must not wait for a probe.
+    let afterStop: Promise<void> | null = null;
+    try {
+      for (let i = from; i < to; i++) {
+        const action = actions[i]!;
+        if (afterStop !== null && LONG_ACTIONS.has(action.type)) {
+          await afterStop;
+          afterStop = null;
         }
-      } catch (error) {
-        if (logFailure) this.logFailure(action, error);
-        this.failRemainingCommands(actions, i, actions.length, error);
-        const rb = decision.rollback;
-        if (rb && i >= rb.fromIndex && i < rb.untilIndex) await this.runRollback(rb.actions, ctx);
-        return { completed: false, stoppedAt: i, error };
+        onAction?.(action);
+        try {
+          try {
+            await this.apply(action, ctx);
+          } finally {
+            // A checkpoint changes nothing the snapshot shows (a switchover's shutdown follows it at once).
+            if (action.type === 'stop') afterStop = this.afterLongAction();
+            else if (LONG_ACTIONS.has(action.type) && action.type !== 'checkpoint') await this.afterLongAction();
+          }
+        } catch (error) {
+          if (logFailure) this.logFailure(action, error);
+          this.failRemainingCommands(actions, i, actions.length, error);
+          const rb = decision.rollback;
+          if (rb && i >= rb.fromIndex && i < rb.untilIndex) await this.runRollback(rb.actions, ctx);
+          return { completed: false, stoppedAt: i, error };
+        }
       }
+      return { completed: true, stoppedAt: null, error: null };
+    } finally {
+      await afterStop;
     }
-    return { completed: true, stoppedAt: null, error: null };
   }
 
   private async runRollback(actions: readonly Action[], ctx: RunContext): Promise<void> {
