@@ -74,6 +74,7 @@ await runBenchmark(async () => {
   const answers: number[] = [];
   const gaps: number[] = [];
   const candidateMs: number[] = [];
+  const exitMs: number[] = [];
   const phases = new Map<PhaseName, number[]>(PHASES.map((p) => [p.name, []]));
   const lines: (string | number)[][] = [];
   let lost = 0;
@@ -114,6 +115,7 @@ await runBenchmark(async () => {
     answers.push(answerMs);
     gaps.push(p.writeGap);
     candidateMs.push(p.candidate);
+    exitMs.push(p.exit);
     lines.push([i + 1, `${primary} -> ${candidate}`, answerMs, p.writeGap, ...PHASES.map((ph) => p.phases[ph.name])]);
     progress(`switchover ${i + 1}/${runs} ${primary} -> ${candidate}: answered in ${answerMs.toFixed(0)} ms, write gap ${p.writeGap.toFixed(0)} ms`);
     primary = candidate;
@@ -132,6 +134,7 @@ await runBenchmark(async () => {
     { figure: 'write gap, max', value: max(gaps), unit: 'ms' },
     ...phaseRows,
     { figure: '  key released -> promote request, median', value: median(candidateMs), unit: 'ms', note: `${fmtMax(candidateMs)}; the candidate's whole reaction (notices + acts)` },
+    { figure: '  (old primary: shutdown checkpoint -> exited), median', value: median(exitMs), unit: 'ms', note: `${fmtMax(exitMs)}; WAL senders' hand-over and exit, overlapping the phases after it` },
     { figure: 'acknowledged writes lost', value: lost, unit: '', goal: atMost(0) },
   ]);
 });

@@ -7,8 +7,8 @@ export const PHASES = [
   { name: 'decide', short: 'POST->demote', what: "old primary's agent: request read, candidate checked, 'demoting gracefully' logged" },
   { name: 'checkpoint', short: 'checkpoint', what: "decision (or, without the agent's line, the CHECKPOINT's start) -> PostgreSQL logs the CHECKPOINT before the shutdown complete" },
   { name: 'stopSignal', short: 'stop signal', what: "checkpoint done -> PostgreSQL logs 'received fast shutdown request'" },
-  { name: 'shutdown', short: 'shutdown', what: "fast shutdown (shutdown checkpoint, WAL to the replicas) -> 'database system is shut down'" },
-  { name: 'handoff', short: 'key handoff', what: 'shut down -> the leader key released in etcd (watch)' },
+  { name: 'shutdown', short: 'shutdown', what: 'fast shutdown: sessions ended, then the shutdown checkpoint, until PostgreSQL logs it complete' },
+  { name: 'handoff', short: 'key handoff', what: 'shutdown checkpoint complete -> the leader key released in etcd (watch)' },
   { name: 'notice', short: 'cand. notices', what: "key released -> the candidate's agent logs its 'promoting' decision" },
   { name: 'act', short: 'cand. acts', what: "decision -> the candidate's PostgreSQL logs 'received promote request'" },
   { name: 'promote', short: 'promote', what: "promote request -> 'archive recovery complete' (the new timeline's first WAL segment written)" },
@@ -24,6 +24,8 @@ export interface SwitchoverPhases {
   readonly writeGap: number;
   /** Leader key released -> the candidate's PostgreSQL asked to promote (the candidate's notice and act together), ms. */
   readonly candidate: number;
+  /** The old primary's shutdown checkpoint complete -> its postmaster gone ('database system is shut down'), ms: the WAL senders' hand-over and the processes' exit. */
+  readonly exit: number;
   /** Each phase's duration, ms (NaN when a mark is missing). */
   readonly phases: Readonly<Record<PhaseName, number>>;
   /** The marks (epoch ms) the phases are cut at. */
@@ -55,6 +57,7 @@ export function switchoverPhases(o: {
   const ckptStarted = firstMatch(oldPg, /checkpoint starting: immediate force wait/, decided ?? t0);
   const ckptDone = firstMatch(oldPg, /checkpoint complete/, ckptStarted);
   const stopAsked = firstMatch(oldPg, /received (fast|smart|immediate) shutdown request/, t0);
+  const shutdownCheckpoint = firstMatch(oldPg, /checkpoint complete/, firstMatch(oldPg, /checkpoint starting: shutdown/, stopAsked));
   const shutDown = firstMatch(oldPg, /database system is shut down/, stopAsked);
   const perfT0 = t0 - performance.timeOrigin;
   const released = o.watch.events.find((e) => e.at >= perfT0 && (e.kind === 'delete' || e.value === o.candidate));
@@ -67,17 +70,18 @@ export function switchoverPhases(o: {
   return {
     writeGap: span(lastOld?.at, firstNew?.at),
     candidate: span(releasedAt, promoteAsked),
+    exit: span(shutdownCheckpoint, shutDown),
     phases: {
       decide: span(t0, decided),
       checkpoint: span(decided ?? ckptStarted, ckptDone),
       stopSignal: span(ckptDone, stopAsked),
-      shutdown: span(stopAsked, shutDown),
-      handoff: span(shutDown, releasedAt),
+      shutdown: span(stopAsked, shutdownCheckpoint),
+      handoff: span(shutdownCheckpoint, releasedAt),
       notice: span(releasedAt, noticed),
       act: span(noticed, promoteAsked),
       promote: span(promoteAsked, ready),
       firstCommit: span(ready, firstNew?.at),
     },
-    marks: { t0, decided, ckptDone, stopAsked, shutDown, releasedAt, noticed, promoteAsked, ready, lastOld: lastOld?.at, firstNew: firstNew?.at },
+    marks: { t0, decided, ckptDone, stopAsked, shutdownCheckpoint, shutDown, releasedAt, noticed, promoteAsked, ready, lastOld: lastOld?.at, firstNew: firstNew?.at },
   };
 }

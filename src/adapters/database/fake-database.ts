@@ -4,7 +4,7 @@ import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow 
 import type { DatabaseState } from '../../domain/cluster/model/states.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Database, PromoteOptions, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { Database, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream, WantedSlot } from '../../ports/database.js';
 import { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
 import { parseSyncNames, syncPriority } from './fake-sync-names.js';
 
@@ -408,7 +408,8 @@ export class FakeDatabase implements Database {
     await this.boot('start', opts.timeoutMs, 'starting');
   }
 
-  async stop(mode: StopMode, timeoutMs?: number): Promise<void> {
+  /** `opts.untilShutdownCheckpoint` changes nothing here: the fake's shutdown checkpoint and exit are one moment. */
+  async stop(mode: StopMode, timeoutMs?: number, _opts: StopOptions = {}): Promise<void> {
     if (this.takeFailure('stop')) {
       if (this.running) this.stateValue = 'stop_failed';
       this.fail('stop', 'injected failure');

@@ -5,7 +5,7 @@ import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
-import type { Database, PromoteOptions, StartOptions, StopMode, Upstream, WantedSlot } from '../../ports/database.js';
+import type { Database, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream, WantedSlot } from '../../ports/database.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
 import { waitForDataDirProcesses } from './data-dir-processes.js';
@@ -196,8 +196,9 @@ export class PgDatabase implements Database {
   }
 
   async shutdownCheckpoint(): Promise<number | null> {
-    const [pid, cf] = await Promise.all([this.ctl.livePid(), readControlFile(this.o.dataDir)]);
-    if (pid !== null) return null;
+    const [pid, cf] = await Promise.all([readPostmasterPid(this.o.dataDir), readControlFile(this.o.dataDir)]);
+    // A postmaster still exiting after its shutdown checkpoint says so in postmaster.pid; any other live one is running.
+    if (pid !== null && pid.status !== 'stopping' && (await postmasterAlive(pid.pid))) return null;
     if (cf) return cf.state === DB_SHUTDOWNED ? cf.checkpointLsn : null;
     const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser).catch(() => null);
     if (!cd || cd['Database cluster state'] !== 'shut down') return null;
@@ -417,11 +418,16 @@ export class PgDatabase implements Database {
     }
   }
 
-  stop(mode: StopMode, timeoutMs?: number): Promise<void> {
-    return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed'));
+  stop(mode: StopMode, timeoutMs?: number, opts: StopOptions = {}): Promise<void> {
+    if (!opts.untilShutdownCheckpoint || mode === 'immediate') return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed'));
+    let checkpointed: () => void = () => {};
+    const written = new Promise<void>((resolve) => (checkpointed = resolve));
+    // The operation goes on until the postmaster has exited: the next one (a start) waits for that.
+    const exited = this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', checkpointed));
+    return Promise.race([written, exited]);
   }
 
-  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: DatabaseErrorCode): Promise<void> {
+  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: DatabaseErrorCode, onShutdownCheckpoint?: () => void): Promise<void> {
     const pid = await this.ctl.livePid();
     this.session.close();
     if (pid === null) {
@@ -429,9 +435,12 @@ export class PgDatabase implements Database {
       return;
     }
     this.states.set('stopping');
+    const watching = { on: onShutdownCheckpoint !== undefined };
     try {
       await this.ctl.signalStop(mode);
+      if (onShutdownCheckpoint) void this.watchShutdownCheckpoint(watching, onShutdownCheckpoint);
       let outcome = await this.ctl.waitForExit(pid, timeoutMs ?? this.o.stopHardLimitMs);
+      watching.on = false;
       if (outcome === 'timeout' && timeoutMs !== undefined && mode !== 'immediate') {
         this.log.warn('server did not stop in time: escalating to immediate', { mode, timeoutMs });
         await this.ctl.signalStop('immediate');
@@ -442,6 +451,26 @@ export class PgDatabase implements Database {
     } catch (e) {
       this.states.set('stop_failed');
       throw this.fail(failCode, `${mode} stop failed`, e);
+    } finally {
+      watching.on = false;
+    }
+  }
+
+  /**
+   * Calls `reached` once pg_control says "shut down": the shutdown checkpoint is durable, every
+   * backend is gone, and the server can write nothing more; what is left (the WAL senders
+   * handing the last WAL over, the processes exiting) takes tens of milliseconds more, which
+   * a switchover need not wait for. Checked every 5 ms while `watching.on`.
+   */
+  private async watchShutdownCheckpoint(watching: { on: boolean }, reached: () => void): Promise<void> {
+    while (watching.on) {
+      const cf = await readControlFile(this.o.dataDir);
+      if (cf?.state === DB_SHUTDOWNED) {
+        this.log.debug('shutdown checkpoint written', { lsn: formatLsn(cf.checkpointLsn) });
+        reached();
+        return;
+      }
+      await sleep(5);
     }
   }
 

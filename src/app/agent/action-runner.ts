@@ -232,7 +232,7 @@ export class ActionRunner {
       case 'start':
         return db.start({ upstream: a.upstream, standby: a.standby, ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'stop':
-        return db.stop(a.mode, a.timeoutMs);
+        return db.stop(a.mode, a.timeoutMs, a.untilShutdownCheckpoint ? { untilShutdownCheckpoint: true } : {});
       case 'restart':
         return db.restart(a.timeoutMs);
       case 'promote':

@@ -233,7 +233,8 @@ export type Action =
   // ---- database (the long ones run as a background job)
   | { readonly type: 'initdb' }
   | { readonly type: 'start'; readonly upstream: UpstreamRef | null; readonly standby: boolean; readonly slotName?: string; readonly timeoutMs: number }
-  | { readonly type: 'stop'; readonly mode: StopModeName; readonly timeoutMs?: number }
+  /** `untilShutdownCheckpoint`: done once the shutdown checkpoint is written (see the Database port's stop options). */
+  | { readonly type: 'stop'; readonly mode: StopModeName; readonly timeoutMs?: number; readonly untilShutdownCheckpoint?: boolean }
   | { readonly type: 'restart'; readonly timeoutMs: number }
   /** With `walAtLeast`: first wait (at most `catchUpMs`) until the server holds WAL up to there (the old leader's last position in a switchover). */
   | { readonly type: 'promote'; readonly timeoutMs: number; readonly walAtLeast?: number; readonly catchUpMs?: number }
