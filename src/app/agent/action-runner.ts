@@ -87,37 +87,27 @@ export class ActionRunner {
    */
   async runRange(decision: Decision, from: number, to: number, ctx: RunContext, onAction?: (a: Action) => void, logFailure = true): Promise<SequenceOutcome> {
     const actions = decision.actions;
-    // The snapshot after a stop is taken while the next quick actions run: a switchover releases the
-    // leader key right after its stop, and the key's release must not wait for a probe.
-    let afterStop: Promise<void> | null = null;
-    try {
-      for (let i = from; i < to; i++) {
-        const action = actions[i]!;
-        if (afterStop !== null && LONG_ACTIONS.has(action.type)) {
-          await afterStop;
-          afterStop = null;
-        }
-        onAction?.(action);
+    for (let i = from; i < to; i++) {
+      const action = actions[i]!;
+      onAction?.(action);
+      try {
         try {
-          try {
-            await this.apply(action, ctx);
-          } finally {
-            // A checkpoint changes nothing the snapshot shows (a switchover's shutdown follows it at once).
-            if (action.type === 'stop') afterStop = this.afterLongAction();
-            else if (LONG_ACTIONS.has(action.type) && action.type !== 'checkpoint') await this.afterLongAction();
-          }
-        } catch (error) {
-          if (logFailure) this.logFailure(action, error);
-          this.failRemainingCommands(actions, i, actions.length, error);
-          const rb = decision.rollback;
-          if (rb && i >= rb.fromIndex && i < rb.untilIndex) await this.runRollback(rb.actions, ctx);
-          return { completed: false, stoppedAt: i, error };
+          await this.apply(action, ctx);
+        } finally {
+          // A checkpoint changes nothing the snapshot shows (a switchover's shutdown follows it at once). After a
+          // stop the snapshot must show it before anything else happens: a switchover's candidate asks this node,
+          // once the key is released, whether it still runs as primary.
+          if (LONG_ACTIONS.has(action.type) && action.type !== 'checkpoint') await this.afterLongAction();
         }
+      } catch (error) {
+        if (logFailure) this.logFailure(action, error);
+        this.failRemainingCommands(actions, i, actions.length, error);
+        const rb = decision.rollback;
+        if (rb && i >= rb.fromIndex && i < rb.untilIndex) await this.runRollback(rb.actions, ctx);
+        return { completed: false, stoppedAt: i, error };
       }
-      return { completed: true, stoppedAt: null, error: null };
-    } finally {
-      await afterStop;
     }
+    return { completed: true, stoppedAt: null, error: null };
   }
 
   private async runRollback(actions: readonly Action[], ctx: RunContext): Promise<void> {
