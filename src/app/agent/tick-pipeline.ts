@@ -11,17 +11,12 @@ import type { JobRunner } from './job-runner.js';
 import type { LeaderLease } from './leader-lease.js';
 import type { LocalObserver } from './local-observer.js';
 import { memberRecord } from './member-record.js';
-import { failsafeRound, gatherPeerStatuses, peerTargets } from './peer-queries.js';
+import { answersFor, failsafeRound, gatherPeerStatuses, peerTargets, type EarlyPeers } from './peer-queries.js';
 import type { SettingsKeeper } from './settings-keeper.js';
 import type { SnapshotPublisher } from './snapshot-publisher.js';
 import type { EventReporter } from './event-reporter.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import { explainMembers } from '../../domain/cluster/rules/eligibility-explanation.js';
-
-/** Whom a round of peer queries asks, as one comparable string. */
-function targetsKey(targets: ReadonlyMap<string, string>): string {
-  return JSON.stringify([...targets].sort(([a], [b]) => a.localeCompare(b)));
-}
 
 /** Actions a healthy node repeats every tick: logged at debug level only. */
 const ROUTINE = new Set(['refreshLeader', 'writeStatus', 'kickWatchdog', 'remember']);
@@ -75,8 +70,8 @@ export class TickPipeline {
   private gathered: ReadonlyMap<string, NodeStatus | null> | null = null;
   /** The leader key vanished: the next tick asks the peers while it reads the cluster and probes. */
   private peersWanted = false;
-  /** Peers asked at the start of this tick (whom, and their answers to come). */
-  private early: { readonly targets: string; readonly statuses: Promise<Map<string, NodeStatus | null>> } | null = null;
+  /** Peers asked at the start of this tick. */
+  private early: EarlyPeers | null = null;
 
   constructor(
     private readonly ports: TickPorts,
@@ -237,10 +232,9 @@ export class TickPipeline {
         this.early = null;
         // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us: probed
         // meanwhile (the peers asked at the tick's start answered while this tick's probe ran).
+        const asked = await answersFor(early, targets);
         const [statuses, facts] =
-          early !== null && early.targets === targetsKey(targets)
-            ? [await early.statuses, current.facts]
-            : await Promise.all([gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs), this.parts.local.observe()]);
+          asked !== null ? [asked, current.facts] : await Promise.all([gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs), this.parts.local.observe()]);
         this.gathered = statuses;
         current = { ...current, now: clock.now(), peers: statuses, facts, memory: this.parts.memory.memory };
       } else if (d.need === 'failsafe' && current.failsafeConfirmed === null) {
@@ -263,7 +257,7 @@ export class TickPipeline {
     const view = this.parts.cluster.current;
     if (this.parts.lease.deadline !== null || view.cluster === null) return;
     const targets = peerTargets(view.cluster, this.parts.settings.current.node.name, view.config.failsafe_mode);
-    this.early = { targets: targetsKey(targets), statuses: gatherPeerStatuses(this.ports.peers, targets, this.options.peerTimeoutMs) };
+    this.early = { targets, statuses: gatherPeerStatuses(this.ports.peers, targets, this.options.peerTimeoutMs) };
   }
 
   /** The quick part now; from the first long action on, a background job (only one at a time). */
