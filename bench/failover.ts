@@ -8,7 +8,10 @@
  * Issue 9 asks for ttl 10 / loop_wait 2, but spec §2 fixes the minimum ttl at 20: the short
  * setting is ttl 20 / loop_wait 2 (retry_timeout 5).
  *
- *   node --import tsx bench/failover.ts [--runs 5] [--settings short,defaults]
+ * `--wal-segsize MB` initdb's the cluster with smaller WAL segments (a promotion writes the new
+ * timeline's whole first segment).
+ *
+ *   node --import tsx bench/failover.ts [--runs 5] [--settings short,defaults] [--wal-segsize 1]
  */
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
@@ -20,10 +23,12 @@ import { LeaderWatch } from './lib/leader-watch.js';
 import { atMost, printRuns, printTable, progress, type Row } from './lib/report.js';
 import { max, median } from './lib/stats.js';
 import { CREATE_PROBE_TABLE, firstWritable } from './lib/writable-probe.js';
+import { firstMatch, pgLog, wardenLogFiles } from './lib/log-timeline.js';
 
 const SETTINGS: Readonly<Record<string, Readonly<Record<string, unknown>>>> = { short: DEMO_DCS, defaults: DEFAULT_DCS };
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, settings: { type: 'string', default: 'short,defaults' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, settings: { type: 'string', default: 'short,defaults' }, 'wal-segsize': { type: 'string' } } });
+const walSegsizeMb = values['wal-segsize'] ? Number(values['wal-segsize']) : undefined;
 const runs = Number(values.runs);
 const settings = values.settings!.split(',').map((s) => {
   if (!SETTINGS[s]) throw new Error(`unknown setting ${s} (have ${Object.keys(SETTINGS).join(', ')})`);
@@ -40,6 +45,10 @@ interface Run {
   readonly expiryToTaken: number;
   /** Winner's leader key put to its first commit (promotion). */
   readonly takenToWritable: number;
+  /** Key put to the winner's PostgreSQL logging 'received promote request' (the agent's part of the promotion). */
+  readonly takenToAsked: number;
+  /** 'received promote request' to 'archive recovery complete' (PostgreSQL: the new timeline's first segment). */
+  readonly askedToNewTimeline: number;
   readonly killToWritable: number;
   readonly rejoinMs: number;
 }
@@ -50,8 +59,8 @@ await runBenchmark(async () => {
     const dcs = SETTINGS[name]!;
     const ttlMs = Number(dcs['ttl']) * 1000;
     const loopWaitMs = Number(dcs['loop_wait']) * 1000;
-    const label = `ttl ${dcs['ttl']} / loop_wait ${dcs['loop_wait']}`;
-    const cluster = await startBenchCluster(dcs);
+    const label = `ttl ${dcs['ttl']} / loop_wait ${dcs['loop_wait']}${walSegsizeMb ? `, WAL segments of ${walSegsizeMb} MB` : ''}`;
+    const cluster = await startBenchCluster(dcs, 'bench', walSegsizeMb ? { walSegsizeMb } : {});
     const { runner } = cluster;
     await sql(runner, cluster.primary, CREATE_PROBE_TABLE);
     const watch = await LeaderWatch.start(runner.layout.etcdClientPort, leaderKey(runner));
@@ -69,6 +78,12 @@ await runBenchmark(async () => {
       const expiredAt = expiry && expiry.at <= first.at ? expiry.at : undefined;
       if (expiredAt === undefined) progress(`run ${i + 1}: no deletion of the leader key seen before ${first.node} took a write`);
       const taken = expiredAt === undefined ? undefined : watch.firstAfter(expiredAt, 'put', first.node)?.at;
+      // PostgreSQL's own marks on the winner (its log's stamps are wall-clock ms).
+      await sleep(300);
+      const wall = (t: number | undefined) => (t === undefined ? undefined : t + performance.timeOrigin);
+      const pgLines = pgLog(wardenLogFiles(runner).postgres(first.node), wall(t0)!, Date.now());
+      const asked = firstMatch(pgLines, /received promote request/);
+      const newTimeline = firstMatch(pgLines, /archive recovery complete/, asked);
       const restartAt = performance.now();
       runner.startAgent(victim);
       await runner.waitHealthy(300_000);
@@ -79,6 +94,8 @@ await runBenchmark(async () => {
         expiryToWritable: expiredAt === undefined ? Number.NaN : first.at - expiredAt,
         expiryToTaken: expiredAt === undefined || taken === undefined ? Number.NaN : taken - expiredAt,
         takenToWritable: taken === undefined ? Number.NaN : first.at - taken,
+        takenToAsked: taken === undefined || asked === undefined ? Number.NaN : asked - wall(taken)!,
+        askedToNewTimeline: asked === undefined || newTimeline === undefined ? Number.NaN : newTimeline - asked,
         killToWritable: first.at - t0,
         rejoinMs: performance.now() - restartAt,
       };
@@ -92,8 +109,8 @@ await runBenchmark(async () => {
     await cluster.stop();
     printRuns(
       `failover, ${label}: one line per run (ms)`,
-      ['run', 'killed -> new primary', 'kill -> key gone', 'key gone -> writable', '(gone -> taken', 'taken -> writable)', 'kill -> writable', 'rejoin'],
-      done.map((r, i) => [i + 1, `${r.victim} -> ${r.winner}`, r.killToExpiry, r.expiryToWritable, r.expiryToTaken, r.takenToWritable, r.killToWritable, r.rejoinMs]),
+      ['run', 'killed -> new primary', 'kill -> key gone', 'key gone -> writable', '(gone -> taken', 'taken -> writable)', '(taken -> promote asked', 'asked -> new timeline)', 'kill -> writable', 'rejoin'],
+      done.map((r, i) => [i + 1, `${r.victim} -> ${r.winner}`, r.killToExpiry, r.expiryToWritable, r.expiryToTaken, r.takenToWritable, r.takenToAsked, r.askedToNewTimeline, r.killToWritable, r.rejoinMs]),
     );
     const pick = (f: (r: Run) => number) => done.map(f);
     rows.push(
@@ -101,6 +118,8 @@ await runBenchmark(async () => {
       { figure: `[${name}] key gone -> writable, max`, value: max(pick((r) => r.expiryToWritable)), unit: 'ms', goal: atMost(100) },
       { figure: `[${name}]   phase key gone -> taken, median`, value: median(pick((r) => r.expiryToTaken)), unit: 'ms', note: 'wake-up on the watch, leader race' },
       { figure: `[${name}]   phase taken -> writable, median`, value: median(pick((r) => r.takenToWritable)), unit: 'ms', note: 'promotion' },
+      { figure: `[${name}]     taken -> promote asked, median`, value: median(pick((r) => r.takenToAsked)), unit: 'ms', note: "agent: to PostgreSQL's 'received promote request'" },
+      { figure: `[${name}]     asked -> new timeline, median`, value: median(pick((r) => r.askedToNewTimeline)), unit: 'ms', note: "PostgreSQL: to 'archive recovery complete' (first WAL segment)" },
       { figure: `[${name}] kill -> writable, median`, value: median(pick((r) => r.killToWritable)), unit: 'ms', goal: atMost(ttlMs), note: 'goal: ttl' },
       { figure: `[${name}] kill -> writable, max`, value: max(pick((r) => r.killToWritable)), unit: 'ms', goal: atMost(ttlMs) },
       { figure: `[${name}] kill -> key gone, median`, value: median(pick((r) => r.killToExpiry)), unit: 'ms', note: 'lease left at the kill' },

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { demoLayout } from '../../scripts/lib/cluster-layout.js';
+import { demoLayout, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
 import { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { e2eRunner } from '../../test/e2e/e2e-cluster.js';
 import { benchFailed, onCleanup } from './cleanup.js';
@@ -26,9 +26,10 @@ export interface BenchCluster {
  * or is interrupted; its folder is removed unless the benchmark failed or BENCH_KEEP=1 is
  * set (then its logs stay for a look).
  */
-export async function startBenchCluster(dcs: Readonly<Record<string, unknown>>, scope = 'bench'): Promise<BenchCluster> {
+export async function startBenchCluster(dcs: Readonly<Record<string, unknown>>, scope = 'bench', opts: { readonly walSegsizeMb?: number } = {}): Promise<BenchCluster> {
   const base = await e2eRunner();
-  const runner = new ClusterRunner({ ...base.layout, scope, dcs });
+  const initdb: ClusterLayout['initdb'] = opts.walSegsizeMb ? [{ encoding: 'UTF8' }, 'data-checksums', { 'wal-segsize': String(opts.walSegsizeMb) }] : undefined;
+  const runner = new ClusterRunner({ ...base.layout, scope, dcs, ...(initdb ? { initdb } : {}) });
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {

@@ -52,6 +52,8 @@ export interface ClusterLayout {
   /** REST API Basic auth, when asked for. */
   readonly restAuth?: { readonly username: string; readonly password: string };
   readonly binDir: string;
+  /** bootstrap.initdb of the generated node files; default `[{encoding: UTF8}, data-checksums]`. */
+  readonly initdb?: readonly (string | Readonly<Record<string, string>>)[];
   /** `db.callbacks` of every node; `{name}` in a command becomes the node's name. */
   readonly callbacks?: Readonly<Record<string, string>>;
 }
@@ -128,7 +130,7 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
       ...(layout.restAuth ? { authentication: layout.restAuth } : {}),
     },
     etcd3: { hosts: etcdMembers(layout).map((m) => `${m.host}:${layout.etcdClientPort}`) },
-    bootstrap: { dcs: layout.dcs, initdb: [{ encoding: 'UTF8' }, 'data-checksums'] },
+    bootstrap: { dcs: layout.dcs, initdb: layout.initdb ?? [{ encoding: 'UTF8' }, 'data-checksums'] },
     db: {
       listen: pg,
       connect_address: pg,

@@ -30,6 +30,29 @@ export interface CreateReplicaOptions {
   readonly methods?: readonly string[];
 }
 
+/** Options of a stop. */
+export interface StopOptions {
+  /**
+   * A clean stop (fast or smart) resolves as soon as the shutdown checkpoint is written: the
+   * server can take no write after it. Its processes finish exiting (the WAL senders hand the
+   * last WAL over) before the next operation on the database runs.
+   */
+  readonly untilShutdownCheckpoint?: boolean;
+}
+
+/** Conditions of a promotion. */
+export interface PromoteOptions {
+  /**
+   * Before asking the server to promote, wait (at most `catchUpMs`) until it holds WAL up to
+   * this position: the old leader's shutdown checkpoint in a switchover. Past the wait the
+   * promotion goes ahead.
+   */
+  readonly walAtLeast?: number;
+  readonly catchUpMs?: number;
+  /** Called once the server accepts writes, before promote() tidies up and returns (the caller can announce the new primary at once). Must not throw. */
+  readonly onWritable?: () => void;
+}
+
 /**
  * The local PostgreSQL server. Long operations take an explicit timeout; failures throw a
  * `DatabaseError` whose code names the operation (`start_failed`, `promote_failed`, ...).
@@ -46,13 +69,15 @@ export interface Database {
   /** Starts the server and waits until it accepts connections or `timeoutMs`. Throws DatabaseError('start_failed'). */
   start(opts: StartOptions): Promise<void>;
   /** Stops the server with `mode`, escalating to immediate after `timeoutMs` when given. Throws DatabaseError('stop_failed'). */
-  stop(mode: StopMode, timeoutMs?: number): Promise<void>;
+  stop(mode: StopMode, timeoutMs?: number, opts?: StopOptions): Promise<void>;
   /** Stops (fast) and starts with the current role. Throws DatabaseError('restart_failed'). */
   restart(timeoutMs: number): Promise<void>;
   /** Sends SIGHUP (pg_ctl reload). Throws DatabaseError('reload_failed'). */
   reload(): Promise<void>;
   /** Promotes a replica and waits until it accepts writes or `timeoutMs`. Throws DatabaseError('promote_failed'). */
-  promote(timeoutMs: number): Promise<void>;
+  promote(timeoutMs: number, opts?: PromoteOptions): Promise<void>;
+  /** The WAL position of a primary's shutdown checkpoint once it is written (its processes may still be exiting); null while it runs, or after any other stop. Never throws. */
+  shutdownCheckpoint(): Promise<number | null>;
   /** Makes the server a replica of `upstream` (or a leaderless standby): writes standby.signal, primary_conninfo and slot, restarting only when needed. Throws DatabaseError('follow_failed'). */
   follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void>;
   /** Runs pg_rewind against `source` on a stopped server. Throws DatabaseError('rewind_failed'). */

@@ -4,7 +4,7 @@ import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow,
 import type { DatabaseState } from '../../domain/cluster/model/states.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream } from '../../ports/database.js';
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
 import { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
 import { parseSyncNames, syncPriority } from './fake-sync-names.js';
@@ -180,6 +180,9 @@ export class FakeDatabase implements Database {
   private replicationLagBytes = 0;
   private replayPaused = false;
   private terminated = 0;
+  /** End of WAL at the last clean shutdown of a primary (its shutdown checkpoint); null after any other stop or once started. */
+  private shutdownLsn: number | null = null;
+  private promoteOptions: PromoteOptions | null = null;
 
   constructor(opts: FakeDatabaseOptions) {
     this.name = opts.name;
@@ -236,6 +239,10 @@ export class FakeDatabase implements Database {
 
   get state(): DatabaseState {
     return this.stateValue;
+  }
+  /** The options of the last promote() call (null before any). */
+  get lastPromoteOptions(): PromoteOptions | null {
+    return this.promoteOptions;
   }
   get isRunning(): boolean {
     return this.running;
@@ -423,7 +430,8 @@ export class FakeDatabase implements Database {
     await this.boot('start', opts.timeoutMs, 'starting');
   }
 
-  async stop(mode: StopMode, timeoutMs?: number): Promise<void> {
+  /** `opts.untilShutdownCheckpoint` changes nothing here: the fake's shutdown checkpoint and exit are one moment. */
+  async stop(mode: StopMode, timeoutMs?: number, _opts: StopOptions = {}): Promise<void> {
     if (this.takeFailure('stop')) {
       if (this.running) this.stateValue = 'stop_failed';
       this.fail('stop', 'injected failure');
@@ -474,9 +482,19 @@ export class FakeDatabase implements Database {
     this.applyReloadable();
   }
 
-  async promote(timeoutMs: number): Promise<void> {
+  async promote(timeoutMs: number, opts: PromoteOptions = {}): Promise<void> {
+    this.promoteOptions = opts;
     this.injected('promote');
     if (!this.running || !this.inRecovery) this.fail('promote', 'server is not in standby mode');
+    if (opts.walAtLeast !== undefined && (this.lsn ?? 0) < opts.walAtLeast) {
+      this.pullFromUpstream();
+      // Still behind: what may arrive within the wait, then the promotion goes ahead as the real one does.
+      if ((this.lsn ?? 0) < opts.walAtLeast && (opts.catchUpMs ?? 0) > 0) {
+        await this.clock.sleep(Math.min(opts.catchUpMs ?? 0, timeoutMs));
+        this.pullFromUpstream();
+      }
+      if (!this.running || !this.inRecovery) this.fail('promote', 'server is not in standby mode');
+    }
     const generation = this.generation;
     const delay = this.delays.get('promote') ?? 0;
     if (delay > timeoutMs) {
@@ -486,6 +504,7 @@ export class FakeDatabase implements Database {
     }
     if (delay > 0) await this.clock.sleep(delay);
     if (!this.finishPromote(generation)) this.fail('promote', 'server stopped during promotion');
+    opts.onWritable?.();
   }
 
   async follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void> {
@@ -781,6 +800,7 @@ export class FakeDatabase implements Database {
       const data = this.data;
       if (generation !== this.generation || !data) return;
       this.running = true;
+      this.shutdownLsn = null;
       this.inRecovery = data.recovery.standby;
       this.streaming = false;
       this.startedAt = this.clock.now();
@@ -805,9 +825,14 @@ export class FakeDatabase implements Database {
   }
 
   /** Takes the postmaster down; `clean` (smart/fast) lets connected standbys receive all WAL first. */
+  async shutdownCheckpoint(): Promise<number | null> {
+    return this.running ? null : this.shutdownLsn;
+  }
+
   private shutdown(clean: boolean): void {
     this.generation++;
     this.shuttingDown = false;
+    this.shutdownLsn = this.running && clean && !this.inRecovery ? this.lsn : null;
     if (this.running && clean && !this.inRecovery) for (const s of this.streamingStandbys()) s.pullFromUpstream();
     this.rejectWaiters(clean ? 'the database system is shutting down' : 'server closed the connection unexpectedly');
     this.running = false;

@@ -5,9 +5,8 @@ import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
-import type { CreateReplicaOptions, Database, StartOptions, StopMode, Upstream } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream } from '../../ports/database.js';
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
-import { formatLsn } from '../../domain/cluster/model/lsn.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
 import { waitForDataDirProcesses } from './data-dir-processes.js';
@@ -17,11 +16,13 @@ import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from
 import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
 import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
 import { cleanlyShutDown, readControlData, standbyMinimums } from './pg-controldata.js';
+import { DB_SHUTDOWNED, readControlFile } from './pg-control-file.js';
+import { formatLsn, parseLsn } from '../../domain/cluster/model/lsn.js';
 import { PgCtl } from './pg-ctl.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
 import { initdbArguments } from './pg-initdb-args.js';
 import { resolveOptions, type PgDatabaseOptions, type ResolvedPgOptions } from './pg-options.js';
-import { observe } from './pg-probe.js';
+import { observe, PendingRestartCache } from './pg-probe.js';
 import { pgRewind } from './pg-rewind.js';
 import { CommandFailure } from './run-command.js';
 import { PgSession, withClient, type SessionLimits, type SessionTarget } from './pg-session.js';
@@ -37,6 +38,8 @@ const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 const PROBE_BUDGET_MS = 2_000;
 /** How often a promotion checks whether the server has left recovery. */
 const PROMOTE_POLL_MS = 10;
+/** How often a promotion waiting for the old leader's last WAL checks the server's position. */
+const CATCH_UP_POLL_MS = 2;
 const PROBE_LIMITS: SessionLimits = { connectTimeoutMs: 1_000, statementTimeoutMs: 1_000 };
 const MAINTENANCE_LIMITS: SessionLimits = { connectTimeoutMs: 5_000, statementTimeoutMs: 600_000 };
 
@@ -86,6 +89,7 @@ export class PgDatabase implements Database {
   private recovery: RecoveryTarget | null | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private controlCache: { mtimeMs: number; systemIdentifier: string | null; timeline: number | null } | null = null;
+  private readonly pendingRestarts = new PendingRestartCache();
 
   constructor(options: PgDatabaseOptions) {
     this.o = resolveOptions(options);
@@ -139,9 +143,12 @@ export class PgDatabase implements Database {
 
   private async probeOnce(): Promise<LocalFacts> {
     const started = Date.now();
-    const initialized = await pathExists(join(this.o.dataDir, 'global', 'pg_control'));
-    const pidFile = await pathExists(join(this.o.dataDir, 'postmaster.pid'));
-    const pid = await this.ctl.livePid();
+    // At once: on a loaded machine every wait for the thread pool costs a scheduling delay, and a tick's probe is on the failover's path.
+    const [initialized, pidFile, pid] = await Promise.all([
+      pathExists(join(this.o.dataDir, 'global', 'pg_control')),
+      pathExists(join(this.o.dataDir, 'postmaster.pid')),
+      this.ctl.livePid(),
+    ]);
     if (pid === null) {
       const state = this.states.observed({ alive: false, pidFile, answered: false, refusing: false });
       return { ...stoppedFacts(state, initialized), ...(initialized ? await this.controlFacts() : {}) };
@@ -151,7 +158,7 @@ export class PgDatabase implements Database {
     try {
       const budget = Math.max(100, PROBE_BUDGET_MS - (Date.now() - started) - 100);
       const obs = await Promise.race([
-        observe(this.session),
+        observe(this.session, this.pendingRestarts),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
             overBudget = true;
@@ -172,23 +179,41 @@ export class PgDatabase implements Database {
     }
   }
 
-  /** System identifier and timeline of a stopped cluster, from pg_controldata (re-read only when pg_control changed). */
+  /**
+   * System identifier and timeline of a stopped cluster, from the control file (re-read only
+   * when pg_control changed; read directly, pg_controldata only for a layout not known).
+   */
   private async controlFacts(): Promise<Partial<LocalFacts>> {
     try {
       const { mtimeMs } = await stat(join(this.o.dataDir, 'global', 'pg_control'));
       if (this.controlCache?.mtimeMs !== mtimeMs) {
-        const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser);
-        const tli = Number(cd["Latest checkpoint's TimeLineID"]);
-        this.controlCache = {
-          mtimeMs,
-          systemIdentifier: cd['Database system identifier'] ?? null,
-          timeline: Number.isInteger(tli) && tli > 0 ? tli : null,
-        };
+        const cf = await readControlFile(this.o.dataDir);
+        if (cf) {
+          this.controlCache = { mtimeMs, systemIdentifier: cf.systemIdentifier, timeline: cf.timeline > 0 ? cf.timeline : null };
+        } else {
+          const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser);
+          const tli = Number(cd["Latest checkpoint's TimeLineID"]);
+          this.controlCache = {
+            mtimeMs,
+            systemIdentifier: cd['Database system identifier'] ?? null,
+            timeline: Number.isInteger(tli) && tli > 0 ? tli : null,
+          };
+        }
       }
       return { systemIdentifier: this.controlCache.systemIdentifier, timeline: this.controlCache.timeline };
     } catch {
       return {};
     }
+  }
+
+  async shutdownCheckpoint(): Promise<number | null> {
+    const [pid, cf] = await Promise.all([readPostmasterPid(this.o.dataDir), readControlFile(this.o.dataDir)]);
+    // A postmaster still exiting after its shutdown checkpoint says so in postmaster.pid; any other live one is running.
+    if (pid !== null && pid.status !== 'stopping' && (await postmasterAlive(pid.pid))) return null;
+    if (cf) return cf.state === DB_SHUTDOWNED ? cf.checkpointLsn : null;
+    const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser).catch(() => null);
+    if (!cd || cd['Database cluster state'] !== 'shut down') return null;
+    return parseLsn(cd['Latest checkpoint location'] ?? '') ?? null;
   }
 
   async timelineHistory(): Promise<readonly HistoryLine[]> {
@@ -462,11 +487,16 @@ export class PgDatabase implements Database {
     }
   }
 
-  stop(mode: StopMode, timeoutMs?: number): Promise<void> {
-    return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed'));
+  stop(mode: StopMode, timeoutMs?: number, opts: StopOptions = {}): Promise<void> {
+    if (!opts.untilShutdownCheckpoint || mode === 'immediate') return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed'));
+    let checkpointed: () => void = () => {};
+    const written = new Promise<void>((resolve) => (checkpointed = resolve));
+    // The operation goes on until the postmaster has exited: the next one (a start) waits for that.
+    const exited = this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', checkpointed));
+    return Promise.race([written, exited]);
   }
 
-  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: DatabaseErrorCode): Promise<void> {
+  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: DatabaseErrorCode, onShutdownCheckpoint?: () => void): Promise<void> {
     const pid = await this.ctl.livePid();
     this.session.close();
     if (pid === null) {
@@ -474,9 +504,12 @@ export class PgDatabase implements Database {
       return;
     }
     this.states.set('stopping');
+    const watching = { on: onShutdownCheckpoint !== undefined };
     try {
       await this.ctl.signalStop(mode);
+      if (onShutdownCheckpoint) void this.watchShutdownCheckpoint(watching, onShutdownCheckpoint);
       let outcome = await this.ctl.waitForExit(pid, timeoutMs ?? this.o.stopHardLimitMs);
+      watching.on = false;
       if (outcome === 'timeout' && timeoutMs !== undefined && mode !== 'immediate') {
         this.log.warn('server did not stop in time: escalating to immediate', { mode, timeoutMs });
         await this.ctl.signalStop('immediate');
@@ -487,6 +520,26 @@ export class PgDatabase implements Database {
     } catch (e) {
       this.states.set('stop_failed');
       throw this.fail(failCode, `${mode} stop failed`, e);
+    } finally {
+      watching.on = false;
+    }
+  }
+
+  /**
+   * Calls `reached` once pg_control says "shut down": the shutdown checkpoint is durable, every
+   * backend is gone, and the server can write nothing more; what is left (the WAL senders
+   * handing the last WAL over, the processes exiting) takes tens of milliseconds more, which
+   * a switchover need not wait for. Checked every 5 ms while `watching.on`.
+   */
+  private async watchShutdownCheckpoint(watching: { on: boolean }, reached: () => void): Promise<void> {
+    while (watching.on) {
+      const cf = await readControlFile(this.o.dataDir);
+      if (cf?.state === DB_SHUTDOWNED) {
+        this.log.debug('shutdown checkpoint written', { lsn: formatLsn(cf.checkpointLsn) });
+        reached();
+        return;
+      }
+      await sleep(5);
     }
   }
 
@@ -519,28 +572,62 @@ export class PgDatabase implements Database {
     }
   }
 
-  promote(timeoutMs: number): Promise<void> {
+  promote(timeoutMs: number, opts: PromoteOptions = {}): Promise<void> {
     return this.exclusive(async () => {
       const started = Date.now();
       const deadline = started + timeoutMs;
       try {
-        if ((await this.ctl.livePid()) === null) throw new Error('the server is not running');
-        if (!(await this.inRecovery())) return;
-        const via = await this.requestPromote();
+        const catchUp = opts.walAtLeast === undefined ? null : await this.promoteOnceCaughtUp(opts.walAtLeast, Math.min(opts.catchUpMs ?? 0, timeoutMs));
+        // No pre-checks: pg_promote() on the kept session fails when the server is down, and
+        // answers for one that left recovery already (see requestPromote).
+        const via = catchUp?.signalled ? 'pg_promote' : await this.requestPromote();
+        const askedAt = Date.now();
         // Every millisecond here is a millisecond of refused writes: poll tightly (one cheap query).
         while (await this.inRecovery().catch(() => true)) {
           if (Date.now() >= deadline) throw new Error(`still in recovery after ${timeoutMs} ms`);
           await sleep(PROMOTE_POLL_MS);
         }
         const writableMs = Date.now() - started;
+        opts.onWritable?.();
         // the server removed standby.signal itself; keep the files in step so a restart stays primary
         await this.writeRole(null);
         await this.reloadAndWait(() => this.reloadViaSession());
-        this.log.info('promoted', { via, writable_ms: writableMs, total_ms: Date.now() - started });
+        this.log.info('promoted', { via, ...(catchUp ? { catch_up_ms: catchUp.ms } : {}), asked_after_ms: askedAt - started, writable_ms: writableMs, total_ms: Date.now() - started });
       } catch (e) {
         throw this.fail('promote_failed', 'promote failed', e);
       }
     });
+  }
+
+  /**
+   * Waits until the server holds WAL up to `lsn` (received from the upstream, or replayed), at
+   * most `ms`, and asks it to promote in the same query the moment it does: in a switchover
+   * `lsn` is the old leader's shutdown checkpoint, so no commit it acknowledged is left behind
+   * (a promotion replays everything received before it ends, so received is enough). Past `ms`
+   * the shortfall is logged and the caller promotes anyway; on an error (the server is down, or
+   * no longer in recovery) the caller's own request finds out.
+   */
+  private async promoteOnceCaughtUp(lsn: number, ms: number): Promise<{ ms: number; signalled: boolean }> {
+    const started = Date.now();
+    const wanted = formatLsn(lsn);
+    try {
+      for (;;) {
+        const [row] = await this.session.query<{ have: string | null; signalled: boolean | null }>(
+          `SELECT have::text AS have, CASE WHEN have >= $1::pg_lsn THEN pg_promote(wait => false) END AS signalled
+             FROM (SELECT greatest(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) AS have) w`,
+          [wanted],
+        );
+        if (row?.signalled !== null && row?.signalled !== undefined) return { ms: Date.now() - started, signalled: row.signalled };
+        if (Date.now() - started >= ms) {
+          this.log.warn('promoting without all of the WAL the old leader wrote', { wanted, have: row?.have ?? null, waited_ms: Date.now() - started });
+          return { ms: Date.now() - started, signalled: false };
+        }
+        await sleep(CATCH_UP_POLL_MS);
+      }
+    } catch (e) {
+      this.log.debug('waiting for the WAL before promoting failed', { error: describe(e) });
+      return { ms: Date.now() - started, signalled: false };
+    }
   }
 
   /**

@@ -58,12 +58,15 @@ SELECT pg_is_in_recovery() AS in_recovery,
       'name', slot_name, 'type', slot_type, 'database', database, 'plugin', plugin, 'active', active,
       'restart_lsn', restart_lsn::text, 'confirmed_flush_lsn', confirmed_flush_lsn::text, 'xmin', xmin IS NOT NULL)
       ORDER BY slot_name), '[]'::json) FROM pg_replication_slots WHERE NOT temporary) AS slots,
+  pg_conf_load_time()::text AS conf_loaded,
+  -- pending_restart changes only when this session re-reads the files: not parsed again until then
+  CASE WHEN pg_conf_load_time()::text IS DISTINCT FROM $1 THEN
   (SELECT coalesce(json_agg(json_build_object('name', s.name, 'old', current_setting(s.name),
       'new', coalesce(f.setting, s.boot_val)) ORDER BY s.name), '[]'::json)
      FROM pg_settings s
      LEFT JOIN LATERAL (SELECT fs.setting FROM pg_file_settings fs
                         WHERE fs.name = s.name ORDER BY fs.seqno DESC LIMIT 1) f ON true
-     WHERE s.pending_restart) AS pending`;
+     WHERE s.pending_restart) END AS pending`;
 
 /** One row of the observation query. */
 export interface ObserveRow {
@@ -96,7 +99,9 @@ export interface ObserveRow {
     flush_lsn: string | null;
     replay_lsn: string | null;
   }[];
-  pending: { name: string; old: string; new: string }[];
+  conf_loaded: string;
+  /** null: the files were not re-read since the `conf_loaded` the query was given. */
+  pending: { name: string; old: string; new: string }[] | null;
   slots: {
     name: string;
     type: string;
@@ -107,6 +112,16 @@ export interface ObserveRow {
     confirmed_flush_lsn: string | null;
     xmin: boolean;
   }[];
+}
+
+/**
+ * The pending restarts last read on a session, with the configuration load time they were read
+ * at: pg_settings joined to pg_file_settings parses the configuration files, the costliest part
+ * of a probe, and its answer changes only when the session re-reads them.
+ */
+export class PendingRestartCache {
+  confLoaded: string | null = null;
+  pending: readonly { name: string; old: string; new: string }[] = [];
 }
 
 /** `2024-05-01 12:00:00.123+02` (PostgreSQL text) to ISO 8601 with a full offset. */
@@ -135,13 +150,17 @@ export function replicaTimeline(r: Pick<ObserveRow, 'received_tli' | 'checkpoint
 }
 
 /** Observes a server through `session`. Rejects when the server does not answer. */
-export async function observe(session: PgSession): Promise<Observation> {
-  const [r] = await session.query<ObserveRow>(OBSERVE_SQL);
+export async function observe(session: PgSession, cache: PendingRestartCache = new PendingRestartCache()): Promise<Observation> {
+  const [r] = await session.query<ObserveRow>(OBSERVE_SQL, [cache.confLoaded]);
   if (!r) throw new Error('observation query returned no row');
+  if (r.pending !== null) {
+    cache.pending = r.pending;
+    cache.confLoaded = r.conf_loaded;
+  }
   const pendingRestartReason: Record<string, PendingChange> = {};
   // PostgreSQL also flags a postmaster parameter merely removed from the file (e.g. the
   // recovery settings after a promotion) even when its value does not change: not a reason.
-  for (const p of r.pending) {
+  for (const p of cache.pending) {
     if (p.old !== p.new) pendingRestartReason[p.name] = { old_value: p.old, new_value: p.new };
   }
   return {

@@ -79,7 +79,7 @@ export class ActionRunner {
   constructor(
     private readonly ports: RunnerPorts,
     private readonly state: RunnerState,
-    /** Called after every long action (success or not), so the published snapshot follows the server. */
+    /** Called after every long action but a checkpoint (success or not), so the published snapshot follows the server; must not throw. */
     private readonly afterLongAction: () => Promise<void> = async () => {},
   ) {}
 
@@ -97,7 +97,10 @@ export class ActionRunner {
         try {
           await this.apply(action, ctx);
         } finally {
-          if (LONG_ACTIONS.has(action.type)) await this.afterLongAction();
+          // A checkpoint changes nothing the snapshot shows (a switchover's shutdown follows it at once). After a
+          // stop the snapshot must show it before anything else happens: a switchover's candidate asks this node,
+          // once the key is released, whether it still runs as primary.
+          if (LONG_ACTIONS.has(action.type) && action.type !== 'checkpoint') await this.afterLongAction();
         }
       } catch (error) {
         if (logFailure) this.logFailure(action, error);
@@ -220,6 +223,16 @@ export class ActionRunner {
       case 'writeStatus':
         await store.writeStatus({ optime: a.optime, slots: a.slots, ...(a.retainSlots ? { retainSlots: a.retainSlots } : {}) });
         return;
+      case 'writeFinalPosition': {
+        try {
+          const lsn = await db.shutdownCheckpoint();
+          if (lsn !== null) await store.writeStatus({ optime: lsn, slots: {} });
+          else this.ports.logger.warn('the server did not shut down cleanly: no final position for the candidate to check');
+        } catch (error) {
+          this.ports.logger.warn('could not write the final WAL position; releasing the leader key anyway', { error: describe(error) });
+        }
+        return;
+      }
       case 'writeSync': {
         const sync = { leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum };
         if (!(await store.writeSync(sync, a.ifRevision === '0' ? null : a.ifRevision))) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
@@ -240,11 +253,15 @@ export class ActionRunner {
       case 'start':
         return db.start({ upstream: a.upstream, standby: a.standby, ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'stop':
-        return db.stop(a.mode, a.timeoutMs);
+        return db.stop(a.mode, a.timeoutMs, a.untilShutdownCheckpoint ? { untilShutdownCheckpoint: true } : {});
       case 'restart':
         return db.restart(a.timeoutMs);
       case 'promote':
-        return db.promote(a.timeoutMs);
+        return db.promote(a.timeoutMs, {
+          ...(a.walAtLeast === undefined ? {} : { walAtLeast: a.walAtLeast, catchUpMs: a.catchUpMs ?? 0 }),
+          // Load balancers see the new primary as soon as it takes writes, not after the files are rewritten.
+          onWritable: () => void this.afterLongAction(),
+        });
       case 'follow':
         return db.follow(a.upstream, { ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'rewind':

@@ -328,6 +328,9 @@ export class HaLoop implements AgentControl {
       return;
     }
     // A renewal that moves the key to a new lease is an event too: only a new holder (or none) is worth a tick.
-    if (change.holder !== (this.cluster.current.cluster?.leader?.name ?? null)) this.wake();
+    if (change.holder !== (this.cluster.current.cluster?.leader?.name ?? null)) {
+      if (change.holder === null) this.pipeline.leaderKeyGone();
+      this.wake();
+    }
   }
 }

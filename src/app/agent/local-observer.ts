@@ -29,9 +29,14 @@ export class LocalObserver {
     return this.latest;
   }
 
-  /** Probes the server now (never throws: a dead server gives stopped or crashed facts). */
-  async observe(): Promise<LocalFacts> {
-    const { facts, patch } = observeFacts(await this.db.probe(), this.memory.memory, this.clock.now(), this.leader(), { archiveOnly: this.archiveOnly() });
+  /**
+   * Probes the server now (never throws: a dead server gives stopped or crashed facts). With
+   * `alongside` (a cluster read that must not fail), the probe runs while it does, and the facts
+   * are judged against the leader as that read shows it.
+   */
+  async observe(alongside?: Promise<void>): Promise<LocalFacts> {
+    const [probed] = await Promise.all([this.db.probe(), alongside]);
+    const { facts, patch } = observeFacts(probed, this.memory.memory, this.clock.now(), this.leader(), { archiveOnly: this.archiveOnly() });
     if (Object.keys(patch).length) this.memory.remember(patch);
     this.latest = facts;
     this.observed();

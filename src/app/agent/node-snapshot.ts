@@ -54,12 +54,17 @@ export interface SnapshotInput {
  * need (lock expiry, last loop, DCS view age). A replica shows failsafe as active while it
  * has accepted a leader's failsafe ping within a ttl and has no DCS itself.
  */
-export function nodeSnapshot(i: SnapshotInput): NodeSnapshot {
-  const running = i.facts.running;
-  const demoting = i.jobName === 'demote' || i.jobName === 'demote cluster';
-  const transitionalRole = !running && i.jobName === 'promote' ? 'promoted' : !running && demoting ? 'demoted' : undefined;
-  const standbyCluster = i.config.standby_cluster !== null;
-  const isLeader = i.lockDeadline !== null && i.now < i.lockDeadline;
+export function nodeSnapshot(input: SnapshotInput): NodeSnapshot {
+  const running = input.facts.running;
+  const demotingJob = input.jobName === 'demote' || input.jobName === 'demote cluster';
+  const transitionalRole = !running && input.jobName === 'promote' ? 'promoted' : !running && demotingJob ? 'demoted' : undefined;
+  const standbyCluster = input.config.standby_cluster !== null;
+  const isLeader = input.lockDeadline !== null && input.now < input.lockDeadline;
+  // A leader demoting its running primary (the checkpoint before a switchover's shutdown, then
+  // the shutdown) is already stopping: load balancers checking /primary take it out at once,
+  // while it keeps the key and its clients' sessions until the server stops.
+  const stopping = running && input.facts.inRecovery === false && input.jobName === 'demote' && isLeader;
+  const i: SnapshotInput = stopping ? { ...input, facts: { ...input.facts, state: 'stopping' } } : input;
   const unconfirmed = unconfirmedPosition(i.facts, i.positionConfirmed ?? null, i.cluster ? leaderRef(i.cluster) : null, isLeader);
   const acceptedRecently = i.failsafeAcceptedAt !== null && i.now - i.failsafeAcceptedAt < i.config.ttl * 1000;
   const built = buildStatus({

@@ -13,6 +13,24 @@ export function peerTargets(cluster: Cluster, me: string, failsafeMode: boolean)
   return out;
 }
 
+/**
+ * The answers of peers asked early, for `targets`; null unless every target was asked at the
+ * same address. Members that left meanwhile (a dead leader's member key expires with its lock)
+ * are dropped from the answers.
+ */
+export async function answersFor(early: EarlyPeers | null, targets: ReadonlyMap<string, string>): Promise<Map<string, NodeStatus | null> | null> {
+  if (early === null) return null;
+  for (const [name, url] of targets) if (early.targets.get(name) !== url) return null;
+  const answers = await early.statuses;
+  return new Map([...targets.keys()].map((name) => [name, answers.get(name) ?? null]));
+}
+
+/** Peers asked at the start of a tick: whom (name -> API URL), and their answers to come. */
+export interface EarlyPeers {
+  readonly targets: ReadonlyMap<string, string>;
+  readonly statuses: Promise<Map<string, NodeStatus | null>>;
+}
+
 /** Asks each target's /node in parallel; null for those that did not answer in time. */
 export async function gatherPeerStatuses(peers: PeerApi, targets: ReadonlyMap<string, string>, timeoutMs: number): Promise<Map<string, NodeStatus | null>> {
   const entries = [...targets];

@@ -11,7 +11,7 @@ import type { JobRunner } from './job-runner.js';
 import type { LeaderLease } from './leader-lease.js';
 import type { LocalObserver } from './local-observer.js';
 import { memberRecord } from './member-record.js';
-import { failsafeRound, gatherPeerStatuses, peerTargets } from './peer-queries.js';
+import { answersFor, failsafeRound, gatherPeerStatuses, peerTargets, type EarlyPeers } from './peer-queries.js';
 import type { SettingsKeeper } from './settings-keeper.js';
 import type { SnapshotPublisher } from './snapshot-publisher.js';
 import type { EventReporter } from './event-reporter.js';
@@ -68,6 +68,10 @@ export class TickPipeline {
   private last: Decision | null = null;
   /** The peers' status documents gathered by this tick's decide(), if any. */
   private gathered: ReadonlyMap<string, NodeStatus | null> | null = null;
+  /** The leader key vanished: the next tick asks the peers while it reads the cluster and probes. */
+  private peersWanted = false;
+  /** Peers asked at the start of this tick. */
+  private early: EarlyPeers | null = null;
 
   constructor(
     private readonly ports: TickPorts,
@@ -82,6 +86,15 @@ export class TickPipeline {
     return this.last;
   }
 
+  /**
+   * The watch saw the leader key vanish: the tick it wakes will race, and a race needs the
+   * peers' state, so they are asked at the start of that tick, alongside the cluster read and
+   * the local probe, instead of after them.
+   */
+  leaderKeyGone(): void {
+    this.peersWanted = true;
+  }
+
   /** Runs one tick. Never throws: a failure is logged and the next tick tries again. */
   async run(): Promise<TickOutcome> {
     const { clock, logger } = this.ports;
@@ -90,10 +103,11 @@ export class TickPipeline {
     lease.beginTick();
     try {
       if (inbox.takeReload() && (await settings.reload())) cluster.settingsChanged();
-      await cluster.observe();
+      this.askPeersEarly();
+      // The DCS read and the local probe at once: a tick woken by the leader key's change acts sooner.
+      await local.observe(cluster.observe());
       const reporter = this.parts.reporter ?? null;
       if (reporter && cluster.current.reachable && cluster.current.cluster) reporter.clusterObserved(cluster.current.cluster, lease.deadline !== null);
-      await local.observe();
       // What the health checks answer follows the view now, not after a decision that may wait on peers.
       snapshot.publish();
       await this.checkWatchdog();
@@ -109,15 +123,23 @@ export class TickPipeline {
       this.last = d;
       snapshot.decided(d.publish);
       snapshot.publish();
-      // Before the actions: a leader's renewal wakes the replicas, which must then see its current member record.
-      await this.publishMember();
       const appliedBefore = this.parts.memory.memory.appliedParameters;
-      await this.act(d);
+      if (d.actions[0]?.type === 'acquireLeader') {
+        // A race won: the key and the promotion first (the member record the others follow by does not change with them).
+        await this.act(d);
+        await this.publishMember();
+      } else {
+        // Before the actions: a leader's renewal wakes the replicas, which must then see its current member record.
+        await this.publishMember();
+        await this.act(d);
+      }
       if (reporter) this.report(reporter, appliedBefore);
+      this.early = null;
       snapshot.loopFinished();
       this.ports.metrics?.loopCompleted((clock.now() - started) / 1000);
       return { decision: d, retick: lease.lost };
     } catch (error) {
+      this.early = null;
       logger.error('HA tick failed', { error: describe(error) });
       snapshot.publish();
       return { decision: this.last ?? decide(this.input(NO_COMMANDS)), retick: false };
@@ -206,10 +228,14 @@ export class TickPipeline {
     for (let round = 0; round < 2 && d.need !== null; round++) {
       if (d.need === 'peers' && current.peers === null) {
         const targets = peerTargets(current.cluster, current.node.name, current.config.failsafe_mode);
-        const statuses = await gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs);
+        const early = this.early;
+        this.early = null;
+        // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us: probed
+        // meanwhile (the peers asked at the tick's start answered while this tick's probe ran).
+        const asked = await answersFor(early, targets);
+        const [statuses, facts] =
+          asked !== null ? [asked, current.facts] : await Promise.all([gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs), this.parts.local.observe()]);
         this.gathered = statuses;
-        // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us.
-        const facts = await this.parts.local.observe();
         current = { ...current, now: clock.now(), peers: statuses, facts, memory: this.parts.memory.memory };
       } else if (d.need === 'failsafe' && current.failsafeConfirmed === null) {
         this.parts.lease.failsafeRoundStarted(clock.now());
@@ -221,6 +247,17 @@ export class TickPipeline {
       d = decide(current);
     }
     return d.need === null ? d : { ...d, message: `${d.message} (could not gather ${d.need})`, need: null };
+  }
+
+  /** Starts asking the peers when the leader key vanished and this node holds no lock (see leaderKeyGone). */
+  private askPeersEarly(): void {
+    this.early = null;
+    if (!this.peersWanted) return;
+    this.peersWanted = false;
+    const view = this.parts.cluster.current;
+    if (this.parts.lease.deadline !== null || view.cluster === null) return;
+    const targets = peerTargets(view.cluster, this.parts.settings.current.node.name, view.config.failsafe_mode);
+    this.early = { targets, statuses: gatherPeerStatuses(this.ports.peers, targets, this.options.peerTimeoutMs) };
   }
 
   /** The quick part now; from the first long action on, a background job (only one at a time). */

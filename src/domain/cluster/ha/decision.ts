@@ -244,6 +244,12 @@ export type Action =
    * its replicas can tell whether they diverged from it.
    */
   | { readonly type: 'syncHistory'; readonly previous: readonly HistoryLine[]; readonly maxLines: number }
+  /**
+   * After a clean shutdown of this primary: its shutdown checkpoint's position as the leader's
+   * last optime (the status key), for the candidate to check it holds everything. Best effort:
+   * a failure is logged and the sequence goes on.
+   */
+  | { readonly type: 'writeFinalPosition' }
   /** Compare-and-set of the sync key on `ifRevision` (`'0'`: must be absent). */
   | {
       readonly type: 'writeSync';
@@ -259,9 +265,11 @@ export type Action =
   // ---- database (the long ones run as a background job)
   | { readonly type: 'initdb' }
   | { readonly type: 'start'; readonly upstream: UpstreamRef | null; readonly standby: boolean; readonly slotName?: string; readonly timeoutMs: number }
-  | { readonly type: 'stop'; readonly mode: StopModeName; readonly timeoutMs?: number }
+  /** `untilShutdownCheckpoint`: done once the shutdown checkpoint is written (see the Database port's stop options). */
+  | { readonly type: 'stop'; readonly mode: StopModeName; readonly timeoutMs?: number; readonly untilShutdownCheckpoint?: boolean }
   | { readonly type: 'restart'; readonly timeoutMs: number }
-  | { readonly type: 'promote'; readonly timeoutMs: number }
+  /** With `walAtLeast`: first wait (at most `catchUpMs`) until the server holds WAL up to there (the old leader's last position in a switchover). */
+  | { readonly type: 'promote'; readonly timeoutMs: number; readonly walAtLeast?: number; readonly catchUpMs?: number }
   | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'rewind'; readonly source: UpstreamRef }
   /**

@@ -26,16 +26,21 @@ export function demoteImmediate(ctx: TickContext, why: string, opts: { readonly 
 
 /**
  * Graceful demotion for a switchover: a checkpoint keeps the shutdown short, a fast
- * shutdown lets every connected replica receive the last WAL, and only then is the leader
- * key released, so nobody can promote while this server still accepts writes.
+ * shutdown lets every connected replica receive the last WAL, and the leader key is released
+ * only once the shutdown checkpoint is written, so nobody can promote while this server still
+ * accepts writes. The shutdown checkpoint's position goes to the status key first: the
+ * candidate promotes only once it holds WAL up to there (see takeLeadership), which the WAL
+ * senders still hand over while the old primary's processes exit.
  */
 export function demoteGraceful(ctx: TickContext, why: string): Decision {
   const stopTimeout = ctx.config.primary_stop_timeout;
   const actions: Action[] = [
     { type: 'checkpoint' },
-    // primary_stop_timeout > 0: a shutdown that takes longer is escalated to immediate.
-    { type: 'stop', mode: 'fast', ...(stopTimeout > 0 ? { timeoutMs: stopTimeout * 1000 } : {}) },
+    // primary_stop_timeout > 0: a shutdown that takes longer is escalated to immediate. The key goes once the
+    // shutdown checkpoint is written (no write can follow it), not after the processes have exited.
+    { type: 'stop', mode: 'fast', ...(stopTimeout > 0 ? { timeoutMs: stopTimeout * 1000 } : {}), untilShutdownCheckpoint: true },
     { type: 'disarmWatchdog' },
+    { type: 'writeFinalPosition' },
     { type: 'releaseLeader' },
     { type: 'remember', patch: { lastRole: 'replica', primaryStartAt: null, ssn: null, checkpointAfterPromote: null } },
     { type: 'start', upstream: null, standby: true, timeoutMs: startTimeoutMs(ctx) },

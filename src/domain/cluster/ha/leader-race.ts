@@ -174,5 +174,7 @@ export function leaderRace(ctx: TickContext): Decision {
     return backOff(ctx, 'too few synchronous quorum members answered to be sure this node holds every commit');
   }
   const why = chosen ? `${kind === 'failover' ? 'manual failover' : 'switchover'} to this node` : 'this node is the healthiest';
-  return takeLeadership(ctx, { acquire: true, why });
+  // The old leader of a switchover wrote its shutdown checkpoint's position before it released the key.
+  const walAtLeast = chosen && kind === 'switchover' ? (ctx.cluster.status?.optime ?? null) : null;
+  return takeLeadership(ctx, { acquire: true, why, walAtLeast });
 }

@@ -6,6 +6,14 @@ import { startTimeoutMs, type TickContext } from './tick-context.js';
 import { leaderWatchdogActions, prePromoteWatchdogActions } from './watchdog-policy.js';
 
 /**
+ * How long a switchover's candidate waits for the WAL up to the old leader's shutdown
+ * checkpoint before it promotes anyway. A streaming candidate has it when the key is
+ * released (the old primary exits only after its replicas confirmed the last WAL); one that
+ * lost its connection meanwhile gets this long, then goes ahead as a failover would.
+ */
+export const SWITCHOVER_CATCH_UP_MS = 2000;
+
+/**
  * Takes (or keeps) the leader key and makes this server the writable primary. The order
  * is the safety argument: the key first (atomic create, or a refresh when we hold it), then
  * in synchronous mode the sync key naming only us (so no stale standby can be promoted
@@ -14,10 +22,11 @@ import { leaderWatchdogActions, prePromoteWatchdogActions } from './watchdog-pol
  * A failure before the promotion gives the key back; a failed promotion keeps it (the
  * server may still finish promoting) and the next tick tries again. The checkpoint that
  * puts the new timeline into the control file follows on the leader's next tick
- * (leaderTick), so it never delays writability.
+ * (leaderTick), so it never delays writability. `walAtLeast` (a switchover's candidate: the
+ * old leader's last position) holds the promotion until the server has the WAL up to there.
  * In a standby cluster the winner becomes the standby leader instead (see becomeStandbyLeader).
  */
-export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boolean; readonly why: string }): Decision {
+export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boolean; readonly why: string; readonly walAtLeast?: number | null }): Decision {
   if (ctx.standby !== null) return becomeStandbyLeader(ctx, ctx.standby, opts);
   const lock: Action = opts.acquire ? { type: 'acquireLeader' } : { type: 'refreshLeader' };
   // A request that led here (immediate, or scheduled and due) is done: clear it, or the new leader would act on it again.
@@ -31,7 +40,11 @@ export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boole
     ...before,
     // Published until the leader's checkpoint after the promotion is done (rewinders wait for it).
     { type: 'remember', patch: { checkpointAfterPromote: false } },
-    { type: 'promote', timeoutMs: startTimeoutMs(ctx) },
+    {
+      type: 'promote',
+      timeoutMs: startTimeoutMs(ctx),
+      ...(opts.walAtLeast ? { walAtLeast: opts.walAtLeast, catchUpMs: Math.min(SWITCHOVER_CATCH_UP_MS, startTimeoutMs(ctx)) } : {}),
+    },
     {
       type: 'recordPromotion',
       previous: ctx.cluster.history?.lines ?? [],

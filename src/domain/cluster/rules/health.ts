@@ -163,7 +163,8 @@ function tagsMatch(snap: NodeSnapshot, wanted: ParsedQuery['tags']): boolean {
 }
 
 const running = (snap: NodeSnapshot) => snap.status.state === 'running';
-const isPrimary = (snap: NodeSnapshot, now: number) => snap.status.role === 'primary' && holdsLeaderLock(snap, now);
+/** A running primary holding the lock: not one that is stopping (a switchover's demotion has begun). */
+const isPrimary = (snap: NodeSnapshot, now: number) => running(snap) && snap.status.role === 'primary' && holdsLeaderLock(snap, now);
 const isLeader = (snap: NodeSnapshot, now: number) =>
   (snap.status.role === 'primary' || snap.status.role === 'standby_leader') && holdsLeaderLock(snap, now);
 /**

@@ -290,6 +290,48 @@ describe('FakeDatabase', () => {
       expect(f.walLocation).to.be.greaterThan(switchLsn);
     });
 
+    it("shutdownCheckpoint: a primary's end of WAL after a clean stop; null after an immediate stop, a crash, for a replica or a running server", async () => {
+      const [a, b] = await cluster('b');
+      const last = await a.write();
+      expect(await a.shutdownCheckpoint()).to.equal(null);
+      await a.stop('fast');
+      expect(await a.shutdownCheckpoint()).to.equal(last);
+      await b.stop('fast');
+      expect(await b.shutdownCheckpoint()).to.equal(null);
+      await a.start({ upstream: null, timeoutMs: T });
+      expect(await a.shutdownCheckpoint()).to.equal(null);
+      await a.stop('immediate');
+      expect(await a.shutdownCheckpoint()).to.equal(null);
+      await a.start({ upstream: null, timeoutMs: T });
+      a.crash();
+      expect(await a.shutdownCheckpoint()).to.equal(null);
+    });
+
+    it('promote with walAtLeast: pulls what its upstream has first; one still behind waits catchUpMs, then promotes anyway', async () => {
+      const [a, b] = await cluster('b');
+      b.setReplicationPaused(true);
+      const last = await a.write();
+      expect(b.lsn).to.be.lessThan(last);
+      b.setReplicationPaused(false);
+      await b.promote(T, { walAtLeast: last, catchUpMs: 2000 });
+      expect(b.lsn).to.be.greaterThan(last);
+      expect(b.timeline).to.equal(2);
+      // Its upstream gone with WAL it never received: the wait runs out and the promotion goes ahead.
+      const d = make('d');
+      await d.createReplica(up(b));
+      await d.start({ upstream: up(b), timeoutMs: T });
+      d.setReplicationPaused(true);
+      const lost = await b.write();
+      b.crash();
+      const started = clock.now();
+      const p = d.promote(T, { walAtLeast: lost, catchUpMs: 2000 });
+      await clock.advance(2000);
+      await p;
+      expect(clock.now() - started).to.equal(2000);
+      expect(d.isWritable).to.equal(true);
+      expect(d.lastPromoteOptions).to.deep.equal({ walAtLeast: lost, catchUpMs: 2000 });
+    });
+
     it('promote on a primary fails with promote_failed', async () => {
       const [a] = await cluster();
       expect((await rejection(a.promote(T))).code).to.equal('promote_failed');

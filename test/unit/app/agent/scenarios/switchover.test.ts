@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { failoverToJson } from '../../../../../src/adapters/cluster-store/codec.js';
+import { checkHealth } from '../../../../../src/domain/cluster/rules/health.js';
 import type { SimCluster } from '../../../../sim/sim-cluster.js';
 import { healthyCluster, loopWaitMs, primaryName, write } from './helpers.js';
 
@@ -18,6 +19,25 @@ describe('HA scenarios: manual switchover', () => {
     await sim.until(() => sim.view().failover === null, 2 * loopWaitMs(sim), 'the failover key to be cleaned');
     await sim.until(() => sim.node('node1').db.isStreaming && sim.node('node2').db.isStreaming, 3 * loopWaitMs(sim), 'both to follow node3');
     expect(sim.node('node1').db.upstreamConnUrl).to.equal(sim.node('node3').db.connUrl);
+  });
+
+  it("the old leader answers /primary with 503 from the start of its demotion, hands its shutdown position over, and the candidate promotes once it holds it", async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'] });
+    await write(sim.node('node1'), 10);
+    const n1 = sim.node('node1');
+    n1.db.setDelay('checkpoint', 2000);
+    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: 'node3', scheduledAt: null }));
+    await sim.until(() => n1.loop.jobInProgress === 'demote', 2 * loopWaitMs(sim), 'node1 to begin its demotion');
+    const last = n1.db.lsn!;
+    const snap = n1.loop.snapshot();
+    expect(snap.status.state).to.equal('stopping');
+    expect(checkHealth('primary', snap, {}, sim.clock.now())).to.equal(503);
+    expect(checkHealth('leader', snap, {}, sim.clock.now())).to.equal(200);
+    expect(sim.leaderKey(), 'the key stays until the server is down').to.equal('node1');
+    expect(n1.db.isWritable, 'and the server takes writes until then').to.equal(true);
+    await sim.until(() => primaryName(sim) === 'node3', 3 * loopWaitMs(sim), 'node3 to lead');
+    expect(sim.node('node3').db.lastPromoteOptions).to.deep.include({ walAtLeast: last });
+    expect(sim.network.lostAcknowledgedWrites(sim.node('node3').db)).to.deep.equal([]);
   });
 
   it('5 nodes: switchover to a named candidate; every other member follows it', async () => {

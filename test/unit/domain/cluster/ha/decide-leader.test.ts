@@ -118,12 +118,12 @@ describe('decide(): DCS unreachable', () => {
 });
 
 describe('decide(): manual switchover on the leader', () => {
-  it('a candidate that passes the rules: graceful demote (refresh, checkpoint, fast stop, release, start as replica)', () => {
+  it('a candidate that passes the rules: graceful demote (refresh, checkpoint, fast stop, final position, release, start as replica)', () => {
     const base = leaderInput({ cluster: cluster('node1', { failover: failover('node1', 'node2') }) });
     expect(decide(base).need).to.equal('peers');
     const d = decide({ ...base, peers: peers() });
     expect(d.job).to.equal('demote');
-    expect(types(d)).to.deep.equal(['refreshLeader', 'checkpoint', 'stop', 'disarmWatchdog', 'releaseLeader', 'remember', 'start']);
+    expect(types(d)).to.deep.equal(['refreshLeader', 'checkpoint', 'stop', 'disarmWatchdog', 'writeFinalPosition', 'releaseLeader', 'remember', 'start']);
     expect(d.actions[2]).to.deep.include({ mode: 'fast' });
   });
 

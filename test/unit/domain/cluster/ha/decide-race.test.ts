@@ -136,6 +136,19 @@ describe('decide(): the leader race', () => {
     expect(d.job).to.equal('promote');
   });
 
+  it("a switchover's candidate promotes once it holds the WAL up to the old leader's last position; a failover's does not wait", () => {
+    const promote = (d: ReturnType<typeof decide>) => d.actions.find((a) => a.type === 'promote') as Extract<Action, { type: 'promote' }>;
+    const status = { optime: 7000, slots: {}, revision: '6' };
+    const sw = decide(input({ cluster: cluster(null, { status, failover: failover('node1', 'node2') }), peers: peers() }));
+    expect(sw.job).to.equal('promote');
+    expect(promote(sw)).to.deep.include({ walAtLeast: 7000, catchUpMs: 2000 });
+    // A manual failover (no leader named) and an automatic race promote at once.
+    expect(promote(decide(input({ cluster: cluster(null, { status, failover: failover(null, 'node2') }), peers: peers() })))).to.not.have.property('walAtLeast');
+    expect(promote(decide(input({ cluster: cluster(null, { status }), peers: peers() })))).to.not.have.property('walAtLeast');
+    // No status key: nothing to wait for.
+    expect(promote(decide(input({ cluster: cluster(null, { status: null, failover: failover('node1', 'node2') }), peers: peers() })))).to.not.have.property('walAtLeast');
+  });
+
   it('a requested candidate that fails the switchover rules still races under the automatic ones', () => {
     // node2 is the primary the sync key names (it has every commit) but not one of its standbys.
     const sync = { leader: 'node2', syncStandby: [], quorum: 0, revision: '3' };

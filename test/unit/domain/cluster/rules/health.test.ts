@@ -51,6 +51,9 @@ describe('domain/cluster/health: the seed table, row by row', () => {
     expect(check('primary', replica())).to.equal(503);
     expect(check('primary', standbyLeader())).to.equal(503);
     expect(check('primary', snapshot({ facts: primaryFacts(), leader: false }))).to.equal(503);
+    // A primary being stopped (a switchover's demotion has begun) takes no new sessions.
+    expect(check('primary', snapshot({ facts: primaryFacts({ state: 'stopping' }), leader: true, cluster: clusterView({ leader: 'node1' }) }))).to.equal(503);
+    expect(check('leader', snapshot({ facts: primaryFacts({ state: 'stopping' }), leader: true, cluster: clusterView({ leader: 'node1' }) }))).to.equal(200);
   });
 
   it('/standby-leader, /standby_leader: 200 only for the leader of a standby cluster', () => {

@@ -1,0 +1,113 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
+import { spawnDetached, stopPid, waitFor } from '../../scripts/lib/processes.js';
+import { freePorts } from '../../test/support/free-port.js';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Debian's haproxy. */
+export const HAPROXY_BIN = '/usr/sbin/haproxy';
+
+/** The handbook's HAProxy example (the first ```haproxy block of docs/load-balancing.md), as printed there. */
+export function handbookExample(): string {
+  const doc = readFileSync(join(repoRoot, 'docs/load-balancing.md'), 'utf8');
+  const m = /```haproxy\n([\s\S]*?)```/.exec(doc);
+  if (!m) throw new Error('docs/load-balancing.md has no ```haproxy example');
+  return m[1]!;
+}
+
+/**
+ * The handbook's example turned into a configuration for a local cluster, changing only what
+ * the handbook says to change: the addresses (loopback, the cluster's ports in the order of
+ * its `server` lines), no TLS on the checks (the demo's agents serve plain HTTP: "Without HTTPS
+ * on the agents, drop `check-ssl verify required ca-file ...`"), and a stats socket to sample
+ * the servers' states. Every timing setting stays as printed.
+ */
+export function benchConfig(example: string, o: { readonly runner: ClusterRunner; readonly primaryPort: number; readonly replicaPort: number; readonly statsSocket: string }): string {
+  const nodes = o.runner.layout.nodes;
+  let serverIndex = 0;
+  const lines = example.split('\n').map((line) => {
+    const bind = /^(\s*)bind \*:(5000|5001)\s*$/.exec(line);
+    if (bind) return `${bind[1]}bind 127.0.0.1:${bind[2] === '5000' ? o.primaryPort : o.replicaPort}`;
+    const server = /^(\s*)server (\S+) \S+:5432 check port 8008(.*)$/.exec(line);
+    if (server) {
+      const n = nodes[serverIndex++ % nodes.length]!;
+      return `${server[1]}server ${n.name} 127.0.0.1:${n.pgPort} check port ${n.apiPort}${server[3]}`;
+    }
+    return line.replace(/ check-ssl verify required ca-file \S+/, '');
+  });
+  const out = lines.join('\n');
+  if (/\*:500[01]|:5432 |port 8008|check-ssl/.test(out) || serverIndex !== 2 * nodes.length) {
+    throw new Error(`the handbook's HAProxy example no longer has the shape the benchmark adapts (bind *:5000/5001, server ... :5432 check port 8008):\n${example}`);
+  }
+  return out.replace(/^global\n/m, `global\n    stats socket ${o.statsSocket} mode 600 level admin\n`);
+}
+
+/** One server's line of `show stat`. */
+export interface ServerState {
+  readonly proxy: string;
+  readonly server: string;
+  /** `UP`, `UP 1/2` (going down), `DOWN`, `DOWN 1/2` (going up), `MAINT`, ... */
+  readonly status: string;
+}
+
+/** A running haproxy in front of a cluster, started by PID, with its stats socket. */
+export class HaproxyProcess {
+  private constructor(
+    readonly pid: number,
+    readonly primaryPort: number,
+    readonly replicaPort: number,
+    readonly statsSocket: string,
+    readonly configFile: string,
+  ) {}
+
+  /** Starts haproxy (foreground mode, `-db`) with the handbook's example adapted to `runner`'s cluster; its files go to the cluster's folder. */
+  static async start(runner: ClusterRunner, example = handbookExample()): Promise<HaproxyProcess> {
+    if (!existsSync(HAPROXY_BIN)) throw new Error(`${HAPROXY_BIN} is not installed (Debian package haproxy)`);
+    const [primaryPort, replicaPort] = await freePorts(2);
+    const dir = runner.layout.dir;
+    const statsSocket = join(dir, 'haproxy.sock');
+    const configFile = join(dir, 'haproxy.cfg');
+    writeFileSync(configFile, benchConfig(example, { runner, primaryPort: primaryPort!, replicaPort: replicaPort!, statsSocket }));
+    const pid = spawnDetached(HAPROXY_BIN, ['-f', configFile, '-db'], join(dir, 'logs', 'haproxy.log'));
+    const h = new HaproxyProcess(pid, primaryPort!, replicaPort!, statsSocket, configFile);
+    await waitFor('haproxy to answer on its stats socket', 10_000, async () => ((await h.servers()).length > 0 ? true : undefined), 100);
+    return h;
+  }
+
+  /** `show stat` of every server (not the frontends and backends). */
+  async servers(): Promise<ServerState[]> {
+    const csv = await this.command('show stat');
+    const [head, ...rows] = csv.split('\n');
+    const cols = (head ?? '').replace(/^# /, '').split(',');
+    const px = cols.indexOf('pxname');
+    const sv = cols.indexOf('svname');
+    const st = cols.indexOf('status');
+    return rows
+      .map((r) => r.split(','))
+      .filter((f) => f.length > st && f[sv] !== 'FRONTEND' && f[sv] !== 'BACKEND')
+      .map((f) => ({ proxy: f[px]!, server: f[sv]!, status: f[st]! }));
+  }
+
+  /** One command on the stats socket; resolves with the whole answer. */
+  command(cmd: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const s = net.createConnection(this.statsSocket);
+      let out = '';
+      s.setEncoding('utf8');
+      s.setTimeout(1000, () => s.destroy(new Error('stats socket timed out')));
+      s.on('connect', () => s.end(`${cmd}\n`));
+      s.on('data', (d: string) => (out += d));
+      s.on('end', () => resolve(out));
+      s.on('error', reject);
+    });
+  }
+
+  /** Stops haproxy by PID. */
+  async stop(): Promise<void> {
+    await stopPid(this.pid, 5000);
+  }
+}

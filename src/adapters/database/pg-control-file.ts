@@ -1,0 +1,71 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** What the agent reads from global/pg_control without starting pg_controldata. */
+export interface ControlFile {
+  readonly systemIdentifier: string;
+  /** `pg_control_version` (1300 for PostgreSQL 13-16, 1700 for 17). */
+  readonly version: number;
+  /** DBState: 1 shut down, 2 shut down in recovery, 3 shutting down, 4 in crash recovery, 5 in archive recovery, 6 in production. */
+  readonly state: number;
+  /** "Latest checkpoint location": where the last checkpoint record starts. */
+  readonly checkpointLsn: number;
+  /** "Latest checkpoint's TimeLineID". */
+  readonly timeline: number;
+}
+
+/** DBState of a primary that went down cleanly (`shut down`; a replica's is `shut down in recovery`, 2). */
+export const DB_SHUTDOWNED = 1;
+
+/** CRC-32C (Castagnoli, reflected), the checksum PostgreSQL puts at the end of ControlFileData. */
+const CRC32C_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let i = 0; i < 256; i++) {
+    let c = i;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+    t[i] = c >>> 0;
+  }
+  return t;
+})();
+
+/** The fields read below lie in the first 56 bytes; ControlFileData is 300-400 bytes, its CRC its last field. */
+const FIELDS_END = 56;
+const MAX_STRUCT = 1024;
+
+/**
+ * Finds the CRC that ends ControlFileData: PostgreSQL stores, right after the struct's other
+ * fields, the CRC-32C of the bytes before it. The struct's size differs between major versions;
+ * scanning for the first 4-byte-aligned offset where the running CRC matches the stored one
+ * needs no table of sizes (a false match has a chance of 2^-32 per offset), and a file caught
+ * half-written (a concurrent update) has no match.
+ */
+function crcMatches(buf: Buffer): boolean {
+  let crc = 0xffffffff;
+  const end = Math.min(buf.length - 4, MAX_STRUCT);
+  for (let i = 0; i < end; i++) {
+    crc = CRC32C_TABLE[(crc ^ buf[i]!) & 0xff]! ^ (crc >>> 8);
+    if (i + 1 >= FIELDS_END && (i + 1) % 4 === 0 && ((crc ^ 0xffffffff) >>> 0) === buf.readUInt32LE(i + 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * Reads global/pg_control directly (no pg_controldata process: the agent reads it right after a
+ * shutdown, on the switchover's critical path). Only the leading fields are read, whose layout
+ * is the same from PostgreSQL 11 (pg_control_version 1100) through 17; null for another
+ * version, a checksum that does not match, or a file that cannot be read: the caller then asks
+ * pg_controldata.
+ */
+export async function readControlFile(dataDir: string): Promise<ControlFile | null> {
+  const buf = await readFile(join(dataDir, 'global', 'pg_control')).catch(() => null);
+  if (buf === null || buf.length < FIELDS_END + 4) return null;
+  const version = buf.readUInt32LE(8);
+  if (version < 1100 || version > 1799 || !crcMatches(buf)) return null;
+  return {
+    systemIdentifier: buf.readBigUInt64LE(0).toString(),
+    version,
+    state: buf.readUInt32LE(16),
+    checkpointLsn: Number(buf.readBigUInt64LE(32)),
+    timeline: buf.readUInt32LE(48),
+  };
+}

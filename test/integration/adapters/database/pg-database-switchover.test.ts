@@ -1,0 +1,88 @@
+/**
+ * PgDatabase's part of a switchover on real PostgreSQL 15: the old primary is stopped fast by
+ * a signal (no pg_ctl), its shutdown checkpoint's position is read from the control file, and the
+ * candidate promotes once it holds the WAL up to there, losing no committed row. The steps
+ * depend on each other and run in order.
+ */
+import { expect } from 'chai';
+import { readControlData } from '../../../../src/adapters/database/pg-controldata.js';
+import { parseLsn } from '../../../../src/domain/cluster/model/lsn.js';
+import { destroyNodes, makeNode, probeUntil, sql, type TestCredentials, type TestNode } from './pg-test-nodes.js';
+
+const creds: TestCredentials = { superuser: { username: 'postgres', password: 'su' }, replication: { username: 'replicator', password: 'rep' } };
+const START_MS = 30_000;
+
+describe('PgDatabase: the switchover path (real PostgreSQL 15)', function () {
+  this.timeout(90_000);
+  let a: TestNode;
+  let b: TestNode;
+
+  before(async () => {
+    a = await makeNode('sw_a', creds);
+    b = await makeNode('sw_b', creds);
+    await a.db.initdb();
+    await a.db.start({ upstream: null, timeoutMs: START_MS });
+    await a.db.syncSlots([{ name: 'sw_b', type: 'physical' }]);
+    await b.db.createReplica({ name: 'sw_a', connUrl: a.connUrl });
+    await b.db.start({ upstream: { name: 'sw_a', connUrl: a.connUrl }, slotName: 'sw_b', timeoutMs: START_MS });
+    await probeUntil(b, (f) => f.replicationState === 'streaming');
+  });
+  after(destroyNodes);
+
+  it('has no shutdown checkpoint while running', async () => {
+    expect(await a.db.shutdownCheckpoint()).to.equal(null);
+  });
+
+  it('stops the primary fast, done once the shutdown checkpoint is written, and reads its position from the control file', async () => {
+    await sql(a, 'CREATE TABLE t (x int); INSERT INTO t SELECT generate_series(1, 1000)');
+    await a.db.checkpoint();
+    await sql(a, 'INSERT INTO t SELECT generate_series(1001, 2000)');
+    await a.db.stop('fast', undefined, { untilShutdownCheckpoint: true });
+    // The postmaster may still be exiting: the position is there all the same.
+    const early = await a.db.shutdownCheckpoint();
+    expect(early).to.be.a('number');
+    // The next operation waits for the exit (a stop of a stopped server is one).
+    await a.db.stop('fast');
+    expect((await a.db.probe()).state).to.equal('stopped');
+    const lsn = await a.db.shutdownCheckpoint();
+    expect(lsn).to.equal(early);
+    const cd = await readControlData(a.options.binDir ?? '/usr/lib/postgresql/15/bin', a.dataDir, process.getuid?.() === 0 ? 'postgres' : null);
+    expect(cd['Database cluster state']).to.equal('shut down');
+    expect(lsn).to.equal(parseLsn(cd['Latest checkpoint location']!));
+  });
+
+  it('promotes the replica once it holds the WAL up to there: every row is on the new primary', async () => {
+    const lsn = (await a.db.shutdownCheckpoint())!;
+    const t0 = performance.now();
+    await b.db.promote(START_MS, { walAtLeast: lsn, catchUpMs: 2000 });
+    const ms = performance.now() - t0;
+    console.log(`      promote after catching up (request to writable): ${ms.toFixed(0)} ms`);
+    const f = await b.db.probe();
+    expect(f).to.include({ inRecovery: false, timeline: 2 });
+    const [row] = await sql<{ n: number }>(b, 'SELECT count(*)::int AS n FROM t');
+    expect(row!.n).to.equal(2000);
+    // The new timeline branches after the old primary's shutdown checkpoint: it can follow without pg_rewind.
+    const [history] = await b.db.timelineHistory();
+    expect(history![1]).to.be.greaterThan(lsn);
+  });
+
+  it("a replica's clean stop and an immediate stop leave no shutdown checkpoint to hand over", async () => {
+    await a.db.start({ upstream: { name: 'sw_b', connUrl: b.connUrl }, timeoutMs: START_MS });
+    await probeUntil(a, (f) => f.replicationState === 'streaming');
+    await a.db.stop('fast');
+    expect(await a.db.shutdownCheckpoint()).to.equal(null);
+    await b.db.stop('immediate');
+    expect(await b.db.shutdownCheckpoint()).to.equal(null);
+  });
+
+  it('a candidate that never gets the WAL waits catchUpMs, then promotes anyway', async () => {
+    await b.db.start({ upstream: null, timeoutMs: START_MS });
+    await a.db.start({ upstream: { name: 'sw_b', connUrl: b.connUrl }, timeoutMs: START_MS });
+    await probeUntil(a, (f) => f.replicationState === 'streaming');
+    const beyond = ((await b.db.probe()).walLocation ?? 0) + 64 * 1024 * 1024;
+    const t0 = performance.now();
+    await a.db.promote(START_MS, { walAtLeast: beyond, catchUpMs: 500 });
+    expect(performance.now() - t0).to.be.at.least(500);
+    expect((await a.db.probe()).inRecovery).to.equal(false);
+  });
+});
