@@ -32,8 +32,8 @@ export function registerClusterRoutes(router: Router, deps: AgentApiDeps, status
     ctx.type = 'application/json';
     ctx.body = statusCache.get(agent.snapshot().status);
   });
-  router.get('/metrics', async (ctx) => {
-    const text = await metrics.render(agent.snapshot());
+  router.get('/metrics', (ctx) => {
+    const text = metrics.render(agent.snapshot());
     ctx.set('Content-Type', metrics.contentType);
     ctx.body = text;
   });

@@ -12,6 +12,7 @@ import type { AccessSettings } from '../../adapters/http/auth.js';
 import { createAgentServer, type AgentServer } from '../../adapters/http/server.js';
 import { PinoLogger } from '../../adapters/logger/pino-logger.js';
 import { AgentMetrics } from '../../adapters/metrics/agent-metrics.js';
+import { EventLoopDelayMonitor } from '../../adapters/metrics/event-loop-delay.js';
 import { HttpPeerApi } from '../../adapters/peer/http-peer-api.js';
 import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
 import { NoopWatchdog } from '../../adapters/watchdog/noop-watchdog.js';
@@ -42,6 +43,8 @@ export const AgentTokens = {
   LocalSettings: Symbol.for('warden.agent.LocalSettings'),
   /** The AgentMetrics registry (also bound as AgentMetricsSink). */
   Metrics: Symbol.for('warden.agent.Metrics'),
+  /** The EventLoopDelayMonitor the metrics read (started and stopped with the agent). */
+  EventLoop: Symbol.for('warden.agent.EventLoop'),
   /** The HaLoop (also bound as AgentControl). */
   HaLoop: Symbol.for('warden.agent.HaLoop'),
   /** The REST API (its Koa application and the request listener in front of it). */
@@ -172,7 +175,9 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
 
   c.bind<FileSettingsSource>(AgentTokens.LocalSettings).toConstantValue(settings);
   c.bind<AgentSettingsSource>(AgentSettingsSource).toService(AgentTokens.LocalSettings);
-  c.bind<AgentMetrics>(AgentTokens.Metrics).toConstantValue(new AgentMetrics({ scope: cfg.scope, name: cfg.name }));
+  const eventLoop = new EventLoopDelayMonitor();
+  c.bind<EventLoopDelayMonitor>(AgentTokens.EventLoop).toConstantValue(eventLoop);
+  c.bind<AgentMetrics>(AgentTokens.Metrics).toConstantValue(new AgentMetrics({ scope: cfg.scope, name: cfg.name }, { eventLoop }));
   c.bind<AgentMetricsSink>(AgentMetricsSink).toService(AgentTokens.Metrics);
   c.bind<EventLog>(EventLog).toDynamicValue(
     (ctx) =>

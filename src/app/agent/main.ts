@@ -13,6 +13,7 @@ import { Logger } from '../../ports/logger.js';
 import { PeerApi } from '../../ports/peer-api.js';
 import { AgentTokens, createAgentContainer, type AgentAdapterOverrides } from './container.js';
 import type { HaLoop } from './ha-loop.js';
+import type { EventLoopDelayMonitor } from '../../adapters/metrics/event-loop-delay.js';
 import { PinoLogger } from '../../adapters/logger/pino-logger.js';
 import { SystemdNotifier } from '../../adapters/service-manager/systemd-notifier.js';
 import { effectiveConfigYaml, hostProblems } from './local-config-checks.js';
@@ -73,6 +74,7 @@ export async function startAgent(opts: {
   const loop = container.get<HaLoop>(AgentTokens.HaLoop);
   const server = container.get<AgentServer>(AgentTokens.Server);
   const fencer = container.get<Fencer>(Fencer);
+  const eventLoop = container.get<EventLoopDelayMonitor>(AgentTokens.EventLoop).start();
   await fencer.attach();
   await server.listen();
   logger.info('REST API listening', { url: server.url() });
@@ -92,6 +94,7 @@ export async function startAgent(opts: {
         // PostgreSQL is down and the lock released: the fencer has nothing left to guard.
         await fencer.detach();
         await server.close();
+        eventLoop.stop();
         await container.get<ClusterStore>(ClusterStore).close();
         const peers = container.get<PeerApi>(PeerApi) as PeerApi & { close?: () => void };
         peers.close?.();
