@@ -26,9 +26,9 @@ export interface BenchCluster {
  * or is interrupted; its folder is removed unless the benchmark failed or BENCH_KEEP=1 is
  * set (then its logs stay for a look).
  */
-export async function startBenchCluster(dcs: Readonly<Record<string, unknown>>, scope = 'bench'): Promise<BenchCluster> {
+export async function startBenchCluster(dcs: Readonly<Record<string, unknown>>, scope = 'bench', agentNodeArgs?: readonly string[]): Promise<BenchCluster> {
   const base = await e2eRunner();
-  const runner = new ClusterRunner({ ...base.layout, scope, dcs });
+  const runner = new ClusterRunner({ ...base.layout, scope, dcs, ...(agentNodeArgs ? { agentNodeArgs } : {}) });
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {

@@ -52,6 +52,8 @@ export interface ClusterLayout {
   /** REST API Basic auth, when asked for. */
   readonly restAuth?: { readonly username: string; readonly password: string };
   readonly binDir: string;
+  /** Node flags of the agents instead of the launcher's shebang flags (benchmarks comparing V8 settings). */
+  readonly agentNodeArgs?: readonly string[];
   /** `db.callbacks` of every node; `{name}` in a command becomes the node's name. */
   readonly callbacks?: Readonly<Record<string, string>>;
 }
