@@ -74,6 +74,8 @@ export interface AgentContainerOptions {
   readonly svcVersion: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly overrides?: AgentAdapterOverrides;
+  /** Reads the configuration file again on a reload (default: in this process). */
+  readonly loadConfig?: (path: string, env: Readonly<Record<string, string | undefined>>) => Promise<LocalConfig>;
 }
 
 const DEFAULT_RETRY_TIMEOUT_SECONDS = 10;
@@ -110,7 +112,7 @@ function peerApiOf(cfg: LocalConfig): HttpPeerApi {
 export function createAgentContainer(opts: AgentContainerOptions): Container {
   const { config: cfg, overrides = {} } = opts;
   const c = new Container({ defaultScope: 'Singleton' });
-  const settings = new FileSettingsSource(opts.configPath, cfg, opts.svcVersion, opts.env ?? process.env);
+  const settings = new FileSettingsSource(opts.configPath, cfg, opts.svcVersion, opts.env ?? process.env, opts.loadConfig);
 
   c.bind<Logger>(Logger).toConstantValue(
     overrides.logger ?? PinoLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name } }),
