@@ -19,6 +19,6 @@ export { AgentMetrics } from './metrics/agent-metrics.js';
 export { HttpPeerApi, type HttpPeerApiOptions } from './peer/http-peer-api.js';
 export { LinuxWatchdog, type LinuxWatchdogOptions } from './watchdog/linux-watchdog.js';
 export { NoopWatchdog } from './watchdog/noop-watchdog.js';
-export { PinoLogger, type PinoLoggerOptions } from './logger/pino-logger.js';
+export { JsonLinesLogger, type JsonLinesLoggerOptions } from './logger/json-lines-logger.js';
 export { NullLogger } from './logger/null-logger.js';
 export { MemoryLogger } from './logger/memory-logger.js';

@@ -10,7 +10,7 @@ import { Etcd3ClusterStore } from '../../adapters/cluster-store/etcd3-cluster-st
 import { createAgentApi, type AgentApi } from '../../adapters/http/agent-api.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
 import { createAgentServer, type AgentServer } from '../../adapters/http/server.js';
-import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { AgentMetrics } from '../../adapters/metrics/agent-metrics.js';
 import { EventLoopDelayMonitor } from '../../adapters/metrics/event-loop-delay.js';
 import { HttpPeerApi } from '../../adapters/peer/http-peer-api.js';
@@ -104,8 +104,8 @@ function peerApiOf(cfg: LocalConfig): HttpPeerApi {
 
 /**
  * The agent's composition root (Inversify): binds every port to its production adapter
- * (etcd v3, PostgreSQL, system clock, Linux or no-op watchdog per `watchdog.mode`, pino
- * JSON logs, HTTP peers), the HA loop as AgentControl, the metrics registry as
+ * (etcd v3, PostgreSQL, system clock, Linux or no-op watchdog per `watchdog.mode`, JSON
+ * lines logs, HTTP peers), the HA loop as AgentControl, the metrics registry as
  * AgentMetricsSink, the local file as AgentSettingsSource, and the REST API and its
  * listener. Every binding is a singleton; `overrides` swaps adapters (fakes for embedding).
  */
@@ -115,7 +115,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   const settings = new FileSettingsSource(opts.configPath, cfg, opts.svcVersion, opts.env ?? process.env, opts.loadConfig);
 
   c.bind<Logger>(Logger).toConstantValue(
-    overrides.logger ?? PinoLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name } }),
+    overrides.logger ?? JsonLinesLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name } }),
   );
   c.bind<Clock>(Clock).toConstantValue(overrides.clock ?? new SystemClock());
   c.bind<ClusterStore>(ClusterStore).toDynamicValue(

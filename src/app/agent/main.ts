@@ -10,7 +10,7 @@ import { PeerApi } from '../../ports/peer-api.js';
 import { AgentTokens, createAgentContainer, type AgentAdapterOverrides } from './container.js';
 import type { HaLoop } from './ha-loop.js';
 import type { EventLoopDelayMonitor } from '../../adapters/metrics/event-loop-delay.js';
-import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { SystemdNotifier } from '../../adapters/service-manager/systemd-notifier.js';
 import { runConfigProcess, loadConfigApart } from './config-client.js';
 import { LocalConfigError, type LocalConfig } from './local-config-types.js';
@@ -102,8 +102,8 @@ export async function startAgent(opts: {
 }
 
 /** The agent's logger, as the local file's `log` section asks (JSON or text, stdout or a file, levels per component). */
-export function loggerOf(config: LocalConfig): PinoLogger {
-  return PinoLogger.create({
+export function loggerOf(config: LocalConfig): JsonLinesLogger {
+  return JsonLinesLogger.create({
     level: config.log.level,
     levels: config.log.levels,
     format: config.log.format,
