@@ -1,6 +1,6 @@
 /**
  * `warden/adapters`: the production adapters of the ports, to build an agent (or a tool)
- * with some of them swapped. Importing this module loads the drivers (pg, etcd3, Koa).
+ * with some of them swapped. Importing this module loads the drivers (pg, etcd3).
  */
 export { SystemClock } from './clock/system-clock.js';
 export { MonotonicClock } from './clock/monotonic-clock.js';

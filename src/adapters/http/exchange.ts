@@ -5,7 +5,7 @@ import { ResponseHeaders } from './response-headers.js';
 /** Statuses that never carry a body. */
 const EMPTY_STATUS = new Set([204, 205, 304]);
 
-/** A parsed query string: a repeated parameter becomes an array (node's querystring, as Koa's `ctx.query`). */
+/** A parsed query string: a repeated parameter becomes an array (node's querystring). */
 export type Query = Readonly<Record<string, string | string[] | undefined>>;
 
 /**

@@ -42,7 +42,7 @@ export interface HealthReply {
   readonly body: string | null;
 }
 
-/** The query string parsed the way Koa's `ctx.query` does: a repeated parameter becomes an array. */
+/** The query string parsed as the route table parses it (node's querystring): a repeated parameter becomes an array. */
 export function parseQueryString(querystring: string): HealthQuery {
   if (querystring === '') return NO_QUERY;
   const params = new URLSearchParams(querystring);
@@ -71,9 +71,9 @@ interface PreparedHeaders {
  * The health checks (seed table, spec §4-§5) and `GET|HEAD /node`, answered from the latest
  * snapshot with as little work as possible: one Map lookup, the check, and body and header
  * lists prepared once per published snapshot. Nothing here awaits the HA loop, the DCS or
- * the database. The headers are those the Koa chain sent for the same request, in the same
- * order: `http_extra_headers` first, then the response's own (which win over an extra
- * header of the same name).
+ * the database. The headers are those the route table sends for any answer, in the same
+ * order: `http_extra_headers` first, then the response's own (which win over an extra header
+ * of the same name).
  */
 export class HealthResponder {
   private readonly endpoints = new Map<string, HealthEndpoint>(Object.entries(HEALTH_PATHS));

@@ -47,7 +47,7 @@ export const AgentTokens = {
   EventLoop: Symbol.for('warden.agent.EventLoop'),
   /** The HaLoop (also bound as AgentControl). */
   HaLoop: Symbol.for('warden.agent.HaLoop'),
-  /** The REST API (its Koa application and the request listener in front of it). */
+  /** The REST API (its node:http request listener). */
   Api: Symbol.for('warden.agent.Api'),
   /** The HTTP(S) listener serving the API (not yet listening). */
   Server: Symbol.for('warden.agent.Server'),
