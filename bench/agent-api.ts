@@ -22,13 +22,15 @@
  *
  * The agents run the compiled code (`npm run build` first, unless `--skip-build`) through
  * bin/warden.js with the launcher's V8 flags, or with `--node-args` instead (e.g. to compare
- * flags).
+ * flags). `--nice N` (e.g. -10, as root) runs the benchmark and everything it starts at that
+ * scheduling priority: on a machine shared with other work, latencies then show what the
+ * measured processes do rather than how long they waited for a core.
  *
  *   node --import tsx bench/agent-api.ts [--seconds 40] [--connections 32] [--idle 30]
- *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."]
+ *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice -10]
  */
 import { execFile } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { getPriority, loadavg, setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +58,7 @@ const { values } = parseArgs({
     'skip-build': { type: 'boolean', default: false },
     'skip-patroni': { type: 'boolean', default: false },
     'node-args': { type: 'string' },
+    nice: { type: 'string', default: '0' },
   },
 });
 const seconds = Number(values.seconds);
@@ -142,6 +145,8 @@ function describeLoad(p: Phase): string {
 
 await runBenchmark(async () => {
   if (!wrkInstalled()) throw new Error('wrk is not installed (Debian package wrk)');
+  // Inherited by every process started from here on (etcd, PostgreSQL, the agents, wrk, Patroni).
+  if (Number(values.nice) !== 0) setPriority(Number(values.nice));
   const loadAtStart = loadavg();
   if (!values['skip-build']) {
     progress('npm run build (the agents run the compiled code)');
@@ -293,5 +298,5 @@ await runBenchmark(async () => {
     { figure: `private memory after the load, loaded agent ${loaded} (median of 10 s)`, value: anon(wardenAfter, loaded), unit: 'MiB', goal: atMost(pAfter), note: `agents: ${list(wardenAfter)}; goal: ${ref}${patroniAfter ? ` (${list(patroniAfter)}; loaded ${patroniLoaded})` : ''}` },
     { figure: 'resident (VmRSS) idle, largest agent', value: max([...wardenIdle.values()].map((v) => v?.rss ?? Number.NaN)), unit: 'MiB', note: patroniIdle ? `Patroni: ${fmt(max([...patroniIdle.values()].map((v) => v?.rss ?? Number.NaN)))} MiB (mapped files are mostly the node / python binaries, shared)` : '' },
   );
-  printTable(`agent health checks and memory (compiled agent${nodeArgs ? `, node ${nodeArgs.join(' ')}` : ', launcher flags'}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at end ${loadavg().map((x) => x.toFixed(1)).join(' ')})`, rows);
+  printTable(`agent health checks and memory (compiled agent${nodeArgs ? `, node ${nodeArgs.join(' ')}` : ', launcher flags'}; nice ${getPriority()}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at end ${loadavg().map((x) => x.toFixed(1)).join(' ')})`, rows);
 });
