@@ -22,12 +22,12 @@
  *
  * The agents run the compiled code (`npm run build` first, unless `--skip-build`) through
  * bin/warden.js with the launcher's V8 flags, or with `--node-args` instead (e.g. to compare
- * flags). `--nice N` (e.g. -10, as root) runs the benchmark and everything it starts at that
+ * flags). `--nice=N` (e.g. `--nice=-10`, as root) runs the benchmark and everything it starts at that
  * scheduling priority: on a machine shared with other work, latencies then show what the
  * measured processes do rather than how long they waited for a core.
  *
  *   node --import tsx bench/agent-api.ts [--seconds 40] [--connections 32] [--idle 30]
- *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice -10]
+ *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice=-10]
  */
 import { execFile } from 'node:child_process';
 import { getPriority, loadavg, setPriority } from 'node:os';
