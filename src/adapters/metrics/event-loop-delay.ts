@@ -23,10 +23,12 @@ const NS = 1e-9;
 
 /**
  * The agent's own event-loop delay, from `perf_hooks.monitorEventLoopDelay` (a libuv timer
- * that records how late it fires, no JavaScript per sample): every `windowMs` the histogram is
- * read into a window figure (p50, p99, max) and reset, so the figures describe the recent past
- * rather than everything since start. A health check waits behind whatever holds the loop,
- * so this is the part of its latency the agent itself causes.
+ * every `resolutionMs`, no JavaScript per sample): every `windowMs` the histogram is read
+ * into a window figure (p50, p99, max) and reset, so the figures describe the recent past
+ * rather than everything since start. The histogram holds the intervals between the timer's
+ * runs; the delay is what an interval lasted beyond the resolution. A health check waits
+ * behind whatever holds the loop, so this is the part of its latency the agent's own work
+ * (and the machine's other work) causes.
  *
  * The default resolution of 10 ms is Node's: a 1 ms timer costs ~2 % of a core on an idle
  * agent (measured), and a block of the loop longer than the resolution is always seen.
@@ -34,6 +36,7 @@ const NS = 1e-9;
 export class EventLoopDelayMonitor implements EventLoopDelaySource {
   readonly windowSeconds: number;
   private readonly histogram: IntervalHistogram;
+  private readonly resolutionNs: number;
   private timer: NodeJS.Timeout | null = null;
   private last: EventLoopDelayWindow | null = null;
   private sum = 0;
@@ -41,7 +44,9 @@ export class EventLoopDelayMonitor implements EventLoopDelaySource {
   private maxEver = 0;
 
   constructor(opts: { readonly resolutionMs?: number; readonly windowMs?: number } = {}) {
-    this.histogram = monitorEventLoopDelay({ resolution: opts.resolutionMs ?? 10 });
+    const resolution = opts.resolutionMs ?? 10;
+    this.histogram = monitorEventLoopDelay({ resolution });
+    this.resolutionNs = resolution * 1e6;
     this.windowSeconds = (opts.windowMs ?? 10_000) / 1000;
   }
 
@@ -77,8 +82,9 @@ export class EventLoopDelayMonitor implements EventLoopDelaySource {
     if (samples === 0) {
       this.last = { p50: 0, p99: 0, max: 0, samples: 0 };
     } else {
-      this.last = { p50: h.percentile(50) * NS, p99: h.percentile(99) * NS, max: h.max * NS, samples };
-      this.sum += h.mean * NS * samples;
+      const delay = (intervalNs: number) => Math.max(0, intervalNs - this.resolutionNs) * NS;
+      this.last = { p50: delay(h.percentile(50)), p99: delay(h.percentile(99)), max: delay(h.max), samples };
+      this.sum += delay(h.mean) * samples;
       this.count += samples;
       this.maxEver = Math.max(this.maxEver, this.last.max);
     }

@@ -113,7 +113,8 @@ describe('EventLoopDelayMonitor', () => {
       const w = monitor.lastWindow()!;
       expect(w.samples).to.be.above(0);
       expect(w.max).to.be.within(0.03, 1);
-      expect(w.p50).to.be.below(w.max);
+      // Delays beyond the 1 ms resolution: most runs of the timer were on time.
+      expect(w.p50).to.be.below(0.005);
       expect(monitor.totals().count).to.equal(w.samples);
       monitor.rotate();
       expect(monitor.lastWindow()!.max).to.be.below(0.03);
