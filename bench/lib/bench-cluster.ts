@@ -26,10 +26,14 @@ export interface BenchCluster {
  * or is interrupted; its folder is removed unless the benchmark failed or BENCH_KEEP=1 is
  * set (then its logs stay for a look).
  */
-export async function startBenchCluster(dcs: Readonly<Record<string, unknown>>, scope = 'bench', opts: { readonly walSegsizeMb?: number } = {}): Promise<BenchCluster> {
+export async function startBenchCluster(
+  dcs: Readonly<Record<string, unknown>>,
+  scope = 'bench',
+  opts: { readonly walSegsizeMb?: number; readonly agentNodeArgs?: readonly string[] } = {},
+): Promise<BenchCluster> {
   const base = await e2eRunner();
   const initdb: ClusterLayout['initdb'] = opts.walSegsizeMb ? [{ encoding: 'UTF8' }, 'data-checksums', { 'wal-segsize': String(opts.walSegsizeMb) }] : undefined;
-  const runner = new ClusterRunner({ ...base.layout, scope, dcs, ...(initdb ? { initdb } : {}) });
+  const runner = new ClusterRunner({ ...base.layout, scope, dcs, ...(initdb ? { initdb } : {}), ...(opts.agentNodeArgs ? { agentNodeArgs: opts.agentNodeArgs } : {}) });
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {

@@ -3,8 +3,11 @@
  * such as writev, Node internals, each package under node_modules, warden's own code), then
  * the top functions by self and by inclusive time. `--last S` keeps only the last S seconds
  * of the profile (e.g. the load run at its end), `--skip-end S` drops the final S seconds.
+ * `--stretches N` lists the N longest stretches of samples without idle time between them:
+ * how long the event loop was held at once, and by what (record with a fine sampling
+ * interval, e.g. `--cpu-prof-interval 100`).
  *
- *   node --import tsx bench/lib/profile-summary.ts FILE.cpuprofile [--last 6] [--skip-end 0.3] [--top 25]
+ *   node --import tsx bench/lib/profile-summary.ts FILE.cpuprofile [--last 6] [--skip-end 0.3] [--top 25] [--stretches 10]
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -79,14 +82,49 @@ export function summarise(p: CpuProfile, lastUs: number, skipEndUs: number) {
   return { busy, idle, cats, self, inclusive };
 }
 
+/** One stretch of busy samples: when it began (ms into the profile), how long it lasted, and its heaviest frames (self time). */
+export interface BusyStretch {
+  readonly startMs: number;
+  readonly ms: number;
+  readonly top: readonly (readonly [string, number])[];
+}
+
+/**
+ * The longest stretches of consecutive busy samples: the event loop held without a break
+ * (JavaScript, native calls and garbage collection alike; a sample of "(idle)" ends one).
+ */
+export function busyStretches(p: CpuProfile, count: number, lastUs = 0, skipEndUs = 0): BusyStretch[] {
+  const from = lastUs > 0 ? p.endTime - lastUs : p.startTime;
+  const to = p.endTime - skipEndUs;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const out: BusyStretch[] = [];
+  let cur: { start: number; ms: number; self: Map<string, number> } | null = null;
+  let t = p.startTime;
+  const close = () => {
+    if (cur) out.push({ startMs: (cur.start - p.startTime) / 1000, ms: cur.ms, top: [...cur.self].sort((a, b) => b[1] - a[1]).slice(0, 4) });
+    cur = null;
+  };
+  p.samples.forEach((id, i) => {
+    t += p.timeDeltas[i] ?? 0;
+    const dt = (p.timeDeltas[i + 1] ?? 0) / 1000;
+    const cf = byId.get(id)!.callFrame;
+    if (cf.functionName === '(idle)' || t < from || t > to) return close();
+    cur ??= { start: t, ms: 0, self: new Map() };
+    cur.ms += dt;
+    cur.self.set(label(cf), (cur.self.get(label(cf)) ?? 0) + dt);
+  });
+  close();
+  return out.sort((a, b) => b.ms - a.ms).slice(0, count);
+}
+
 const isMain = process.argv[1]?.endsWith('profile-summary.ts');
 if (isMain) {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { last: { type: 'string', default: '0' }, 'skip-end': { type: 'string', default: '0' }, top: { type: 'string', default: '25' } },
+    options: { last: { type: 'string', default: '0' }, 'skip-end': { type: 'string', default: '0' }, top: { type: 'string', default: '25' }, stretches: { type: 'string', default: '0' } },
   });
   if (positionals.length !== 1) {
-    console.error('usage: profile-summary.ts FILE.cpuprofile [--last S] [--skip-end S] [--top N]');
+    console.error('usage: profile-summary.ts FILE.cpuprofile [--last S] [--skip-end S] [--top N] [--stretches N]');
     process.exit(2);
   }
   const p = JSON.parse(readFileSync(positionals[0]!, 'utf8')) as CpuProfile;
@@ -100,4 +138,9 @@ if (isMain) {
   show('by category', s.cats);
   show('self time', s.self);
   show('inclusive time', s.inclusive);
+  const n = Number(values.stretches);
+  if (n > 0) {
+    console.log(`\nlongest busy stretches (the event loop held without a break)`);
+    for (const b of busyStretches(p, n, Number(values.last) * 1e6, Number(values['skip-end']) * 1e6)) console.log(`${b.ms.toFixed(2).padStart(9)} ms at ${(b.startMs / 1000).toFixed(3)} s: ${b.top.map(([k, v]) => `${k} ${v.toFixed(2)}`).join('; ')}`);
+  }
 }

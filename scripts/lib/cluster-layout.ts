@@ -54,6 +54,8 @@ export interface ClusterLayout {
   readonly binDir: string;
   /** bootstrap.initdb of the generated node files; default `[{encoding: UTF8}, data-checksums]`. */
   readonly initdb?: readonly (string | Readonly<Record<string, string>>)[];
+  /** Node flags of the agents instead of the launcher's shebang flags (benchmarks comparing V8 settings). */
+  readonly agentNodeArgs?: readonly string[];
   /** `db.callbacks` of every node; `{name}` in a command becomes the node's name. */
   readonly callbacks?: Readonly<Record<string, string>>;
 }

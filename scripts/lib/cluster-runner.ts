@@ -7,8 +7,15 @@ import { isAlive, spawnDetached, stopPid, waitFor } from './processes.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The V8 flags of bin/warden.js's shebang, which `node bin/warden.js` would skip (docs/performance.md). */
-const AGENT_NODE_FLAGS = ['--max-semi-space-size=2', '--v8-pool-size=1'];
+/**
+ * The V8 flags of bin/warden.js's shebang (`#!/usr/bin/env -S node <flags>`), which
+ * `node bin/warden.js` would skip (docs/performance.md): read from the launcher, so agents the
+ * runner starts always run with the flags an installed agent runs with.
+ */
+const AGENT_NODE_FLAGS = readFileSync(join(repoRoot, 'bin/warden.js'), 'utf8')
+  .split('\n', 1)[0]!
+  .split(/\s+/)
+  .filter((t) => t.startsWith('--'));
 
 /** PIDs of what the runner started, kept in `<dir>/state.json` so `down` stops exactly those. */
 interface RunnerState {
@@ -154,7 +161,7 @@ export class ClusterRunner {
     const s = this.readState();
     const running = s.agents[name];
     if (running !== undefined && isAlive(running)) return running;
-    const argv = [...AGENT_NODE_FLAGS, this.agentLauncher, '-c', nodeConfigPath(this.layout, name)];
+    const argv = [...(this.layout.agentNodeArgs ?? AGENT_NODE_FLAGS), this.agentLauncher, '-c', nodeConfigPath(this.layout, name)];
     const pid = spawnDetached(...ClusterRunner.inNetns(this.node(name).netns, process.execPath, argv), join(this.layout.dir, 'logs', `${name}.log`));
     s.agents[name] = pid;
     this.writeState(s);

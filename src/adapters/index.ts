@@ -1,6 +1,6 @@
 /**
  * `warden/adapters`: the production adapters of the ports, to build an agent (or a tool)
- * with some of them swapped. Importing this module loads the drivers (pg, etcd3, Koa).
+ * with some of them swapped. Importing this module loads the drivers (pg, etcd3).
  */
 export { SystemClock } from './clock/system-clock.js';
 export { MonotonicClock } from './clock/monotonic-clock.js';
@@ -20,6 +20,6 @@ export { AgentMetrics } from './metrics/agent-metrics.js';
 export { HttpPeerApi, type HttpPeerApiOptions } from './peer/http-peer-api.js';
 export { LinuxWatchdog, type LinuxWatchdogOptions } from './watchdog/linux-watchdog.js';
 export { NoopWatchdog } from './watchdog/noop-watchdog.js';
-export { PinoLogger, type PinoLoggerOptions } from './logger/pino-logger.js';
+export { JsonLinesLogger, type JsonLinesLoggerOptions } from './logger/json-lines-logger.js';
 export { NullLogger } from './logger/null-logger.js';
 export { MemoryLogger } from './logger/memory-logger.js';

@@ -1,5 +1,3 @@
-import type { Router } from '@koa/router';
-import type { Context, Middleware } from 'koa';
 import type { ActionResult } from '../../ports/agent-control.js';
 import { cancelScheduledRestart } from '../../usecases/cancel-restart.js';
 import { cancelScheduledSwitchover } from '../../usecases/cancel-switchover.js';
@@ -14,28 +12,25 @@ import { readJsonObject } from './body.js';
 import { sendError, statusOfCode } from './errors.js';
 import { setJsonBody } from './json-body.js';
 import { restartInput } from './restart-input.js';
+import type { Exchange } from './exchange.js';
+import type { Handler, RouteTable } from './routes.js';
 import { validateBody, type SwitchoverBody } from './schemas.js';
 
 /** Sends an agent command's outcome: `okStatus` with `{message}`, or its failure with `{error, message}`. */
-function sendResult(ctx: Context, result: ActionResult, okStatus: number, okMessage?: string): void {
-  if (result.ok) {
-    ctx.status = okStatus;
-    setJsonBody(ctx, { message: okMessage ?? result.message });
-  } else {
-    sendError(ctx, statusOfCode(result.error), result.error, result.message);
-  }
+function sendResult(ex: Exchange, result: ActionResult, okStatus: number, okMessage?: string): void {
+  if (result.ok) setJsonBody(ex, { message: okMessage ?? result.message }, okStatus);
+  else sendError(ex, statusOfCode(result.error), result.error, result.message);
 }
 
 /** Sends a switchover/failover outcome: 202 when scheduled, 200 when done. */
-function sendManual(ctx: Context, result: ManualFailoverResult): void {
-  ctx.status = result.kind === 'scheduled' ? 202 : 200;
+function sendManual(ex: Exchange, result: ManualFailoverResult): void {
   switch (result.kind) {
     case 'scheduled':
-      return setJsonBody(ctx, { message: result.message, scheduled_at: result.scheduledAt });
+      return setJsonBody(ex, { message: result.message, scheduled_at: result.scheduledAt }, 202);
     case 'done':
-      return setJsonBody(ctx, { message: result.message, leader: result.leader });
+      return setJsonBody(ex, { message: result.message, leader: result.leader }, 200);
     case 'dry_run':
-      return setJsonBody(ctx, { message: result.message, dry_run: true, candidate: result.candidate, members: result.members });
+      return setJsonBody(ex, { message: result.message, dry_run: true, candidate: result.candidate, members: result.members }, 200);
   }
 }
 
@@ -49,39 +44,37 @@ function manualInput(body: SwitchoverBody) {
  * translates its request, runs its use case, and translates the result. `guard` (access
  * control) runs before each.
  */
-export function registerActionRoutes(router: Router, deps: AgentApiDeps, guard: Middleware): void {
+export function registerActionRoutes(routes: RouteTable, deps: AgentApiDeps, guard: Handler): void {
   const { control: agent, clock } = deps;
-  router.post('/switchover', guard, async (ctx) => {
-    const body = validateBody('switchover', await readJsonObject(ctx));
-    sendManual(ctx, await switchover(commandDeps(deps), manualInput(body)));
+  routes.add('/switchover', ['POST'], guard, async (ex) => {
+    const body = validateBody('switchover', await readJsonObject(ex));
+    sendManual(ex, await switchover(commandDeps(deps), manualInput(body)));
   });
-  router.delete('/switchover', guard, async (ctx) => {
-    setJsonBody(ctx, await cancelScheduledSwitchover(commandDeps(deps)));
+  routes.add('/switchover', ['DELETE'], guard, async (ex) => {
+    setJsonBody(ex, await cancelScheduledSwitchover(commandDeps(deps)));
   });
-  router.post('/failover', guard, async (ctx) => {
-    const body = validateBody('failover', await readJsonObject(ctx));
-    sendManual(ctx, await failover(commandDeps(deps), manualInput(body)));
+  routes.add('/failover', ['POST'], guard, async (ex) => {
+    const body = validateBody('failover', await readJsonObject(ex));
+    sendManual(ex, await failover(commandDeps(deps), manualInput(body)));
   });
-  router.post('/restart', guard, async (ctx) => {
-    const body = validateBody('restart', await readJsonObject(ctx));
+  routes.add('/restart', ['POST'], guard, async (ex) => {
+    const body = validateBody('restart', await readJsonObject(ex));
     const result = await restart({ agent, clock }, restartInput(body));
     if (result.kind === 'scheduled') {
-      ctx.status = 202;
-      setJsonBody(ctx, { message: result.message, schedule: result.schedule });
+      setJsonBody(ex, { message: result.message, schedule: result.schedule }, 202);
     } else {
-      sendResult(ctx, result, 200);
+      sendResult(ex, result, 200);
     }
   });
-  router.delete('/restart', guard, (ctx) => {
-    setJsonBody(ctx, cancelScheduledRestart({ agent }));
+  routes.add('/restart', ['DELETE'], guard, (ex) => {
+    setJsonBody(ex, cancelScheduledRestart({ agent }));
   });
-  router.post('/reload', guard, (ctx) => {
-    ctx.status = 202;
-    setJsonBody(ctx, reload({ agent }));
+  routes.add('/reload', ['POST'], guard, (ex) => {
+    setJsonBody(ex, reload({ agent }), 202);
   });
-  router.post('/reinitialize', guard, async (ctx) => {
-    const body = validateBody('reinitialize', await readJsonObject(ctx));
+  routes.add('/reinitialize', ['POST'], guard, async (ex) => {
+    const body = validateBody('reinitialize', await readJsonObject(ex));
     const input = { force: body.force === true, fromLeader: body['from-leader'] === true || body.from_leader === true };
-    sendResult(ctx, await reinitialize({ agent, clock }, input), 200, 'reinitialize started');
+    sendResult(ex, await reinitialize({ agent, clock }, input), 200, 'reinitialize started');
   });
 }

@@ -1,25 +1,26 @@
-import { METHODS } from 'node:http';
-import { Router } from '@koa/router';
-import Koa, { type Context, type Middleware, type Next } from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseUrl } from 'node:url';
 import { registerActionRoutes } from './action-routes.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { createAccessCheck, type AccessSettings } from './auth.js';
 import { registerClusterRoutes } from './cluster-routes.js';
 import { registerConfigRoutes } from './config-routes.js';
-import { errorMiddleware, sendError } from './errors.js';
+import { answerError, sendError } from './errors.js';
 import { registerEventRoutes } from './events-routes.js';
+import { Exchange } from './exchange.js';
 import { registerUiRoutes } from './ui-routes.js';
 import { registerFailsafeRoutes } from './failsafe-routes.js';
 import { InMemoryEventLog } from '../events/in-memory-event-log.js';
-import { withHealthFastPath, type RequestListener } from './health-fast-path.js';
-import { HealthResponder, registerHealthRoutes, StatusBodyCache } from './health-routes.js';
+import { splitOriginForm, type RequestListener } from './health-fast-path.js';
+import { HealthResponder, registerHealthRoutes, StatusBodyCache, writeHealthReply } from './health-routes.js';
+import { RouteTable, type Handler } from './routes.js';
 
 export type { AgentApiDeps, AgentApiOptions } from './api-deps.js';
+export type { RequestListener } from './health-fast-path.js';
 
-/** The agent's REST API: the Koa application and the request listener that serves it. */
+/** The agent's REST API: the node:http request listener that serves it. */
 export interface AgentApi {
-  readonly koa: Koa;
-  /** The node:http listener: health paths and `/node` answered directly, everything else by Koa. */
+  /** The request listener: health paths and `/node` answered from prepared bytes, everything else by the route table. */
   callback(): RequestListener;
 }
 
@@ -32,97 +33,109 @@ function extraHeadersOf(extra: AgentApiDeps['extraHeaders']): () => Readonly<Rec
   return () => fixed;
 }
 
-/** The access check for fixed settings, or one rebuilt whenever the settings function returns a new object. */
-function accessGuard(access: AgentApiDeps['access']): Middleware {
+/**
+ * The access check (allowlist, client certificate, Basic auth) as a route guard, rebuilt
+ * whenever the settings function returns a new object. Unsafe endpoints and the status page
+ * (which shows more than health) run it first, so with `restapi.authentication` set a
+ * browser asks for credentials.
+ */
+function accessGuard(access: AgentApiDeps['access']): Handler {
   let current: AccessSettings | null = null;
-  let check: (ctx: Context) => void = () => {};
-  return (ctx: Context, next: Next) => {
+  let check: (ex: Exchange) => void = () => {};
+  return (ex) => {
     const settings = typeof access === 'function' ? access() : access;
     if (settings !== current) {
       check = createAccessCheck(settings);
       current = settings;
     }
-    check(ctx);
-    return next();
+    check(ex);
   };
 }
 
-/**
- * The access check for reads that show more than health (the status page): the same check
- * as for unsafe requests (allowlist, client certificate, Basic auth), so with
- * `restapi.authentication` set a browser asks for credentials.
- */
-function readGuard(access: AgentApiDeps['access']): Middleware {
-  return accessGuard(access);
-}
-
-/** The order methods are listed in `Allow`. */
-const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-
-/** The router's `Allow` list, in the usual order and with OPTIONS, which every path answers. */
-function allowOf(ctx: Context): string {
-  const listed = new Set([...ctx.response.get('Allow').split(',').map((m) => m.trim()).filter(Boolean), 'OPTIONS']);
-  return [...ALLOW_ORDER.filter((m) => listed.has(m)), ...[...listed].filter((m) => !ALLOW_ORDER.includes(m))].join(', ');
+/** Path and query of a request target: origin form split directly, other forms (absolute, `*`, a fragment) through node's URL parser. */
+function targetOf(url: string): { path: string; query: string } {
+  const split = splitOriginForm(url);
+  if (split !== null) return split;
+  const parsed = parseUrl(url);
+  return { path: parsed.pathname ?? url, query: parsed.query === null || typeof parsed.query !== 'string' ? '' : parsed.query };
 }
 
 /**
- * Answers what the router left unanswered: an unknown path is 404; a known path with another
- * method 405 with `Allow` (the body is the API's JSON error), and OPTIONS there 204 with `Allow`.
- */
-async function unanswered(ctx: Context, next: Next): Promise<void> {
-  await next();
-  if (ctx.respond === false) return;
-  if (ctx.method === 'OPTIONS' && ctx.status === 200 && ctx.response.get('Allow')) {
-    ctx.set('Allow', allowOf(ctx));
-    ctx.body = null;
-    ctx.status = 204;
-    return;
-  }
-  if (ctx.body !== undefined && ctx.body !== null) return;
-  if (ctx.status === 405) {
-    ctx.set('Allow', allowOf(ctx));
-    sendError(ctx, 405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
-  } else if (ctx.status === 404) {
-    sendError(ctx, 404, 'not_found', `no such endpoint: ${ctx.path}`);
-  }
-}
-
-/**
- * The agent's REST API. Requests are routed by one router (@koa/router); every unsafe
- * endpoint runs the access check first. In front of Koa, a plain node:http handler answers the
- * health checks and `GET|HEAD /node` from the snapshot (see health-fast-path.ts: load
- * balancers poll those many times a second, and the Koa context and middleware chain cost
- * about as much CPU as the rest of such a request). Serve it with
- * `createAgentServer(api.callback(), ...)`.
+ * The agent's REST API on plain node:http. A request first tries the health fast path (one
+ * Map lookup, the check on the latest snapshot, status line, headers and body prepared once
+ * per snapshot: load balancers poll these many times a second), then the route table: every
+ * unsafe endpoint runs the access check first; an unknown path is 404, a known path with
+ * another method 405 with `Allow` (OPTIONS there: 204 with `Allow`); every error a JSON
+ * `{error, message}`. Serve it with `createAgentServer(api.callback(), ...)`.
  */
 export function createAgentApi(deps: AgentApiDeps): AgentApi {
-  const app = new Koa();
-  // Errors are answered and logged by errorMiddleware; Koa's own stderr printing stays off.
-  app.silent = true;
-  app.on('error', (err: unknown) => deps.logger.warn('REST API connection error', { err: String(err) }));
-
   const statusCache = new StatusBodyCache();
   const extraHeaders = extraHeadersOf(deps.extraHeaders);
   const responder = new HealthResponder(deps.control, deps.clock, statusCache, extraHeaders);
   const guard = accessGuard(deps.access);
-  // Every method is "implemented", so any method a path lacks is 405 (a router answers unknown methods with 501).
-  const router = new Router({ methods: [...METHODS] });
-  registerHealthRoutes(router, responder);
-  registerClusterRoutes(router, deps, statusCache);
-  registerConfigRoutes(router, deps, guard);
-  registerActionRoutes(router, deps, guard);
-  registerFailsafeRoutes(router, deps, guard);
-  registerUiRoutes(router, deps, readGuard(deps.access));
-  registerEventRoutes(router, deps.events ?? new InMemoryEventLog({ member: '', clock: deps.clock, logger: null, capacity: 1 }), extraHeaders);
+  const routes = new RouteTable();
+  registerHealthRoutes(routes, responder);
+  registerClusterRoutes(routes, deps, statusCache);
+  registerConfigRoutes(routes, deps, guard);
+  registerActionRoutes(routes, deps, guard);
+  registerFailsafeRoutes(routes, deps, guard);
+  registerUiRoutes(routes, deps, guard);
+  registerEventRoutes(routes, deps.events ?? new InMemoryEventLog({ member: '', clock: deps.clock, logger: null, capacity: 1 }), extraHeaders);
 
-  const handleErrors = errorMiddleware(deps.logger);
-  app.use((ctx: Context, next: Next) => {
-    const headers = extraHeaders();
-    for (const name in headers) ctx.set(name, headers[name]!);
-    return handleErrors(ctx, next);
-  });
-  app.use(unanswered);
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  return { koa: app, callback: () => withHealthFastPath(responder, app.callback()) };
+  /** Runs the route's handlers in order and answers what they left unanswered. */
+  const route = async (ex: Exchange): Promise<void> => {
+    try {
+      const match = routes.match(ex.method, ex.path);
+      if (match.kind === 'handlers') {
+        for (const h of match.handlers) await h(ex);
+        if (!ex.respond || ex.body !== null || ex.status !== 404) return;
+        sendError(ex, 404, 'not_found', `no such endpoint: ${ex.path}`);
+      } else if (match.kind === 'not_allowed') {
+        ex.set('Allow', match.allow);
+        if (ex.method === 'OPTIONS') ex.empty(204);
+        else sendError(ex, 405, 'method_not_allowed', `${ex.method} is not allowed on ${ex.path}; allowed: ${match.allow}`);
+      } else {
+        sendError(ex, 404, 'not_found', `no such endpoint: ${ex.path}`);
+      }
+    } catch (err) {
+      if (!ex.respond || ex.res.headersSent) {
+        deps.logger.warn('REST API request failed after its answer started', { method: ex.method, path: ex.path, err: String(err) });
+        return;
+      }
+      answerError(ex, err, deps.logger);
+    }
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    const { path, query } = targetOf(req.url ?? '/');
+    let reply;
+    try {
+      reply = responder.answer(req.method, path, query);
+    } catch {
+      // An unexpected failure: the route table answers the same request with its 500 and logs it.
+      reply = undefined;
+    }
+    if (reply !== undefined) {
+      try {
+        writeHealthReply(res, reply);
+        return;
+      } catch {
+        // Nothing was sent (e.g. an extra header node refuses): the routes answer and report it.
+        if (res.headersSent) return;
+      }
+    }
+    const ex = new Exchange(req, res, path, query, extraHeaders());
+    void route(ex).then(() => {
+      try {
+        ex.end();
+      } catch (err) {
+        deps.logger.warn('REST API response could not be sent', { method: ex.method, path: ex.path, err: String(err) });
+        if (!res.headersSent) {
+          res.statusCode = 500;
+          res.end();
+        }
+      }
+    });
+  };
+  return { callback: () => listener };
 }

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { Context } from 'koa';
 import { HttpError } from './errors.js';
+import type { Exchange } from './exchange.js';
 
 /** How the listener treats client certificates (spec §1 `restapi.verify_client`). */
 export type VerifyClient = 'none' | 'optional' | 'required';
@@ -55,7 +55,7 @@ function digest(text: string): Buffer {
  * `WWW-Authenticate`). Credentials are compared as SHA-256 digests with timingSafeEqual, so
  * neither the length nor the content of the secret leaks through timing.
  */
-export function createAccessCheck(settings: AccessSettings): (ctx: Context) => void {
+export function createAccessCheck(settings: AccessSettings): (ex: Exchange) => void {
   let allow: BlockList | null = null;
   if (settings.allowlist && settings.allowlist.length > 0) {
     allow = new BlockList();
@@ -69,19 +69,19 @@ export function createAccessCheck(settings: AccessSettings): (ctx: Context) => v
   const auth = settings.authentication;
   const expected = auth ? digest(`${auth.username}:${auth.password}`) : null;
 
-  return function checkAccess(ctx: Context): void {
+  return function checkAccess(ex: Exchange): void {
     if (allow) {
-      const client = normalizeAddress(ctx.req.socket.remoteAddress ?? '');
+      const client = normalizeAddress(ex.req.socket.remoteAddress ?? '');
       if (!client || !allow.check(client.address, client.family)) {
-        throw new HttpError(403, 'forbidden', `access from ${ctx.req.socket.remoteAddress ?? 'unknown address'} is not allowed`);
+        throw new HttpError(403, 'forbidden', `access from ${ex.req.socket.remoteAddress ?? 'unknown address'} is not allowed`);
       }
     }
     if (verifyClient !== 'none') {
-      const socket = ctx.req.socket as Partial<TLSSocket>;
+      const socket = ex.req.socket as Partial<TLSSocket>;
       if (socket.authorized !== true) throw new HttpError(403, 'client_certificate_required', 'a valid client certificate is required');
     }
     if (expected) {
-      const header = ctx.get('authorization');
+      const header = ex.header('authorization');
       const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
       const given = m ? digest(Buffer.from(m[1]!, 'base64').toString('utf8')) : null;
       if (!given || !timingSafeEqual(given, expected)) {

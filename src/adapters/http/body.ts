@@ -1,6 +1,6 @@
-import type { Context } from 'koa';
-import getRawBody from 'raw-body';
+import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors.js';
+import type { Exchange } from './exchange.js';
 
 /** Largest request body accepted (spec §4). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -8,29 +8,60 @@ export const MAX_BODY_BYTES = 64 * 1024;
 /** A key that would reach Object.prototype through a naive merge; refused anywhere in a body. */
 const FORBIDDEN_KEY = '__proto__';
 
-function isRawBodyError(err: unknown): err is { status: number; type: string; message: string } {
-  return typeof err === 'object' && err !== null && typeof (err as { status?: unknown }).status === 'number';
+/** The declared Content-Length, or undefined when absent or not a number. */
+function declaredLength(req: IncomingMessage): number | undefined {
+  const v = req.headers['content-length'];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * The request body as UTF-8 text: 413 once it passes `limit` bytes (counted while reading
+ * when no length is declared), 400 when the connection ends early or the declared length is
+ * not what arrived.
+ */
+function readText(req: IncomingMessage, limit: number): Promise<string> {
+  const declared = declaredLength(req);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const done = (err: Error | null, text?: string) => {
+      if (settled) return;
+      settled = true;
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('aborted', onAborted);
+      if (err) {
+        // The rest of the body is read and dropped, so the answer can still be sent on this connection.
+        req.resume();
+        reject(err);
+      } else resolve(text!);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) done(new HttpError(413, 'body_too_large', `request body exceeds the limit of ${MAX_BODY_BYTES} bytes`));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      if (declared !== undefined && received !== declared) done(new HttpError(400, 'invalid_body', 'could not read the request body: request size did not match content length'));
+      else done(null, Buffer.concat(chunks).toString('utf8'));
+    };
+    const onError = (err: Error) => done(new HttpError(400, 'invalid_body', `could not read the request body: ${err.message}`));
+    const onAborted = () => done(new HttpError(400, 'invalid_body', 'could not read the request body: request aborted'));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted);
+  });
 }
 
 /**
  * Reads the request body as a JSON object: 413 beyond 64 KiB, 400 when it is not JSON or not
  * an object. An empty body is `{}`, so endpoints whose fields are all optional accept none.
  */
-export async function readJsonObject(ctx: Context): Promise<Record<string, unknown>> {
-  const declared = ctx.request.length;
+export async function readJsonObject(ex: Exchange): Promise<Record<string, unknown>> {
+  const declared = declaredLength(ex.req);
   if (declared !== undefined && declared > MAX_BODY_BYTES) {
     throw new HttpError(413, 'body_too_large', `request body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}`);
   }
-  let text: string;
-  try {
-    text = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: ctx.get('content-length') || null, encoding: 'utf-8' });
-  } catch (err) {
-    if (isRawBodyError(err) && err.status === 413) {
-      throw new HttpError(413, 'body_too_large', `request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    throw new HttpError(400, 'invalid_body', `could not read the request body: ${message}`);
-  }
+  const text = await readText(ex.req, MAX_BODY_BYTES);
   if (text.trim() === '') return {};
   let forbidden = false;
   let parsed: unknown;

@@ -1,11 +1,11 @@
-import type { Router } from '@koa/router';
 import type { Cluster } from '../../domain/cluster/model/cluster.js';
 import { clusterDocument } from '../../domain/cluster/model/cluster-document.js';
 import { readCluster } from '../../usecases/read-cluster.js';
 import { readHistory } from '../../usecases/read-history.js';
 import type { AgentApiDeps } from './api-deps.js';
 import type { StatusBodyCache } from './health-routes.js';
-import { setJsonBody } from './json-body.js';
+import { JSON_TYPE, setJsonBody } from './json-body.js';
+import type { RouteTable } from './routes.js';
 
 /** Serialises the cluster document once per cluster view (a view is the same object until it changes). */
 class ClusterBodyCache {
@@ -25,24 +25,20 @@ class ClusterBodyCache {
 }
 
 /** `GET /node`, `/metrics`, `/cluster`, `/history`. */
-export function registerClusterRoutes(router: Router, deps: AgentApiDeps, statusCache: StatusBodyCache): void {
+export function registerClusterRoutes(routes: RouteTable, deps: AgentApiDeps, statusCache: StatusBodyCache): void {
   const { control: agent, store, clock, metrics } = deps;
   const clusterBodies = new ClusterBodyCache();
-  router.get('/node', (ctx) => {
-    ctx.type = 'application/json';
-    ctx.body = statusCache.get(agent.snapshot().status);
+  routes.get('/node', (ex) => {
+    ex.send(statusCache.get(agent.snapshot().status), JSON_TYPE);
   });
-  router.get('/metrics', async (ctx) => {
-    const text = await metrics.render(agent.snapshot());
-    ctx.set('Content-Type', metrics.contentType);
-    ctx.body = text;
+  routes.get('/metrics', (ex) => {
+    ex.send(metrics.render(agent.snapshot()), metrics.contentType);
   });
-  router.get('/cluster', async (ctx) => {
+  routes.get('/cluster', async (ex) => {
     const cluster = await readCluster({ store, agent, clock });
-    ctx.type = 'application/json';
-    ctx.body = clusterBodies.get(agent.snapshot().node.scope, cluster);
+    ex.send(clusterBodies.get(agent.snapshot().node.scope, cluster), JSON_TYPE);
   });
-  router.get('/history', async (ctx) => {
-    setJsonBody(ctx, await readHistory({ store, agent }));
+  routes.get('/history', async (ex) => {
+    setJsonBody(ex, await readHistory({ store, agent }));
   });
 }

@@ -1,22 +1,21 @@
-import type { Router } from '@koa/router';
-import type { Middleware } from 'koa';
 import { patchConfig } from '../../usecases/patch-config.js';
 import { readConfig } from '../../usecases/read-config.js';
 import { replaceConfig } from '../../usecases/replace-config.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { readJsonObject } from './body.js';
 import { setJsonBody } from './json-body.js';
+import type { Handler, RouteTable } from './routes.js';
 
 /** `GET /config`, `PATCH /config` (merge, validate, compare-and-set), `PUT /config` (validate, replace). */
-export function registerConfigRoutes(router: Router, deps: AgentApiDeps, guard: Middleware): void {
+export function registerConfigRoutes(routes: RouteTable, deps: AgentApiDeps, guard: Handler): void {
   const ucDeps = { store: deps.store, agent: deps.control };
-  router.get('/config', async (ctx) => {
-    setJsonBody(ctx, (await readConfig(ucDeps)).value);
+  routes.get('/config', async (ex) => {
+    setJsonBody(ex, (await readConfig(ucDeps)).value);
   });
-  router.patch('/config', guard, async (ctx) => {
-    setJsonBody(ctx, await patchConfig(ucDeps, await readJsonObject(ctx)));
+  routes.add('/config', ['PATCH'], guard, async (ex) => {
+    setJsonBody(ex, await patchConfig(ucDeps, await readJsonObject(ex)));
   });
-  router.put('/config', guard, async (ctx) => {
-    setJsonBody(ctx, await replaceConfig(ucDeps, { config: await readJsonObject(ctx) }));
+  routes.add('/config', ['PUT'], guard, async (ex) => {
+    setJsonBody(ex, await replaceConfig(ucDeps, { config: await readJsonObject(ex) }));
   });
 }

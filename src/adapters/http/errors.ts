@@ -1,10 +1,10 @@
-import type { Context, Next } from 'koa';
 import type { AgentCommandErrorCode } from '../../domain/cluster/ha/decision.js';
 import { ManualFailoverError, type ManualFailoverErrorCode } from '../../domain/cluster/rules/manual-failover.js';
 import { SCHEDULE_ERROR_STATUS, type ScheduleErrorCode } from '../../domain/cluster/rules/schedule.js';
 import { DcsUnavailableError, ValidationError, WardenError, type Problem, type ValidationErrorCode } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
 import type { CommandErrorCode } from '../../usecases/command-error.js';
+import type { Exchange } from './exchange.js';
 import { setJsonBody } from './json-body.js';
 
 /** Codes only the HTTP layer raises. */
@@ -146,28 +146,20 @@ export function errorBody(err: unknown): { error: string; message: string; probl
   return { error: 'internal_error', message: 'internal error' };
 }
 
-/** Sends a JSON error response on `ctx`. */
-export function sendError(ctx: Context, status: number, error: AgentApiErrorCode, message: string, extra?: Record<string, unknown>): void {
-  ctx.status = status;
-  setJsonBody(ctx, { error, message, ...extra });
+/** Sets a JSON error response on `ex`. */
+export function sendError(ex: Exchange, status: number, error: AgentApiErrorCode, message: string, extra?: Record<string, unknown>): void {
+  setJsonBody(ex, { error, message, ...extra }, status);
 }
 
 /**
- * Outermost middleware: every thrown value becomes a JSON `{error, message}` response, so a
- * handler bug gives a 500 body and never a crash or a dropped connection.
+ * Turns what a route threw into its JSON `{error, message}` response, so a handler bug gives
+ * a 500 body and never a crash or a dropped connection.
  */
-export function errorMiddleware(logger: Logger) {
-  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
-    try {
-      await next();
-    } catch (err) {
-      const status = statusOf(err);
-      if (status >= 500 && !(err instanceof WardenError)) {
-        logger.error('REST API request failed', { method: ctx.method, path: ctx.path, err: String((err as Error)?.stack ?? err) });
-      }
-      if (err instanceof HttpError && err.headers) ctx.set(err.headers);
-      ctx.status = status;
-      setJsonBody(ctx, errorBody(err));
-    }
-  };
+export function answerError(ex: Exchange, err: unknown, logger: Logger): void {
+  const status = statusOf(err);
+  if (status >= 500 && !(err instanceof WardenError)) {
+    logger.error('REST API request failed', { method: ex.method, path: ex.path, err: String((err as Error)?.stack ?? err) });
+  }
+  if (err instanceof HttpError && err.headers) for (const [name, value] of Object.entries(err.headers)) ex.set(name, value);
+  setJsonBody(ex, errorBody(err), status);
 }

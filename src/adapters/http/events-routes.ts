@@ -1,8 +1,8 @@
-import type { Router } from '@koa/router';
-import type { Context } from 'koa';
 import { ValidationError } from '../../domain/errors.js';
 import type { ClusterEvent, EventLog } from '../../ports/events.js';
+import type { Exchange } from './exchange.js';
 import { setJsonBody } from './json-body.js';
+import type { RouteTable } from './routes.js';
 
 /** A stream whose client reads slower than this many buffered bytes is closed (it can resume with Last-Event-ID). */
 const MAX_BUFFERED_BYTES = 1 << 20;
@@ -17,11 +17,11 @@ export function sseMessage(e: ClusterEvent): string {
 }
 
 /** The query of `GET /events`: `format` (`sse`, default, or `json`) and `last_event_id` (as the header). */
-function eventsQuery(ctx: Context): { json: boolean; lastId: string | null } {
+function eventsQuery(ex: Exchange): { json: boolean; lastId: string | null } {
   const problems: { path: string; message: string }[] = [];
   let json = false;
   let lastId: string | null = null;
-  for (const [key, value] of Object.entries(ctx.query)) {
+  for (const [key, value] of Object.entries(ex.query)) {
     const v = Array.isArray(value) ? value[value.length - 1] : value;
     if (key === 'format') {
       if (v === 'json') json = true;
@@ -33,7 +33,7 @@ function eventsQuery(ctx: Context): { json: boolean; lastId: string | null } {
     }
   }
   if (problems.length) throw new ValidationError(problems, 'invalid_query');
-  const header = ctx.get('last-event-id');
+  const header = ex.header('last-event-id');
   return { json, lastId: header !== '' ? header : lastId };
 }
 
@@ -44,16 +44,16 @@ function eventsQuery(ctx: Context): { json: boolean; lastId: string | null } {
  * the event log's subscription, away from the health fast path: a stream costs nothing
  * until an event happens.
  */
-export function registerEventRoutes(router: Router, events: EventLog, extraHeaders: () => Readonly<Record<string, string>>): void {
-  router.get('/events', (ctx) => {
-    const { json, lastId } = eventsQuery(ctx);
+export function registerEventRoutes(routes: RouteTable, events: EventLog, extraHeaders: () => Readonly<Record<string, string>>): void {
+  routes.get('/events', (ex) => {
+    const { json, lastId } = eventsQuery(ex);
     const history = events.since(lastId);
-    if (json || ctx.method === 'HEAD') {
-      setJsonBody(ctx, history);
+    if (json || ex.method === 'HEAD') {
+      setJsonBody(ex, history);
       return;
     }
-    ctx.respond = false;
-    const res = ctx.res;
+    ex.respond = false;
+    const res = ex.res;
     res.writeHead(200, {
       ...extraHeaders(),
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -62,7 +62,7 @@ export function registerEventRoutes(router: Router, events: EventLog, extraHeade
       // nginx must not buffer the stream.
       'X-Accel-Buffering': 'no',
     });
-    ctx.req.socket.setNoDelay(true);
+    ex.req.socket.setNoDelay(true);
     let open = true;
     const close = () => {
       if (!open) return;

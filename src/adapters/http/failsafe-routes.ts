@@ -1,9 +1,8 @@
-import type { Router } from '@koa/router';
-import type { Middleware } from 'koa';
 import { acceptFailsafePing, failsafeMembers } from '../../usecases/failsafe-ping.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { readJsonObject } from './body.js';
 import { setJsonBody } from './json-body.js';
+import type { Handler, RouteTable } from './routes.js';
 import { validateBody } from './schemas.js';
 
 /**
@@ -11,12 +10,12 @@ import { validateBody } from './schemas.js';
  * while every member confirms it by accepting its `POST /failsafe`; `GET` shows the members
  * the last DCS view named for failsafe mode.
  */
-export function registerFailsafeRoutes(router: Router, deps: AgentApiDeps, guard: Middleware): void {
+export function registerFailsafeRoutes(routes: RouteTable, deps: AgentApiDeps, guard: Handler): void {
   const agent = deps.control;
-  router.get('/failsafe', (ctx) => {
-    setJsonBody(ctx, failsafeMembers({ agent }));
+  routes.get('/failsafe', (ex) => {
+    setJsonBody(ex, failsafeMembers({ agent }));
   });
-  router.post('/failsafe', guard, async (ctx) => {
-    setJsonBody(ctx, acceptFailsafePing({ agent }, validateBody('failsafe', await readJsonObject(ctx))));
+  routes.add('/failsafe', ['POST'], guard, async (ex) => {
+    setJsonBody(ex, acceptFailsafePing({ agent }, validateBody('failsafe', await readJsonObject(ex))));
   });
 }

@@ -1,12 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import type { Router } from '@koa/router';
-import type { Context } from 'koa';
 import { checkHealth, HEALTH_PATHS, type HealthEndpoint, type HealthQuery } from '../../domain/cluster/rules/health.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { AgentControl } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';
 import { errorBody, statusOf } from './errors.js';
 import { ResponseHeaders } from './response-headers.js';
+import type { RouteTable } from './routes.js';
 
 const HEALTH_ALLOW = 'GET, HEAD, OPTIONS';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -43,7 +42,7 @@ export interface HealthReply {
   readonly body: string | null;
 }
 
-/** The query string parsed the way Koa's `ctx.query` does: a repeated parameter becomes an array. */
+/** The query string parsed as the route table parses it (node's querystring): a repeated parameter becomes an array. */
 export function parseQueryString(querystring: string): HealthQuery {
   if (querystring === '') return NO_QUERY;
   const params = new URLSearchParams(querystring);
@@ -72,9 +71,9 @@ interface PreparedHeaders {
  * The health checks (seed table, spec §4-§5) and `GET|HEAD /node`, answered from the latest
  * snapshot with as little work as possible: one Map lookup, the check, and body and header
  * lists prepared once per published snapshot. Nothing here awaits the HA loop, the DCS or
- * the database. The headers are those the Koa chain sent for the same request, in the same
- * order: `http_extra_headers` first, then the response's own (which win over an extra
- * header of the same name).
+ * the database. The headers are those the route table sends for any answer, in the same
+ * order: `http_extra_headers` first, then the response's own (which win over an extra header
+ * of the same name).
  */
 export class HealthResponder {
   private readonly endpoints = new Map<string, HealthEndpoint>(Object.entries(HEALTH_PATHS));
@@ -148,15 +147,15 @@ export function writeHealthReply(res: ServerResponse, reply: HealthReply): void 
 }
 
 /**
- * The health paths in the router, for request targets the fast path in front of Koa leaves
- * to Koa's URL parsing (absolute form, a `#` in the target): the same answers.
+ * The health paths in the route table, for requests the fast path leaves to the routes (a
+ * trailing slash or other case, which the health checks do not answer: 404; another method:
+ * 405 with `Allow`).
  */
-export function registerHealthRoutes(router: Router, responder: HealthResponder): void {
-  const answer = (ctx: Context) => {
-    const reply = responder.answer(ctx.method, ctx.path, ctx.querystring);
+export function registerHealthRoutes(routes: RouteTable, responder: HealthResponder): void {
+  for (const path of Object.keys(HEALTH_PATHS)) routes.add(path, ['GET', 'HEAD', 'OPTIONS'], (ex) => {
+    const reply = responder.answer(ex.method, ex.path, ex.querystring);
     if (reply === undefined) return;
-    writeHealthReply(ctx.res, reply);
-    ctx.respond = false;
-  };
-  for (const path of Object.keys(HEALTH_PATHS)) router.register(path, ['GET', 'HEAD', 'OPTIONS'], answer);
+    writeHealthReply(ex.res, reply);
+    ex.respond = false;
+  });
 }

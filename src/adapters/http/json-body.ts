@@ -1,13 +1,9 @@
-import type { Context } from 'koa';
+import type { Exchange } from './exchange.js';
 
-/**
- * Sets `value` as the JSON body, serialised here. Koa would serialise an object itself, but
- * first tests it with `instanceof Response`, and on Node 20 the first touch of the global
- * `Response` loads undici and compiles its WebAssembly HTTP parser: ~10 MiB of RSS the agent
- * never uses. Same headers as Koa's own JSON bodies (`application/json; charset=utf-8`,
- * Content-Length).
- */
-export function setJsonBody(ctx: Context, value: unknown): void {
-  ctx.type = 'application/json';
-  ctx.body = Buffer.from(JSON.stringify(value) ?? 'null');
+/** Content-Type of the API's JSON bodies. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Sets `value` as the JSON body (status 200 unless given or set before). */
+export function setJsonBody(ex: Exchange, value: unknown, status?: number): void {
+  ex.send(Buffer.from(JSON.stringify(value) ?? 'null'), JSON_TYPE, status);
 }

@@ -1,8 +1,8 @@
 /**
- * An ordered, case-insensitive header set built the way node's `setHeader` builds one (and
- * therefore Koa): setting a name already present replaces its value in place, removing and
- * setting again moves it to the end. `list()` gives the flat `[name, value, ...]` array
- * `res.writeHead` takes, so a prepared reply skips per-request header validation.
+ * An ordered, case-insensitive header set built the way node's `setHeader` builds one:
+ * setting a name already present replaces its value in place, removing and setting again
+ * moves it to the end. `list()` gives the flat `[name, value, ...]` array `res.writeHead`
+ * takes, so a prepared reply skips per-request header validation.
  */
 export class ResponseHeaders {
   private readonly byName = new Map<string, readonly [string, string]>();

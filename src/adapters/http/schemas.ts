@@ -75,15 +75,28 @@ export interface FailsafeBody {
   readonly members: Readonly<Record<string, string>>;
 }
 
-// Compiled once at load: request handling never compiles a schema.
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
-const validators = {
-  switchover: ajv.compile(switchoverSchema),
-  failover: ajv.compile(failoverSchema),
-  restart: ajv.compile(restartSchema),
-  reinitialize: ajv.compile(reinitializeSchema),
-  failsafe: ajv.compile(failsafeSchema),
-} satisfies Record<string, ValidateFunction>;
+const SCHEMAS = {
+  switchover: switchoverSchema,
+  failover: failoverSchema,
+  restart: restartSchema,
+  reinitialize: reinitializeSchema,
+  failsafe: failsafeSchema,
+} as const;
+
+// Compiled on first use, each once: most agents never receive an operator command, and a
+// compiled validator (its generated code and ajv's bookkeeping) is memory held for good.
+let ajv: Ajv | null = null;
+const validators = new Map<keyof typeof SCHEMAS, ValidateFunction>();
+
+function validatorOf(kind: keyof typeof SCHEMAS): ValidateFunction {
+  let v = validators.get(kind);
+  if (!v) {
+    ajv ??= new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
+    v = ajv.compile(SCHEMAS[kind]);
+    validators.set(kind, v);
+  }
+  return v;
+}
 
 interface BodyTypes {
   switchover: SwitchoverBody;
@@ -95,7 +108,7 @@ interface BodyTypes {
 
 /** Checks a parsed body against the endpoint's schema; throws ValidationError (400) naming every bad field. */
 export function validateBody<K extends keyof BodyTypes>(kind: K, body: Record<string, unknown>): BodyTypes[K] {
-  const validate = validators[kind];
+  const validate = validatorOf(kind);
   if (!validate(body)) throw new ValidationError(ajvProblems(validate.errors), 'invalid_body');
   return body as unknown as BodyTypes[K];
 }

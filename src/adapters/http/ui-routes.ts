@@ -1,11 +1,10 @@
-import type { Router } from '@koa/router';
-import type { Middleware } from 'koa';
 import { clusterDocument } from '../../domain/cluster/model/cluster-document.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { ClusterEvent } from '../../ports/events.js';
 import { readCluster } from '../../usecases/read-cluster.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { setJsonBody } from './json-body.js';
+import type { Handler, RouteTable } from './routes.js';
 import { STATUS_PAGE_HTML } from './status-page-html.js';
 
 /** How long one gathering of the members' status and events serves every browser. */
@@ -43,7 +42,7 @@ async function peerEvents(apiUrl: string, auth: string | null): Promise<ClusterE
  * browser asks for credentials. The page's data is gathered at most once per 400 ms
  * whatever the number of open pages, each member asked with a 1 s bound.
  */
-export function registerUiRoutes(router: Router, deps: AgentApiDeps, guard: Middleware): void {
+export function registerUiRoutes(routes: RouteTable, deps: AgentApiDeps, guard: Handler): void {
   const { control: agent, store, clock, peers } = deps;
   let cached: { at: number; data: Promise<UiData> } | null = null;
   const gather = async (): Promise<UiData> => {
@@ -64,13 +63,13 @@ export function registerUiRoutes(router: Router, deps: AgentApiDeps, guard: Midd
       ctl: '',
     };
   };
-  router.get('/ui', guard, (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.set('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:");
-    ctx.body = STATUS_PAGE_HTML;
+  routes.get('/ui', guard, (ex) => {
+    ex.set('Content-Type', 'text/html; charset=utf-8');
+    ex.set('Cache-Control', 'no-cache');
+    ex.set('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:");
+    ex.send(STATUS_PAGE_HTML, 'text/html; charset=utf-8');
   });
-  router.get('/ui/data', guard, async (ctx) => {
+  routes.get('/ui/data', guard, async (ex) => {
     const now = clock.now();
     if (cached === null || now - cached.at > GATHER_TTL_MS) {
       const data = gather();
@@ -79,6 +78,6 @@ export function registerUiRoutes(router: Router, deps: AgentApiDeps, guard: Midd
         cached = null;
       });
     }
-    setJsonBody(ctx, await cached.data);
+    setJsonBody(ex, await cached.data);
   });
 }

@@ -1,4 +1,4 @@
-/** Keys of a pino line that the text format prints in fixed places, or not at all. */
+/** Keys of a JSON log line that the text format prints in fixed places, or not at all. */
 const PLACED = new Set(['level', 'time', 'msg', 'component', 'scope', 'name', 'pid', 'hostname', 'v']);
 
 /** A value as `key=value` text: bare when it is a plain word, JSON (quoted) otherwise. */
@@ -9,7 +9,7 @@ function valueText(v: unknown): string {
 }
 
 /**
- * One JSON log line (as pino writes it) as one human line:
+ * One JSON log line (as JsonLinesLogger writes it) as one human line:
  * `2026-01-31T12:00:00.000Z INFO  [dcs] message key=value other="two words"`.
  * Lines that are not JSON objects pass through unchanged.
  */
@@ -29,15 +29,4 @@ export function textLine(json: string): string {
     .join('');
   const msg = String(o['msg'] ?? '').replace(/\n/g, '\\n');
   return `${String(o['time'] ?? '')} ${level}${component} ${msg}${fields}\n`;
-}
-
-/** A destination that writes pino's JSON lines to `target` as text lines. */
-export class TextDestination {
-  constructor(private readonly target: { write(s: string): unknown }) {}
-
-  write(chunk: string): boolean {
-    // pino writes one line per call; a chunk holding several is split all the same.
-    for (const line of chunk.split('\n')) if (line) this.target.write(textLine(line));
-    return true;
-  }
 }

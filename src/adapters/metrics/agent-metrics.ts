@@ -1,13 +1,13 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import { stateMetricHelp } from '../../domain/cluster/model/states.js';
 import type { AgentMetricsSink, MeasuredOperation } from '../../ports/agent-metrics.js';
 import { snapshotMetricValues, SNAPSHOT_METRICS } from './agent-snapshot-metrics.js';
-
-const LABELS = ['scope', 'name'] as const;
+import type { EventLoopDelaySource } from './event-loop-delay.js';
+import { familyHead, HistogramSeries, PROMETHEUS_TEXT_TYPE, sampleLine, type LabelPairs } from './prometheus-text.js';
 
 /** Buckets of the operation durations: from a fast switchover (sub-second) to a long base backup. */
 const DURATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 900, 3600];
+const LOOP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** HELP of each duration histogram. */
 const DURATION_HELP: Readonly<Record<MeasuredOperation, string>> = {
@@ -21,117 +21,158 @@ const DURATION_HELP: Readonly<Record<MeasuredOperation, string>> = {
 };
 type Labels = { scope: string; name: string };
 
+/** One metric family the agent exposes: its name and Prometheus type. */
+export interface AgentMetricFamily {
+  readonly name: string;
+  readonly type: 'gauge' | 'counter' | 'histogram' | 'summary';
+}
+
+/** Counts by a key of extra label values, in the order keys first appeared. */
+class LabelledCounts {
+  private readonly counts = new Map<string, { labels: LabelPairs; value: number }>();
+
+  inc(labels: LabelPairs): void {
+    const key = labels.map(([, v]) => v).join('\u0000');
+    const c = this.counts.get(key);
+    if (c) c.value++;
+    else this.counts.set(key, { labels, value: 1 });
+  }
+
+  lines(name: string, self: LabelPairs): string {
+    let out = '';
+    for (const c of this.counts.values()) out += sampleLine(name, [...self, ...c.labels], c.value);
+    return out;
+  }
+}
+
 /**
- * The agent's Prometheus registry (spec §9): the `svc_*` node metrics, read from the latest
- * snapshot at scrape time, and the agent's own loop, DCS-error and leader-change metrics,
- * fed through AgentMetricsSink. One private registry per agent, so embedding two agents in
- * one process (tests) keeps their series apart.
+ * The agent's Prometheus metrics (spec §9): the `svc_*` node metrics, read from the latest
+ * snapshot at scrape time, and the agent's own loop, DCS-error, leader-change, duration,
+ * refusal, callback and event-loop metrics, fed through AgentMetricsSink. Written as text
+ * here rather than through prom-client: its registry and label bookkeeping cost more memory
+ * and CPU per scrape than the few series of one agent need. One instance per agent, so
+ * embedding two agents in one process (tests) keeps their series apart.
  */
 export class AgentMetrics implements AgentMetricsSink {
-  readonly registry = new Registry();
-  private readonly gauges = new Map<string, Gauge<'scope' | 'name'>>();
-  private readonly counters = new Map<string, Counter<'scope' | 'name'>>();
-  private readonly loopDuration: Histogram<'scope' | 'name'>;
-  private readonly dcsErrors: Counter<'scope' | 'name' | 'operation'>;
-  private readonly leaderChanges: Counter<'scope' | 'name'>;
-  private readonly self: Labels;
-  private readonly durations = new Map<MeasuredOperation, Histogram<'scope' | 'name'>>();
-  private readonly refused: Counter<'scope' | 'name' | 'operation' | 'reason'>;
-  private readonly callbackFailures: Counter<'scope' | 'name' | 'action'>;
+  private readonly self: LabelPairs;
+  private readonly loopDuration = new HistogramSeries(LOOP_BUCKETS);
+  private readonly durations = new Map<MeasuredOperation, HistogramSeries>();
+  private readonly dcsErrors = new LabelledCounts();
+  private leaderChanges = 0;
+  private readonly refused = new LabelledCounts();
+  private readonly callbackFailures = new LabelledCounts();
+  private readonly eventLoop: EventLoopDelaySource | null;
 
-  constructor(labels: Labels) {
-    this.self = { scope: labels.scope, name: labels.name };
-    for (const def of SNAPSHOT_METRICS) {
-      const help = def.name === 'svc_database_state' ? stateMetricHelp() : def.help;
-      const common = { name: def.name, help, labelNames: LABELS, registers: [this.registry] };
-      if (def.type === 'counter') this.counters.set(def.name, new Counter(common));
-      else this.gauges.set(def.name, new Gauge(common));
-    }
-    this.loopDuration = new Histogram({
-      name: 'svc_loop_duration_seconds',
-      help: 'Duration of one HA loop run in seconds.',
-      labelNames: LABELS,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [this.registry],
-    });
-    this.dcsErrors = new Counter({
-      name: 'svc_dcs_errors_total',
-      help: 'DCS calls of the HA loop that failed, by operation.',
-      labelNames: [...LABELS, 'operation'],
-      registers: [this.registry],
-    });
-    this.leaderChanges = new Counter({
-      name: 'svc_leader_changes_total',
-      help: 'Changes of the leader key seen by this agent (including the cluster becoming leaderless).',
-      labelNames: LABELS,
-      registers: [this.registry],
-    });
-    for (const [op, help] of Object.entries(DURATION_HELP) as [MeasuredOperation, string][]) {
-      this.durations.set(
-        op,
-        new Histogram({ name: `svc_${op}_duration_seconds`, help, labelNames: LABELS, buckets: DURATION_BUCKETS, registers: [this.registry] }),
-      );
-    }
-    this.refused = new Counter({
-      name: 'svc_refused_operations_total',
-      help: 'Operator requests (switchover, failover) this agent refused, by operation and reason code.',
-      labelNames: [...LABELS, 'operation', 'reason'],
-      registers: [this.registry],
-    });
-    this.callbackFailures = new Counter({
-      name: 'svc_callback_failures_total',
-      help: 'Callback commands (on_start, on_stop, on_restart, on_reload, on_role_change) that failed, timed out or could not start.',
-      labelNames: [...LABELS, 'action'],
-      registers: [this.registry],
-    });
-    for (const h of this.durations.values()) h.zero(this.self);
-    // Series exist from the start, so rate() works before the first event.
-    this.loopDuration.zero(this.self);
-    this.leaderChanges.inc(this.self, 0);
+  constructor(labels: Labels, opts: { readonly eventLoop?: EventLoopDelaySource | null } = {}) {
+    this.self = [
+      ['scope', labels.scope],
+      ['name', labels.name],
+    ];
+    for (const op of Object.keys(DURATION_HELP) as MeasuredOperation[]) this.durations.set(op, new HistogramSeries(DURATION_BUCKETS));
+    this.eventLoop = opts.eventLoop ?? null;
   }
 
   /** Content type of `render()`'s output. */
   get contentType(): string {
-    return this.registry.contentType;
+    return PROMETHEUS_TEXT_TYPE;
   }
 
   loopCompleted(seconds: number): void {
-    if (Number.isFinite(seconds) && seconds >= 0) this.loopDuration.observe(this.self, seconds);
+    if (Number.isFinite(seconds) && seconds >= 0) this.loopDuration.observe(seconds);
   }
 
   dcsError(operation: string): void {
-    this.dcsErrors.inc({ ...this.self, operation });
+    this.dcsErrors.inc([['operation', operation]]);
   }
 
   leaderChanged(_leader: string | null): void {
-    this.leaderChanges.inc(this.self);
+    this.leaderChanges++;
   }
 
   operationDuration(operation: MeasuredOperation, seconds: number): void {
-    if (Number.isFinite(seconds) && seconds >= 0) this.durations.get(operation)?.observe(this.self, seconds);
+    if (Number.isFinite(seconds) && seconds >= 0) this.durations.get(operation)?.observe(seconds);
   }
 
   operationRefused(operation: string, reason: string): void {
-    this.refused.inc({ ...this.self, operation, reason });
+    this.refused.inc([
+      ['operation', operation],
+      ['reason', reason],
+    ]);
   }
 
   callbackFailed(action: string): void {
-    this.callbackFailures.inc({ ...this.self, action });
+    this.callbackFailures.inc([['action', action]]);
+  }
+
+  /** Every family `render()` writes, in order. */
+  families(): AgentMetricFamily[] {
+    return [
+      ...SNAPSHOT_METRICS.map((d) => ({ name: d.name, type: d.type })),
+      { name: 'svc_loop_duration_seconds', type: 'histogram' },
+      { name: 'svc_dcs_errors_total', type: 'counter' },
+      { name: 'svc_leader_changes_total', type: 'counter' },
+      ...[...this.durations.keys()].map((op) => ({ name: `svc_${op}_duration_seconds`, type: 'histogram' as const })),
+      { name: 'svc_refused_operations_total', type: 'counter' },
+      { name: 'svc_callback_failures_total', type: 'counter' },
+      ...(this.eventLoop
+        ? [
+            { name: 'svc_event_loop_delay_seconds', type: 'summary' as const },
+            { name: 'svc_event_loop_delay_max_seconds', type: 'gauge' as const },
+          ]
+        : []),
+    ];
   }
 
   /** Prometheus text of every metric, the node metrics taken from `snap`. */
-  async render(snap: NodeSnapshot): Promise<string> {
-    const labels: Labels = { scope: snap.node.scope, name: snap.node.name };
+  render(snap: NodeSnapshot): string {
+    const node: LabelPairs = [
+      ['scope', snap.node.scope],
+      ['name', snap.node.name],
+    ];
     const values = snapshotMetricValues(snap);
-    for (const [name, gauge] of this.gauges) {
-      gauge.reset();
-      gauge.set(labels, values[name] ?? 0);
+    let out = '';
+    for (const def of SNAPSHOT_METRICS) {
+      const help = def.name === 'svc_database_state' ? stateMetricHelp() : def.help;
+      // Positions are absolute readings exposed as counters (they only grow).
+      const v = values[def.name] ?? 0;
+      out += familyHead(def.name, help, def.type) + sampleLine(def.name, node, def.type === 'counter' ? Math.max(0, v) : v);
     }
-    for (const [name, counter] of this.counters) {
-      // Positions are absolute readings exposed as counters (they only grow), so the series is rebuilt from the value.
-      counter.reset();
-      counter.inc(labels, Math.max(0, values[name] ?? 0));
+    const self = this.self;
+    out += familyHead('svc_loop_duration_seconds', 'Duration of one HA loop run in seconds.', 'histogram') + this.loopDuration.lines('svc_loop_duration_seconds', self);
+    out += familyHead('svc_dcs_errors_total', 'DCS calls of the HA loop that failed, by operation.', 'counter') + this.dcsErrors.lines('svc_dcs_errors_total', self);
+    out +=
+      familyHead('svc_leader_changes_total', 'Changes of the leader key seen by this agent (including the cluster becoming leaderless).', 'counter') +
+      sampleLine('svc_leader_changes_total', self, this.leaderChanges);
+    for (const [op, h] of this.durations) {
+      const name = `svc_${op}_duration_seconds`;
+      out += familyHead(name, DURATION_HELP[op], 'histogram') + h.lines(name, self);
     }
-    return this.registry.metrics();
+    out +=
+      familyHead('svc_refused_operations_total', 'Operator requests (switchover, failover) this agent refused, by operation and reason code.', 'counter') +
+      this.refused.lines('svc_refused_operations_total', self);
+    out +=
+      familyHead('svc_callback_failures_total', 'Callback commands (on_start, on_stop, on_restart, on_reload, on_role_change) that failed, timed out or could not start.', 'counter') +
+      this.callbackFailures.lines('svc_callback_failures_total', self);
+    if (this.eventLoop) out += this.eventLoopLines(this.eventLoop, self);
+    return out;
+  }
+
+  private eventLoopLines(source: EventLoopDelaySource, self: LabelPairs): string {
+    const w = source.lastWindow();
+    const t = source.totals();
+    const win = `${source.windowSeconds} s`;
+    let out = familyHead(
+      'svc_event_loop_delay_seconds',
+      `How late the agent's event loop ran a timer (perf_hooks.monitorEventLoopDelay), in seconds: quantiles over the last completed ${win} window; sum and count since start.`,
+      'summary',
+    );
+    if (w) {
+      out += sampleLine('svc_event_loop_delay_seconds', [...self, ['quantile', '0.5']], w.p50);
+      out += sampleLine('svc_event_loop_delay_seconds', [...self, ['quantile', '0.99']], w.p99);
+    }
+    out += sampleLine('svc_event_loop_delay_seconds_sum', self, t.sum) + sampleLine('svc_event_loop_delay_seconds_count', self, t.count);
+    out += familyHead('svc_event_loop_delay_max_seconds', `Longest event loop delay of the last completed ${win} window, in seconds.`, 'gauge');
+    if (w) out += sampleLine('svc_event_loop_delay_max_seconds', self, w.max);
+    return out;
   }
 }

@@ -10,8 +10,9 @@ import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gat
 import { createAgentApi, type AgentApi } from '../../adapters/http/agent-api.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
 import { createAgentServer, type AgentServer } from '../../adapters/http/server.js';
-import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { AgentMetrics } from '../../adapters/metrics/agent-metrics.js';
+import { EventLoopDelayMonitor } from '../../adapters/metrics/event-loop-delay.js';
 import { HttpPeerApi } from '../../adapters/peer/http-peer-api.js';
 import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
 import { NoopWatchdog } from '../../adapters/watchdog/noop-watchdog.js';
@@ -34,7 +35,7 @@ import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
 import { ChildProcessCallbackRunner } from '../../adapters/callbacks/child-process-callback-runner.js';
 import type { LocalConfig } from './local-config.js';
 import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
-import { customBootstrapOf, replicaMethodsOf } from './local-config-methods.js';
+import { customBootstrapOf, replicaMethodsOf } from './local-config-sections.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
 
 /** Tokens of the agent's composition root, besides the port tokens. */
@@ -43,9 +44,11 @@ export const AgentTokens = {
   LocalSettings: Symbol.for('warden.agent.LocalSettings'),
   /** The AgentMetrics registry (also bound as AgentMetricsSink). */
   Metrics: Symbol.for('warden.agent.Metrics'),
+  /** The EventLoopDelayMonitor the metrics read (started and stopped with the agent). */
+  EventLoop: Symbol.for('warden.agent.EventLoop'),
   /** The HaLoop (also bound as AgentControl). */
   HaLoop: Symbol.for('warden.agent.HaLoop'),
-  /** The REST API (its Koa application and the request listener in front of it). */
+  /** The REST API (its node:http request listener). */
   Api: Symbol.for('warden.agent.Api'),
   /** The HTTP(S) listener serving the API (not yet listening). */
   Server: Symbol.for('warden.agent.Server'),
@@ -72,6 +75,8 @@ export interface AgentContainerOptions {
   readonly svcVersion: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly overrides?: AgentAdapterOverrides;
+  /** Reads the configuration file again on a reload (default: in this process). */
+  readonly loadConfig?: (path: string, env: Readonly<Record<string, string | undefined>>) => Promise<LocalConfig>;
 }
 
 const DEFAULT_RETRY_TIMEOUT_SECONDS = 10;
@@ -100,18 +105,18 @@ function peerApiOf(cfg: LocalConfig): HttpPeerApi {
 
 /**
  * The agent's composition root (Inversify): binds every port to its production adapter
- * (etcd v3 through its JSON gateway, PostgreSQL, system clock, Linux or no-op watchdog per `watchdog.mode`, pino
- * JSON logs, HTTP peers), the HA loop as AgentControl, the metrics registry as
+ * (etcd v3 through its JSON gateway, PostgreSQL, system clock, Linux or no-op watchdog per
+ * `watchdog.mode`, JSON lines logs, HTTP peers), the HA loop as AgentControl, the metrics registry as
  * AgentMetricsSink, the local file as AgentSettingsSource, and the REST API and its
  * listener. Every binding is a singleton; `overrides` swaps adapters (fakes for embedding).
  */
 export function createAgentContainer(opts: AgentContainerOptions): Container {
   const { config: cfg, overrides = {} } = opts;
   const c = new Container({ defaultScope: 'Singleton' });
-  const settings = new FileSettingsSource(opts.configPath, cfg, opts.svcVersion, opts.env ?? process.env);
+  const settings = new FileSettingsSource(opts.configPath, cfg, opts.svcVersion, opts.env ?? process.env, opts.loadConfig);
 
   c.bind<Logger>(Logger).toConstantValue(
-    overrides.logger ?? PinoLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name } }),
+    overrides.logger ?? JsonLinesLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name } }),
   );
   c.bind<Clock>(Clock).toConstantValue(overrides.clock ?? new SystemClock());
   c.bind<ClusterStore>(ClusterStore).toDynamicValue(
@@ -179,7 +184,9 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
 
   c.bind<FileSettingsSource>(AgentTokens.LocalSettings).toConstantValue(settings);
   c.bind<AgentSettingsSource>(AgentSettingsSource).toService(AgentTokens.LocalSettings);
-  c.bind<AgentMetrics>(AgentTokens.Metrics).toConstantValue(new AgentMetrics({ scope: cfg.scope, name: cfg.name }));
+  const eventLoop = new EventLoopDelayMonitor();
+  c.bind<EventLoopDelayMonitor>(AgentTokens.EventLoop).toConstantValue(eventLoop);
+  c.bind<AgentMetrics>(AgentTokens.Metrics).toConstantValue(new AgentMetrics({ scope: cfg.scope, name: cfg.name }, { eventLoop }));
   c.bind<AgentMetricsSink>(AgentMetricsSink).toService(AgentTokens.Metrics);
   c.bind<EventLog>(EventLog).toDynamicValue(
     (ctx) =>

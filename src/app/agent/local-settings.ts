@@ -1,6 +1,6 @@
 import type { NodeSettings } from '../../domain/cluster/model/node.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
-import { loadLocalConfig, type LocalConfig } from './local-config.js';
+import type { LocalConfig } from './local-config-types.js';
 import type { AgentSettings, AgentSettingsSource } from './tokens.js';
 
 /** `http(s)://<restapi.connect_address>`: how peers and tools reach this node's API. */
@@ -50,6 +50,9 @@ export class FileSettingsSource implements AgentSettingsSource {
     initial: LocalConfig,
     private readonly svcVersion: string,
     private readonly env: Readonly<Record<string, string | undefined>> = process.env,
+    /** Reads the file (default: in this process, loading the parser on first use). */
+    private readonly load: (path: string, env: Readonly<Record<string, string | undefined>>) => Promise<LocalConfig> = async (path, env) =>
+      (await import('./local-config.js')).loadLocalConfig(path, env),
   ) {
     this.config = initial;
     this.settings = agentSettingsOf(initial, svcVersion);
@@ -65,7 +68,7 @@ export class FileSettingsSource implements AgentSettingsSource {
   }
 
   async reload(): Promise<AgentSettings> {
-    const next = await loadLocalConfig(this.path, this.env);
+    const next = await this.load(this.path, this.env);
     this.config = next;
     this.settings = agentSettingsOf(next, this.svcVersion);
     return this.settings;

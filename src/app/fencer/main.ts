@@ -8,7 +8,7 @@ import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { PgFence } from '../../adapters/database/pg-fence.js';
 import { defaultFencerSocket } from '../../adapters/fencer/fencer-socket-path.js';
 import { FencerSocketServer } from '../../adapters/fencer/fencer-socket-server.js';
-import { PinoLogger } from '../../adapters/logger/pino-logger.js';
+import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
 import { NoopWatchdog } from '../../adapters/watchdog/noop-watchdog.js';
 import { loadLocalConfig, LocalConfigError } from '../agent/local-config.js';
@@ -46,7 +46,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`warden-fencer: ${e instanceof LocalConfigError ? e.message : (e as Error).message}\n`);
     return 2;
   }
-  const logger = PinoLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name, component: 'fencer' } });
+  const logger = JsonLinesLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name, component: 'fencer' } });
   const socketPath = opts.socket ?? cfg.fencer.socket ?? defaultFencerSocket(cfg.scope, cfg.name, cfg.db.data_dir);
   const retry = cfg.bootstrap.dcs['retry_timeout'];
   const store = new Etcd3GatewayClusterStore({

@@ -6,9 +6,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { collectDefaultMetrics, Registry } from 'prom-client';
 import YAML from 'yaml';
 import { AgentMetrics } from '../../../src/adapters/metrics/agent-metrics.js';
+import { EventLoopDelayMonitor } from '../../../src/adapters/metrics/event-loop-delay.js';
+import { ExporterProcessMetrics } from '../../../src/adapters/metrics/exporter-process-metrics.js';
 import { loadCollectorFiles } from '../../../src/app/exporter/config-files.js';
 import { familyName } from '../../../src/domain/collectors/collector.js';
 import { renderBuildInfo, renderScrapeSelfStats, renderServerGauges } from '../../../src/domain/collectors/self-metrics.js';
@@ -22,10 +23,15 @@ function seriesOf(name: string, type: string): string[] {
   return type === 'histogram' ? [name, `${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
 }
 
-/** Every metric name the agent exposes: its registry. */
+/** Series names a summary adds besides its quantiles. */
+function summarySeries(name: string): string[] {
+  return [name, `${name}_sum`, `${name}_count`];
+}
+
+/** Every metric name the agent exposes: its families. */
 async function agentMetrics(): Promise<Set<string>> {
-  const m = new AgentMetrics({ scope: 'demo', name: 'node1' });
-  return new Set((await m.registry.getMetricsAsJSON()).flatMap((f) => seriesOf(f.name, String(f.type))));
+  const m = new AgentMetrics({ scope: 'demo', name: 'node1' }, { eventLoop: new EventLoopDelayMonitor() });
+  return new Set(m.families().flatMap((f) => (f.type === 'summary' ? summarySeries(f.name) : seriesOf(f.name, f.type))));
 }
 
 /** Every metric name the exporter exposes: the bundled collectors, its own metrics (namespace db), the process metrics. */
@@ -39,9 +45,7 @@ export async function exporterMetrics(): Promise<Set<string>> {
     renderServerGauges('db', [], { up: true, version: 150000, inRecovery: false }) +
     renderScrapeSelfStats('db', [], { lastScrapeDurationSeconds: 0, scrapesTotal: 0, scrapeRequestsTotal: 0, scrapeErrorsTotal: 0, lastScrapeTimestampSeconds: 0, collectors: [{ name: 'c', lastDurationSeconds: 0, errors: 0, cacheHits: 0, lastMetrics: 0 }] });
   for (const m of self.matchAll(/^# TYPE (\S+) (\S+)$/gm)) seriesOf(m[1]!, m[2]!).forEach((n) => out.add(n));
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  for (const f of await registry.getMetricsAsJSON()) seriesOf(f.name, String(f.type)).forEach((n) => out.add(n));
+  for (const m of new ExporterProcessMetrics([]).text().matchAll(/^# TYPE (\S+) (\S+)$/gm)) seriesOf(m[1]!, m[2]!).forEach((n) => out.add(n));
   return out;
 }
 

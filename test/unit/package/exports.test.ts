@@ -47,7 +47,7 @@ describe('package entry points', () => {
   });
 
   it('warden/adapters and warden/agent: the production adapters and the composition root', () => {
-    for (const name of ['Etcd3ClusterStore', 'Etcd3GatewayKeyValue', 'KeyValueClusterStore', 'PgDatabase', 'createAgentApi', 'createAgentServer', 'AgentMetrics', 'HttpPeerApi', 'LinuxWatchdog', 'PinoLogger']) {
+    for (const name of ['Etcd3ClusterStore', 'Etcd3GatewayKeyValue', 'KeyValueClusterStore', 'PgDatabase', 'createAgentApi', 'createAgentServer', 'AgentMetrics', 'HttpPeerApi', 'LinuxWatchdog', 'JsonLinesLogger']) {
       expect(typeof (adapters as Record<string, unknown>)[name], name).to.equal('function');
     }
     for (const name of ['HaLoop', 'createAgentContainer', 'startAgent', 'loadLocalConfig', 'parseLocalConfig']) {

@@ -22,7 +22,7 @@ describe('PgDatabase: the switchover path (real PostgreSQL 15)', function () {
     b = await makeNode('sw_b', creds);
     await a.db.initdb();
     await a.db.start({ upstream: null, timeoutMs: START_MS });
-    await a.db.syncSlots([{ name: 'sw_b', type: 'physical' }]);
+    await a.db.syncSlots({ drop: [], create: [{ name: 'sw_b', type: 'physical' }], advance: [] });
     await b.db.createReplica({ name: 'sw_a', connUrl: a.connUrl });
     await b.db.start({ upstream: { name: 'sw_a', connUrl: a.connUrl }, slotName: 'sw_b', timeoutMs: START_MS });
     await probeUntil(b, (f) => f.replicationState === 'streaming');

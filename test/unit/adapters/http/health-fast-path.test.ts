@@ -40,9 +40,9 @@ function ownHeaders(raw: string[]): string[][] {
   return out;
 }
 
-describe('REST API: health fast path in front of Koa', () => {
+describe('REST API: health fast path in front of the route table', () => {
   describe('splitOriginForm', () => {
-    it('splits at the first "?" and leaves other forms to Koa', () => {
+    it('splits at the first "?" and leaves other forms to the URL parser', () => {
       expect(splitOriginForm('/primary')).to.deep.equal({ path: '/primary', query: '' });
       expect(splitOriginForm('/replica?lag=1MB&tag_dc=a?b')).to.deep.equal({ path: '/replica', query: 'lag=1MB&tag_dc=a?b' });
       expect(splitOriginForm('/primary?')).to.deep.equal({ path: '/primary', query: '' });
@@ -108,7 +108,7 @@ describe('REST API: health fast path in front of Koa', () => {
       expect(JSON.parse(res.body.toString('utf8')).tags).to.deep.equal({ dc: 'Zürich ☃ 東京' });
     });
 
-    it('request targets only Koa parses (absolute form, a fragment) get the same answer through Koa', async () => {
+    it('request targets only the URL parser splits (absolute form, a fragment) get the same answer', async () => {
       api.control.snap = snapshot({ facts: primaryFacts(), leader: true });
       const direct = await rawRequest(api.url, 'GET', '/primary');
       for (const target of [`${api.url}/primary`, '/primary#frag']) {
@@ -120,7 +120,7 @@ describe('REST API: health fast path in front of Koa', () => {
       expect(replica).to.match(/^HTTP\/1\.1 503 /);
     });
 
-    it('other paths still go to Koa: 404, 405 on /node, OPTIONS /node 204', async () => {
+    it('other paths go to the route table: 404, 405 on /node, OPTIONS /node 204', async () => {
       expect((await api.request('GET', '/nope')).status).to.equal(404);
       const post = await api.request('POST', '/node');
       expect(post.status).to.equal(405);

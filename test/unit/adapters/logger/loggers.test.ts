@@ -4,7 +4,7 @@ import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
 import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PinoLogger } from '../../../../src/adapters/logger/pino-logger.js';
+import { JsonLinesLogger } from '../../../../src/adapters/logger/json-lines-logger.js';
 import { textLine } from '../../../../src/adapters/logger/text-format.js';
 
 function sink(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
@@ -26,19 +26,21 @@ function sink(): { stream: Writable; lines: () => Array<Record<string, unknown>>
   };
 }
 
-describe('PinoLogger', () => {
+describe('JsonLinesLogger', () => {
   it('writes one JSON object per line with level label, ISO time, message and fields', () => {
     const s = sink();
-    const log = PinoLogger.create({ destination: s.stream, base: { scope: 'demo' } });
+    const log = JsonLinesLogger.create({ destination: s.stream, base: { scope: 'demo' } });
     log.info('promoted', { timeline: 2 });
     const [line] = s.lines();
     expect(line).to.include({ level: 'info', msg: 'promoted', timeline: 2, scope: 'demo' });
     expect(line!['time']).to.match(/^\d{4}-\d\d-\d\dT/);
+    // The order pino writes: level, time, bindings, fields, msg last.
+    expect(Object.keys(line!)).to.deep.equal(['level', 'time', 'scope', 'timeline', 'msg']);
   });
 
   it('children add their fields; the level filters', () => {
     const s = sink();
-    const log = PinoLogger.create({ destination: s.stream, level: 'warn' });
+    const log = JsonLinesLogger.create({ destination: s.stream, level: 'warn' });
     log.info('hidden');
     log.child({ name: 'node1' }).warn('lagging', { lag: 10 });
     const lines = s.lines();
@@ -48,20 +50,21 @@ describe('PinoLogger', () => {
 
   it('serializes errors and never throws on odd fields', () => {
     const s = sink();
-    const log = PinoLogger.create({ destination: s.stream });
+    const log = JsonLinesLogger.create({ destination: s.stream });
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
     log.error('boom', { err: new Error('bad thing') });
     expect(() => log.error('cyclic', { cyclic })).to.not.throw();
     expect(s.lines()[0]!['err']).to.deep.include({ message: 'bad thing', type: 'Error' });
+    expect(s.lines()[1]).to.deep.include({ msg: 'cyclic', cyclic: { self: '[Circular]' } });
   });
 });
 
-describe('PinoLogger: formats, files, levels per component', () => {
+describe('JsonLinesLogger: formats, files, levels per component', () => {
   it('text: one human line per entry, component in brackets, other fields as key=value', () => {
     const chunks: string[] = [];
     const stream = new Writable({ write: (c, _e, cb) => (chunks.push(c.toString()), cb()) });
-    const log = PinoLogger.create({ destination: stream, format: 'text', base: { scope: 'demo', name: 'node1' } });
+    const log = JsonLinesLogger.create({ destination: stream, format: 'text', base: { scope: 'demo', name: 'node1' } });
     log.child({ component: 'dcs' }).warn('etcd unreachable', { hosts: ['a:2379'], retry: 'in 1 s', n: 3 });
     log.info('two\nlines');
     const lines = chunks.join('').split('\n').filter(Boolean);
@@ -72,7 +75,7 @@ describe('PinoLogger: formats, files, levels per component', () => {
 
   it('levels per component: a component can be more or less verbose than the rest', () => {
     const s = sink();
-    const log = PinoLogger.create({ destination: s.stream, level: 'info', levels: { dcs: 'debug', restapi: 'error' } });
+    const log = JsonLinesLogger.create({ destination: s.stream, level: 'info', levels: { dcs: 'debug', restapi: 'error' } });
     log.debug('root debug: hidden');
     log.child({ component: 'dcs' }).debug('dcs debug: shown');
     log.child({ component: 'restapi' }).warn('restapi warn: hidden');
@@ -86,7 +89,7 @@ describe('PinoLogger: formats, files, levels per component', () => {
     const dir = mkdtempSync(join(tmpdir(), 'warden-log-'));
     try {
       const file = join(dir, 'sub', 'warden.log');
-      const log = PinoLogger.create({ file, format: 'text' });
+      const log = JsonLinesLogger.create({ file, format: 'text' });
       log.info('first');
       renameSync(file, `${file}.1`);
       log.info('second (old file)');

@@ -20,7 +20,8 @@ import { AgentTokens, createAgentContainer } from '../../../../src/app/agent/con
 import { HaLoop } from '../../../../src/app/agent/ha-loop.js';
 import { parseLocalConfig } from '../../../../src/app/agent/local-config.js';
 import { FileSettingsSource } from '../../../../src/app/agent/local-settings.js';
-import { EXIT_INVALID_CONFIG, main, parseArgs } from '../../../../src/app/agent/main.js';
+import { parseArgs } from '../../../../src/app/agent/agent-args.js';
+import { EXIT_INVALID_CONFIG, main } from '../../../../src/app/agent/main.js';
 import { AgentControl } from '../../../../src/ports/agent-control.js';
 import { AgentMetricsSink } from '../../../../src/ports/agent-metrics.js';
 import { Database } from '../../../../src/ports/database.js';

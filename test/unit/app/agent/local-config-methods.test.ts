@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { LocalConfigError, parseLocalConfig } from '../../../../src/app/agent/local-config.js';
-import { customBootstrapOf, replicaMethodsOf } from '../../../../src/app/agent/local-config-methods.js';
+import { customBootstrapOf, replicaMethodsOf } from '../../../../src/app/agent/local-config-sections.js';
 import { agentSettingsOf } from '../../../../src/app/agent/local-settings.js';
 
 const BASE = `

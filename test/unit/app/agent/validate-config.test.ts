@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import YAML from 'yaml';
 import { effectiveConfigYaml, hostProblems } from '../../../../src/app/agent/local-config-checks.js';
 import { parseLocalConfig } from '../../../../src/app/agent/local-config.js';
-import { parseAgentArgs, validateConfigCommand } from '../../../../src/app/agent/main.js';
+import { parseAgentArgs } from '../../../../src/app/agent/agent-args.js';
+import { validateConfigCommand } from '../../../../src/app/agent/validate-config.js';
 
 /** A node file whose paths live under `dir` (bin_dir holds fake PostgreSQL programs). */
 function nodeYaml(dir: string, extra = ''): string {

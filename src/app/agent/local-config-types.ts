@@ -1,0 +1,112 @@
+import type { ParameterValue, RawConfig } from '../../domain/cluster/config/config.js';
+import type { TagValue, WatchdogMode } from '../../domain/cluster/model/node.js';
+import { ValidationError, type Problem } from '../../domain/errors.js';
+import type { VerifyClient } from '../../adapters/http/auth.js';
+import type { BasebackupOptions } from '../../adapters/database/pg-replica-methods.js';
+
+// The local configuration's shape, defaults and error, without the parser: the running agent
+// imports these; the parser (yaml, ajv) runs in the configuration process (config-process.ts).
+
+/** Username and optional password. */
+export interface Credentials {
+  readonly username: string;
+  readonly password?: string;
+}
+
+/** The node's local YAML configuration (spec §1) with defaults applied. */
+export interface LocalConfig {
+  readonly scope: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly restapi: {
+    readonly listen: string;
+    readonly connect_address: string;
+    readonly authentication?: Credentials;
+    readonly certfile?: string;
+    readonly keyfile?: string;
+    readonly keyfile_password?: string;
+    readonly cafile?: string;
+    readonly verify_client: VerifyClient;
+    readonly allowlist: readonly string[];
+    readonly http_extra_headers: Readonly<Record<string, string>>;
+    /** How many events `GET /events` keeps for clients that resume with Last-Event-ID. */
+    readonly event_history: number;
+  };
+  readonly etcd3: {
+    readonly hosts: readonly string[];
+    readonly protocol?: 'http' | 'https';
+    readonly username?: string;
+    readonly password?: string;
+    readonly cacert?: string;
+    readonly cert?: string;
+    readonly key?: string;
+  };
+  readonly bootstrap: {
+    readonly dcs: RawConfig;
+    readonly initdb: readonly (string | Readonly<Record<string, string>>)[];
+    /** `initdb`, or a custom bootstrap method defined as `bootstrap.<name>` (see customBootstrapOf). */
+    readonly method: string;
+  };
+  readonly db: {
+    readonly listen: string;
+    readonly connect_address: string;
+    readonly data_dir: string;
+    readonly bin_dir: string;
+    /** Where PostgreSQL's server log goes (`postgresql.log`): outside the data directory, so a base backup neither copies it nor a reinitialize deletes it. */
+    readonly log_dir: string;
+    readonly authentication: { readonly superuser: Credentials; readonly replication: Credentials };
+    readonly parameters: Readonly<Record<string, ParameterValue>>;
+    readonly pg_hba: readonly string[];
+    /** Commands run on database events, called as `<command> <action> <role> <scope>`. */
+    readonly callbacks: Readonly<Partial<Record<CallbackActionName, string>>>;
+    /** Seconds a callback may run before it is killed. */
+    readonly callback_timeout: number;
+    /** How replicas are created, tried in order: `basebackup` or methods defined as `db.<name>` (see replicaMethodsOf). */
+    readonly create_replica_methods: readonly string[];
+    /** Extra pg_basebackup options. */
+    readonly basebackup: BasebackupOptions;
+    /** Recovery settings of this node as a replica (restore_command...). */
+    readonly recovery_conf: Readonly<Record<string, ParameterValue>>;
+  };
+  readonly tags: Readonly<Record<string, TagValue>>;
+  readonly watchdog: { readonly mode: WatchdogMode; readonly device: string; readonly safety_margin: number };
+  /** The fencer process that stops PostgreSQL when the agent cannot (on by default); `socket` is where it listens. */
+  readonly fencer: { readonly enabled: boolean; readonly socket: string | null };
+  /** Logs: `level` for every line, `levels` per component (dcs, database, restapi, fencer-client), `format` json or text, `file` instead of stdout. */
+  readonly log: {
+    readonly level: LogLevelName;
+    readonly levels: Readonly<Record<string, LogLevelName>>;
+    readonly format: 'json' | 'text';
+    readonly file: string | null;
+  };
+}
+
+/** The callback actions of `db.callbacks`. */
+export type CallbackActionName = 'on_start' | 'on_stop' | 'on_restart' | 'on_reload' | 'on_role_change';
+
+/** Default of `restapi.event_history`. */
+export const DEFAULT_EVENT_HISTORY = 1000;
+/** Default of `db.callback_timeout` (seconds). */
+export const DEFAULT_CALLBACK_TIMEOUT = 60;
+
+/** A level of `log.level` / `log.levels`. */
+export type LogLevelName = 'debug' | 'info' | 'warn' | 'error';
+
+/** The local configuration is unusable; `problems` lists every one found (path, expected, got). Exit code 2. */
+export class LocalConfigError extends ValidationError {
+  constructor(
+    readonly source: string,
+    problems: readonly Problem[],
+  ) {
+    super(problems, 'invalid_local_config');
+    this.message = `invalid configuration ${source}:\n${problems.map((p) => `  - ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n')}`;
+  }
+}
+
+/** Default of `db.log_dir`: a sibling of the data directory (`/var/lib/warden/node1` logs to `/var/lib/warden/node1-log`). */
+export function defaultLogDir(dataDir: string): string {
+  return `${dataDir.replace(/\/+$/, '')}-log`;
+}
+
+/** Default of `db.bin_dir` (Debian's PostgreSQL 15). */
+export const DEFAULT_DB_BIN_DIR = '/usr/lib/postgresql/15/bin';
