@@ -183,6 +183,8 @@ export class HaLoop implements AgentControl {
     await this.refresher.stop();
     await this.scheduler.stop();
     await this.jobs.idle();
+    // What follows (the key released, PostgreSQL stopped) is said as the agent's shutdown, not the last tick's decision.
+    this.reporter.decided('the agent is shutting down');
     if (opts.stopDatabase ?? true) {
       try {
         await this.db.stop('fast');
