@@ -1,7 +1,7 @@
 /**
  * The chaos suite on real processes: `npm run test:chaos` runs every scenario in asynchronous
  * mode and the data-safety ones again in synchronous mode, then prints a table of figures;
- * `-- --quick` runs the short subset `npm test` runs; `-- --only "agent frozen,..."` picks
+ * `-- --quick` runs the short subset `npm test` runs; `-- --only "agent frozen;..."` picks
  * scenarios. Exit code 1 when a check failed.
  *
  * It runs in two steps: this process (in the machine's own namespace) builds the lab of
@@ -70,7 +70,8 @@ async function inner(): Promise<number> {
     const primary = await waitConverged(runner, 240_000);
     await sql(addresses(runner).find((n) => n.name === primary)!, 'CREATE TABLE IF NOT EXISTS chaos_writes (id bigint PRIMARY KEY, node text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())');
     log(`cluster up: primary ${primary}; logs under ${runner.layout.dir}/logs`);
-    const only = option('--only')?.split(',').map((s) => s.trim());
+    // Names hold commas ("two etcd members stopped, failsafe off"): several are separated by semicolons.
+    const only = option('--only')?.split(';').map((s) => s.trim());
     const asyncNames = only ?? (flag('--quick') ? QUICK_SCENARIOS : Object.keys(SCENARIOS));
     const syncNames = only ? (flag('--sync') ? only : []) : flag('--quick') ? [] : SYNC_SCENARIOS;
     const base = { runner, etcd: hosts.etcd, nodes: hosts.nodes, log };

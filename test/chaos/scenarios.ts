@@ -98,7 +98,13 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
   try {
     await hold(3000);
     times = await fault(ctx, primary, obs);
-    await waitConverged(runner, 180_000);
+    const leaderNow = await waitConverged(runner, 180_000);
+    // The old primary's rejoin is measured to its end: the rows may converge before its health check says streaming.
+    const healAt = times.healAt;
+    if (healAt !== null && leaderNow !== primary) {
+      const tl = () => Math.max(0, ...health.primaryTimelines.map((p) => p.timeline));
+      await waitFor(`${primary} streaming again`, 30_000, async () => health.streamingSince(primary, tl(), healAt) ?? undefined, 200).catch(() => undefined);
+    }
     await hold(1000);
   } finally {
     for (const w of writers) await w.stop();
@@ -131,6 +137,21 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
   }
   if (!converged) failures.push(`the nodes hold different rows: ${JSON.stringify(Object.fromEntries(digests))}`);
   if (ctx.mode === 'sync' && lost.length > 0) failures.push(`${lost.length} acknowledged writes are missing on the final leader ${finalPrimary} (synchronous mode)`);
+  const healAt = times.healAt;
+  const lastAnswers = healAt !== null ? health.answers.filter((a) => a.node === primary && a.at >= healAt).slice(-3) : [];
+  const rejoinNote: string[] = [];
+  if (healAt !== null && finalPrimary !== primary && streamingAt === null) {
+    const api = nodes.find((n) => n.name === primary)!.apiUrl;
+    const status = await fetch(`${api}/node`, { signal: AbortSignal.timeout(2000) })
+      .then(async (r) => JSON.stringify(await r.json()))
+      .catch((e: unknown) => String(e));
+    const view = async (url: string) =>
+      fetch(`${url}/cluster`, { signal: AbortSignal.timeout(2000) })
+        .then(async (r) => JSON.stringify(((await r.json()) as { members?: unknown[] }).members?.map((m) => { const { name, role, state, timeline } = m as Record<string, unknown>; return { name, role, state, timeline }; })))
+        .catch((e: unknown) => String(e));
+    const leaderApi = nodes.find((n) => n.name === finalPrimary)!.apiUrl;
+    rejoinNote.push(`${primary} not seen streaming on timeline ${maxTl} after the heal; last /replica answers: ${JSON.stringify(lastAnswers)}; /node: ${status}; its /cluster: ${await view(api)}; the leader's /cluster: ${await view(leaderApi)}`);
+  }
   const result: ScenarioResult = {
     name,
     mode: ctx.mode,
@@ -144,7 +165,7 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
     untrustworthyHealthy: untrusted.length,
     converged,
     failures,
-    notes: times.notes ?? [],
+    notes: [...(times.notes ?? []), ...rejoinNote],
   };
   ctx.log(`${name} (${ctx.mode}): ${failures.length ? `FAILED: ${failures.join('; ')}` : 'passed'}`);
   return result;
@@ -229,18 +250,22 @@ const etcdQuorumLost = (stopped: 'all' | 'two', failsafe: boolean): Fault => asy
   const victims = stopped === 'all' ? ctx.etcd : ctx.etcd.slice(0, 2);
   const faultAt = Date.now();
   for (const m of victims) await ctx.runner.stopEtcdMember(m.name);
+  // The outage ends when the first member comes back (with two of three, etcd has its quorum
+  // again), not when every member answers: a primary may rightly write again from then on.
+  let restartAt = Date.now();
   try {
     await hold(30_000);
   } finally {
+    restartAt = Date.now();
     for (const m of victims) await ctx.runner.startEtcdMember(m.name, false);
     await ctx.runner.startEtcd();
   }
   const healAt = Date.now();
   const ttlMs = Number(ctx.runner.layout.dcs['ttl']) * 1000;
-  const during = obs.acks().filter((a) => a.at >= faultAt && a.at < healAt);
+  const during = obs.acks().filter((a) => a.at >= faultAt && a.at < restartAt);
   const lastDuring = lastAckOf(during, primary);
   const wroteFor = lastDuring ? lastDuring.at - faultAt : 0;
-  const gap = longestWriteGapMs(during, faultAt, healAt);
+  const gap = longestWriteGapMs(during, faultAt, restartAt);
   const failures: string[] = [];
   if (!failsafe && wroteFor > ttlMs) failures.push(`the primary acknowledged writes ${wroteFor} ms into an etcd outage without failsafe (ttl ${ttlMs} ms)`);
   if (failsafe && gap > 1000) failures.push(`with failsafe the writes stopped for ${gap} ms during the etcd outage`);

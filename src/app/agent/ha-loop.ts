@@ -74,6 +74,8 @@ export class HaLoop implements AgentControl {
   private writeMayComplete = false;
   /** The leader key's holder as the watch last reported it (undefined before the first event). */
   private watchedLeader: string | null | undefined = undefined;
+  /** When the watch last came back after missing changes (null: it has missed none since the last view read). */
+  private watchResyncedAt: number | null = null;
 
   constructor(
     @inject(ClusterStore) private readonly store: ClusterStore,
@@ -307,11 +309,22 @@ export class HaLoop implements AgentControl {
    */
   private trustedPosition(): PositionConfirmation | null {
     const confirmed = this.memory.memory.positionConfirmed;
+    if (this.watchResyncedAt !== null) {
+      // The watch missed what changed while it was down: no proof until a view read since then says who holds the key.
+      const view = this.cluster.current;
+      if (view.readAt === null || view.readAt < this.watchResyncedAt) return null;
+      this.watchedLeader = view.cluster?.leader?.name ?? null;
+      this.watchResyncedAt = null;
+    }
     const holder = this.watchedLeader;
     return confirmed !== null && holder !== undefined && holder !== null && holder !== confirmed.leader ? null : confirmed;
   }
 
   private onClusterChange(change: ClusterChange): void {
+    if (change.kind === 'resync') {
+      this.watchResyncedAt = this.clock.now();
+      this.publisher.publish();
+    }
     if (WAKING_KINDS.has(change.kind)) return this.wake();
     // A member (re)joining needs its replication slot on the leader before its server streams: the leader acts now, not a loop_wait later.
     if (change.kind === 'member') {

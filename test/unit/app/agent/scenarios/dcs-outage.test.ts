@@ -18,6 +18,15 @@ describe('HA scenarios: DCS outages and failsafe mode', () => {
     await sim.until(() => sim.node('node1').db.isStreaming, 4 * loopWaitMs(sim), 'node1 to follow the new leader');
   });
 
+  it('a primary cut from the DCS rejoins the new leader and passes the read-only health checks once it streams, though its watch missed the leader change', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'] });
+    sim.node('node1').setDcsLink(false);
+    await sim.until(() => ['node2', 'node3'].includes(primaryName(sim) ?? ''), 3 * ttlMs(sim), 'a replica to take over');
+    sim.node('node1').setDcsLink(true);
+    await sim.until(() => sim.node('node1').db.isStreaming, 4 * loopWaitMs(sim), 'node1 to follow the new leader');
+    await sim.until(() => sim.node('node1').loop.snapshot().status.position_unconfirmed === undefined, 3 * loopWaitMs(sim), 'node1 to confirm its position against the new leader');
+  });
+
   it('the whole DCS down without failsafe mode: the primary demotes; when it is back, a primary again within ttl + loop_wait', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'] });
     sim.store.setReachable(false);
