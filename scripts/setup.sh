@@ -27,6 +27,13 @@ command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 # The status page is tested in a real browser (headless, driven by playwright-core).
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# The benchmarks compare with peers when those are installed: `scripts/setup.sh --bench` adds
+# HAProxy (bench:haproxy) and Patroni with its Python dependencies (bench:switchover --system
+# patroni, bench:agent-api, bench:dcs). The tests need neither.
+if [ "${1:-}" = "--bench" ]; then
+  [ -x /usr/sbin/haproxy ] || need_apt+=(haproxy)
+  [ -x /usr/bin/patroni ] || need_apt+=(patroni python3-etcd python3-psycopg2)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
@@ -40,7 +47,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     own_policy=1
   fi
   # Server programs a package may start (comm names are cut at 15 characters).
-  servers="prometheus pgbouncer prometheus-post"
+  servers="prometheus pgbouncer prometheus-post haproxy patroni"
   before=$(for n in $servers; do pids_of "$n"; done)
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
@@ -51,7 +58,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   done
   # With systemd, units are enabled and started by deb-systemd-invoke regardless: stop and disable them.
   if [ -d /run/systemd/system ]; then
-    $SUDO systemctl disable --now prometheus.service prometheus-postgres-exporter.service pgbouncer.service >/dev/null 2>&1 || true
+    $SUDO systemctl disable --now prometheus.service prometheus-postgres-exporter.service pgbouncer.service haproxy.service patroni.service >/dev/null 2>&1 || true
   fi
 fi
 # PostgreSQL refuses to run as root: the tests and the demo run it as this user.
