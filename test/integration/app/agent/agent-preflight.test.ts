@@ -65,8 +65,13 @@ describe('agent: checks before it starts, and failures that repeat', function ()
     const files = await writeNodeConfig(etcd, 'itest-backoff', { dcs: '{ttl: 20, loop_wait: 1, retry_timeout: 5}', initdb: '[{encoding: NO_SUCH_ENCODING}]' });
     const a = spawnAgent(files, cleanups);
     await until('a second failure', async () => jsonLines(a.lines).filter((l) => l.msg.startsWith('bootstrap failed')).length >= 2, 30_000);
-    const waiting = (await (await fetch(`${a.apiUrl}/node`)).json()) as { waiting_for?: string };
-    expect(waiting.waiting_for).to.match(/^the next attempt to bootstrap \(failed 2 times in a row: initdb: .*\)$/);
+    // /node shows it from the next snapshot, published right after the failure (a moment after its log line).
+    let waiting: { waiting_for?: string } = {};
+    await until('/node to say what it waits for', async () => {
+      waiting = (await (await fetch(`${a.apiUrl}/node`)).json()) as { waiting_for?: string };
+      return /^the next attempt to bootstrap \(failed [23] times in a row: /.test(waiting.waiting_for ?? '');
+    }, 2000);
+    expect(waiting.waiting_for).to.match(/^the next attempt to bootstrap \(failed [23] times in a row: initdb: .*\)$/);
     await new Promise((r) => setTimeout(r, 8000));
     expect(a.child.exitCode).to.equal(null);
     const failures = jsonLines(a.lines).filter((l) => l.msg.startsWith('bootstrap failed'));
