@@ -184,7 +184,8 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
 
     it('a crashed server is seen as crashed, and starts again', async () => {
       await h.crash(a);
-      const f = await probeUntil(h, a, (x) => !x.running, 'not running');
+      // For a moment the killed postmaster may still exist without answering (not running, state unchanged): wait for it to be gone.
+      const f = await probeUntil(h, a, (x) => !x.running && x.state !== 'running', 'not running');
       expect(f.state).to.be.oneOf(['crashed', 'stopped']);
       expect(f.initialized).to.equal(true);
       await a.db.start({ upstream: b.upstream, timeoutMs: START_MS });
