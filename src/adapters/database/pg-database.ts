@@ -132,6 +132,15 @@ export class PgDatabase implements Database {
 
   // ---------------------------------------------------------------- observation
 
+  /** A cluster just created (initdb or a custom bootstrap): this node's files, as a stopped primary. */
+  private async settleNewCluster(): Promise<void> {
+    await this.files.write(this.configInput(null));
+    await this.files.setStandby(false);
+    this.recovery = null;
+    this.controlCache = null;
+    this.states.set('stopped');
+  }
+
   async probe(): Promise<LocalFacts> {
     try {
       return await this.probeOnce();
@@ -239,11 +248,7 @@ export class PgDatabase implements Database {
           args.push(`--pwfile=${pwFile}`);
         }
         await this.ctl.initdb(args);
-        await this.files.write(this.configInput(null));
-        await this.files.setStandby(false);
-        this.recovery = null;
-        this.controlCache = null;
-        this.states.set('stopped');
+        await this.settleNewCluster();
       } catch (e) {
         await emptyDirectory(this.o.dataDir).catch(() => undefined);
         this.states.set('initdb_failed');
@@ -292,11 +297,7 @@ export class PgDatabase implements Database {
         await this.stopNow('fast', undefined, 'initdb_failed');
       }
       // Our files without the recovery settings; PostgreSQL removed recovery.signal when it promoted.
-      await this.files.write(this.configInput(null));
-      await this.files.setStandby(false);
-      this.recovery = null;
-      this.controlCache = null;
-      this.states.set('stopped');
+      await this.settleNewCluster();
     } catch (e) {
       const pid = await this.ctl.livePid().catch(() => null);
       if (pid !== null) await this.stopNow('immediate', undefined, 'initdb_failed').catch(() => undefined);
