@@ -1,5 +1,6 @@
 import { decision, type Action, type Decision } from './decision.js';
 import { stateText } from '../model/states.js';
+import { BOOTSTRAP_ROLLBACK } from './maintenance.js';
 import { bootstrapStandbyCluster } from './standby-cluster.js';
 import { startTimeoutMs, watchdogTimeoutSeconds, type TickContext } from './tick-context.js';
 
@@ -47,13 +48,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
       rollback: {
         fromIndex: 1,
         untilIndex: actions.length,
-        actions: [
-          { type: 'stop', mode: 'immediate' },
-          { type: 'disarmWatchdog' },
-          { type: 'releaseLeader' },
-          { type: 'removeData' },
-          { type: 'deleteInitialize', revision: null },
-        ],
+        actions: [...BOOTSTRAP_ROLLBACK],
       },
     });
   }

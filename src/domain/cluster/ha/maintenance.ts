@@ -62,6 +62,15 @@ export function configureBeforeStart(ctx: TickContext, always = false): Action[]
   return !always && key === ctx.input.memory.appliedParameters ? [] : [{ type: 'configure', parameters, key }];
 }
 
+/** Undoes a bootstrap that failed part way (primary or standby cluster): its new data directory was never in service. */
+export const BOOTSTRAP_ROLLBACK: readonly Action[] = [
+  { type: 'stop', mode: 'immediate' },
+  { type: 'disarmWatchdog' },
+  { type: 'releaseLeader' },
+  { type: 'removeData' },
+  { type: 'deleteInitialize', revision: null },
+];
+
 /** What the loop forgets about data directories it replaces (a base backup of the leader). */
 export const FRESH_DATA: Partial<LoopMemory> = Object.freeze({
   rewindFailedOnTimeline: null,

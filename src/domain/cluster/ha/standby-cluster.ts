@@ -1,7 +1,7 @@
 import type { StandbyClusterConfig } from '../config/config.js';
 import { decision, type Action, type Decision, type UpstreamRef } from './decision.js';
 import { activeFailoverKey } from './failover-key.js';
-import { configureBeforeStart, FRESH_DATA } from './maintenance.js';
+import { BOOTSTRAP_ROLLBACK, configureBeforeStart, FRESH_DATA } from './maintenance.js';
 import { startTimeoutMs, watchdogTimeoutSeconds, type TickContext } from './tick-context.js';
 import { disarmIfActive } from './watchdog-policy.js';
 
@@ -172,13 +172,7 @@ export function bootstrapStandbyCluster(ctx: TickContext, sc: StandbyClusterConf
     rollback: {
       fromIndex: 1,
       untilIndex: actions.length,
-      actions: [
-        { type: 'stop', mode: 'immediate' },
-        { type: 'disarmWatchdog' },
-        { type: 'releaseLeader' },
-        { type: 'removeData' },
-        { type: 'deleteInitialize', revision: null },
-      ],
+      actions: [...BOOTSTRAP_ROLLBACK],
     },
   });
 }
