@@ -4,6 +4,7 @@
  * simulate an outage.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { createServer } from 'node:net';
@@ -229,7 +230,14 @@ class Harnessed implements EtcdServer {
   }
 
   freeze(): void {
-    if (this.pid) process.kill(this.pid, 'SIGSTOP');
+    if (!this.pid) return;
+    process.kill(this.pid, 'SIGSTOP');
+    // SIGSTOP reaches each of etcd's threads a moment later: a request sent in that moment
+    // would still be answered, so wait until every thread shows as stopped.
+    const until = Date.now() + 2000;
+    while (Date.now() < until && !allThreadsStopped(this.pid)) {
+      /* spin: a stop takes microseconds */
+    }
   }
 
   thaw(): void {
@@ -267,4 +275,16 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdServer
     throw e;
   }
   return server;
+}
+
+/** True when every thread of `pid` is in the stopped state (`T` in /proc/<pid>/task/<tid>/stat). */
+function allThreadsStopped(pid: number): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/task`).every((tid) => {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+    });
+  } catch {
+    return true;
+  }
 }
