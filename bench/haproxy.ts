@@ -19,7 +19,7 @@ import { sleep, waitFor } from '../scripts/lib/processes.js';
 import { api, sql } from '../test/e2e/e2e-cluster.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { onCleanup, runBenchmark } from './lib/cleanup.js';
-import { HAPROXY_BIN, HaproxyProcess, handbookExample } from './lib/haproxy.js';
+import { HAPROXY_BIN, HaproxyProcess, handbookExample } from '../test/support/haproxy.js';
 import { atMost, printRuns, printTable, progress } from './lib/report.js';
 import { max, median } from './lib/stats.js';
 import { CREATE_WRITES_TABLE, WRITES_TABLE, wallNow } from './lib/switch-writer.js';

@@ -27,11 +27,12 @@ command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 # The status page is tested in a real browser (headless, driven by playwright-core).
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# Routing is tested through a real HAProxy with the handbook's example.
+[ -x /usr/sbin/haproxy ] || need_apt+=(haproxy)
 # The benchmarks compare with peers when those are installed: `scripts/setup.sh --bench` adds
-# HAProxy (bench:haproxy) and Patroni with its Python dependencies (bench:switchover --system
-# patroni, bench:agent-api, bench:dcs). The tests need neither.
+# Patroni with its Python dependencies (bench:switchover --system patroni, bench:agent-api,
+# bench:dcs). The tests do not need it.
 if [ "${1:-}" = "--bench" ]; then
-  [ -x /usr/sbin/haproxy ] || need_apt+=(haproxy)
   [ -x /usr/bin/patroni ] || need_apt+=(patroni python3-etcd python3-psycopg2)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then

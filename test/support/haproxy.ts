@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { spawnDetached, stopPid, waitFor } from '../../scripts/lib/processes.js';
-import { freePorts } from '../../test/support/free-port.js';
+import { freePorts } from './free-port.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
