@@ -16,12 +16,17 @@
  * `--system patroni` measures Patroni (Debian's /usr/bin/patroni) on the same layout, settings,
  * writer and watch; phases taken from Warden's agent log show n/a there.
  *
- *   node --import tsx bench/switchover.ts [--runs 10] [--targets alternate|rotate] [--wal-segsize 1] [--system warden|patroni]
+ * `--profile DIR` runs Warden's agents with `--cpu-prof` (one sample every 250 us) and writes
+ * their CPU profiles to DIR when the cluster stops: `bench/lib/profile-summary.ts FILE
+ * --stretches 10` then lists the longest stretches the event loop was held.
+ *
+ *   node --import tsx bench/switchover.ts [--runs 10] [--targets alternate|rotate] [--wal-segsize 1] [--system warden|patroni] [--profile DIR]
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sleep, waitFor } from '../scripts/lib/processes.js';
 import { api, sql } from '../test/e2e/e2e-cluster.js';
-import type { ClusterRunner } from '../scripts/lib/cluster-runner.js';
+import { AGENT_NODE_FLAGS, type ClusterRunner } from '../scripts/lib/cluster-runner.js';
 import { DEMO_DCS, leaderKey, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { wardenLogFiles, type LogFiles } from './lib/log-timeline.js';
 import { PatroniCluster } from './lib/patroni-switchover-cluster.js';
@@ -38,11 +43,13 @@ const { values } = parseArgs({
     targets: { type: 'string', default: 'alternate' },
     'wal-segsize': { type: 'string' },
     system: { type: 'string', default: 'warden' },
+    profile: { type: 'string' },
   },
 });
+const profileDir = values.profile ? resolve(values.profile) : undefined;
 const walSegsizeMb = values['wal-segsize'] ? Number(values['wal-segsize']) : undefined;
 if (values.system !== 'warden' && values.system !== 'patroni') throw new Error(`--system: expected warden or patroni, got ${values.system}`);
-if (values.system === 'patroni' && walSegsizeMb) throw new Error('--wal-segsize is for Warden clusters only');
+if (values.system === 'patroni' && (walSegsizeMb || profileDir)) throw new Error('--wal-segsize and --profile are for Warden clusters only');
 
 /** The cluster under test: Warden's agents, or Patroni on the same layout. */
 interface SystemUnderTest {
@@ -59,7 +66,8 @@ async function startSystem(): Promise<SystemUnderTest> {
     const logs: LogFiles = { agent: (n) => cluster.logFile(n), postgres: (n) => cluster.logFile(n) };
     return { runner: cluster.runner, primary, logs, waitHealthy: (ms) => cluster.waitHealthy(ms), status: (n) => cluster.status(n) };
   }
-  const { runner, primary } = await startBenchCluster(DEMO_DCS, 'bench', walSegsizeMb ? { walSegsizeMb } : {});
+  const agentNodeArgs = profileDir ? [...AGENT_NODE_FLAGS, '--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', profileDir] : undefined;
+  const { runner, primary } = await startBenchCluster(DEMO_DCS, 'bench', { ...(walSegsizeMb ? { walSegsizeMb } : {}), ...(agentNodeArgs ? { agentNodeArgs } : {}) });
   return { runner, primary, logs: wardenLogFiles(runner), waitHealthy: (ms) => runner.waitHealthy(ms), status: (n) => runner.nodeStatus(n) };
 }
 const runs = Number(values.runs);

@@ -12,7 +12,7 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
  * `node bin/warden.js` would skip (docs/performance.md): read from the launcher, so agents the
  * runner starts always run with the flags an installed agent runs with.
  */
-const AGENT_NODE_FLAGS = readFileSync(join(repoRoot, 'bin/warden.js'), 'utf8')
+export const AGENT_NODE_FLAGS: readonly string[] = readFileSync(join(repoRoot, 'bin/warden.js'), 'utf8')
   .split('\n', 1)[0]!
   .split(/\s+/)
   .filter((t) => t.startsWith('--'));
