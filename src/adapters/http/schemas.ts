@@ -1,102 +1,20 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { ValidationError } from '../../domain/errors.js';
 import { ajvProblems } from './ajv-problems.js';
+import type { FailsafeBody, ReinitializeBody, RestartBody, REQUEST_SCHEMAS, SwitchoverBody } from './request-schemas.js';
+import * as generated from './request-validators.generated.js';
 
-const optionalString = { type: ['string', 'null'] } as const;
+export type { FailsafeBody, ReinitializeBody, RestartBody, SwitchoverBody } from './request-schemas.js';
 
-/** `POST /switchover`: `leader` is required, but step 1 of the spec §7 order reports it, so the schema only checks types. */
-const switchoverSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { leader: optionalString, candidate: optionalString, scheduled_at: optionalString, dry_run: { type: 'boolean' } },
-} as const;
-
-/** `POST /failover`: `scheduled_at` is accepted by the schema so step 2 can refuse it with its own message. */
-const failoverSchema = switchoverSchema;
-
-/** `POST /restart` (all optional). `timeout` and `schedule` formats are checked by the handler, which names them. */
-const restartSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    restart_pending: { type: 'boolean' },
-    role: { enum: ['primary', 'standby_leader', 'replica'] },
-    db_version: { type: 'string', pattern: '^\\d+\\.\\d+(\\.\\d+)?$', description: 'a version X.Y or X.Y.Z' },
-    timeout: {
-      description: 'seconds as a positive number, or a duration string such as "30s" or "5min"',
-      oneOf: [{ type: 'number', exclusiveMinimum: 0 }, { type: 'string' }],
-    },
-    schedule: { type: 'string' },
-  },
-} as const;
-
-/** `POST /reinitialize` (all optional); `from_leader` is accepted as an alias of `from-leader`. */
-const reinitializeSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { force: { type: 'boolean' }, 'from-leader': { type: 'boolean' }, from_leader: { type: 'boolean' } },
-} as const;
-
-/** `POST /failsafe`: the leader's name and the failsafe members (name -> api_url). */
-const failsafeSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'members'],
-  properties: {
-    name: { type: 'string', minLength: 1 },
-    members: { type: 'object', additionalProperties: { type: 'string' } },
-  },
-} as const;
-
-/** Body of `POST /switchover` and `POST /failover` after validation. */
-export interface SwitchoverBody {
-  readonly leader?: string | null;
-  readonly candidate?: string | null;
-  readonly scheduled_at?: string | null;
-  readonly dry_run?: boolean;
-}
-/** Body of `POST /restart` after validation. */
-export interface RestartBody {
-  readonly restart_pending?: boolean;
-  readonly role?: 'primary' | 'standby_leader' | 'replica';
-  readonly db_version?: string;
-  readonly timeout?: number | string;
-  readonly schedule?: string;
-}
-/** Body of `POST /reinitialize` after validation. */
-export interface ReinitializeBody {
-  readonly force?: boolean;
-  readonly 'from-leader'?: boolean;
-  readonly from_leader?: boolean;
-}
-/** Body of `POST /failsafe` after validation. */
-export interface FailsafeBody {
-  readonly name: string;
-  readonly members: Readonly<Record<string, string>>;
+/** A validator as ajv generates it: true when the data is valid, else false with `errors` set. */
+interface GeneratedValidator {
+  (data: unknown): boolean;
+  errors?: ErrorObject[] | null;
 }
 
-const SCHEMAS = {
-  switchover: switchoverSchema,
-  failover: failoverSchema,
-  restart: restartSchema,
-  reinitialize: reinitializeSchema,
-  failsafe: failsafeSchema,
-} as const;
-
-// Compiled on first use, each once: most agents never receive an operator command, and a
-// compiled validator (its generated code and ajv's bookkeeping) is memory held for good.
-let ajv: Ajv | null = null;
-const validators = new Map<keyof typeof SCHEMAS, ValidateFunction>();
-
-function validatorOf(kind: keyof typeof SCHEMAS): ValidateFunction {
-  let v = validators.get(kind);
-  if (!v) {
-    ajv ??= new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
-    v = ajv.compile(SCHEMAS[kind]);
-    validators.set(kind, v);
-  }
-  return v;
-}
+// Generated ahead of time: compiling even one schema at the first request took ~36 ms of
+// event loop (a new ajv instance and its meta-schema), a stall in the middle of a switchover.
+const validators = generated as unknown as Readonly<Record<keyof typeof REQUEST_SCHEMAS, GeneratedValidator>>;
 
 interface BodyTypes {
   switchover: SwitchoverBody;
@@ -108,7 +26,7 @@ interface BodyTypes {
 
 /** Checks a parsed body against the endpoint's schema; throws ValidationError (400) naming every bad field. */
 export function validateBody<K extends keyof BodyTypes>(kind: K, body: Record<string, unknown>): BodyTypes[K] {
-  const validate = validatorOf(kind);
+  const validate = validators[kind];
   if (!validate(body)) throw new ValidationError(ajvProblems(validate.errors), 'invalid_body');
   return body as unknown as BodyTypes[K];
 }
