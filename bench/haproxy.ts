@@ -19,7 +19,7 @@ import { sleep, waitFor } from '../scripts/lib/processes.js';
 import { api, sql } from '../test/e2e/e2e-cluster.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { onCleanup, runBenchmark } from './lib/cleanup.js';
-import { HAPROXY_BIN, HaproxyProcess, handbookExample } from '../test/support/haproxy.js';
+import { HAPROXY_BIN, HaproxyProcess, ProxyClient, handbookExample } from '../test/support/haproxy.js';
 import { atMost, printRuns, printTable, progress } from './lib/report.js';
 import { max, median } from './lib/stats.js';
 import { CREATE_WRITES_TABLE, WRITES_TABLE, wallNow } from './lib/switch-writer.js';
@@ -27,62 +27,6 @@ import { firstMatch, pgLog, wardenLogFiles } from './lib/log-timeline.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, 'default-server': { type: 'string' } } });
 const runs = Number(values.runs);
-
-/** Inserts through the proxy every `everyMs` over one connection, reconnecting after any error. */
-class ProxyClient {
-  readonly successes: number[] = [];
-  /** Ids whose INSERT was acknowledged. */
-  readonly acknowledged: number[] = [];
-  private running = false;
-  private done: Promise<void> = Promise.resolve();
-  private nextId = 1_000_000_000;
-
-  constructor(
-    private readonly port: number,
-    private readonly everyMs = 20,
-  ) {}
-
-  start(): void {
-    this.running = true;
-    this.done = this.loop();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    await this.done;
-  }
-
-  /** The longest time between two successful writes within [from, to] (epoch ms). */
-  longestGap(from: number, to: number): number {
-    const s = this.successes.filter((t) => t >= from && t <= to);
-    let longest = 0;
-    for (let i = 1; i < s.length; i++) longest = Math.max(longest, s[i]! - s[i - 1]!);
-    return longest;
-  }
-
-  private async loop(): Promise<void> {
-    let client: pg.Client | undefined;
-    while (this.running) {
-      const started = wallNow();
-      try {
-        if (!client) {
-          client = new pg.Client({ host: '127.0.0.1', port: this.port, user: 'postgres', password: 'warden-demo-su', database: 'postgres', connectionTimeoutMillis: 2000, query_timeout: 2000 });
-          client.on('error', () => undefined);
-          await client.connect();
-        }
-        const id = this.nextId++;
-        await client.query(`INSERT INTO ${WRITES_TABLE}(id, node) VALUES ($1, 'proxy')`, [id]);
-        this.successes.push(wallNow());
-        this.acknowledged.push(id);
-      } catch {
-        if (client) void client.end().catch(() => undefined);
-        client = undefined;
-      }
-      await sleep(Math.max(1, this.everyMs - (wallNow() - started)));
-    }
-    if (client) await client.end().catch(() => undefined);
-  }
-}
 
 /** Samples which servers of the `primary` backend are UP, every `everyMs`. */
 class StatsSampler {
@@ -152,7 +96,7 @@ await runBenchmark(async () => {
   const sampler = new StatsSampler(proxy);
   sampler.start();
   onCleanup(() => sampler.stop());
-  const client = new ProxyClient(proxy.primaryPort);
+  const client = new ProxyClient(proxy.primaryPort, `INSERT INTO ${WRITES_TABLE}(id, node) VALUES ($1, 'proxy')`);
   client.start();
   onCleanup(() => client.stop());
   const partner = othersOf(runner, first)[0]!;

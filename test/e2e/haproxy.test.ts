@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
-import { HaproxyProcess } from '../support/haproxy.js';
+import { HaproxyProcess, ProxyClient } from '../support/haproxy.js';
 import { api, e2eRunner, sql } from './e2e-cluster.js';
 
 /** Which server a new connection through the proxy reaches: its port and whether it is in recovery; undefined when the proxy refuses. */
@@ -73,33 +73,10 @@ describe('e2e: HAProxy in front of a cluster, configured as the handbook shows',
         await sleep(10);
       }
     })();
-    // A client writing through the proxy every 20 ms, reconnecting after any error, as an application would.
-    const acknowledged: number[] = [];
-    let writing = true;
-    let lastOk = Date.now();
-    let longestGap = 0;
-    const writer = (async () => {
-      let client: pg.Client | undefined;
-      for (let id = 1; writing; id++) {
-        try {
-          if (!client) {
-            client = new pg.Client({ host: '127.0.0.1', port: proxy!.primaryPort, user: 'postgres', password: 'warden-demo-su', database: 'postgres', connectionTimeoutMillis: 2000, query_timeout: 2000 });
-            client.on('error', () => undefined);
-            await client.connect();
-          }
-          await client.query('INSERT INTO proxy_writes(id) VALUES ($1)', [id]);
-          acknowledged.push(id);
-          longestGap = Math.max(longestGap, Date.now() - lastOk);
-          lastOk = Date.now();
-        } catch {
-          void client?.end().catch(() => undefined);
-          client = undefined;
-        }
-        await sleep(20);
-      }
-      await client?.end().catch(() => undefined);
-    })();
-    await waitFor('a write through the proxy', 10_000, async () => (acknowledged.length > 0 ? true : undefined), 50);
+    const client = new ProxyClient(proxy!.primaryPort, 'INSERT INTO proxy_writes(id) VALUES ($1)');
+    client.start();
+    await waitFor('a write through the proxy', 10_000, async () => (client.acknowledged.length > 0 ? true : undefined), 50);
+    const from = Date.now();
     const r = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const moved = await waitFor('the write port to reach the new primary', 30_000, async () => {
@@ -108,10 +85,11 @@ describe('e2e: HAProxy in front of a cluster, configured as the handbook shows',
     }, 100);
     expect(moved.port).to.equal(pgPortOf(candidate));
     await sleep(500);
-    writing = false;
     sampling = false;
-    await Promise.all([writer, sampler]);
-    console.log(`      through HAProxy: longest time without a write ${longestGap} ms, ${acknowledged.length} writes acknowledged, ${samples.length} samples of the primary section`);
+    await Promise.all([client.stop(), sampler]);
+    const longestGap = client.longestGap(from, Date.now());
+    const acknowledged = client.acknowledged;
+    console.log(`      through HAProxy: longest time without a write ${longestGap.toFixed(0)} ms, ${acknowledged.length} writes acknowledged, ${samples.length} samples of the primary section`);
     expect(samples.filter((up) => up.length > 1), 'samples with two servers UP in the primary section').to.deep.equal([]);
     const stored = await sql(runner, candidate, 'SELECT count(*)::int AS n FROM proxy_writes WHERE id = ANY($1)', [acknowledged]);
     expect(stored.rows[0].n, 'every acknowledged write is on the new primary').to.equal(acknowledged.length);

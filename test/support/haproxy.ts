@@ -3,10 +3,16 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
-import { spawnDetached, stopPid, waitFor } from '../../scripts/lib/processes.js';
+import { sleep, spawnDetached, stopPid, waitFor } from '../../scripts/lib/processes.js';
+import pg from 'pg';
 import { freePorts } from './free-port.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Wall-clock time in ms with sub-millisecond precision (comparable across processes' logs). */
+function wallNow(): number {
+  return performance.timeOrigin + performance.now();
+}
 
 /** Debian's haproxy. */
 export const HAPROXY_BIN = '/usr/sbin/haproxy';
@@ -111,3 +117,62 @@ export class HaproxyProcess {
     await stopPid(this.pid, 5000);
   }
 }
+
+/** Inserts through the proxy every `everyMs` over one connection, reconnecting after any error, as an application would. */
+export class ProxyClient {
+  readonly successes: number[] = [];
+  /** Ids whose INSERT was acknowledged. */
+  readonly acknowledged: number[] = [];
+  private running = false;
+  private done: Promise<void> = Promise.resolve();
+  private nextId = 1_000_000_000;
+
+  /** `insert` is an INSERT taking the row's id as `$1`. */
+  constructor(
+    private readonly port: number,
+    private readonly insert: string,
+    private readonly everyMs = 20,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.done = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.done;
+  }
+
+  /** The longest time between two successful writes within [from, to] (epoch ms). */
+  longestGap(from: number, to: number): number {
+    const s = this.successes.filter((t) => t >= from && t <= to);
+    let longest = 0;
+    for (let i = 1; i < s.length; i++) longest = Math.max(longest, s[i]! - s[i - 1]!);
+    return longest;
+  }
+
+  private async loop(): Promise<void> {
+    let client: pg.Client | undefined;
+    while (this.running) {
+      const started = wallNow();
+      try {
+        if (!client) {
+          client = new pg.Client({ host: '127.0.0.1', port: this.port, user: 'postgres', password: 'warden-demo-su', database: 'postgres', connectionTimeoutMillis: 2000, query_timeout: 2000 });
+          client.on('error', () => undefined);
+          await client.connect();
+        }
+        const id = this.nextId++;
+        await client.query(this.insert, [id]);
+        this.successes.push(wallNow());
+        this.acknowledged.push(id);
+      } catch {
+        if (client) void client.end().catch(() => undefined);
+        client = undefined;
+      }
+      await sleep(Math.max(1, this.everyMs - (wallNow() - started)));
+    }
+    if (client) await client.end().catch(() => undefined);
+  }
+}
+
