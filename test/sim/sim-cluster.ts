@@ -342,6 +342,17 @@ export class SimCluster {
     return this.store.peek('leader')?.value || null;
   }
 
+  /** The members the last leader listed in the failsafe key; null without one (or unreadable). */
+  failsafeMembers(): string[] | null {
+    const raw = this.store.peek('failsafe')?.value;
+    if (!raw) return null;
+    try {
+      return Object.keys(JSON.parse(raw) as Record<string, unknown>);
+    } catch {
+      return null;
+    }
+  }
+
   /** Nodes whose database accepts writes. */
   writable(): SimNode[] {
     return [...this.nodes.values()].filter((n) => n.db.isWritable);

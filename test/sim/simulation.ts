@@ -97,7 +97,9 @@ function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
  * once a healthy majority (synchronous mode: every node) has been left alone for
  * ttl + loop_wait (+ two steps and a second; failsafe mode: + one more loop), there is a
  * writable primary (unless the leader key's holder is itself slowed down: it keeps its key
- * by design, or a node still believes the cluster paused).
+ * by design, or a node still believes the cluster paused, or, in failsafe mode, the only
+ * healthy nodes that may lead were not listed by the last leader while a listed one is not
+ * healthy: they must not race then).
  * Finally everything is healed and a primary must appear within the same bound.
  */
 export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Promise<ScheduleResult> {
@@ -188,8 +190,12 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     // In a standby cluster a member without data cannot lead before it has copied the remote (no member runs to copy from).
     const healthyNodes = [...sim.nodes.values()].filter((n) => isHealthy(sim, faults, n) && (!standby || n.db.isInitialized));
     const healthy = healthyNodes.length;
+    // Failsafe mode: a node the last leader did not list races only when every listed member
+    // answers it (one that does not may be that leader, still writing without the DCS).
+    const listed = config['failsafe_mode'] ? sim.failsafeMembers() : null;
+    const mayRace = (n: SimNode) => !listed || listed.length < 2 || listed.includes(n.name) || listed.every((m) => healthyNodes.some((h) => h.name === m));
     // A primary is owed only where a healthy node may lead (failover_priority 0 never does).
-    const enough = (syncOn ? healthy === count : healthy * 2 > count) && healthyNodes.some((n) => canLead(tags[n.name] ?? {}));
+    const enough = (syncOn ? healthy === count : healthy * 2 > count) && healthyNodes.some((n) => canLead(tags[n.name] ?? {}) && mayRace(n));
     // A leader busy with a slow operation keeps its key by design (primary_start_timeout bounds a start).
     const holder = sim.leaderKey();
     const holderBusy = holder !== null && faults.isSlow(holder, sim.clock.now());
