@@ -14,12 +14,11 @@
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { sleep, waitFor } from '../scripts/lib/processes.js';
 import { api, sql } from '../test/e2e/e2e-cluster.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { onCleanup, runBenchmark } from './lib/cleanup.js';
-import { HAPROXY_BIN, HaproxyProcess, ProxyClient, handbookExample } from '../test/support/haproxy.js';
+import { HAPROXY_BIN, HaproxyProcess, ProxyClient, StatsSampler, handbookExample } from '../test/support/haproxy.js';
 import { atMost, printRuns, printTable, progress } from './lib/report.js';
 import { max, median } from './lib/stats.js';
 import { CREATE_WRITES_TABLE, WRITES_TABLE, wallNow } from './lib/switch-writer.js';
@@ -27,57 +26,6 @@ import { firstMatch, pgLog, wardenLogFiles } from './lib/log-timeline.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, 'default-server': { type: 'string' } } });
 const runs = Number(values.runs);
-
-/** Samples which servers of the `primary` backend are UP, every `everyMs`. */
-class StatsSampler {
-  readonly samples: { readonly at: number; readonly up: readonly string[] }[] = [];
-  private running = false;
-  private done: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly proxy: HaproxyProcess,
-    private readonly everyMs = 10,
-  ) {}
-
-  start(): void {
-    this.running = true;
-    this.done = (async () => {
-      while (this.running) {
-        const started = wallNow();
-        try {
-          const servers = await this.proxy.servers();
-          this.samples.push({ at: started, up: servers.filter((s) => s.proxy === 'primary' && s.status.startsWith('UP')).map((s) => s.server) });
-        } catch {
-          // haproxy busy: the next sample comes
-        }
-        await sleep(Math.max(1, this.everyMs - (wallNow() - started)));
-      }
-    })();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    await this.done;
-  }
-
-  /** Total time within [from, to] the primary backend had two or more servers UP (runs of such samples, each sample counting until the next). */
-  twoUpMs(from: number, to: number): number {
-    const s = this.samples.filter((x) => x.at >= from && x.at <= to);
-    let total = 0;
-    for (let i = 0; i < s.length - 1; i++) if (s[i]!.up.length >= 2) total += s[i + 1]!.at - s[i]!.at;
-    return total;
-  }
-
-  /** First sample at or after `from` for which `pred` holds. */
-  first(from: number, pred: (up: readonly string[]) => boolean): number | undefined {
-    return this.samples.find((x) => x.at >= from && pred(x.up))?.at;
-  }
-
-  /** The servers UP in the latest sample. */
-  get latest(): readonly string[] {
-    return this.samples[this.samples.length - 1]?.up ?? [];
-  }
-}
 
 await runBenchmark(async () => {
   if (!existsSync(HAPROXY_BIN)) {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
-import { HaproxyProcess, ProxyClient } from '../support/haproxy.js';
+import { HaproxyProcess, ProxyClient, StatsSampler } from '../support/haproxy.js';
 import { api, e2eRunner, sql } from './e2e-cluster.js';
 
 /** Which server a new connection through the proxy reaches: its port and whether it is in recovery; undefined when the proxy refuses. */
@@ -64,15 +64,8 @@ describe('e2e: HAProxy in front of a cluster, configured as the handbook shows',
 
   it('moves the write port to the new primary in a switchover, never with two servers UP', async () => {
     const candidate = runner.layout.nodes.map((n) => n.name).find((n) => n !== primary)!;
-    const samples: string[][] = [];
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const servers = await proxy!.servers().catch(() => []);
-        samples.push(servers.filter((s) => s.proxy === 'primary' && s.status.startsWith('UP')).map((s) => s.server));
-        await sleep(10);
-      }
-    })();
+    const sampler = new StatsSampler(proxy!);
+    sampler.start();
     const client = new ProxyClient(proxy!.primaryPort, 'INSERT INTO proxy_writes(id) VALUES ($1)');
     client.start();
     await waitFor('a write through the proxy', 10_000, async () => (client.acknowledged.length > 0 ? true : undefined), 50);
@@ -85,12 +78,11 @@ describe('e2e: HAProxy in front of a cluster, configured as the handbook shows',
     }, 100);
     expect(moved.port).to.equal(pgPortOf(candidate));
     await sleep(500);
-    sampling = false;
-    await Promise.all([client.stop(), sampler]);
+    await Promise.all([client.stop(), sampler.stop()]);
     const longestGap = client.longestGap(from, Date.now());
     const acknowledged = client.acknowledged;
-    console.log(`      through HAProxy: longest time without a write ${longestGap.toFixed(0)} ms, ${acknowledged.length} writes acknowledged, ${samples.length} samples of the primary section`);
-    expect(samples.filter((up) => up.length > 1), 'samples with two servers UP in the primary section').to.deep.equal([]);
+    console.log(`      through HAProxy: longest time without a write ${longestGap.toFixed(0)} ms, ${acknowledged.length} writes acknowledged, ${sampler.samples.length} samples of the primary section`);
+    expect(sampler.samples.filter((x) => x.up.length > 1), 'samples with two servers UP in the primary section').to.deep.equal([]);
     const stored = await sql(runner, candidate, 'SELECT count(*)::int AS n FROM proxy_writes WHERE id = ANY($1)', [acknowledged]);
     expect(stored.rows[0].n, 'every acknowledged write is on the new primary').to.equal(acknowledged.length);
     // Not a timing test (the machine is shared): only that the client got going again within seconds.

@@ -176,3 +176,54 @@ export class ProxyClient {
   }
 }
 
+
+/** Samples which servers of the `primary` backend are UP, every `everyMs`. */
+export class StatsSampler {
+  readonly samples: { readonly at: number; readonly up: readonly string[] }[] = [];
+  private running = false;
+  private done: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly proxy: HaproxyProcess,
+    private readonly everyMs = 10,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.done = (async () => {
+      while (this.running) {
+        const started = wallNow();
+        try {
+          const servers = await this.proxy.servers();
+          this.samples.push({ at: started, up: servers.filter((s) => s.proxy === 'primary' && s.status.startsWith('UP')).map((s) => s.server) });
+        } catch {
+          // haproxy busy: the next sample comes
+        }
+        await sleep(Math.max(1, this.everyMs - (wallNow() - started)));
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.done;
+  }
+
+  /** Total time within [from, to] the primary backend had two or more servers UP (runs of such samples, each sample counting until the next). */
+  twoUpMs(from: number, to: number): number {
+    const s = this.samples.filter((x) => x.at >= from && x.at <= to);
+    let total = 0;
+    for (let i = 0; i < s.length - 1; i++) if (s[i]!.up.length >= 2) total += s[i + 1]!.at - s[i]!.at;
+    return total;
+  }
+
+  /** First sample at or after `from` for which `pred` holds. */
+  first(from: number, pred: (up: readonly string[]) => boolean): number | undefined {
+    return this.samples.find((x) => x.at >= from && pred(x.up))?.at;
+  }
+
+  /** The servers UP in the latest sample. */
+  get latest(): readonly string[] {
+    return this.samples[this.samples.length - 1]?.up ?? [];
+  }
+}

@@ -6,17 +6,17 @@
 const optionalString = { type: ['string', 'null'] } as const;
 
 /** `POST /switchover`: `leader` is required, but step 1 of the spec §7 order reports it, so the schema only checks types. */
-export const switchoverSchema = {
+const switchoverSchema = {
   type: 'object',
   additionalProperties: false,
   properties: { leader: optionalString, candidate: optionalString, scheduled_at: optionalString, dry_run: { type: 'boolean' } },
 } as const;
 
 /** `POST /failover`: `scheduled_at` is accepted by the schema so step 2 can refuse it with its own message. */
-export const failoverSchema = switchoverSchema;
+const failoverSchema = switchoverSchema;
 
 /** `POST /restart` (all optional). `timeout` and `schedule` formats are checked by the handler, which names them. */
-export const restartSchema = {
+const restartSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -32,14 +32,14 @@ export const restartSchema = {
 } as const;
 
 /** `POST /reinitialize` (all optional); `from_leader` is accepted as an alias of `from-leader`. */
-export const reinitializeSchema = {
+const reinitializeSchema = {
   type: 'object',
   additionalProperties: false,
   properties: { force: { type: 'boolean' }, 'from-leader': { type: 'boolean' }, from_leader: { type: 'boolean' } },
 } as const;
 
 /** `POST /failsafe`: the leader's name and the failsafe members (name -> api_url). */
-export const failsafeSchema = {
+const failsafeSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'members'],
