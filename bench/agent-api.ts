@@ -41,7 +41,7 @@ import { startBaselineServer } from './lib/baseline-server.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { runBenchmark } from './lib/cleanup.js';
 import { EventLoopPoller, type DelayWindow } from './lib/event-loop-poll.js';
-import { patroniInstalled, startPatroniCluster } from './lib/patroni-api-cluster.js';
+import { PatroniCluster, patroniInstalled } from './lib/patroni-cluster.js';
 import { atMost, below, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
 import { rssSplitMiB } from './lib/rss.js';
 import { max, percentile } from './lib/stats.js';
@@ -215,15 +215,15 @@ await runBenchmark(async () => {
   let patroniAfter: Map<string, Rss> | undefined;
   let patroniLoaded = '';
   if (!values['skip-patroni'] && patroniInstalled()) {
-    const pc = await startPatroniCluster(DEMO_DCS);
-    const p0 = await pc.waitHealthy(240_000);
-    progress(`Patroni cluster healthy, primary ${p0}; settling ${idleMs / 1000} s (memory sampled over the last 10 s)`);
-    const patroniPids = () => new Map(pc.nodes.map((n) => [n.name, n.pid]));
+    const { cluster: pc, primary: p0 } = await PatroniCluster.start(DEMO_DCS);
+    progress(`settling ${idleMs / 1000} s (memory sampled over the last 10 s)`);
+    const names = pc.runner.layout.nodes.map((n) => n.name);
+    const patroniPids = () => new Map(names.map((n) => [n, pc.pid(n)]));
     await sleep(Math.max(0, idleMs - 10_000));
     patroniIdle = await settledRss(patroniPids());
     progress(`Patroni idle private memory: ${[...patroniIdle].map(([n, v]) => `${n} ${fmt(v?.anon ?? Number.NaN)} MiB`).join(', ')}`);
-    const node = pc.nodes.find((n) => n.name === p0)!;
-    const other = pc.nodes.find((n) => n.name !== p0)!;
+    const node = { name: p0, pid: pc.pid(p0)!, apiUrl: pc.runner.apiUrl(p0) };
+    const other = { name: names.find((n) => n !== p0)! };
     patroniLoaded = node.name;
     const timed = async (leader: string, candidate: string) => {
       const t0 = performance.now();

@@ -30,7 +30,7 @@ import { benchFailed, onCleanup, runBenchmark } from './lib/cleanup.js';
 import { compiledCopy } from './lib/compiled-copy.js';
 import { CountingProxy } from './lib/counting-proxy.js';
 import { costRates, etcdCost, scrapeEtcd, type EtcdCost } from './lib/etcd-metrics.js';
-import { patroniInstalled, patroniVersion, startPatroniCluster, type PatroniCluster } from './lib/patroni-cluster.js';
+import { PatroniCluster, patroniInstalled, patroniVersion } from './lib/patroni-cluster.js';
 import { machineLine } from './lib/machine.js';
 import { atMost, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
 import { rssSplitMiB } from './lib/rss.js';
@@ -117,19 +117,24 @@ function memAvailableMiB(): number {
   return line ? Number(line.split(/\s+/)[1]) / 1024 : Number.POSITIVE_INFINITY;
 }
 
-async function startWarden(i: number, base: string, etcdPort: number, launcher: string | undefined): Promise<Measured> {
-  const proxy = await CountingProxy.start(etcdPort);
+/** A 3-node layout in `dir` on free ports, against the etcd relay at `etcdPort` (etcd itself is shared). */
+async function benchLayout(dir: string, scope: string, etcdPort: number): Promise<ClusterLayout> {
   const ports = await freePorts(6);
-  const layout: ClusterLayout = {
-    dir: join(base, `warden${i}`),
-    scope: `bench${i}`,
+  return {
+    dir,
+    scope,
     namespace: '/service',
-    etcdClientPort: proxy.port,
+    etcdClientPort: etcdPort,
     etcdPeerPort: 0,
     nodes: [0, 1, 2].map((k) => ({ name: `node${k + 1}`, apiPort: ports[k]!, pgPort: ports[3 + k]! })),
     dcs,
     binDir: BIN_DIR,
   };
+}
+
+async function startWarden(i: number, base: string, etcdPort: number, launcher: string | undefined): Promise<Measured> {
+  const proxy = await CountingProxy.start(etcdPort);
+  const layout = await benchLayout(join(base, `warden${i}`), `bench${i}`, proxy.port);
   const runner = launcher ? new ClusterRunner(layout, launcher) : new ClusterRunner(layout);
   runner.prepare(true);
   let stopped: Promise<void> | undefined;
@@ -169,10 +174,18 @@ async function startPatroni(i: number, base: string, etcdPort: number): Promise<
       await proxy.stop();
     })());
   onCleanup(stop);
-  cluster = await startPatroniCluster({ scope: `pbench${i}`, dir: join(base, `patroni${i}`), etcdPort: proxy.port, dcs, binDir: BIN_DIR });
-  await cluster.waitHealthy(300_000);
+  const layout = await benchLayout(join(base, `patroni${i}`), `pbench${i}`, proxy.port);
+  cluster = PatroniCluster.startOn(layout, { logLevel: 'WARNING' });
   const c = cluster;
-  return { port: proxy.port, proxy, healthy: () => c.healthy(), haPids: () => c.pids(), fencerPids: () => [], primaryWal: () => walOf(c.apiUrls, '/patroni'), stop };
+  await c.waitHealthy(300_000);
+  const healthy = async () => {
+    try {
+      return (await c.healthyPrimary()) !== undefined;
+    } catch {
+      return false;
+    }
+  };
+  return { port: proxy.port, proxy, healthy, haPids: () => c.livePids(), fencerPids: () => [], primaryWal: () => walOf(layout.nodes.map((n) => c.runner.apiUrl(n.name)), '/patroni'), stop };
 }
 
 /** Starts `n` clusters of `system` on a fresh etcd, measures the window, stops everything. */

@@ -29,7 +29,7 @@ import { api, sql } from '../test/e2e/e2e-cluster.js';
 import { AGENT_NODE_FLAGS, type ClusterRunner } from '../scripts/lib/cluster-runner.js';
 import { DEMO_DCS, leaderKey, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { wardenLogFiles, type LogFiles } from './lib/log-timeline.js';
-import { PatroniCluster } from './lib/patroni-switchover-cluster.js';
+import { PatroniCluster } from './lib/patroni-cluster.js';
 import { onCleanup, runBenchmark } from './lib/cleanup.js';
 import { LeaderWatch } from './lib/leader-watch.js';
 import { switchoverPhases, PHASES, type PhaseName } from './lib/switchover-phases.js';
