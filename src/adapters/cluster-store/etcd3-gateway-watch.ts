@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import type { WatchInfo } from './key-value.js';
+import { OneAtATime, WatchLiveness } from './watch-liveness.js';
 
 type Json = Record<string, unknown>;
 
@@ -41,16 +42,14 @@ export interface GatewayWatchClient {
  */
 export class GatewayPrefixWatch {
   private req: http.ClientRequest | null = null;
-  private live = false;
-  private stopped = false;
+  private readonly liveness = new WatchLiveness();
   private timer: NodeJS.Timeout | null = null;
   /** A stream not created within this long is given up for the next member. */
   private creating: NodeJS.Timeout | null = null;
   private attempt = 0;
   /** The answer a progress request waits for (one at a time). */
   private waiting: ((revision: string | null) => void) | null = null;
-  private chain: Promise<unknown> = Promise.resolve();
-  private readonly liveWaiters = new Set<(live: boolean) => void>();
+  private readonly progressRequests = new OneAtATime();
 
   constructor(
     private readonly client: GatewayWatchClient,
@@ -61,35 +60,22 @@ export class GatewayPrefixWatch {
 
   /** Whether the stream is created and not broken since. */
   get isLive(): boolean {
-    return this.live;
+    return this.liveness.isLive;
   }
 
   /** Resolves true once the stream is live (at once when it is), false after `ms` or when stopped. */
   whenLive(ms: number): Promise<boolean> {
-    if (this.live) return Promise.resolve(true);
-    if (this.stopped) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const done = (live: boolean) => {
-        clearTimeout(timer);
-        this.liveWaiters.delete(done);
-        resolve(live);
-      };
-      const timer = setTimeout(() => done(false), ms);
-      this.liveWaiters.add(done);
-    });
+    return this.liveness.whenLive(ms);
   }
 
   /** Asks etcd for the stream's progress; the revision once every change up to it was reported, null when not live or not answered in time. */
   progress(): Promise<string | null> {
-    const run = this.chain.then(() => this.oneProgress());
-    this.chain = run.catch(() => null);
-    return run;
+    return this.progressRequests.run(() => this.oneProgress());
   }
 
   /** Stops watching. Never throws. */
   stop(): void {
-    this.stopped = true;
-    for (const w of [...this.liveWaiters]) w(false);
+    this.liveness.stop();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.drop();
@@ -97,7 +83,7 @@ export class GatewayPrefixWatch {
 
   private oneProgress(): Promise<string | null> {
     const req = this.req;
-    if (!this.live || req === null) return Promise.resolve(null);
+    if (!this.liveness.isLive || req === null) return Promise.resolve(null);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.waiting = null;
@@ -115,11 +101,11 @@ export class GatewayPrefixWatch {
   }
 
   private open(): void {
-    if (this.stopped || this.client.closed()) return;
+    if (this.liveness.isStopped || this.client.closed()) return;
     const url = this.client.urls[(this.client.preferred() + this.attempt) % this.client.urls.length]!;
     void this.client.headers().then(
       (headers) => {
-        if (this.stopped || this.client.closed()) return;
+        if (this.liveness.isStopped || this.client.closed()) return;
         const streamHeaders = { ...headers, expect: '100-continue', 'grpc-metadata-hasleader': 'true' };
         let buffered = '';
         const req = this.client.open(url, '/v3/watch', streamHeaders, (res) => {
@@ -143,7 +129,7 @@ export class GatewayPrefixWatch {
         this.req = req;
         req.on('error', () => this.broken(req));
         this.creating = setTimeout(() => {
-          if (this.req === req && !this.live) this.broken(req);
+          if (this.req === req && !this.liveness.isLive) this.broken(req);
         }, this.client.progressTimeoutMs());
         req.on('socket', (s) => s.setKeepAlive(true, 10_000));
         req.write(JSON.stringify({ create_request: { key: this.client.range.key, range_end: this.client.range.rangeEnd } }) + '\n');
@@ -170,8 +156,7 @@ export class GatewayPrefixWatch {
     if (result['created'] === true) {
       if (this.creating) clearTimeout(this.creating);
       this.creating = null;
-      this.live = true;
-      for (const w of [...this.liveWaiters]) w(true);
+      this.liveness.up();
       this.attempt = 0;
       // Changes may have been missed while no watch was open.
       this.emit('', null, { revision: String((result['header'] as Json | undefined)?.['revision'] ?? '0'), lease: null });
@@ -189,7 +174,7 @@ export class GatewayPrefixWatch {
   }
 
   private emit(key: string, value: string | null, info: WatchInfo): void {
-    if (this.stopped) return;
+    if (this.liveness.isStopped) return;
     try {
       this.listener(key, value, info);
     } catch {
@@ -212,7 +197,7 @@ export class GatewayPrefixWatch {
   }
 
   private retry(): void {
-    if (this.stopped || this.client.closed() || this.timer) return;
+    if (this.liveness.isStopped || this.client.closed() || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.open();
@@ -224,7 +209,7 @@ export class GatewayPrefixWatch {
     this.req = null;
     if (this.creating) clearTimeout(this.creating);
     this.creating = null;
-    this.live = false;
+    this.liveness.down();
     this.waiting?.(null);
     req?.destroy();
   }

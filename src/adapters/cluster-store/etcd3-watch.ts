@@ -1,6 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { WatchClient, type ICallable, type IDuplexStream, type IWatchRequest, type IWatchResponse, type Namespace } from 'etcd3';
 import type { WatchInfo } from './key-value.js';
+import { OneAtATime, WatchLiveness } from './watch-liveness.js';
 
 /**
  * Key passed to the listener for a synthetic wake, each time the watch is (re)established:
@@ -57,12 +58,10 @@ function prefixEnd(prefix: Buffer): Buffer {
  */
 export class Etcd3PrefixWatch {
   private stream: IDuplexStream<IWatchRequest, IWatchResponse> | null = null;
-  private live = false;
-  private stopped = false;
+  private readonly liveness = new WatchLiveness();
   private resubscribe: NodeJS.Timeout | undefined;
   private waiting: ((revision: string | null) => void) | null = null;
-  private chain: Promise<unknown> = Promise.resolve();
-  private readonly liveWaiters = new Set<(live: boolean) => void>();
+  private readonly progressRequests = new OneAtATime();
 
   constructor(
     private readonly watches: WatchClient,
@@ -75,35 +74,22 @@ export class Etcd3PrefixWatch {
 
   /** Whether the stream is created and not broken since. */
   get isLive(): boolean {
-    return this.live;
+    return this.liveness.isLive;
   }
 
   /** Resolves true once the stream is live (at once when it is), false after `ms` or when stopped. */
   whenLive(ms: number): Promise<boolean> {
-    if (this.live) return Promise.resolve(true);
-    if (this.stopped) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const done = (live: boolean) => {
-        clearTimeout(timer);
-        this.liveWaiters.delete(done);
-        resolve(live);
-      };
-      const timer = setTimeout(() => done(false), ms);
-      this.liveWaiters.add(done);
-    });
+    return this.liveness.whenLive(ms);
   }
 
   /** Asks etcd for the stream's progress; the revision once every change up to it was reported, null when not live or not answered in time. */
   progress(): Promise<string | null> {
-    const run = this.chain.then(() => this.oneProgress());
-    this.chain = run.catch(() => null);
-    return run;
+    return this.progressRequests.run(() => this.oneProgress());
   }
 
   /** Stops watching; waits (at most `ms`) for the stream to close. Never throws. */
   async stop(ms: number): Promise<void> {
-    this.stopped = true;
-    for (const w of [...this.liveWaiters]) w(false);
+    this.liveness.stop();
     clearTimeout(this.resubscribe);
     const s = this.stream;
     this.drop();
@@ -115,7 +101,7 @@ export class Etcd3PrefixWatch {
 
   private oneProgress(): Promise<string | null> {
     const s = this.stream;
-    if (!this.live || s === null) return Promise.resolve(null);
+    if (!this.liveness.isLive || s === null) return Promise.resolve(null);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.waiting = null;
@@ -133,14 +119,14 @@ export class Etcd3PrefixWatch {
   }
 
   private async open(): Promise<void> {
-    if (this.stopped) return;
+    if (this.liveness.isStopped) return;
     let s: IDuplexStream<IWatchRequest, IWatchResponse>;
     try {
       s = await this.watches.watch();
     } catch {
       return this.retry();
     }
-    if (this.stopped) return close(s);
+    if (this.liveness.isStopped) return close(s);
     this.stream = s;
     s.on('data', (res: IWatchResponse) => this.message(s, res));
     s.on('error', () => this.broken(s));
@@ -152,8 +138,7 @@ export class Etcd3PrefixWatch {
     if (this.stream !== s) return;
     if (res.canceled) return this.broken(s);
     if (res.created) {
-      this.live = true;
-      for (const w of [...this.liveWaiters]) w(true);
+      this.liveness.up();
       this.emit(WATCH_LIVE_KEY, null, { revision: String(res.header?.revision ?? '0'), lease: null });
       return;
     }
@@ -169,7 +154,7 @@ export class Etcd3PrefixWatch {
   }
 
   private emit(key: string, value: string | null, info: WatchInfo): void {
-    if (this.stopped) return;
+    if (this.liveness.isStopped) return;
     try {
       this.listener(key, value, info);
     } catch {
@@ -184,7 +169,7 @@ export class Etcd3PrefixWatch {
   }
 
   private retry(): void {
-    if (this.stopped) return;
+    if (this.liveness.isStopped) return;
     clearTimeout(this.resubscribe);
     this.resubscribe = setTimeout(() => void this.open(), RESUBSCRIBE_DELAY_MS);
   }
@@ -192,7 +177,7 @@ export class Etcd3PrefixWatch {
   private drop(): void {
     const s = this.stream;
     this.stream = null;
-    this.live = false;
+    this.liveness.down();
     this.waiting?.(null);
     if (s) close(s);
   }
