@@ -1,6 +1,6 @@
 import { decision, type Action, type Decision } from './decision.js';
 import { demoteImmediate, releaseLock } from './demote.js';
-import { failoverOnLeader } from './manual-switchover.js';
+import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
 import { leaderSlotActions, leaderStatus } from './slots.js';
 import { takeLeadership } from './promotion.js';
 import { syncActions } from './sync-mode.js';
@@ -32,14 +32,7 @@ export function leaderTick(ctx: TickContext): Decision {
   if (step.kind === 'decide') return step.decision;
   const actions: Action[] = [...base];
   const messages: string[] = [`no action: I am ${ctx.me}, the leader with the lock`];
-  let wakeAt: number | null = null;
-  if (step.kind === 'clear') {
-    actions.push(step.action);
-    messages.push(step.message);
-  } else if (step.kind === 'wait') {
-    wakeAt = step.at;
-    messages.push(step.message);
-  }
+  const wakeAt = applyLeaderStep(step, actions, messages);
   const status = leaderStatus(ctx);
   actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: status.slots, retainSlots: status.retainSlots }, ...status.remember);
   actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...leaderSlotActions(ctx));

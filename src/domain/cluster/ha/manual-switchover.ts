@@ -17,6 +17,19 @@ export type LeaderFailoverStep =
   | { readonly kind: 'decide'; readonly decision: Decision };
 
 /**
+ * Adds what a leader's step other than `decide` contributes to its tick (the action that
+ * drops the key, the message) to `actions` and `messages`; returns when to wake for a step
+ * not yet due, else null.
+ */
+export function applyLeaderStep(step: Exclude<LeaderFailoverStep, { kind: 'decide' }>, actions: Action[], messages: string[]): number | null {
+  if (step.kind === 'none') return null;
+  messages.push(step.message);
+  if (step.kind === 'wait') return step.at;
+  actions.push(step.action);
+  return null;
+}
+
+/**
  * The leader's side of a manual switchover/failover (the `failover` key). The key is
  * dropped when it names another leader, is a scheduled one while paused or past its time,
  * names this node or a non-member as candidate, or asks for "any candidate" while paused.

@@ -1,6 +1,6 @@
 import type { StandbyClusterConfig } from '../config/config.js';
 import { decision, type Action, type Decision } from './decision.js';
-import { failoverOnLeader } from './manual-switchover.js';
+import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
 import { leaderStatus, standbyLeaderSlotActions } from './slots.js';
 import { remoteSlot, remoteUpstream } from './standby-cluster.js';
 import { startTimeoutMs, type TickContext } from './tick-context.js';
@@ -34,14 +34,7 @@ export function standbyLeaderTick(ctx: TickContext, sc: StandbyClusterConfig): D
   const source = remote?.name ?? 'the WAL archive';
   const actions: Action[] = [{ type: 'refreshLeader' }, ...disarmIfActive(ctx)];
   const messages: string[] = [`no action: I am ${ctx.me}, the standby leader with the lock, following ${source}`];
-  let wakeAt: number | null = null;
-  if (step.kind === 'clear') {
-    actions.push(step.action);
-    messages.push(step.message);
-  } else if (step.kind === 'wait') {
-    wakeAt = step.at;
-    messages.push(step.message);
-  }
+  const wakeAt = applyLeaderStep(step, actions, messages);
   const status = leaderStatus(ctx);
   actions.push(
     { type: 'writeStatus', optime: ctx.myWal ?? 0, slots: status.slots, retainSlots: status.retainSlots },
