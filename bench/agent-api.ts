@@ -13,8 +13,8 @@
  *   4. load on a replica: the same node, now a replica, on `/replica`, with a switchover
  *      that promotes it;
  *   5. private memory of every agent in the 10 s after the load (median); a plain node:http
- *      server with the same body under the same load, as the ceiling of any Node server on this
- *      machine now.
+ *      server with the same body and the agents' V8 flags under the same load, the cluster
+ *      idling beside it, as the ceiling of any Node server on this machine now.
  *
  * Patroni gets steps 1, 3, 4 and 5 the same way. PASS/MISS against the goals: p99 < 5 ms and
  * max < 20 ms under both loads, no event-loop delay above 2 ms in the quiet switchover, and
@@ -36,7 +36,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { sleep, waitFor } from '../scripts/lib/processes.js';
-import type { ClusterRunner } from '../scripts/lib/cluster-runner.js';
+import { AGENT_NODE_FLAGS, type ClusterRunner } from '../scripts/lib/cluster-runner.js';
 import { startBaselineServer } from './lib/baseline-server.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { runBenchmark } from './lib/cleanup.js';
@@ -201,14 +201,15 @@ await runBenchmark(async () => {
   const idleDelay = [...pollers.values()].flatMap((p) => p.windows.filter((w) => w.seenAt < q0));
   for (const p of pollers.values()) p.stop();
 
-  // The ceiling of a Node server here, now: a plain node:http server sending a body of the same size.
+  // The ceiling of a Node server here, now: a plain node:http server sending a body of the same size, with the
+  // agents' V8 flags, while the cluster idles beside it as it did beside the loaded agent.
   const body = Buffer.from(await (await fetch(`${runner.apiUrl(loaded)}/primary`)).arrayBuffer()).length;
-  await cluster.stop();
-  const baseline = await startBaselineServer(body);
-  progress(`load: ${connections} connections on a plain node:http server (${body} B body) for ${Math.round(seconds / 2)} s`);
+  const baseline = await startBaselineServer(body, nodeArgs ?? AGENT_NODE_FLAGS);
+  progress(`load: ${connections} connections on a plain node:http server (${body} B body) for ${Math.round(seconds / 2)} s, the cluster idle beside it`);
   phases.push({ system: 'node:http', name: 'plain node:http, same body', node: '', path: '/', load: await wrkLoad(baseline.url, connections, Math.round(seconds / 2), baseline.pid), delay: [] });
   progress(`  ${describeLoad(phases.at(-1)!)}`);
   await baseline.stop();
+  await cluster.stop();
 
   // ---------------------------------------------------------------- Patroni
   let patroniIdle: Map<string, Rss> | undefined;

@@ -21,10 +21,10 @@ s.keepAliveTimeout = 65000;
 s.listen(Number(process.env.PORT), '127.0.0.1');
 `;
 
-/** Starts a server answering every request 200 with `bodyBytes` bytes, on a free loopback port. */
-export async function startBaselineServer(bodyBytes: number): Promise<BaselineServer> {
+/** Starts a server answering every request 200 with `bodyBytes` bytes, on a free loopback port, node run with `nodeArgs`. */
+export async function startBaselineServer(bodyBytes: number, nodeArgs: readonly string[] = []): Promise<BaselineServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', SERVER], { stdio: 'ignore', env: { ...process.env, PORT: String(port), BODY_BYTES: String(bodyBytes) } });
+  const child = spawn(process.execPath, [...nodeArgs, '-e', SERVER], { stdio: 'ignore', env: { ...process.env, PORT: String(port), BODY_BYTES: String(bodyBytes) } });
   const pid = child.pid;
   if (pid === undefined) throw new Error('could not start the baseline server');
   const stop = () => stopPid(pid, 5000);
