@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { demoLayout, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
 import { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
-import { e2eRunner } from '../../test/e2e/e2e-cluster.js';
+import { e2eFolders, e2eRunner } from '../../test/e2e/e2e-cluster.js';
 import { benchFailed, onCleanup } from './cleanup.js';
 import { progress } from './report.js';
 
@@ -40,7 +40,7 @@ export async function startBenchCluster(
       progress(`stopping the cluster in ${runner.layout.dir}`);
       await runner.down();
       if (benchFailed() || process.env['BENCH_KEEP'] === '1') progress(`kept ${runner.layout.dir} (logs in ${runner.layout.dir}/logs)`);
-      else rmSync(runner.layout.dir, { recursive: true, force: true });
+      else for (const f of e2eFolders(runner.layout)) rmSync(f, { recursive: true, force: true });
     })());
   onCleanup(stop);
   runner.prepare(true);

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import type { ClusterLayout } from '../../scripts/lib/cluster-layout.js';
 import { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { isAlive, spawnDetached, stopPid, waitFor } from '../../scripts/lib/processes.js';
-import { e2eRunner } from '../../test/e2e/e2e-cluster.js';
+import { e2eFolders, e2eRunner } from '../../test/e2e/e2e-cluster.js';
 import { benchFailed, onCleanup } from './cleanup.js';
 import { progress } from './report.js';
 
@@ -199,6 +199,6 @@ export class PatroniCluster {
     await this.runner.down();
     const dir = this.runner.layout.dir;
     if (benchFailed() || process.env['BENCH_KEEP'] === '1') progress(`kept ${dir} (logs in ${dir}/logs)`);
-    else rmSync(dir, { recursive: true, force: true });
+    else for (const f of e2eFolders(this.runner.layout)) rmSync(f, { recursive: true, force: true });
   }
 }

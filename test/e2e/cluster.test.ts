@@ -3,7 +3,7 @@ import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { nodeConfigPath, nodeYaml } from '../../scripts/lib/cluster-layout.js';
-import { api, callbacksLog, e2eRunner, EventFollower, sql, wardenctl, Writer } from './e2e-cluster.js';
+import { api, callbacksLog, disposeE2eCluster, e2eRunner, EventFollower, sql, suiteFailed, wardenctl, Writer } from './e2e-cluster.js';
 
 /** The events of several members merged by time. */
 function merged(followers: readonly EventFollower[]): any[] {
@@ -51,7 +51,7 @@ describe('e2e: a real 3-node cluster', function () {
 
   after(async function () {
     this.timeout(120_000);
-    if (runner) await runner.down();
+    if (runner) await disposeE2eCluster(runner, suiteFailed(this));
   });
 
   it('bootstraps one leader and two streaming replicas, and /cluster agrees with wardenctl list', async () => {

@@ -1,7 +1,8 @@
-import { mkdtempSync, chmodSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import type { Context } from 'mocha';
 import pg from 'pg';
 import { nodeConfigPath, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
 import { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
@@ -39,6 +40,33 @@ export async function e2eRunner(opts: { readonly tags?: Readonly<Record<string, 
     callbacks: { on_role_change: `${script} {name}`, on_start: `${script} {name}` },
   };
   return new ClusterRunner(layout);
+}
+
+/** The folders an e2e cluster of `layout` lives in: its own, and the callbacks' folder beside it when e2eRunner made one. */
+export function e2eFolders(layout: ClusterLayout): string[] {
+  const script = layout.callbacks?.['on_start']?.split(' ')[0];
+  const hooks = script ? dirname(script) : undefined;
+  return [layout.dir, ...(hooks && basename(hooks).startsWith('warden-e2e-hooks-') ? [hooks] : [])];
+}
+
+/** Whether a test of the suite whose after-hook runs with `ctx` failed. */
+export function suiteFailed(ctx: Context): boolean {
+  return ctx.test?.parent?.tests.some((t) => t.state === 'failed') ?? false;
+}
+
+/**
+ * Stops an e2e cluster by PID and removes its folders (each holds three data directories,
+ * 0.3-0.9 GB). They stay, logs and all, when `keep` (e.g. a test of the suite failed) or
+ * WARDEN_KEEP_E2E=1; the path is printed then.
+ */
+export async function disposeE2eCluster(runner: ClusterRunner, keep = false): Promise<void> {
+  await runner.down();
+  const folders = e2eFolders(runner.layout);
+  if (keep || process.env['WARDEN_KEEP_E2E'] === '1') {
+    console.error(`kept ${folders.join(' and ')} (logs under ${join(runner.layout.dir, 'logs')})`);
+    return;
+  }
+  for (const f of folders) rmSync(f, { recursive: true, force: true });
 }
 
 /** JSON request to one agent. */

@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
 import { HaproxyProcess, ProxyClient, StatsSampler } from '../support/haproxy.js';
-import { api, e2eRunner, sql } from './e2e-cluster.js';
+import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
 
 /** Which server a new connection through the proxy reaches: its port and whether it is in recovery; undefined when the proxy refuses. */
 async function reached(port: number): Promise<{ port: number; recovery: boolean } | undefined> {
@@ -47,7 +47,7 @@ describe('e2e: HAProxy in front of a cluster, configured as the handbook shows',
   after(async function () {
     this.timeout(120_000);
     await proxy?.stop();
-    if (runner) await runner.down();
+    if (runner) await disposeE2eCluster(runner, suiteFailed(this));
   });
 
   it('sends writes to the primary and reads to a streaming replica', async () => {

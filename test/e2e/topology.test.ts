@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
-import { api, e2eRunner, sql, wardenctl } from './e2e-cluster.js';
+import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed, wardenctl } from './e2e-cluster.js';
 
 /**
  * Topology on a real 3-node cluster (real etcd, agents, PostgreSQL 15): node3 is tagged
@@ -44,7 +44,7 @@ describe('e2e: topology (cascading replication, failover_priority 0)', function 
 
   after(async function () {
     this.timeout(120_000);
-    if (runner) await runner.down();
+    if (runner) await disposeE2eCluster(runner, suiteFailed(this));
   });
 
   it('a cascading replica streams from its named upstream, through a slot there, and serves reads', async () => {

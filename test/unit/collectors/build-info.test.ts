@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gitFromFiles, readBuildInfo, writeBuildInfo } from '../../../src/app/exporter/build-info.js';
@@ -7,6 +7,7 @@ import { gitFromFiles, readBuildInfo, writeBuildInfo } from '../../../src/app/ex
 describe('exporter build info', () => {
   const root = mkdtempSync(join(tmpdir(), 'warden-build-'));
   writeFileSync(join(root, 'package.json'), JSON.stringify({ version: '9.8.7' }));
+  after(() => rmSync(root, { recursive: true, force: true }));
 
   it("falls back to 'unknown' outside a git checkout", () => {
     expect(readBuildInfo(root, join(root, 'none.json'))).to.deep.equal({ version: '9.8.7', branch: 'unknown', revision: 'unknown' });

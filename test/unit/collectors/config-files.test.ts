@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUNDLED_COLLECTORS_DIR, loadCollectorFiles } from '../../../src/app/exporter/config-files.js';
@@ -19,6 +19,7 @@ async function problems(path: string): Promise<string[]> {
 
 describe('exporter: collector config files', () => {
   const dir = mkdtempSync(join(tmpdir(), 'warden-collectors-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('loads one file', async () => {
     writeFileSync(join(dir, 'one.yml'), A);

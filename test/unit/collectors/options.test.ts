@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseExporterOptions, parseListenAddress } from '../../../src/app/exporter/options.js';
@@ -84,6 +84,7 @@ describe('exporter options (flags and environment)', () => {
     writeFileSync(join(dir, 'url'), 'postgres://secret@h/db\n');
     expect(parseExporterOptions([], { DB_EXPORTER_URL_FILE: join(dir, 'url') }, '0.1.0').url).to.equal('postgres://secret@h/db');
     expect(problems([], { DB_EXPORTER_URL_FILE: join(dir, 'missing') })[0]).to.match(/^DB_EXPORTER_URL_FILE: cannot read/);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('lists every invalid flag at once', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ChildProcessCallbackRunner } from '../../../../src/adapters/callbacks/child-process-callback-runner.js';
@@ -13,6 +13,7 @@ describe('adapters/callbacks: ChildProcessCallbackRunner', function () {
   const script = join(dir, 'cb.sh');
   writeFileSync(script, `#!/bin/sh\necho "$@" >> ${out}\n[ "$1" = on_stop ] && exit 3\n[ "$1" = on_restart ] && sleep 5\nexit 0\n`);
   chmodSync(script, 0o755);
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   function runner(commands: Partial<Record<CallbackAction, string>>, failures: string[]) {
     return new ChildProcessCallbackRunner({
