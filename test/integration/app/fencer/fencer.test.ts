@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,16 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false> |
   }
 }
 
+/** A wait that, when it times out, says what the agent logged last (its folder is removed after the suite). */
+async function watching<T>(node: { readonly log: string }, wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (e) {
+    const tail = existsSync(node.log) ? readFileSync(node.log, 'utf8').trimEnd().split('\n').slice(-40).join('\n') : '(no log)';
+    throw new Error(`${(e as Error).message}; the agent's log ends:\n${tail}`);
+  }
+}
+
 function postmasterPid(dataDir: string): number {
   const f = join(dataDir, 'postmaster.pid');
   return existsSync(f) ? Number(readFileSync(f, 'utf8').split('\n')[0]) : 0;
@@ -41,6 +51,8 @@ interface Node {
   readonly socket: string;
   readonly url: string;
   readonly kv: Etcd3KeyValue;
+  /** The agent's stdout and stderr. */
+  readonly log: string;
 }
 
 describe('fencer: a separate process stops PostgreSQL when the agent cannot', function () {
@@ -81,7 +93,10 @@ watchdog: {mode: off, safety_margin: ${MARGIN}}
 fencer: {socket: ${socket}}
 `,
     );
-    const child = spawn(process.execPath, [BIN, '-c', configPath], { stdio: 'ignore' });
+    const log = join(baseDir, 'agent.log');
+    const fd = openSync(log, 'a');
+    const child = spawn(process.execPath, [BIN, '-c', configPath], { stdio: ['ignore', fd, fd] });
+    closeSync(fd);
     const kv = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', scope), retryTimeoutMs: 5000 });
     cleanups.push(async () => {
       if (child.exitCode === null && child.pid) {
@@ -99,9 +114,9 @@ fencer: {socket: ${socket}}
       await rm(baseDir, { recursive: true, force: true });
     });
     const url = `http://127.0.0.1:${apiPort}`;
-    await until('the agent to lead', async () => (await fetch(`${url}/primary`)).status === 200, 120_000, 250);
-    await until('the fencer to guard', async () => ((await (await fetch(`${url}/node`)).json()) as { fencer?: string }).fencer === 'guarding', 10_000);
-    return { child, dataDir, socket, url, kv };
+    await watching({ log }, until('the agent to lead', async () => (await fetch(`${url}/primary`)).status === 200, 120_000, 250));
+    await watching({ log }, until('the fencer to guard', async () => ((await (await fetch(`${url}/node`)).json()) as { fencer?: string }).fencer === 'guarding', 10_000));
+    return { child, dataDir, socket, url, kv, log };
   }
 
   it('an agent frozen (SIGSTOP) while primary: PostgreSQL is stopped before the lock can pass to anyone else', async () => {
@@ -118,7 +133,7 @@ fencer: {socket: ${socket}}
     expect(stoppedAt - frozenAt).to.be.at.most((TTL - MARGIN) * 1000 + 1000);
     expect(goneAt).to.be.greaterThan(stoppedAt);
     n.child.kill('SIGCONT');
-    await until('the thawed agent to lead again', async () => (await fetch(`${n.url}/primary`)).status === 200, 120_000, 250);
+    await watching(n, until('the thawed agent to lead again', async () => (await fetch(`${n.url}/primary`)).status === 200, 120_000, 250));
   });
 
   it('an agent killed (-9) while primary: PostgreSQL stops and the lock is released at once', async () => {
