@@ -36,6 +36,8 @@ export type KeeperState = 'idle' | 'guarding' | 'fenced';
  */
 export class FenceKeeper {
   private deadline: number | null = null;
+  /** A deadline the agent reported while a fence was running: guarded once PostgreSQL is down. */
+  private guardedDuringFence: number | null = null;
   private fencing: Promise<void> | null = null;
   private stateNow: KeeperState = 'idle';
 
@@ -48,8 +50,14 @@ export class FenceKeeper {
 
   /** The agent holds the lock for another `remainingMs`. */
   guard(remainingMs: number): void {
-    if (this.fencing) return;
     const next = this.deps.clock.now() + Math.max(0, remainingMs);
+    // The fence under way finishes first (the stop is already sent); the agent sends a guard
+    // only when its deadline changes, so dropping this one would leave the new lock unguarded
+    // and the fence latched against the primary the lock holder starts next.
+    if (this.fencing) {
+      this.guardedDuringFence = next;
+      return;
+    }
     if (this.deadline === null) this.deps.logger.info('guarding the leader lease', { remaining_ms: Math.round(remainingMs) });
     this.deadline = next;
     this.stateNow = 'guarding';
@@ -57,6 +65,7 @@ export class FenceKeeper {
 
   /** The agent does not hold the lock any more (a fence that fired keeps holding: only a new lock lifts it). */
   unguard(): void {
+    this.guardedDuringFence = null;
     if (this.deadline !== null) this.deps.logger.info('the agent gave the leader lease up: not guarding');
     this.deadline = null;
     if (this.stateNow === 'guarding') this.stateNow = 'idle';
@@ -67,7 +76,8 @@ export class FenceKeeper {
     if (this.fencing) return this.fencing;
     const d = this.deadline;
     if (d === null) {
-      if (this.stateNow === 'fenced' && (await this.deps.primaryRunning())) {
+      // A guard may arrive while the server is read: a primary started under that new lock is not fenced.
+      if (this.stateNow === 'fenced' && (await this.deps.primaryRunning()) && this.deadline === null && !this.fencing) {
         await this.fence('immediate', 'PostgreSQL came back as a primary after it was fenced, before the agent held the leader lock again', false);
       }
       return;
@@ -103,6 +113,8 @@ export class FenceKeeper {
       this.deps.fenced?.(why, this.deps.clock.now() - startedAt, stopped);
       this.deadline = null;
       this.stateNow = 'fenced';
+      const renewed = this.guardedDuringFence;
+      this.guardedDuringFence = null;
       if (!stopped) {
         // Nothing else stops this primary: let the watchdog reset the machine before the lock moves on.
         logger.error('fencing failed: PostgreSQL may still accept writes; the watchdog (if armed) is no longer kicked');
@@ -110,6 +122,12 @@ export class FenceKeeper {
       }
       logger.warn('fenced: PostgreSQL is down and nothing accepts writes');
       await watchdog.disable();
+      if (renewed !== null && this.deadline === null) {
+        // The agent holds a lock again (renewed late, or a restarted agent took it): guard it as usual.
+        this.deadline = renewed;
+        this.stateNow = 'guarding';
+        logger.info('the agent reported a lock deadline during the fence: guarding it', { remaining_ms: Math.round(renewed - this.deps.clock.now()) });
+      }
       if (release) {
         await this.deps.releaseLeader();
         logger.warn('released the leader lock the dead agent held: failover can start now');

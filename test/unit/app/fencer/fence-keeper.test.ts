@@ -113,4 +113,76 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     expect(k.state).to.equal('guarding');
     expect(calls).to.have.length(2);
   });
+
+  it('a lock reported while a fence runs is guarded once PostgreSQL is down: the primary its holder starts next is left running', async () => {
+    const clock = new FakeClock(1_000_000);
+    const calls: string[] = [];
+    const server = { primary: false };
+    let finishStop: (ok: boolean) => void = () => {};
+    const k = new FenceKeeper({
+      primaryRunning: async () => server.primary,
+      clock,
+      logger: new MemoryLogger(),
+      watchdog: new FakeWatchdog({ clock }),
+      safetyMarginMs: 5000,
+      stopDatabase: (mode) => {
+        calls.push(`stop ${mode}`);
+        return new Promise<boolean>((r) => (finishStop = r));
+      },
+      releaseLeader: async () => undefined,
+    });
+    k.guard(20_000);
+    await clock.advance(15_000);
+    const fence = k.check();
+    // The agent renews late (or a restarted agent takes the lock) while the stop is under way.
+    k.guard(20_000);
+    finishStop(true);
+    await fence;
+    expect(k.state).to.equal('guarding');
+    server.primary = true;
+    await clock.advance(1000);
+    await k.check();
+    expect(calls).to.deep.equal(['stop immediate']);
+    // That lock is guarded like any other: not renewed, it is fenced in its turn.
+    await clock.advance(14_100);
+    const second = k.check();
+    finishStop(true);
+    await second;
+    expect(calls).to.deep.equal(['stop immediate', 'stop immediate']);
+    expect(k.state).to.equal('fenced');
+  });
+
+  it('a check reading the server when a new lock arrives does not fence the primary started under that lock', async () => {
+    const clock = new FakeClock(1_000_000);
+    const calls: string[] = [];
+    let answer: (primary: boolean) => void = () => {};
+    let reading = false;
+    const k = new FenceKeeper({
+      primaryRunning: () => {
+        reading = true;
+        return new Promise<boolean>((r) => (answer = r));
+      },
+      clock,
+      logger: new MemoryLogger(),
+      watchdog: new FakeWatchdog({ clock }),
+      safetyMarginMs: 5000,
+      stopDatabase: async (mode) => {
+        calls.push(`stop ${mode}`);
+        return true;
+      },
+      releaseLeader: async () => undefined,
+    });
+    k.guard(20_000);
+    await clock.advance(15_000);
+    await k.check();
+    expect(calls).to.deep.equal(['stop immediate']);
+    // Fenced, no lock: the next check reads the server; the agent takes the lock meanwhile and starts a primary.
+    const check = k.check();
+    expect(reading).to.equal(true);
+    k.guard(20_000);
+    answer(true);
+    await check;
+    expect(calls).to.deep.equal(['stop immediate']);
+    expect(k.state).to.equal('guarding');
+  });
 });
