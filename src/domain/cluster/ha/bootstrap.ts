@@ -1,6 +1,6 @@
 import { decision, type Action, type Decision } from './decision.js';
 import { stateText } from '../model/states.js';
-import { BOOTSTRAP_ROLLBACK } from './maintenance.js';
+import { bootstrapRollback } from './bootstrap-leftovers.js';
 import { bootstrapStandbyCluster } from './standby-cluster.js';
 import { startTimeoutMs, watchdogTimeoutSeconds, type TickContext } from './tick-context.js';
 
@@ -45,11 +45,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
     ];
     return decision('bootstrapping a new cluster', actions, {
       job: 'bootstrap',
-      rollback: {
-        fromIndex: 1,
-        untilIndex: actions.length,
-        actions: [...BOOTSTRAP_ROLLBACK],
-      },
+      rollback: bootstrapRollback(actions),
     });
   }
   const seen = ctx.input.memory.initializeSeen;

@@ -1,3 +1,4 @@
+import { finishBootstrap } from './bootstrap-leftovers.js';
 import { decision, type Action, type Decision } from './decision.js';
 import { demoteImmediate, releaseLock } from './demote.js';
 import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
@@ -33,6 +34,9 @@ export function leaderTick(ctx: TickContext): Decision {
   const actions: Action[] = [...base];
   const messages: string[] = [`no action: I am ${ctx.me}, the leader with the lock`];
   const wakeAt = applyLeaderStep(step, actions, messages);
+  const leftovers = finishBootstrap(ctx);
+  actions.push(...leftovers.actions);
+  messages.push(...leftovers.messages);
   const status = leaderStatus(ctx);
   actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: status.slots, retainSlots: status.retainSlots }, ...status.remember);
   actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...leaderSlotActions(ctx));

@@ -1,7 +1,8 @@
 import type { StandbyClusterConfig } from '../config/config.js';
 import { decision, type Action, type Decision, type UpstreamRef } from './decision.js';
 import { activeFailoverKey } from './failover-key.js';
-import { BOOTSTRAP_ROLLBACK, configureBeforeStart, FRESH_DATA } from './maintenance.js';
+import { bootstrapRollback } from './bootstrap-leftovers.js';
+import { configureBeforeStart, FRESH_DATA } from './maintenance.js';
 import { startTimeoutMs, watchdogTimeoutSeconds, type TickContext } from './tick-context.js';
 import { disarmIfActive } from './watchdog-policy.js';
 
@@ -169,11 +170,7 @@ export function bootstrapStandbyCluster(ctx: TickContext, sc: StandbyClusterConf
   ];
   return decision(`bootstrapping a new standby cluster from ${remote?.name ?? 'a backup (create_replica_methods)'}`, actions, {
     job: 'bootstrap',
-    rollback: {
-      fromIndex: 1,
-      untilIndex: actions.length,
-      actions: [...BOOTSTRAP_ROLLBACK],
-    },
+    rollback: bootstrapRollback(actions),
   });
 }
 

@@ -1,3 +1,4 @@
+import { finishBootstrap } from './bootstrap-leftovers.js';
 import type { StandbyClusterConfig } from '../config/config.js';
 import { decision, type Action, type Decision } from './decision.js';
 import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
@@ -35,6 +36,9 @@ export function standbyLeaderTick(ctx: TickContext, sc: StandbyClusterConfig): D
   const actions: Action[] = [{ type: 'refreshLeader' }, ...disarmIfActive(ctx)];
   const messages: string[] = [`no action: I am ${ctx.me}, the standby leader with the lock, following ${source}`];
   const wakeAt = applyLeaderStep(step, actions, messages);
+  const leftovers = finishBootstrap(ctx);
+  actions.push(...leftovers.actions);
+  messages.push(...leftovers.messages);
   const status = leaderStatus(ctx);
   actions.push(
     { type: 'writeStatus', optime: ctx.myWal ?? 0, slots: status.slots, retainSlots: status.retainSlots },

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { DcsUnavailableError } from '../../../../../src/domain/errors.js';
 import { SimCluster } from '../../../../sim/sim-cluster.js';
 
 describe('HA scenarios: bootstrap', () => {
@@ -17,6 +18,27 @@ describe('HA scenarios: bootstrap', () => {
     expect(view.config?.value).to.deep.include({ ttl: 30, loop_wait: 10 });
     expect(view.members.map((m) => m.name)).to.deep.equal(['node1', 'node2', 'node3']);
     for (const n of sim.nodes.values()) expect(n.db.systemIdentifier).to.equal(leader.db.systemIdentifier);
+  });
+
+  it('a bootstrap whose configuration write fails after the server started keeps its data and its lead; the leader writes the configuration later', async () => {
+    sim = new SimCluster({ names: ['node1'], verboseLogs: true });
+    const n = sim.node('node1');
+    n.startAgent();
+    const store = n.dcs;
+    const write = store.writeConfig.bind(store);
+    let calls = 0;
+    store.writeConfig = async (...args) => {
+      if (calls++ === 0) throw new DcsUnavailableError('etcd put config: no answer within 5000 ms');
+      return write(...args);
+    };
+    await sim.until(() => sim.view().config !== null, 60_000, 'the configuration written');
+    expect(n.logger.lines.some((l) => l.msg.startsWith('bootstrap failed')), 'the bootstrap job failed at the configuration').to.equal(true);
+    const sysid = sim.view().initialize;
+    expect(sysid).to.be.a('string').and.not.equal('');
+    expect(n.db.systemIdentifier, 'the same data directory: not removed, not created again').to.equal(sysid);
+    expect(sim.leaderKey()).to.equal('node1');
+    expect(sim.primary()?.name).to.equal('node1');
+    expect(sim.view().config?.value).to.deep.include({ ttl: 30 });
   });
 });
 

@@ -17,6 +17,30 @@ describe('decide(): bootstrap', () => {
     expect(d.rollback?.fromIndex).to.equal(1);
   });
 
+  it('a failure is undone (data removed, claim dropped) up to the start only: once the server ran read-write under the key, what failed after is finished by the leader', () => {
+    const d = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false) }));
+    expect(d.rollback?.untilIndex).to.equal(types(d).indexOf('start') + 1);
+    expect(d.rollback!.actions.map((a) => a.type)).to.include('removeData');
+  });
+
+  it('the leader finishes what a failed bootstrap left: the system identifier in the empty initialize key, the missing configuration', () => {
+    const unfinished = decide(leaderInput({ cluster: cluster('node1', { initialize: '', config: null }) }));
+    expect(types(unfinished)).to.include.members(['writeInitialize', 'writeConfig']);
+    expect(unfinished.actions.find((a) => a.type === 'writeConfig')).to.deep.include({ value: { ttl: 30 } });
+    expect(unfinished.message).to.contain('system identifier').and.to.contain('configuration');
+    const configOnly = decide(leaderInput({ cluster: cluster('node1', { config: null }) }));
+    expect(types(configOnly)).to.include('writeConfig').and.not.include('writeInitialize');
+    const finished = decide(leaderInput({ cluster: cluster('node1') }));
+    expect(types(finished)).to.not.include.members(['writeInitialize']);
+    expect(types(finished)).to.not.include('writeConfig');
+  });
+
+  it('a stopped node whose bootstrap failed after the start (its data and the initialize key kept) starts its server again, not a copy', () => {
+    const d = decide(input({ node: settings({ name: 'node1' }), cluster: cluster(null, { config: null, members: [member('node1')] }), facts: stopped() }));
+    expect(types(d)).to.not.include.members(['createReplica', 'removeData']);
+    expect(types(d)).to.include('start');
+  });
+
   it('nofailover nodes and unusable required watchdogs never bootstrap', () => {
     expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false), node: settings({ tags: { nofailover: true } }) })))).to.deep.equal([]);
   });

@@ -244,6 +244,12 @@ describe('decide(): a standby cluster', () => {
       expect(action(d, 'createReplica')).to.deep.equal({ type: 'createReplica', source: { name: 'remote 10.0.0.9:5433', connUrl: REMOTE } });
       expect(action(d, 'start')).to.deep.include({ standby: true, slotName: 'dc2' });
       expect(d.rollback!.actions.map((a) => a.type)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'removeData', 'deleteInitialize']);
+      expect(d.rollback!.untilIndex, 'undone up to the start only').to.equal(types(d).indexOf('start') + 1);
+    });
+
+    it('the standby leader finishes what a failed bootstrap left: the initialize key and the configuration', () => {
+      const d = decide(standbyLeader({ cluster: { ...standbyCluster(), initialize: '', config: null } }));
+      expect(types(d)).to.include.members(['writeInitialize', 'writeConfig']);
     });
 
     it('an archive-only standby cluster is created by the create_replica_methods that need no server', () => {

@@ -1,0 +1,34 @@
+import type { Action } from './decision.js';
+import { BOOTSTRAP_ROLLBACK } from './maintenance.js';
+import type { TickContext } from './tick-context.js';
+
+/**
+ * A failed bootstrap is undone (server stopped, key released, its own new data directory
+ * removed, claim dropped) only up to and including the server's start: from then on it runs
+ * read-write under the leader key, clients may have written to it, and the initialize key may
+ * already name its system identifier. A later step that fails (the DCS did not answer) is
+ * finished by the leader's own ticks instead (finishBootstrap).
+ */
+export function bootstrapRollback(actions: readonly Action[]): { fromIndex: number; untilIndex: number; actions: Action[] } {
+  const started = actions.findIndex((a) => a.type === 'start');
+  return { fromIndex: 1, untilIndex: started < 0 ? actions.length : started + 1, actions: [...BOOTSTRAP_ROLLBACK] };
+}
+
+/**
+ * What a bootstrap that failed after its server started left undone, for the member holding
+ * the leader key to finish: the system identifier in the claimed (still empty) initialize key,
+ * and the bootstrap configuration when the cluster has none.
+ */
+export function finishBootstrap(ctx: TickContext): { readonly actions: Action[]; readonly messages: string[] } {
+  const actions: Action[] = [];
+  const messages: string[] = [];
+  if (ctx.cluster.initialize === '') {
+    actions.push({ type: 'writeInitialize' });
+    messages.push('recording the system identifier the bootstrap did not write');
+  }
+  if (ctx.cluster.config === null) {
+    actions.push({ type: 'writeConfig', value: ctx.input.local.bootstrapDcs });
+    messages.push('writing the bootstrap configuration the cluster lacks');
+  }
+  return { actions, messages };
+}
