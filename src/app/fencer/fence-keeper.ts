@@ -128,7 +128,8 @@ export class FenceKeeper {
         this.stateNow = 'guarding';
         logger.info('the agent reported a lock deadline during the fence: guarding it', { remaining_ms: Math.round(renewed - this.deps.clock.now()) });
       }
-      if (release) {
+      // A lock reported during the fence is the member's again (a restarted agent took it): not released.
+      if (release && renewed === null) {
         await this.deps.releaseLeader();
         logger.warn('released the leader lock the dead agent held: failover can start now');
       }

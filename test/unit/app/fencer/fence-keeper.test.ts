@@ -185,4 +185,31 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     expect(calls).to.deep.equal(['stop immediate']);
     expect(k.state).to.equal('guarding');
   });
+
+  it('an agent that died is fenced and its lock released, unless a restarted agent reported a lock of its own during the stop', async () => {
+    const clock = new FakeClock(1_000_000);
+    const calls: string[] = [];
+    let finishStop: (ok: boolean) => void = () => {};
+    const k = new FenceKeeper({
+      primaryRunning: async () => false,
+      clock,
+      logger: new MemoryLogger(),
+      watchdog: new FakeWatchdog({ clock }),
+      safetyMarginMs: 5000,
+      stopDatabase: (mode) => {
+        calls.push(`stop ${mode}`);
+        return new Promise<boolean>((r) => (finishStop = r));
+      },
+      releaseLeader: async () => {
+        calls.push('release');
+      },
+    });
+    k.guard(20_000);
+    const died = k.agentDied();
+    k.guard(20_000);
+    finishStop(true);
+    await died;
+    expect(calls).to.deep.equal(['stop immediate']);
+    expect(k.state).to.equal('guarding');
+  });
 });
