@@ -4,26 +4,31 @@ import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
 import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js';
 import { FenceKeeper } from '../../../../src/app/fencer/fence-keeper.js';
 
-function keeper(opts: { stops?: boolean } = {}) {
+/** A keeper on fakes. `holdStops`: a stop finishes when `ctl.finishStop` is called; `holdReads`: a read of the server answers when `ctl.answer` is. */
+function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolean } = {}) {
   const clock = new FakeClock(1_000_000);
   const watchdog = new FakeWatchdog({ clock });
   const calls: string[] = [];
   const server = { primary: false };
+  const ctl = { finishStop: (_ok: boolean): void => undefined, answer: (_primary: boolean): void => undefined, reads: 0 };
   const k = new FenceKeeper({
-    primaryRunning: async () => server.primary,
+    primaryRunning: () => {
+      ctl.reads++;
+      return opts.holdReads ? new Promise<boolean>((r) => (ctl.answer = r)) : Promise.resolve(server.primary);
+    },
     clock,
     logger: new MemoryLogger(),
     watchdog,
     safetyMarginMs: 5000,
-    stopDatabase: async (mode) => {
+    stopDatabase: (mode) => {
       calls.push(`stop ${mode}`);
-      return opts.stops ?? true;
+      return opts.holdStops ? new Promise<boolean>((r) => (ctl.finishStop = r)) : Promise.resolve(opts.stops ?? true);
     },
     releaseLeader: async () => {
       calls.push('release');
     },
   });
-  return { clock, watchdog, calls, k, server };
+  return { clock, watchdog, calls, k, server, ctl };
 }
 
 describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
@@ -115,28 +120,13 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
   });
 
   it('a lock reported while a fence runs is guarded once PostgreSQL is down: the primary its holder starts next is left running', async () => {
-    const clock = new FakeClock(1_000_000);
-    const calls: string[] = [];
-    const server = { primary: false };
-    let finishStop: (ok: boolean) => void = () => {};
-    const k = new FenceKeeper({
-      primaryRunning: async () => server.primary,
-      clock,
-      logger: new MemoryLogger(),
-      watchdog: new FakeWatchdog({ clock }),
-      safetyMarginMs: 5000,
-      stopDatabase: (mode) => {
-        calls.push(`stop ${mode}`);
-        return new Promise<boolean>((r) => (finishStop = r));
-      },
-      releaseLeader: async () => undefined,
-    });
+    const { clock, calls, k, server, ctl } = keeper({ holdStops: true });
     k.guard(20_000);
     await clock.advance(15_000);
     const fence = k.check();
     // The agent renews late (or a restarted agent takes the lock) while the stop is under way.
     k.guard(20_000);
-    finishStop(true);
+    ctl.finishStop(true);
     await fence;
     expect(k.state).to.equal('guarding');
     server.primary = true;
@@ -146,68 +136,34 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     // That lock is guarded like any other: not renewed, it is fenced in its turn.
     await clock.advance(14_100);
     const second = k.check();
-    finishStop(true);
+    ctl.finishStop(true);
     await second;
     expect(calls).to.deep.equal(['stop immediate', 'stop immediate']);
     expect(k.state).to.equal('fenced');
   });
 
   it('a check reading the server when a new lock arrives does not fence the primary started under that lock', async () => {
-    const clock = new FakeClock(1_000_000);
-    const calls: string[] = [];
-    let answer: (primary: boolean) => void = () => {};
-    let reading = false;
-    const k = new FenceKeeper({
-      primaryRunning: () => {
-        reading = true;
-        return new Promise<boolean>((r) => (answer = r));
-      },
-      clock,
-      logger: new MemoryLogger(),
-      watchdog: new FakeWatchdog({ clock }),
-      safetyMarginMs: 5000,
-      stopDatabase: async (mode) => {
-        calls.push(`stop ${mode}`);
-        return true;
-      },
-      releaseLeader: async () => undefined,
-    });
+    const { clock, calls, k, ctl } = keeper({ holdReads: true });
     k.guard(20_000);
     await clock.advance(15_000);
     await k.check();
     expect(calls).to.deep.equal(['stop immediate']);
     // Fenced, no lock: the next check reads the server; the agent takes the lock meanwhile and starts a primary.
     const check = k.check();
-    expect(reading).to.equal(true);
+    expect(ctl.reads).to.equal(1);
     k.guard(20_000);
-    answer(true);
+    ctl.answer(true);
     await check;
     expect(calls).to.deep.equal(['stop immediate']);
     expect(k.state).to.equal('guarding');
   });
 
   it('an agent that died is fenced and its lock released, unless a restarted agent reported a lock of its own during the stop', async () => {
-    const clock = new FakeClock(1_000_000);
-    const calls: string[] = [];
-    let finishStop: (ok: boolean) => void = () => {};
-    const k = new FenceKeeper({
-      primaryRunning: async () => false,
-      clock,
-      logger: new MemoryLogger(),
-      watchdog: new FakeWatchdog({ clock }),
-      safetyMarginMs: 5000,
-      stopDatabase: (mode) => {
-        calls.push(`stop ${mode}`);
-        return new Promise<boolean>((r) => (finishStop = r));
-      },
-      releaseLeader: async () => {
-        calls.push('release');
-      },
-    });
+    const { calls, k, ctl } = keeper({ holdStops: true });
     k.guard(20_000);
     const died = k.agentDied();
     k.guard(20_000);
-    finishStop(true);
+    ctl.finishStop(true);
     await died;
     expect(calls).to.deep.equal(['stop immediate']);
     expect(k.state).to.equal('guarding');
