@@ -69,8 +69,11 @@ export interface ClusterStore {
   /** Ends this agent's presence at once: its member record and any lock it holds vanish (clean shutdown). Throws DcsUnavailableError. */
   leave(): Promise<void>;
 
-  /** Marks the cluster as being initialized by the caller; false when someone else initializes or initialized it. Throws DcsUnavailableError. */
-  claimInitialize(): Promise<boolean>;
+  /**
+   * Creates the initialize key: empty (the caller initializes the cluster now) or with the
+   * system identifier of data the caller already holds; false when the key exists. Throws DcsUnavailableError.
+   */
+  claimInitialize(systemIdentifier?: string): Promise<boolean>;
   /** Records the new cluster's system identifier. Throws DcsUnavailableError. */
   completeInitialize(systemIdentifier: string): Promise<void>;
   /** Drops a claim that was never completed (the claim with `revision`, or any incomplete one when null). Throws DcsUnavailableError. */

@@ -154,6 +154,14 @@ export function clusterStoreContract(name: string, makeHarness: () => Promise<Cl
       expect(await a.claimInitialize()).to.equal(false);
     });
 
+    it('initialize: a member holding data registers its system identifier in one create, which fails when the key exists', async () => {
+      expect(await a.claimInitialize('7300000000000000002')).to.equal(true);
+      expect((await b.read()).initialize).to.equal('7300000000000000002');
+      expect(await b.claimInitialize('7300000000000000003')).to.equal(false);
+      expect(await b.claimInitialize()).to.equal(false);
+      expect(await b.abandonInitialize(null), 'a registered key is complete').to.equal(false);
+    });
+
     it('configuration: compare-and-set on the revision (null: only when absent; undefined: always)', async () => {
       expect(await a.writeConfig({ ttl: 30 }, null)).to.equal(true);
       expect(await b.writeConfig({ ttl: 40 }, null)).to.equal(false);

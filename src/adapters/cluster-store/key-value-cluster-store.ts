@@ -195,9 +195,9 @@ export class KeyValueClusterStore implements ClusterStore {
     await this.kv.revokeLease();
   }
 
-  async claimInitialize(): Promise<boolean> {
+  async claimInitialize(systemIdentifier = ''): Promise<boolean> {
     this.wrote();
-    return this.kv.create(ClusterKey.initialize, '');
+    return this.kv.create(ClusterKey.initialize, systemIdentifier);
   }
 
   async completeInitialize(systemIdentifier: string): Promise<void> {

@@ -196,7 +196,8 @@ export class ActionRunner {
         lease.extendByFailsafe(ctx.ttlSeconds);
         return;
       case 'createInitialize':
-        if (!(await store.claimInitialize())) throw new ConditionFailed(a.type, 'another member initializes the cluster');
+        // An empty value claims the bootstrap; a system identifier registers data this node already holds.
+        if (!(await store.claimInitialize(a.value))) throw new ConditionFailed(a.type, 'another member initializes the cluster');
         return;
       case 'writeInitialize': {
         const facts = await db.probe();

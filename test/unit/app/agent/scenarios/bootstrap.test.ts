@@ -40,6 +40,28 @@ describe('HA scenarios: bootstrap', () => {
     expect(sim.primary()?.name).to.equal('node1');
     expect(sim.view().config?.value).to.deep.include({ ttl: 30 });
   });
+
+  it('a bootstrap frozen past its lease as it writes the initialize key keeps its data: the claim is abandoned, the data registered, the node leads again', async () => {
+    sim = new SimCluster({ names: ['node1'], verboseLogs: true });
+    const n = sim.node('node1');
+    n.startAgent();
+    const store = n.dcs;
+    const complete = store.completeInitialize.bind(store);
+    let calls = 0;
+    store.completeInitialize = async (sysid) => {
+      if (calls++ > 0) return complete(sysid);
+      // Frozen as the error reaches the job: it resumes only after the lease ran out.
+      queueMicrotask(() => n.freezeAgent());
+      throw new DcsUnavailableError('etcd put initialize: no answer within 5000 ms');
+    };
+    await sim.until(() => calls > 0, 60_000, 'the initialize write');
+    const sysid = n.db.systemIdentifier;
+    await sim.advance(60_000);
+    expect(n.db.isRunning, 'fenced while frozen').to.equal(false);
+    n.thawAgent();
+    await sim.until(() => sim.primary()?.name === 'node1' && sim.view().initialize === sysid, 180_000, 'node1 leading with its data registered');
+    expect(n.db.systemIdentifier, 'the same data directory').to.equal(sysid);
+  });
 });
 
 describe('HA scenarios: a node that waits says for what, once per change', () => {
