@@ -48,6 +48,30 @@ describe('agent: the warden binary and its signals', function () {
     }
   });
 
+  it('all etcd data lost: restarted on its data, the agent registers that data in the initialize key and leads again, nothing recreated', async () => {
+    const files = await writeNodeConfig(etcd, 'itest-wiped');
+    const a = spawnAgent(files, cleanups);
+    await until('the agent to lead', async () => (await fetch(`${a.apiUrl}/primary`)).status === 200, 120_000);
+    const dcs = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-wiped'), retryTimeoutMs: 5000 });
+    try {
+      await until('the bootstrap to finish', async () => ((await dcs.readAll()).get(ClusterKey.initialize)?.value ?? '') !== '' && (await dcs.readAll()).has(ClusterKey.config), 30_000);
+      const sysid = (await dcs.readAll()).get(ClusterKey.initialize)!.value;
+      const pgPid = postmasterPid(a.dataDir);
+      a.child.kill('SIGTERM');
+      expect(await a.exited).to.equal(0);
+      expect(pidAlive(pgPid)).to.equal(false);
+      for (const key of (await dcs.readAll()).keys()) await dcs.delete(key);
+      expect((await dcs.readAll()).size, 'etcd holds nothing of the cluster').to.equal(0);
+      const b = spawnAgent(files, cleanups);
+      await until('the restarted agent to lead', async () => (await fetch(`${b.apiUrl}/primary`)).status === 200, 120_000);
+      await until('the initialize key and configuration registered', async () => (await dcs.readAll()).get(ClusterKey.initialize)?.value === sysid && (await dcs.readAll()).has(ClusterKey.config), 30_000);
+      expect(b.lines.some((l) => l.includes('registering the system identifier'))).to.equal(true);
+      expect(b.lines.some((l) => l.includes('bootstrapping a new cluster')), 'no new cluster over the data').to.equal(false);
+    } finally {
+      await dcs.close();
+    }
+  });
+
   it('a second SIGTERM exits at once, while the clean shutdown is stuck', async () => {
     const a = await startBinary('itest-proc2');
     // A hung etcd keeps the clean shutdown waiting (releasing the leader key), as in a real outage.
