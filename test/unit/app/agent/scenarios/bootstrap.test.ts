@@ -1,6 +1,22 @@
 import { expect } from 'chai';
 import { DcsUnavailableError } from '../../../../../src/domain/errors.js';
+import type { InMemoryClusterStore } from '../../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
 import { SimCluster } from '../../../../sim/sim-cluster.js';
+
+/** Makes the first call of a store write fail as when etcd does not answer (`before` runs first); later calls go through. */
+function failFirstCall(store: InMemoryClusterStore, method: 'writeConfig' | 'completeInitialize', message: string, before = (): void => undefined): { done: boolean } {
+  const state = { done: false };
+  const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
+  Object.assign(store, {
+    [method]: async (...args: unknown[]) => {
+      if (state.done) return original(...args);
+      state.done = true;
+      before();
+      throw new DcsUnavailableError(message);
+    },
+  });
+  return state;
+}
 
 describe('HA scenarios: bootstrap', () => {
   let sim: SimCluster;
@@ -24,13 +40,7 @@ describe('HA scenarios: bootstrap', () => {
     sim = new SimCluster({ names: ['node1'], verboseLogs: true });
     const n = sim.node('node1');
     n.startAgent();
-    const store = n.dcs;
-    const write = store.writeConfig.bind(store);
-    let calls = 0;
-    store.writeConfig = async (...args) => {
-      if (calls++ === 0) throw new DcsUnavailableError('etcd put config: no answer within 5000 ms');
-      return write(...args);
-    };
+    failFirstCall(n.dcs, 'writeConfig', 'etcd put config: no answer within 5000 ms');
     await sim.until(() => sim.view().config !== null, 60_000, 'the configuration written');
     expect(n.logger.lines.some((l) => l.msg.startsWith('bootstrap failed')), 'the bootstrap job failed at the configuration').to.equal(true);
     const sysid = sim.view().initialize;
@@ -45,16 +55,9 @@ describe('HA scenarios: bootstrap', () => {
     sim = new SimCluster({ names: ['node1'], verboseLogs: true });
     const n = sim.node('node1');
     n.startAgent();
-    const store = n.dcs;
-    const complete = store.completeInitialize.bind(store);
-    let calls = 0;
-    store.completeInitialize = async (sysid) => {
-      if (calls++ > 0) return complete(sysid);
-      // Frozen as the error reaches the job: it resumes only after the lease ran out.
-      queueMicrotask(() => n.freezeAgent());
-      throw new DcsUnavailableError('etcd put initialize: no answer within 5000 ms');
-    };
-    await sim.until(() => calls > 0, 60_000, 'the initialize write');
+    // Frozen as the error reaches the job: it resumes only after the lease ran out.
+    const failed = failFirstCall(n.dcs, 'completeInitialize', 'etcd put initialize: no answer within 5000 ms', () => queueMicrotask(() => n.freezeAgent()));
+    await sim.until(() => failed.done, 60_000, 'the initialize write');
     const sysid = n.db.systemIdentifier;
     await sim.advance(60_000);
     expect(n.db.isRunning, 'fenced while frozen').to.equal(false);
