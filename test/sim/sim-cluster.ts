@@ -69,6 +69,8 @@ function freezable<T extends object>(target: T, gate: () => Promise<void>): T {
       return (...args: unknown[]) => {
         const out = (value as (...a: unknown[]) => unknown).apply(obj, args);
         if (!(out instanceof Promise)) return out;
+        // A call that fails while the process is frozen fails for the caller after the thaw, not as an unhandled rejection now.
+        out.catch(() => undefined);
         return gate().then(() => out).then(async (v) => {
           await gate();
           return v;
