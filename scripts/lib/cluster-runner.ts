@@ -265,12 +265,19 @@ export class ClusterRunner {
    */
   async waitHealthy(timeoutMs: number, names: readonly string[] = this.layout.nodes.map((n) => n.name), leaderRole: 'primary' | 'standby_leader' = 'primary'): Promise<string> {
     const what = leaderRole === 'primary' ? 'a primary' : 'a standby leader';
-    return waitFor(`${what} and ${names.length - 1} streaming replicas`, timeoutMs, async () => {
-      const docs = await Promise.all(names.map(async (n) => [n, await this.nodeStatus(n)] as const));
-      const primaries = docs.filter(([, d]) => d?.role === leaderRole && d.state === 'running');
-      const replicas = docs.filter(([, d]) => d?.role === 'replica' && d.state === 'running' && d.replication_state === 'streaming');
-      return primaries.length === 1 && replicas.length === names.length - 1 ? primaries[0]![0] : undefined;
-    }, 500);
+    let seen = 'no answer yet';
+    try {
+      return await waitFor(`${what} and ${names.length - 1} streaming replicas`, timeoutMs, async () => {
+        const docs = await Promise.all(names.map(async (n) => [n, await this.nodeStatus(n)] as const));
+        seen = docs.map(([n, d]) => `${n}: ${d ? `${d.role} ${d.state}${d.replication_state ? ` ${d.replication_state}` : ''}${d['waiting_for'] ? ` (waiting for ${String(d['waiting_for'])})` : ''}` : 'no answer'}`).join('; ');
+        const primaries = docs.filter(([, d]) => d?.role === leaderRole && d.state === 'running');
+        const replicas = docs.filter(([, d]) => d?.role === 'replica' && d.state === 'running' && d.replication_state === 'streaming');
+        return primaries.length === 1 && replicas.length === names.length - 1 ? primaries[0]![0] : undefined;
+      }, 500);
+    } catch (e) {
+      // Says what the nodes looked like last, so a CI log shows which one was stuck and how.
+      throw new Error(`${(e as Error).message}; last seen: ${seen}`);
+    }
   }
 }
 

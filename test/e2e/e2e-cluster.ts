@@ -1,8 +1,8 @@
-import { mkdtempSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import type { Context } from 'mocha';
+import type { Context, Runnable } from 'mocha';
 import pg from 'pg';
 import { nodeConfigPath, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
 import { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
@@ -51,7 +51,11 @@ export function e2eFolders(layout: ClusterLayout): string[] {
 
 /** Whether a test of the suite whose after-hook runs with `ctx` failed. */
 export function suiteFailed(ctx: Context): boolean {
-  return ctx.test?.parent?.tests.some((t) => t.state === 'failed') ?? false;
+  const suite = ctx.test?.parent;
+  if (!suite) return false;
+  // A failed "before all" hook (the cluster never came up) counts: mocha marks the hook, not the tests.
+  const hooks = [...((suite as unknown as { _beforeAll?: Runnable[] })._beforeAll ?? []), ...((suite as unknown as { _beforeEach?: Runnable[] })._beforeEach ?? [])];
+  return [...suite.tests, ...hooks].some((t) => t.state === 'failed');
 }
 
 /**
@@ -62,11 +66,22 @@ export function suiteFailed(ctx: Context): boolean {
 export async function disposeE2eCluster(runner: ClusterRunner, keep = false): Promise<void> {
   await runner.down();
   const folders = e2eFolders(runner.layout);
+  if (keep) printLogTails(runner.layout);
   if (keep || process.env['WARDEN_KEEP_E2E'] === '1') {
     console.error(`kept ${folders.join(' and ')} (logs under ${join(runner.layout.dir, 'logs')})`);
     return;
   }
   for (const f of folders) rmSync(f, { recursive: true, force: true });
+}
+
+/** The last lines of each agent's log, for a failed suite: CI keeps the test output, not the machine's folders. */
+function printLogTails(layout: ClusterLayout, lines = 25): void {
+  for (const n of layout.nodes) {
+    const file = join(layout.dir, 'logs', `${n.name}.log`);
+    if (!existsSync(file)) continue;
+    const tail = readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines);
+    console.error(`--- last ${tail.length} lines of ${n.name}'s log ---\n${tail.join('\n')}`);
+  }
 }
 
 /** JSON request to one agent. */

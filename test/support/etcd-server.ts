@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
+import { freePort as reservedPort } from './free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -67,18 +67,8 @@ process.once('exit', () => {
   for (const s of live) s.killNow();
 });
 
-/** A free TCP port on 127.0.0.1 (the OS picks it; we release it right away for etcd). */
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error('no free port'))));
-    });
-  });
-}
+/** A free TCP port on 127.0.0.1 for etcd. */
+export const freeLoopbackPort = reservedPort;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -7,7 +7,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, appendFile, chown, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort as reservedPort } from './free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -75,20 +75,7 @@ export async function assertPostgresBinaries(): Promise<void> {
 }
 
 /** A free TCP port on 127.0.0.1 (never 5432). */
-export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const srv = createServer();
-      srv.once('error', reject);
-      srv.listen(0, '127.0.0.1', () => {
-        const addr = srv.address();
-        const p = typeof addr === 'object' && addr ? addr.port : 0;
-        srv.close(() => resolve(p));
-      });
-    });
-    if (port !== 5432 && port !== 0) return port;
-  }
-}
+export const freePort = reservedPort;
 
 /** Runs a PostgreSQL binary as the server OS user (via runuser when root). */
 export function runPg(bin: string, args: readonly string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<string> {
