@@ -76,6 +76,12 @@ export interface ClusterStore {
   claimInitialize(systemIdentifier?: string): Promise<boolean>;
   /** Records the new cluster's system identifier. Throws DcsUnavailableError. */
   completeInitialize(systemIdentifier: string): Promise<void>;
+  /**
+   * Puts the system identifier of data this node holds in place of the abandoned empty claim
+   * at `revision`, in one write: there is no moment without the key in which an empty node could
+   * claim a new bootstrap. False when the key changed. Throws DcsUnavailableError.
+   */
+  replaceInitialize(systemIdentifier: string, revision: string): Promise<boolean>;
   /** Drops a claim that was never completed (the claim with `revision`, or any incomplete one when null). Throws DcsUnavailableError. */
   abandonInitialize(revision: string | null): Promise<boolean>;
 

@@ -162,6 +162,18 @@ export function clusterStoreContract(name: string, makeHarness: () => Promise<Cl
       expect(await b.abandonInitialize(null), 'a registered key is complete').to.equal(false);
     });
 
+    it('initialize: a member holding data replaces an abandoned claim of a known revision in one write, and nothing else', async () => {
+      expect(await a.claimInitialize()).to.equal(true);
+      const claimed = await b.read();
+      expect(await b.replaceInitialize('7300000000000000004', '999999'), 'another revision').to.equal(false);
+      expect(await b.replaceInitialize('7300000000000000004', claimed.initializeRevision!)).to.equal(true);
+      const replaced = await a.read();
+      expect(replaced.initialize).to.equal('7300000000000000004');
+      expect(await a.replaceInitialize('7300000000000000005', claimed.initializeRevision!), 'the claim it replaced is gone').to.equal(false);
+      expect(await a.abandonInitialize(null), 'a registered key is complete').to.equal(false);
+      expect((await b.read()).initialize).to.equal('7300000000000000004');
+    });
+
     it('configuration: compare-and-set on the revision (null: only when absent; undefined: always)', async () => {
       expect(await a.writeConfig({ ttl: 30 }, null)).to.equal(true);
       expect(await b.writeConfig({ ttl: 40 }, null)).to.equal(false);

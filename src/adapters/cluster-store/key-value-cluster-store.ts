@@ -205,6 +205,10 @@ export class KeyValueClusterStore implements ClusterStore {
     await this.kv.put(ClusterKey.initialize, systemIdentifier);
   }
 
+  replaceInitialize(systemIdentifier: string, revision: string): Promise<boolean> {
+    return this.put(ClusterKey.initialize, systemIdentifier, revision);
+  }
+
   async abandonInitialize(revision: string | null): Promise<boolean> {
     this.wrote();
     return this.kv.delete(ClusterKey.initialize, revision === null ? { value: '' } : { revision });

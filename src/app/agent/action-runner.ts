@@ -196,8 +196,11 @@ export class ActionRunner {
         lease.extendByFailsafe(ctx.ttlSeconds);
         return;
       case 'createInitialize':
-        // An empty value claims the bootstrap; a system identifier registers data this node already holds.
-        if (!(await store.claimInitialize(a.value))) throw new ConditionFailed(a.type, 'another member initializes the cluster');
+        // An empty value claims the bootstrap; a system identifier registers data this node already holds
+        // (in place of an abandoned claim when `replacing` names its revision).
+        if (!(await (a.replacing === undefined ? store.claimInitialize(a.value) : store.replaceInitialize(a.value, a.replacing)))) {
+          throw new ConditionFailed(a.type, 'another member initializes the cluster');
+        }
         return;
       case 'writeInitialize': {
         const facts = await db.probe();

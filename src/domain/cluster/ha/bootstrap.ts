@@ -15,9 +15,9 @@ const BOOTSTRAPPING_STATES = new Set([stateText('initdb'), stateText('custom_boo
  * value; the winner runs initdb, takes the leader key, starts read-write, then writes the
  * system identifier and the `bootstrap.dcs` configuration. Losers wait for a leader and
  * then clone it. A node that already holds data (the DCS was wiped) registers its system
- * identifier instead. An empty key whose bootstrapper vanished (no leader, no member
- * bootstrapping for a whole ttl) is deleted so the race can run again. A new standby cluster
- * copies the remote primary instead of running initdb (see bootstrapStandbyCluster).
+ * identifier instead. An empty key whose bootstrapper vanished is replaced or deleted (see
+ * abandonedClaim). A new standby cluster copies the remote primary instead of running
+ * initdb (see bootstrapStandbyCluster).
  */
 export function bootstrapDecision(ctx: TickContext): Decision {
   const init = ctx.cluster.initialize;
@@ -48,13 +48,30 @@ export function bootstrapDecision(ctx: TickContext): Decision {
       rollback: bootstrapRollback(actions),
     });
   }
+  return abandonedClaim(ctx) ?? waiting('the member that took the initialize key to finish bootstrapping the cluster');
+}
+
+/**
+ * An empty initialize key nobody works on (no leader, no member bootstrapping) for a ttl
+ * (the loop tracks since when it sees this revision of it: memory.initializeSeen). A node
+ * with data (e.g. the bootstrapper itself, whose initialize write failed after its server
+ * started and whose lock then went) registers that data in place of the claim, in one
+ * write; an empty node deletes the claim, but only after a second ttl, so a node with data
+ * gets there first and no new cluster is created beside it.
+ */
+function abandonedClaim(ctx: TickContext): Decision | null {
   const seen = ctx.input.memory.initializeSeen;
-  const someoneBootstrapping = ctx.cluster.members.some((m) => m.name !== ctx.me && BOOTSTRAPPING_STATES.has(m.state));
-  // The loop tracks since when it sees this revision of the empty key (memory.initializeSeen).
-  if (!someoneBootstrapping && seen && ctx.now - seen.since > ctx.ttlMs) {
-    return decision('the bootstrap in progress was abandoned: deleting the empty initialize key', [{ type: 'deleteInitialize', revision: seen.revision }]);
+  if (!seen || ctx.cluster.members.some((m) => m.name !== ctx.me && BOOTSTRAPPING_STATES.has(m.state))) return null;
+  const facts = ctx.facts;
+  const unchangedMs = ctx.now - seen.since;
+  if (facts.initialized) {
+    if (unchangedMs <= ctx.ttlMs || facts.systemIdentifier === null) return null;
+    const actions: Action[] = [{ type: 'createInitialize', value: facts.systemIdentifier, replacing: seen.revision }];
+    if (ctx.cluster.config === null) actions.push({ type: 'writeConfig', value: ctx.input.local.bootstrapDcs });
+    return decision(`the bootstrap in progress was abandoned: registering the system identifier ${facts.systemIdentifier} of the local data in its place`, actions);
   }
-  return waiting('the member that took the initialize key to finish bootstrapping the cluster');
+  if (unchangedMs <= 2 * ctx.ttlMs) return null;
+  return decision('the bootstrap in progress was abandoned: deleting the empty initialize key', [{ type: 'deleteInitialize', revision: seen.revision }]);
 }
 
 /** A decision to wait, saying for what (on /node, and in the log once per change). */

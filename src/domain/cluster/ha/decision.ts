@@ -220,8 +220,11 @@ export type Action =
   | { readonly type: 'releaseLeader' }
   /** Stop believing we hold the lock (a demotion without access to the key). */
   | { readonly type: 'forgetLock' }
-  /** Atomic create of the initialize key (`''` while bootstrapping, else a system identifier); fails when it exists. */
-  | { readonly type: 'createInitialize'; readonly value: string }
+  /**
+   * Atomic create of the initialize key (`''` while bootstrapping, else a system identifier); fails when it exists.
+   * With `replacing`, an atomic put in place of the abandoned empty claim of that revision instead.
+   */
+  | { readonly type: 'createInitialize'; readonly value: string; readonly replacing?: string }
   /** Writes the new cluster's system identifier (read from the database) into the initialize key. */
   | { readonly type: 'writeInitialize' }
   | { readonly type: 'deleteInitialize'; readonly revision: string | null }

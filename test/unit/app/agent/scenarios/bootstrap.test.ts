@@ -65,6 +65,27 @@ describe('HA scenarios: bootstrap', () => {
     await sim.until(() => sim.primary()?.name === 'node1' && sim.view().initialize === sysid, 180_000, 'node1 leading with its data registered');
     expect(n.db.systemIdentifier, 'the same data directory').to.equal(sysid);
   });
+
+  it('an empty node waiting on that abandoned claim does not bootstrap a second cluster: the node with data registers it first and the empty one clones it', async () => {
+    sim = new SimCluster({ names: ['node1', 'node2'], verboseLogs: true });
+    const n1 = sim.node('node1');
+    const n2 = sim.node('node2');
+    // initdb takes its time, as a real one does: the loop sees the claim while it runs.
+    n1.db.setDelay('initdb', 3000);
+    n1.startAgent();
+    const failed = failFirstCall(n1.dcs, 'completeInitialize', 'etcd put initialize: no answer within 5000 ms', () => queueMicrotask(() => n1.freezeAgent()));
+    await sim.until(() => failed.done, 60_000, 'the initialize write');
+    const sysid = n1.db.systemIdentifier;
+    n2.startAgent();
+    // Longer than a ttl (node1's lock is gone, the claim looks abandoned), shorter than two.
+    await sim.advance(45_000);
+    expect(sim.view().initialize, 'the claim still empty').to.equal('');
+    n1.thawAgent();
+    await sim.until(() => sim.primary()?.name === 'node1' && n2.db.isStreaming, 180_000, 'node1 leading again, node2 streaming from it');
+    expect(sim.view().initialize).to.equal(sysid);
+    expect(n2.db.systemIdentifier, 'node2 cloned node1: no second cluster').to.equal(sysid);
+    expect(n1.logger.lines.some((l) => l.msg.includes(`registering the system identifier ${sysid} of the local data in its place`))).to.equal(true);
+  });
 });
 
 describe('HA scenarios: a node that waits says for what, once per change', () => {

@@ -60,13 +60,30 @@ describe('decide(): bootstrap', () => {
     expect(types(d)).to.deep.equal(['remember', 'configure', 'createReplica', 'start']);
   });
 
-  it('an empty initialize key left by a vanished bootstrapper is deleted after a ttl', () => {
+  it('an empty initialize key left by a vanished bootstrapper is deleted by an empty node after two ttls', () => {
     const boot = { ...EMPTY_CLUSTER, initialize: '' };
-    const memory = { ...EMPTY_MEMORY, initializeSeen: { revision: '4', since: NOW - 60_000 } };
-    const d = decide(input({ cluster: boot, facts: stoppedFacts('stopped', false), memory }));
+    const seenFor = (ms: number) => ({ ...EMPTY_MEMORY, initializeSeen: { revision: '4', since: NOW - ms } });
+    const d = decide(input({ cluster: boot, facts: stoppedFacts('stopped', false), memory: seenFor(60_001) }));
     expect(d.actions).to.deep.equal([{ type: 'deleteInitialize', revision: '4' }]);
-    const young = decide(input({ cluster: boot, facts: stoppedFacts('stopped', false), memory: { ...memory, initializeSeen: { revision: '4', since: NOW - 1000 } } }));
-    expect(types(young)).to.deep.equal([]);
+    for (const ms of [1000, 31_000, 60_000]) {
+      expect(types(decide(input({ cluster: boot, facts: stoppedFacts('stopped', false), memory: seenFor(ms) }))), `${ms} ms`).to.deep.equal([]);
+    }
+  });
+
+  it('a node with data puts its system identifier in place of an abandoned claim after one ttl, in one write', () => {
+    const boot = { ...EMPTY_CLUSTER, initialize: '' };
+    const seenFor = (ms: number) => ({ ...EMPTY_MEMORY, initializeSeen: { revision: '4', since: NOW - ms } });
+    const d = decide(input({ cluster: boot, facts: stopped(), memory: seenFor(31_000) }));
+    expect(d.actions).to.deep.equal([
+      { type: 'createInitialize', value: '7300', replacing: '4' },
+      { type: 'writeConfig', value: { ttl: 30 } },
+    ]);
+    expect(d.message).to.match(/abandoned: registering the system identifier 7300/);
+    expect(types(decide(input({ cluster: boot, facts: stopped(), memory: seenFor(29_000) })))).to.deep.equal([]);
+    const bootstrapping = { ...boot, members: [member('node3', { state: 'initializing new cluster' })] };
+    expect(types(decide(input({ cluster: bootstrapping, facts: stopped(), memory: seenFor(90_000) })))).to.deep.equal([]);
+    const withConfig = decide(input({ cluster: { ...boot, config: { ttl: 30 } as never }, facts: stopped(), memory: seenFor(31_000) }));
+    expect(types(withConfig)).to.deep.equal(['createInitialize']);
   });
 
   it('data of another cluster is never started or led with', () => {
