@@ -64,6 +64,7 @@ db:
     replication: {username: replicator}
   parameters: {unix_socket_directories: ${baseDir}, shared_buffers: 16MB, max_connections: 30, fsync: false}
 watchdog: {mode: off}
+fencer: {socket: ${join(baseDir, 'fencer.sock')}}
 log: {level: warn}
 `,
     );
