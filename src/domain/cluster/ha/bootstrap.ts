@@ -56,8 +56,8 @@ export function bootstrapDecision(ctx: TickContext): Decision {
  * (the loop tracks since when it sees this revision of it: memory.initializeSeen). A node
  * with data (e.g. the bootstrapper itself, whose initialize write failed after its server
  * started and whose lock then went) registers that data in place of the claim, in one
- * write; an empty node deletes the claim, but only after a second ttl, so a node with data
- * gets there first and no new cluster is created beside it.
+ * write; an empty node deletes the claim, but only after a second ttl, so a running node
+ * with data gets there before anyone can create a new cluster beside it.
  */
 function abandonedClaim(ctx: TickContext): Decision | null {
   const seen = ctx.input.memory.initializeSeen;
