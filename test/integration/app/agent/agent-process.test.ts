@@ -72,6 +72,33 @@ describe('agent: the warden binary and its signals', function () {
     }
   });
 
+  it('etcd lost everything but an empty bootstrap claim: restarted on its data, the agent puts its system identifier in place of the claim after a ttl and leads again', async () => {
+    const files = await writeNodeConfig(etcd, 'itest-claimed');
+    const a = spawnAgent(files, cleanups);
+    await until('the agent to lead', async () => (await fetch(`${a.apiUrl}/primary`)).status === 200, 120_000);
+    const dcs = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-claimed'), retryTimeoutMs: 5000 });
+    try {
+      await until('the bootstrap to finish', async () => ((await dcs.readAll()).get(ClusterKey.initialize)?.value ?? '') !== '' && (await dcs.readAll()).has(ClusterKey.config), 30_000);
+      const sysid = (await dcs.readAll()).get(ClusterKey.initialize)!.value;
+      a.child.kill('SIGTERM');
+      expect(await a.exited).to.equal(0);
+      for (const key of (await dcs.readAll()).keys()) await dcs.delete(key);
+      // What a bootstrapper that lost its lock before recording its system identifier leaves.
+      expect(await dcs.create(ClusterKey.initialize, '')).to.equal(true);
+      const claimed = Date.now();
+      const b = spawnAgent(files, cleanups);
+      await until('the claim replaced by the system identifier', async () => (await dcs.readAll()).get(ClusterKey.initialize)?.value === sysid, 90_000);
+      const replacedAfterMs = Date.now() - claimed;
+      await until('the restarted agent to lead', async () => (await fetch(`${b.apiUrl}/primary`)).status === 200, 60_000);
+      console.log(`      abandoned claim replaced ${replacedAfterMs} ms after the agent started (ttl 20)`);
+      expect(replacedAfterMs, 'after one ttl, not two').to.be.within(20_000, 40_000);
+      expect(b.lines.some((l) => l.includes('abandoned: registering the system identifier'))).to.equal(true);
+      expect(b.lines.some((l) => l.includes('bootstrapping a new cluster')), 'no new cluster over the data').to.equal(false);
+    } finally {
+      await dcs.close();
+    }
+  });
+
   it('a second SIGTERM exits at once, while the clean shutdown is stuck', async () => {
     const a = await startBinary('itest-proc2');
     // A hung etcd keeps the clean shutdown waiting (releasing the leader key), as in a real outage.
