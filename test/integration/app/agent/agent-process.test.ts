@@ -4,7 +4,7 @@ import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-
 import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { assertPostgresBinaries, pidAlive } from '../../../support/postgres-server.js';
-import { postmasterPid, spawnAgent, until, writeNodeConfig, type AgentProcess } from './agent-binary.js';
+import { postmasterPid, spawnAgent, until, writeNodeConfig, type AgentProcess, type NodeFiles } from './agent-binary.js';
 
 describe('agent: the warden binary and its signals', function () {
   this.timeout(180_000);
@@ -48,55 +48,50 @@ describe('agent: the warden binary and its signals', function () {
     }
   });
 
-  it('all etcd data lost: restarted on its data, the agent registers that data in the initialize key and leads again, nothing recreated', async () => {
-    const files = await writeNodeConfig(etcd, 'itest-wiped');
+  /**
+   * A one-node cluster that bootstrapped and led, its agent stopped cleanly, then every key of
+   * the cluster deleted from etcd (the runbook's "etcd lost all data"): its files, a client on
+   * the cluster's keys (closed by the cleanups) and the system identifier of the data it left.
+   */
+  async function ledThenWiped(scope: string): Promise<{ files: NodeFiles; dcs: Etcd3KeyValue; sysid: string }> {
+    const files = await writeNodeConfig(etcd, scope);
     const a = spawnAgent(files, cleanups);
     await until('the agent to lead', async () => (await fetch(`${a.apiUrl}/primary`)).status === 200, 120_000);
-    const dcs = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-wiped'), retryTimeoutMs: 5000 });
-    try {
-      await until('the bootstrap to finish', async () => ((await dcs.readAll()).get(ClusterKey.initialize)?.value ?? '') !== '' && (await dcs.readAll()).has(ClusterKey.config), 30_000);
-      const sysid = (await dcs.readAll()).get(ClusterKey.initialize)!.value;
-      const pgPid = postmasterPid(a.dataDir);
-      a.child.kill('SIGTERM');
-      expect(await a.exited).to.equal(0);
-      expect(pidAlive(pgPid)).to.equal(false);
-      for (const key of (await dcs.readAll()).keys()) await dcs.delete(key);
-      expect((await dcs.readAll()).size, 'etcd holds nothing of the cluster').to.equal(0);
-      const b = spawnAgent(files, cleanups);
-      await until('the restarted agent to lead', async () => (await fetch(`${b.apiUrl}/primary`)).status === 200, 120_000);
-      await until('the initialize key and configuration registered', async () => (await dcs.readAll()).get(ClusterKey.initialize)?.value === sysid && (await dcs.readAll()).has(ClusterKey.config), 30_000);
-      expect(b.lines.some((l) => l.includes('registering the system identifier'))).to.equal(true);
-      expect(b.lines.some((l) => l.includes('bootstrapping a new cluster')), 'no new cluster over the data').to.equal(false);
-    } finally {
-      await dcs.close();
-    }
+    const dcs = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', scope), retryTimeoutMs: 5000 });
+    cleanups.push(() => dcs.close());
+    await until('the bootstrap to finish', async () => ((await dcs.readAll()).get(ClusterKey.initialize)?.value ?? '') !== '' && (await dcs.readAll()).has(ClusterKey.config), 30_000);
+    const sysid = (await dcs.readAll()).get(ClusterKey.initialize)!.value;
+    const pgPid = postmasterPid(a.dataDir);
+    a.child.kill('SIGTERM');
+    expect(await a.exited).to.equal(0);
+    expect(pidAlive(pgPid)).to.equal(false);
+    for (const key of (await dcs.readAll()).keys()) await dcs.delete(key);
+    expect((await dcs.readAll()).size, 'etcd holds nothing of the cluster').to.equal(0);
+    return { files, dcs, sysid };
+  }
+
+  it('all etcd data lost: restarted on its data, the agent registers that data in the initialize key and leads again, nothing recreated', async () => {
+    const { files, dcs, sysid } = await ledThenWiped('itest-wiped');
+    const b = spawnAgent(files, cleanups);
+    await until('the restarted agent to lead', async () => (await fetch(`${b.apiUrl}/primary`)).status === 200, 120_000);
+    await until('the initialize key and configuration registered', async () => (await dcs.readAll()).get(ClusterKey.initialize)?.value === sysid && (await dcs.readAll()).has(ClusterKey.config), 30_000);
+    expect(b.lines.some((l) => l.includes('registering the system identifier'))).to.equal(true);
+    expect(b.lines.some((l) => l.includes('bootstrapping a new cluster')), 'no new cluster over the data').to.equal(false);
   });
 
   it('etcd lost everything but an empty bootstrap claim: restarted on its data, the agent puts its system identifier in place of the claim after a ttl and leads again', async () => {
-    const files = await writeNodeConfig(etcd, 'itest-claimed');
-    const a = spawnAgent(files, cleanups);
-    await until('the agent to lead', async () => (await fetch(`${a.apiUrl}/primary`)).status === 200, 120_000);
-    const dcs = new Etcd3KeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'itest-claimed'), retryTimeoutMs: 5000 });
-    try {
-      await until('the bootstrap to finish', async () => ((await dcs.readAll()).get(ClusterKey.initialize)?.value ?? '') !== '' && (await dcs.readAll()).has(ClusterKey.config), 30_000);
-      const sysid = (await dcs.readAll()).get(ClusterKey.initialize)!.value;
-      a.child.kill('SIGTERM');
-      expect(await a.exited).to.equal(0);
-      for (const key of (await dcs.readAll()).keys()) await dcs.delete(key);
-      // What a bootstrapper that lost its lock before recording its system identifier leaves.
-      expect(await dcs.create(ClusterKey.initialize, '')).to.equal(true);
-      const claimed = Date.now();
-      const b = spawnAgent(files, cleanups);
-      await until('the claim replaced by the system identifier', async () => (await dcs.readAll()).get(ClusterKey.initialize)?.value === sysid, 90_000);
-      const replacedAfterMs = Date.now() - claimed;
-      await until('the restarted agent to lead', async () => (await fetch(`${b.apiUrl}/primary`)).status === 200, 60_000);
-      console.log(`      abandoned claim replaced ${replacedAfterMs} ms after the agent started (ttl 20)`);
-      expect(replacedAfterMs, 'after one ttl, not two').to.be.within(20_000, 40_000);
-      expect(b.lines.some((l) => l.includes('abandoned: registering the system identifier'))).to.equal(true);
-      expect(b.lines.some((l) => l.includes('bootstrapping a new cluster')), 'no new cluster over the data').to.equal(false);
-    } finally {
-      await dcs.close();
-    }
+    const { files, dcs, sysid } = await ledThenWiped('itest-claimed');
+    // What a bootstrapper that lost its lock before recording its system identifier leaves.
+    expect(await dcs.create(ClusterKey.initialize, '')).to.equal(true);
+    const claimed = Date.now();
+    const b = spawnAgent(files, cleanups);
+    await until('the claim replaced by the system identifier', async () => (await dcs.readAll()).get(ClusterKey.initialize)?.value === sysid, 90_000);
+    const replacedAfterMs = Date.now() - claimed;
+    await until('the restarted agent to lead', async () => (await fetch(`${b.apiUrl}/primary`)).status === 200, 60_000);
+    console.log(`      abandoned claim replaced ${replacedAfterMs} ms after the agent started (ttl 20)`);
+    expect(replacedAfterMs, 'after one ttl, not two').to.be.within(20_000, 40_000);
+    expect(b.lines.some((l) => l.includes('abandoned: registering the system identifier'))).to.equal(true);
+    expect(b.lines.some((l) => l.includes('bootstrapping a new cluster')), 'no new cluster over the data').to.equal(false);
   });
 
   it('a second SIGTERM exits at once, while the clean shutdown is stuck', async () => {
