@@ -25,9 +25,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
   if (init === null) {
     if (facts.initialized) {
       if (facts.systemIdentifier === null) return waiting('the system identifier of the local data (no initialize key yet)');
-      const actions: Action[] = [{ type: 'createInitialize', value: facts.systemIdentifier }];
-      if (ctx.cluster.config === null) actions.push({ type: 'writeConfig', value: ctx.input.local.bootstrapDcs });
-      return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data`, actions);
+      return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data`, registerLocalData(ctx, facts.systemIdentifier));
     }
     if (ctx.nofailover) return waiting(`another member to bootstrap the cluster: this one is ${ctx.nofailoverReason} and never creates it`);
     if (ctx.watchdogFailed) return waiting('another member to bootstrap the cluster: the watchdog is required here but not usable');
@@ -66,12 +64,23 @@ function abandonedClaim(ctx: TickContext): Decision | null {
   const unchangedMs = ctx.now - seen.since;
   if (facts.initialized) {
     if (unchangedMs <= ctx.ttlMs || facts.systemIdentifier === null) return null;
-    const actions: Action[] = [{ type: 'createInitialize', value: facts.systemIdentifier, replacing: seen.revision }];
-    if (ctx.cluster.config === null) actions.push({ type: 'writeConfig', value: ctx.input.local.bootstrapDcs });
-    return decision(`the bootstrap in progress was abandoned: registering the system identifier ${facts.systemIdentifier} of the local data in its place`, actions);
+    return decision(
+      `the bootstrap in progress was abandoned: registering the system identifier ${facts.systemIdentifier} of the local data in its place`,
+      registerLocalData(ctx, facts.systemIdentifier, seen.revision),
+    );
   }
   if (unchangedMs <= 2 * ctx.ttlMs) return null;
   return decision('the bootstrap in progress was abandoned: deleting the empty initialize key', [{ type: 'deleteInitialize', revision: seen.revision }]);
+}
+
+/**
+ * Registers data this node already holds as the cluster's (in place of the abandoned claim of
+ * revision `replacing`, when given), with the bootstrap configuration when the cluster has none.
+ */
+function registerLocalData(ctx: TickContext, systemIdentifier: string, replacing?: string): Action[] {
+  const actions: Action[] = [{ type: 'createInitialize', value: systemIdentifier, ...(replacing === undefined ? {} : { replacing }) }];
+  if (ctx.cluster.config === null) actions.push({ type: 'writeConfig', value: ctx.input.local.bootstrapDcs });
+  return actions;
 }
 
 /** A decision to wait, saying for what (on /node, and in the log once per change). */
