@@ -6,7 +6,7 @@ import { eligibility, statusWalPosition, type CandidateInfo, type ElectionKind }
 import { takeLeadership } from './promotion.js';
 import { stateText } from '../model/states.js';
 import type { NodeStatus } from '../model/status.js';
-import { quorumReached } from './sync-mode.js';
+import { quorumMemberMayHoldMore, quorumReached } from './sync-mode.js';
 import { failoverPriority } from '../model/topology-tags.js';
 import { electionContext, myStatus, type TickContext } from './tick-context.js';
 
@@ -162,6 +162,9 @@ export function leaderRace(ctx: TickContext): Decision {
     const theirs = position(status);
     if (ahead(theirs, self) && eligibility(candidate(ctx, m), auto).eligible) {
       return backOff(ctx, `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`);
+    }
+    if (ahead(theirs, self) && quorumMemberMayHoldMore(ctx, m.name)) {
+      return backOff(ctx, `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'}) and, a synchronous quorum member, may hold acknowledged commits this node lacks`);
     }
     // Equally good on WAL: the higher failover_priority leads (not a leader that stepped down for a switchover: it leaves the race to the others).
     const c = candidate(ctx, m);

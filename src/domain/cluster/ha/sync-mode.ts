@@ -137,6 +137,18 @@ export function prePromoteSyncActions(ctx: TickContext): Action[] {
 }
 
 /**
+ * Quorum mode: a member of the key's list may hold commits acknowledged by it alone, so one
+ * ahead of a candidate blocks it even when it cannot lead itself (failover_priority 0,
+ * nofailover): the quorum count below assumes the candidate holds all that the members it
+ * sees hold. False outside quorum mode, without a key, and for the primary the key names.
+ */
+export function quorumMemberMayHoldMore(ctx: TickContext, name: string): boolean {
+  const key = ctx.cluster.sync;
+  if (ctx.config.synchronous_mode !== 'quorum' || !key || key.leader === ctx.me) return false;
+  return key.syncStandby.includes(name);
+}
+
+/**
  * Quorum mode: a candidate must see at least `|L| - k + 1` members of the key's list
  * (itself included) so that one of them holds every acknowledged commit; `visible` are the
  * members of L whose /node answered. True outside quorum mode, without a key, and for the

@@ -107,6 +107,23 @@ describe('decide(): the leader race', () => {
     expect(types(decide({ ...base, peers: peers({ node3: null }) }))).to.deep.equal([]);
   });
 
+  it('quorum mode: a member of the key ahead of this node stops it even when that member may not lead', () => {
+    // Found by the simulation (seed 858317281): the primary acknowledged commits with node3's
+    // confirmation alone (ANY 1 of node2, node3); node3 (failover_priority 0) was ahead, and
+    // node2, back from a crash, promoted without them.
+    const sync = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '3' };
+    const base = input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: 'quorum' } });
+    const aheadNoLead = peers({ node3: peerStatus('replica', 6000, { tags: { failover_priority: 0 } }) });
+    const d = decide({ ...base, peers: aheadNoLead });
+    expect(types(d)).to.deep.equal([]);
+    expect(d.message).to.match(/node3 is ahead .* a synchronous quorum member, may hold acknowledged commits this node lacks/);
+    // Not a member of the key: it holds no commit the quorum acknowledged, as outside quorum mode.
+    const notMember = decide({ ...base, cluster: cluster(null, { sync: { ...sync, syncStandby: ['node2'] } }), peers: aheadNoLead });
+    expect(notMember.job, notMember.message).to.equal('promote');
+    const plain = decide(input({ cluster: cluster(null, { sync: { ...sync, quorum: 0 } }), raw: { synchronous_mode: true }, peers: aheadNoLead }));
+    expect(plain.job, plain.message).to.equal('promote');
+  });
+
   it('quorum mode: a member that answers without a data directory (reinitializing) holds no commit, and counts as seen', () => {
     // Found by the simulation (seed 705809295): the only other quorum member was being
     // reinitialized, the old primary was stuck demoting, and no replica ever raced again.
