@@ -68,9 +68,9 @@ describe('package: npm pack, npm install -g of the tarball, the commands and the
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the tarball holds the build, type declarations, LICENSE, README, docs, the default collectors and the systemd units; no tests, sources or maps', () => {
+  it('the tarball holds the build (with the one-file bundle of each command), type declarations, LICENSE, README, docs, the default collectors and the systemd units; no tests, sources or maps', () => {
     const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
-    for (const f of ['LICENSE', 'README.md', 'package.json', 'docs/embedding.md', 'docs/production.md', 'collectors/00-server.yml', 'packaging/systemd/warden.service', 'packaging/systemd/warden-exporter.service', 'dist/index.js', 'dist/index.d.ts', 'dist/testing.d.ts', 'dist/adapters/index.d.ts', 'dist/agent.d.ts', 'dist/app/ctl/main.js', 'bin/warden.js']) {
+    for (const f of ['LICENSE', 'README.md', 'package.json', 'docs/embedding.md', 'docs/production.md', 'collectors/00-server.yml', 'packaging/systemd/warden.service', 'packaging/systemd/warden-exporter.service', 'dist/index.js', 'dist/index.d.ts', 'dist/testing.d.ts', 'dist/adapters/index.d.ts', 'dist/agent.d.ts', 'dist/app/ctl/main.js', 'bin/warden.js', 'dist/app/agent/main.bundle.js', 'dist/app/fencer/main.bundle.js', 'dist/app/exporter/main.bundle.js', 'dist/app/ctl/main.bundle.js']) {
       expect(files, f).to.include(f);
     }
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('src/') || f.startsWith('bench/') || f.endsWith('.map') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).to.deep.equal([]);
