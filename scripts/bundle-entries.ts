@@ -1,7 +1,8 @@
 /**
  * Bundles each compiled command (`dist/app/<entry>.js`) with the modules it imports into
  * `dist/app/<entry>.bundle.js`, minified, beside the compiled file; the launchers in bin/ run
- * the bundle when it is there. Run by `npm run build` after tsc.
+ * the bundle when it is there. Run by `npm run build` after tsc; `--dist DIR` bundles another
+ * compiled copy (the benchmarks').
  *
  * Why: V8 keeps the source text of every module a process loads (Function.prototype.toString
  * needs it) and a bytecode and scope record per module; the agent loads ~300 files. One
@@ -14,7 +15,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'app');
+const distArg = process.argv.indexOf('--dist');
+const dist = join(distArg > 0 ? process.argv[distArg + 1]! : join(dirname(fileURLToPath(import.meta.url)), '..', 'dist'), 'app');
 const ENTRIES = ['agent/main', 'fencer/main', 'exporter/main', 'ctl/main'];
 
 // The bundle is an ES module: CommonJS dependencies inside it call require() for Node's own

@@ -9,7 +9,7 @@ import { onCleanup } from './cleanup.js';
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * Compiles src/ with tsconfig.build.json into a throw-away copy of the package (bin/,
+ * Compiles src/ with tsconfig.build.json (and bundles each command, as the build does) into a throw-away copy of the package (bin/,
  * collectors/, package.json, a link to node_modules) and returns its folder. Its launchers
  * then run the compiled JavaScript, as an installed package does, without the tsx loader
  * that the checkout's launchers use when no dist/ exists. The checkout's own dist/ is left
@@ -31,5 +31,7 @@ export async function compiledCopy(): Promise<string> {
     const out = (e as { stdout?: string }).stdout ?? '';
     if (!out.includes('error TS')) throw e;
   }
+  // The one-file bundles the launchers run, as `npm run build` makes them.
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'scripts', 'bundle-entries.ts'), '--dist', join(dir, 'dist')], { cwd: repoRoot });
   return dir;
 }
