@@ -28,6 +28,7 @@ import { Fencer } from '../../ports/fencer.js';
 import { DisabledFencer } from '../../adapters/fencer/disabled-fencer.js';
 import { FencerClient } from '../../adapters/fencer/fencer-client.js';
 import { defaultFencerSocket } from '../../adapters/fencer/fencer-socket-path.js';
+import { launcherNodeFlags } from './launcher-flags.js';
 import { HaLoop } from './ha-loop.js';
 import { EventLog } from '../../ports/events.js';
 import { CallbackRunner } from '../../ports/callbacks.js';
@@ -167,7 +168,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     return new FencerClient({
       socketPath,
       dataDir: cfg.db.data_dir,
-      spawn: { command: process.execPath, args: [FENCER_LAUNCHER, '-c', resolve(opts.configPath), '--socket', socketPath], logFile: socketPath.replace(/\.sock$/, '') + '.log' },
+      spawn: { command: process.execPath, args: [...launcherNodeFlags(FENCER_LAUNCHER), FENCER_LAUNCHER, '-c', resolve(opts.configPath), '--socket', socketPath], logFile: socketPath.replace(/\.sock$/, '') + '.log' },
       clock: ctx.get<Clock>(Clock),
       logger: ctx.get<Logger>(Logger).child({ component: 'fencer-client' }),
     });
