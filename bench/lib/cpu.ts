@@ -15,3 +15,19 @@ export function cpuTimeMs(pid: number): number | undefined {
     return undefined;
   }
 }
+
+/** A thread's scheduler figures so far (/proc/<pid>/task/<tid>/schedstat), ms: time on a CPU and time runnable but waiting for one. */
+export interface SchedFigures {
+  readonly onCpuMs: number;
+  readonly waitMs: number;
+}
+
+/** The main thread's (tid = pid) scheduler figures; undefined once it is gone or where the kernel keeps none. */
+export function schedFigures(pid: number): SchedFigures | undefined {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return run === undefined || wait === undefined || Number.isNaN(run + wait) ? undefined : { onCpuMs: run / 1e6, waitMs: wait / 1e6 };
+  } catch {
+    return undefined;
+  }
+}
