@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { etcdMembers, fencerSocketPath, nodeConfigPath, nodeHost, nodeYaml, type ClusterLayout, type EtcdMemberLayout, type NodeLayout } from './cluster-layout.js';
 import { isAlive, spawnDetached, stopPid, waitFor } from './processes.js';
+import { launcherNodeFlags } from '../../src/app/agent/launcher-flags.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -12,10 +13,7 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
  * `node bin/warden.js` would skip (docs/performance.md): read from the launcher, so agents the
  * runner starts always run with the flags an installed agent runs with.
  */
-export const AGENT_NODE_FLAGS: readonly string[] = readFileSync(join(repoRoot, 'bin/warden.js'), 'utf8')
-  .split('\n', 1)[0]!
-  .split(/\s+/)
-  .filter((t) => t.startsWith('--'));
+export const AGENT_NODE_FLAGS: readonly string[] = launcherNodeFlags(join(repoRoot, 'bin/warden.js'));
 
 /** PIDs of what the runner started, kept in `<dir>/state.json` so `down` stops exactly those. */
 interface RunnerState {
