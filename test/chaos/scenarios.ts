@@ -296,11 +296,14 @@ const oneEtcdMemberStopped: Fault = async (ctx, primary, obs) => {
 };
 
 /** Five switchovers through the API, each to the next node (in synchronous mode, to the synchronous standby). */
-const repeatedSwitchovers: Fault = async (ctx, primary) => {
+const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
   const faultAt = Date.now();
   const names = ctx.nodes.map((h) => h.name);
   let current = primary;
   const answered: number[] = [];
+  // Per switchover, the request to the candidate's first acknowledged write: an outlier says
+  // which switchover and which node, even when the run passes and its logs are removed.
+  const writing: string[] = [];
   for (let i = 0; i < 5; i++) {
     await waitConverged(ctx.runner, 120_000);
     let candidate = names[(names.indexOf(current) + 1) % names.length]!;
@@ -314,9 +317,11 @@ const repeatedSwitchovers: Fault = async (ctx, primary) => {
     const r = await api(ctx.runner, current, 'POST', '/switchover', { leader: current, candidate });
     if (r.status !== 200) throw new Error(`switchover ${current} -> ${candidate} answered ${r.status}: ${JSON.stringify(r.body)}`);
     answered.push(Date.now() - t0);
+    const firstWrite = await waitFor(`a write on ${candidate}`, 30_000, async () => obs.acks().find((a) => a.node === candidate && a.at >= t0)?.at, 20).catch(() => null);
+    writing.push(`${current}->${candidate} ${firstWrite === null ? 'none in 30 s' : `${firstWrite - t0} ms`}`);
     current = candidate;
   }
-  return { faultAt, healAt: null, notes: [`API answered in ${Math.min(...answered)}-${Math.max(...answered)} ms`] };
+  return { faultAt, healAt: null, notes: [`API answered in ${Math.min(...answered)}-${Math.max(...answered)} ms`, `request to a write on the new primary: ${writing.join(', ')}`] };
 };
 
 /** Every scenario by name, in the order the full suite runs them. */
