@@ -160,11 +160,10 @@ export function leaderRace(ctx: TickContext): Decision {
     // The operator's choice needs no WAL comparison: the old leader handed everything over.
     if (chosen) continue;
     const theirs = position(status);
-    if (ahead(theirs, self) && eligibility(candidate(ctx, m), auto).eligible) {
-      return backOff(ctx, `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`);
-    }
-    if (ahead(theirs, self) && quorumMemberMayHoldMore(ctx, m.name)) {
-      return backOff(ctx, `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'}) and, a synchronous quorum member, may hold acknowledged commits this node lacks`);
+    if (ahead(theirs, self)) {
+      const where = `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`;
+      if (eligibility(candidate(ctx, m), auto).eligible) return backOff(ctx, where);
+      if (quorumMemberMayHoldMore(ctx, m.name)) return backOff(ctx, `${where} and, a synchronous quorum member, may hold acknowledged commits this node lacks`);
     }
     // Equally good on WAL: the higher failover_priority leads (not a leader that stepped down for a switchover: it leaves the race to the others).
     const c = candidate(ctx, m);
