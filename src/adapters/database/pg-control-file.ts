@@ -12,6 +12,11 @@ export interface ControlFile {
   readonly checkpointLsn: number;
   /** "Latest checkpoint's TimeLineID". */
   readonly timeline: number;
+  /**
+   * The settings a hot standby must match at least, as recorded by the server that last wrote
+   * the file (a replica's are its primary's); null for a layout whose offsets are not known.
+   */
+  readonly standbyMinimums: Readonly<Record<string, number>> | null;
 }
 
 /** DBState of a primary that went down cleanly (`shut down`; a replica's is `shut down in recovery`, 2). */
@@ -30,6 +35,43 @@ const CRC32C_TABLE = (() => {
 
 /** The fields read below lie in the first 56 bytes; ControlFileData is 300-400 bytes, its CRC its last field. */
 const FIELDS_END = 56;
+
+/** DBState names as pg_controldata prints them, by value. */
+const STATE_NAMES = ['starting up', 'shut down', 'shut down in recovery', 'shutting down', 'in crash recovery', 'in archive recovery', 'in production'] as const;
+
+/** What pg_controldata calls a DBState value ("unrecognized status code" past the known ones). */
+export function stateName(state: number): string {
+  return STATE_NAMES[state] ?? 'unrecognized status code';
+}
+
+/** True for a cluster that went down cleanly, as a primary or in recovery (pg_rewind needs that). */
+export function shutDownCleanly(cf: ControlFile): boolean {
+  return cf.state === DB_SHUTDOWNED || cf.state === 2;
+}
+
+/**
+ * Where the hot-standby settings sit (MaxConnections and the four ints after it), the same in
+ * pg_control_version 1300 (PostgreSQL 13-16) and 1700 (17): checked on real servers of each.
+ */
+const STANDBY_SETTING_OFFSETS: Readonly<Record<string, number>> = {
+  max_connections: 180,
+  max_worker_processes: 184,
+  max_wal_senders: 188,
+  max_prepared_transactions: 192,
+  max_locks_per_transaction: 196,
+};
+const STANDBY_LAYOUT_VERSIONS: ReadonlySet<number> = new Set([1300, 1700]);
+
+function readStandbyMinimums(buf: Buffer, version: number): Record<string, number> | null {
+  if (!STANDBY_LAYOUT_VERSIONS.has(version) || buf.length < 200) return null;
+  const out: Record<string, number> = {};
+  for (const [name, offset] of Object.entries(STANDBY_SETTING_OFFSETS)) {
+    const v = buf.readInt32LE(offset);
+    if (v < 0) return null;
+    out[name] = v;
+  }
+  return out;
+}
 const MAX_STRUCT = 1024;
 
 /**
@@ -51,9 +93,10 @@ function crcMatches(buf: Buffer): boolean {
 
 /**
  * Reads global/pg_control directly (no pg_controldata process: the agent reads it right after a
- * shutdown, on the switchover's critical path). Only the leading fields are read, whose layout
- * is the same from PostgreSQL 11 (pg_control_version 1100) through 17; null for another
- * version, a checksum that does not match, or a file that cannot be read: the caller then asks
+ * shutdown, on the switchover's critical path, and before every start as a replica; starting a
+ * process costs the agent's event loop a fork of its memory). The leading fields' layout is the
+ * same from PostgreSQL 11 (pg_control_version 1100) through 17; null for another version, a
+ * checksum that does not match, or a file that cannot be read: the caller then asks
  * pg_controldata.
  */
 export async function readControlFile(dataDir: string): Promise<ControlFile | null> {
@@ -67,5 +110,6 @@ export async function readControlFile(dataDir: string): Promise<ControlFile | nu
     state: buf.readUInt32LE(16),
     checkpointLsn: Number(buf.readBigUInt64LE(32)),
     timeline: buf.readUInt32LE(48),
+    standbyMinimums: readStandbyMinimums(buf, version),
   };
 }

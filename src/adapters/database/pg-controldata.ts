@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { readControlFile, shutDownCleanly, stateName } from './pg-control-file.js';
 import { runCommand } from './run-command.js';
 
 /** `key: value` lines of pg_controldata. */
@@ -45,4 +46,32 @@ export function standbyMinimums(cd: ControlData): Record<string, number> {
     if (Number.isInteger(v) && v >= 0) out[name] = v;
   }
   return out;
+}
+
+/** Where a data directory's last server left it: whether it went down cleanly, and the state's name. */
+export interface ShutdownState {
+  readonly clean: boolean;
+  readonly state: string;
+}
+
+/**
+ * The shutdown state of `dataDir`: from global/pg_control when its layout is known, otherwise
+ * from pg_controldata; null when neither can tell.
+ */
+export async function shutdownStateOf(binDir: string, dataDir: string, runAs: string | null): Promise<ShutdownState | null> {
+  const cf = await readControlFile(dataDir);
+  if (cf) return { clean: shutDownCleanly(cf), state: stateName(cf.state) };
+  const cd = await readControlData(binDir, dataDir, runAs).catch(() => null);
+  return cd ? { clean: cleanlyShutDown(cd), state: cd['Database cluster state'] ?? '' } : null;
+}
+
+/**
+ * The hot-standby minimums of `dataDir` (see standbyMinimums): from global/pg_control when its
+ * layout is known, otherwise from pg_controldata; null when neither can tell.
+ */
+export async function standbyMinimumsOf(binDir: string, dataDir: string, runAs: string | null): Promise<Record<string, number> | null> {
+  const cf = await readControlFile(dataDir);
+  if (cf?.standbyMinimums) return { ...cf.standbyMinimums };
+  const cd = await readControlData(binDir, dataDir, runAs).catch(() => null);
+  return cd ? standbyMinimums(cd) : null;
 }

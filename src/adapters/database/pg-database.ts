@@ -15,7 +15,7 @@ import { directoryEntries, emptyDirectory } from './data-directory.js';
 import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from './pg-custom-bootstrap.js';
 import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
 import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
-import { cleanlyShutDown, readControlData, standbyMinimums } from './pg-controldata.js';
+import { readControlData, shutdownStateOf, standbyMinimumsOf } from './pg-controldata.js';
 import { DB_SHUTDOWNED, readControlFile } from './pg-control-file.js';
 import { formatLsn, parseLsn } from '../../domain/cluster/model/lsn.js';
 import { PgCtl } from './pg-ctl.js';
@@ -353,8 +353,8 @@ export class PgDatabase implements Database {
    */
   private async readStandbyMinimums(recovery: RecoveryTarget | null): Promise<void> {
     if (recovery === null) return;
-    const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser).catch(() => null);
-    if (cd) this.minimums = standbyMinimums(cd);
+    const minimums = await standbyMinimumsOf(this.o.binDir, this.o.dataDir, this.o.runAsUser);
+    if (minimums) this.minimums = minimums;
   }
 
   /** Launches the postmaster and waits until it accepts connections; sets `during` then running or `failed`. */
@@ -705,11 +705,9 @@ export class PgDatabase implements Database {
         throw this.fail('rewind_failed', `pg_rewind from ${source.name} refused`, e);
       }
       try {
-        const before = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser).catch(() => null);
-        if (before && !cleanlyShutDown(before)) {
-          this.log.info('target was not shut down cleanly: pg_rewind runs crash recovery first', {
-            state: before['Database cluster state'],
-          });
+        const before = await shutdownStateOf(this.o.binDir, this.o.dataDir, this.o.runAsUser);
+        if (before && !before.clean) {
+          this.log.info('target was not shut down cleanly: pg_rewind runs crash recovery first', { state: before.state });
         }
         await this.clearCrashLeftovers(10_000);
         const recovery = await this.currentRecovery();

@@ -1,7 +1,7 @@
 import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildConninfo, type Endpoint } from './conninfo.js';
-import { cleanlyShutDown, readControlData } from './pg-controldata.js';
+import { shutdownStateOf } from './pg-controldata.js';
 import type { ResolvedPgOptions } from './pg-options.js';
 import { runCommand } from './run-command.js';
 import { pathExists } from './path-exists.js';
@@ -39,8 +39,8 @@ export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promi
   const aside = join(opts.dataDir, STANDBY_SIGNAL_ASIDE);
   let setAside = false;
   if (await pathExists(signal)) {
-    const cd = await readControlData(opts.binDir, opts.dataDir, opts.runAsUser).catch(() => null);
-    if (cd && !cleanlyShutDown(cd)) {
+    const state = await shutdownStateOf(opts.binDir, opts.dataDir, opts.runAsUser);
+    if (state && !state.clean) {
       await rename(signal, aside);
       setAside = true;
     }

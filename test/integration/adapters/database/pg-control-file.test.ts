@@ -20,14 +20,19 @@ async function stopFast(srv: MatrixServer): Promise<void> {
 describe('readControlFile on PostgreSQL 13-17', function () {
   this.timeout(180_000);
   for (const major of MATRIX_VERSIONS) {
-    it(`PostgreSQL ${major}: the system identifier, the state, the last checkpoint and its timeline, running and after a clean shutdown`, async () => {
-      const srv = await startMatrixPrimary(major);
+    it(`PostgreSQL ${major}: the system identifier, the state, the last checkpoint and its timeline, the hot-standby settings, running and after a clean shutdown`, async () => {
+      // Settings away from their defaults, so each is found at its own place.
+      const srv = await startMatrixPrimary(major, { max_connections: 37, max_worker_processes: 9, max_wal_senders: 7, max_prepared_transactions: 3, max_locks_per_transaction: 71 });
       try {
         await srv.sql('CHECKPOINT');
         const [[lsn, tli]] = (await srv.sql('SELECT checkpoint_lsn::text, timeline_id::text FROM pg_control_checkpoint()')) as [[string, string]];
         const [[sysid]] = (await srv.sql('SELECT system_identifier::text FROM pg_control_system()')) as [[string]];
         const running = await readControlFile(srv.dataDir);
-        expect(running).to.deep.equal({ systemIdentifier: sysid, version: running?.version, state: 6, checkpointLsn: parseLsn(lsn), timeline: Number(tli) });
+        const settings = Object.fromEntries(
+          ((await srv.sql(`SELECT name, setting FROM pg_settings WHERE name IN ('max_connections', 'max_worker_processes', 'max_wal_senders', 'max_prepared_transactions', 'max_locks_per_transaction')`)) as [string, string][]).map(([n, v]) => [n, Number(v)]),
+        );
+        expect(settings).to.deep.equal({ max_connections: 37, max_worker_processes: 9, max_wal_senders: 7, max_prepared_transactions: 3, max_locks_per_transaction: 71 });
+        expect(running).to.deep.equal({ systemIdentifier: sysid, version: running?.version, state: 6, checkpointLsn: parseLsn(lsn), timeline: Number(tli), standbyMinimums: settings });
         expect(running!.version).to.equal(major >= 17 ? 1700 : 1300);
         await stopFast(srv);
         const down = await readControlFile(srv.dataDir);

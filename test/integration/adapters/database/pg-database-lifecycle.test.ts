@@ -146,6 +146,21 @@ describe('PgDatabase: configuration, states and crashes (real PostgreSQL 15)', f
     expect((await n.db.probe()).state).to.equal('running');
   });
 
+  it('starts as a standby with a setting lowered below what the control file records: the recorded value is used', async () => {
+    await n.db.configure({ max_prepared_transactions: 5 });
+    await n.db.restart(START_MS); // the control file now records 5, as a primary's WAL would tell its replicas
+    await n.db.stop('fast');
+    await n.db.configure({ max_prepared_transactions: 2 });
+    await n.db.start({ upstream: null, standby: true, timeoutMs: START_MS });
+    expect(await n.db.probe()).to.include({ state: 'running', inRecovery: true });
+    const [row] = await sql<{ max_prepared_transactions: string }>(n, 'SHOW max_prepared_transactions');
+    expect(row!.max_prepared_transactions).to.equal('5');
+    await n.db.promote(START_MS);
+    await n.db.stop('fast');
+    await n.db.configure({});
+    await n.db.start({ upstream: null, timeoutMs: START_MS });
+  });
+
   it('probe answers within 2 s and never throws, even against a hung server', async () => {
     const pid = await postmasterPid(n);
     // a stopped (SIGSTOP) postmaster still holds its port: connections hang
