@@ -24,23 +24,27 @@
  * bin/warden.js with the launcher's V8 flags, or with `--node-args` instead (e.g. to compare
  * flags). `--nice=N` (e.g. `--nice=-10`, as root) runs the benchmark and everything it starts at that
  * scheduling priority: on a machine shared with other work, latencies then show what the
- * measured processes do rather than how long they waited for a core.
+ * measured processes do rather than how long they waited for a core. `--cpu-bursts` loads
+ * bench/lib/cpu-bursts-preload.mjs into the agents and prints, for the quiet switchover, the
+ * longest stretches their main threads ran between two turns of a 1 ms timer: the part of the
+ * event-loop delay that is the agent's own work, without the wait for a CPU.
  *
  *   node --import tsx bench/agent-api.ts [--seconds 40] [--connections 32] [--idle 30]
- *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice=-10]
+ *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice=-10] [--cpu-bursts]
  */
 import { execFile } from 'node:child_process';
-import { getPriority, loadavg, setPriority } from 'node:os';
+import { mkdtempSync } from 'node:fs';
+import { getPriority, loadavg, setPriority, tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { sleep, waitFor } from '../scripts/lib/processes.js';
 import { AGENT_NODE_FLAGS, type ClusterRunner } from '../scripts/lib/cluster-runner.js';
 import { startBaselineServer } from './lib/baseline-server.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { runBenchmark } from './lib/cleanup.js';
-import { schedFigures } from './lib/cpu.js';
+import { readCpuBursts, schedFigures, type CpuBurst } from './lib/cpu.js';
 import { EventLoopPoller, type DelayWindow } from './lib/event-loop-poll.js';
 import { PatroniCluster, patroniInstalled } from './lib/patroni-cluster.js';
 import { atMost, below, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
@@ -60,13 +64,17 @@ const { values } = parseArgs({
     'skip-patroni': { type: 'boolean', default: false },
     'node-args': { type: 'string' },
     nice: { type: 'string', default: '0' },
+    'cpu-bursts': { type: 'boolean', default: false },
   },
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const idleMs = Number(values.idle) * 1000;
 const quietMs = Number(values.quiet) * 1000;
-const nodeArgs = values['node-args']?.split(' ').filter(Boolean);
+const burstsDir = values['cpu-bursts'] ? mkdtempSync(join(tmpdir(), 'warden-bursts-')) : undefined;
+const nodeArgs = burstsDir
+  ? [...(values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS), '--import', `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(burstsDir)}`]
+  : values['node-args']?.split(' ').filter(Boolean);
 /** The agent's event-loop window (EventLoopDelayMonitor's default). */
 const WINDOW_MS = 10_000;
 /** Patroni's private memory measured the same way when the issue was written, for when Patroni is not installed. */
@@ -138,6 +146,24 @@ async function loadWithSwitchover(url: string, pid: number | undefined, switchov
   return { load: result, switchover: sw, from, to: performance.now() };
 }
 
+/** Each agent's CPU stretches (from the preload) that ended between `from` and `to` (epoch ms). */
+function burstsWithin(dir: string, pids: ReadonlyMap<string, number | undefined>, from: number, to: number): Map<string, { bursts: CpuBurst[]; turns: number }> {
+  return new Map(
+    [...pids].map(([n, pid]) => {
+      const recs = pid === undefined ? [] : readCpuBursts(join(dir, `${pid}.jsonl`)).filter((r) => r.at >= from && r.at <= to);
+      return [n, { bursts: recs.filter((r) => r.kind === 'burst'), turns: recs.reduce((s, r) => s + (r.turns ?? 0), 0) }];
+    }),
+  );
+}
+
+function describeBursts(byNode: ReadonlyMap<string, { bursts: CpuBurst[]; turns: number }>, origin: number): string[] {
+  return [...byNode].map(([n, { bursts, turns }]) => {
+    const top = [...bursts].sort((a, b) => b.cpu_ms - a.cpu_ms).slice(0, 5);
+    const over2 = bursts.filter((b) => b.cpu_ms > 2).length;
+    return `${n}: ${turns} turns, ${bursts.length} of at least 1 ms, ${over2} over 2 ms; longest ${top.map((b) => `${fmt(b.cpu_ms)} (wall ${fmt(b.wall_ms)}) at +${fmt((b.at - origin) / 1000)} s`).join(', ') || 'none'}`;
+  });
+}
+
 function describeLoad(p: Phase): string {
   const l = p.load;
   const d = p.delay.length ? `; event loop p99 ${fmt(max(p.delay.map((w) => w.p99)))} ms, max ${fmt(max(p.delay.map((w) => w.max)))} ms` : '';
@@ -171,6 +197,7 @@ await runBenchmark(async () => {
   // Quiet: the HA loop and a switchover (first -> loaded), no HTTP load.
   await waitCaughtUp(runner);
   const q0 = performance.now();
+  const q0Wall = Date.now();
   // How long each agent's main thread was runnable but waited for a CPU over the phase: the
   // event-loop delay counts that time too, and on a small machine it is most of it.
   const sched0 = new Map([...agentPids()].map(([n, pid]) => [n, pid === undefined ? undefined : schedFigures(pid)]));
@@ -181,6 +208,7 @@ await runBenchmark(async () => {
   progress(`quiet switchover ${first} -> ${loaded}: ${quietSwitch.status} in ${quietSwitch.ms.toFixed(0)} ms`);
   await sleep(Math.max(0, quietMs - (performance.now() - q0)));
   const q1 = performance.now();
+  const q1Wall = Date.now();
   const quietSched = [...agentPids()].map(([n, pid]) => {
     const a = sched0.get(n);
     const b = pid === undefined ? undefined : schedFigures(pid);
@@ -190,6 +218,8 @@ await runBenchmark(async () => {
   await sleep(1000);
   const quietDelay = [...pollers.values()].flatMap((p) => p.within(q0, q1, WINDOW_MS));
   progress(`quiet phase: ${quietDelay.length} event-loop windows, p99 up to ${fmt(max(quietDelay.map((w) => w.p99)))} ms, max ${fmt(max(quietDelay.map((w) => w.max)))} ms`);
+  const quietBursts = burstsDir ? burstsWithin(burstsDir, agentPids(), q0Wall, q1Wall) : undefined;
+  if (quietBursts) for (const line of describeBursts(quietBursts, q0Wall)) progress(`quiet phase, main-thread CPU between two 1 ms timer turns: ${line}`);
 
   // Load on `loaded` as primary (/primary), switched over to `first` under load.
   await runner.waitHealthy(180_000);
@@ -298,6 +328,9 @@ await runBenchmark(async () => {
   }
   rows.push(
     { figure: 'event loop, quiet switchover (HA loop only): max of every agent', value: max(quietDelay.map((w) => w.max)), unit: 'ms', goal: atMost(2), note: `p99 up to ${fmt(max(quietDelay.map((w) => w.p99)))} ms; ${quietDelay.length} windows; includes time the OS ran other work: main threads waited for a CPU, ms: ${quietSched.join(', ')}` },
+    ...(quietBursts
+      ? [{ figure: 'main-thread CPU between two event-loop turns, quiet switchover: longest of every agent', value: max([...quietBursts.values()].flatMap((b) => b.bursts.map((x) => x.cpu_ms))), unit: 'ms', goal: atMost(2), note: `time the thread ran, not waited (schedstat around a 1 ms timer); stretches over 2 ms: ${[...quietBursts].map(([n, b]) => `${n} ${b.bursts.filter((x) => x.cpu_ms > 2).length}`).join(', ')}` }]
+      : []),
     { figure: 'event loop, idle (HA loop only): max of every agent', value: max(idleDelay.map((w) => w.max)), unit: 'ms', note: `p99 up to ${fmt(max(idleDelay.map((w) => w.p99)))} ms; ${idleDelay.length} windows` },
   );
   const anon = (m: Map<string, Rss> | undefined, n: string) => m?.get(n)?.anon ?? Number.NaN;

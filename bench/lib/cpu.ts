@@ -31,3 +31,23 @@ export function schedFigures(pid: number): SchedFigures | undefined {
     return undefined;
   }
 }
+
+/** One record of bench/lib/cpu-bursts-preload.mjs: a stretch of main-thread CPU between two timer turns, or a count of turns. */
+export interface CpuBurst {
+  readonly kind: 'burst' | 'turns';
+  /** Epoch ms at the end of the stretch (or of the count). */
+  readonly at: number;
+  readonly cpu_ms: number;
+  readonly wall_ms: number;
+  readonly mono_us?: number;
+  readonly turns?: number;
+}
+
+/** The records a preloaded agent wrote (empty when it wrote none). */
+export function readCpuBursts(path: string): CpuBurst[] {
+  try {
+    return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as CpuBurst);
+  } catch {
+    return [];
+  }
+}
