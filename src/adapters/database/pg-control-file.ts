@@ -21,6 +21,8 @@ export interface ControlFile {
 
 /** DBState of a primary that went down cleanly (`shut down`; a replica's is `shut down in recovery`, 2). */
 export const DB_SHUTDOWNED = 1;
+/** DBState of a server that went down cleanly while in recovery (a replica). */
+const DB_SHUTDOWNED_IN_RECOVERY = 2;
 
 /** CRC-32C (Castagnoli, reflected), the checksum PostgreSQL puts at the end of ControlFileData. */
 const CRC32C_TABLE = (() => {
@@ -33,8 +35,9 @@ const CRC32C_TABLE = (() => {
   return t;
 })();
 
-/** The fields read below lie in the first 56 bytes; ControlFileData is 300-400 bytes, its CRC its last field. */
+/** The leading fields lie in the first 56 bytes (the hot-standby settings further in); ControlFileData is 300-400 bytes, its CRC its last field. */
 const FIELDS_END = 56;
+const MAX_STRUCT = 1024;
 
 /** DBState names as pg_controldata prints them, by value. */
 const STATE_NAMES = ['starting up', 'shut down', 'shut down in recovery', 'shutting down', 'in crash recovery', 'in archive recovery', 'in production'] as const;
@@ -46,7 +49,7 @@ export function stateName(state: number): string {
 
 /** True for a cluster that went down cleanly, as a primary or in recovery (pg_rewind needs that). */
 export function shutDownCleanly(cf: ControlFile): boolean {
-  return cf.state === DB_SHUTDOWNED || cf.state === 2;
+  return cf.state === DB_SHUTDOWNED || cf.state === DB_SHUTDOWNED_IN_RECOVERY;
 }
 
 /**
@@ -72,7 +75,6 @@ function readStandbyMinimums(buf: Buffer, version: number): Record<string, numbe
   }
   return out;
 }
-const MAX_STRUCT = 1024;
 
 /**
  * Finds the CRC that ends ControlFileData: PostgreSQL stores, right after the struct's other
