@@ -8,7 +8,8 @@ import { stateText } from '../model/states.js';
 import type { NodeStatus } from '../model/status.js';
 import { quorumMemberMayHoldMore, quorumReached } from './sync-mode.js';
 import { failoverPriority } from '../model/topology-tags.js';
-import { electionContext, myStatus, type TickContext } from './tick-context.js';
+import { electionContext, myStatus, startTimeoutMs, type TickContext } from './tick-context.js';
+import { cascadeProblem } from '../rules/upstream.js';
 
 /** What the race knows of a peer: its /node document (null: unreachable) and tags. */
 export function candidate(ctx: TickContext, member: Member): CandidateInfo {
@@ -89,6 +90,37 @@ function backOff(ctx: TickContext, why: string): Decision {
   return decision(`not racing for the leader key: ${why}`);
 }
 
+/** The member furthest ahead of this node among those that answer and could feed it WAL as a cascade (null: none). */
+function memberAhead(ctx: TickContext, others: readonly Member[]): Member | null {
+  const self = { tl: ctx.facts.timeline ?? 0, wal: ctx.myWal ?? 0 };
+  let best: { m: Member; at: { tl: number; wal: number } } | null = null;
+  for (const m of others) {
+    const status = ctx.input.peers?.get(m.name) ?? null;
+    if (!status || status.xlog === undefined || status.role !== 'replica') continue;
+    const at = position(status);
+    if (!ahead(at, self) || (best && !ahead(at, best.at)) || cascadeProblem(ctx.cluster, ctx.me, m.name) !== null) continue;
+    best = { m, at };
+  }
+  return best?.m ?? null;
+}
+
+/**
+ * `member` is ahead of this node and this node may not lead without what it holds: quorum mode,
+ * where that member may hold commits acknowledged by it alone and may not lead itself; or this
+ * node lags the last leader by more than maximum_lag_on_failover. This node backs off as before,
+ * and as a replica streams from that member (a cascade) until it holds what that member holds;
+ * then it races as usual. Where that member cannot feed it (not running as a replica, no
+ * address, a cascade cycle), it only waits.
+ */
+function catchUpFrom(ctx: TickContext, member: Member, why: string): Decision {
+  const d = backOff(ctx, why);
+  if (ctx.isPrimary || d.job !== null || !ctx.facts.running || ctx.facts.inRecovery !== true) return d;
+  const problem = cascadeProblem(ctx.cluster, ctx.me, member.name);
+  if (problem !== null) return decision(`${d.message}; cannot stream from it to catch up: ${problem}`);
+  if (ctx.facts.upstreamConnUrl === member.connUrl) return decision(`${d.message}; streaming from it to catch up`);
+  return decision(`${d.message}; streaming from it to catch up`, [{ type: 'follow', upstream: { name: member.name, connUrl: member.connUrl }, timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
+}
+
 /**
  * The leader race of an unlocked cluster (spec: "healthy standby" rules). Every other
  * member's /node is asked in parallel (the loop gathers them on request); this node backs
@@ -139,7 +171,12 @@ export function leaderRace(ctx: TickContext): Decision {
     chosen = false;
     mine = eligibility(self_, electionContext(ctx, kind, false));
   }
-  if (!mine.eligible) return backOff(ctx, mine.detail);
+  if (!mine.eligible) {
+    // Too far behind the last leader, but a member that answers holds more: stream it from that member (it
+    // races itself if it may lead). Once this node holds as much, its lag is that member's.
+    const feeder = mine.reasons.every((r) => r === 'lag_exceeded') ? memberAhead(ctx, others) : null;
+    return feeder ? catchUpFrom(ctx, feeder, mine.detail) : backOff(ctx, mine.detail);
+  }
   // Any node that answers as primary (a member, or a failsafe-kept primary whose member key expired) stops
   // the race; one already shutting down does not (it accepts no new connections).
   for (const [name, status] of ctx.input.peers) {
@@ -163,7 +200,7 @@ export function leaderRace(ctx: TickContext): Decision {
     if (ahead(theirs, self)) {
       const where = `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`;
       if (eligibility(candidate(ctx, m), auto).eligible) return backOff(ctx, where);
-      if (quorumMemberMayHoldMore(ctx, m.name)) return backOff(ctx, `${where} and, a synchronous quorum member, may hold acknowledged commits this node lacks`);
+      if (quorumMemberMayHoldMore(ctx, m.name)) return catchUpFrom(ctx, m, `${where} and, a synchronous quorum member, may hold acknowledged commits this node lacks`);
     }
     // Equally good on WAL: the higher failover_priority leads (not a leader that stepped down for a switchover: it leaves the race to the others).
     const c = candidate(ctx, m);

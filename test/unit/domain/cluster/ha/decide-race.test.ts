@@ -3,7 +3,7 @@ import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import type { Action } from '../../../../../src/domain/cluster/ha/decision.js';
 import type { NodeStatus } from '../../../../../src/domain/cluster/model/status.js';
 import { EMPTY_MEMORY } from '../../../../../src/domain/cluster/ha/decision.js';
-import { cluster, failover, input, NOW, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
+import { cluster, failover, input, member, NOW, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
 
 const unlocked = cluster(null);
 const peers = (over: Record<string, ReturnType<typeof peerStatus> | null> = {}) =>
@@ -67,6 +67,21 @@ describe('decide(): the leader race', () => {
     expect(d.message).to.match(/lag/);
   });
 
+  it('lag above maximum_lag_on_failover: the node streams from a member ahead that answers, then races', () => {
+    // The last leader was at 5000; node3 (which may not lead) got all of it, this node only 4000.
+    const raw = { maximum_lag_on_failover: 100 };
+    const node3 = peerStatus('replica', 5000, { tags: { failover_priority: 0 } });
+    const d = decide(input({ cluster: unlocked, raw, facts: replicaFacts(4000), peers: peers({ node3 }) }));
+    expect(d.message).to.match(/lag .* exceeds maximum_lag_on_failover .*; streaming from it to catch up/);
+    expect(d.job).to.equal('follow');
+    expect(d.actions[0]).to.deep.include({ type: 'follow', upstream: { name: 'node3', connUrl: 'postgres://node3:5432/postgres' } });
+    // While it streams from node3 it waits; holding as much, it is no longer behind and races.
+    expect(types(decide(input({ cluster: unlocked, raw, facts: replicaFacts(4050, 'node3'), peers: peers({ node3 }) })))).to.deep.equal([]);
+    expect(decide(input({ cluster: unlocked, raw, facts: replicaFacts(5000, 'node3'), peers: peers({ node3 }) })).job).to.equal('promote');
+    // Nobody ahead answers as a replica: it only waits.
+    expect(types(decide(input({ cluster: unlocked, raw, facts: replicaFacts(4000), peers: peers({ node3: peerStatus('replica', 3000) }) })))).to.deep.equal([]);
+  });
+
   it('a manual failover to this node with no leader wins despite lag; other nodes wait for the candidate', () => {
     const fk = cluster(null, { failover: failover(null, 'node2') });
     const d = decide(input({ cluster: fk, raw: { maximum_lag_on_failover: 100 }, facts: replicaFacts(4000), peers: peers({ node3: peerStatus('replica', 6000) }) }));
@@ -115,8 +130,20 @@ describe('decide(): the leader race', () => {
     const base = input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: 'quorum' } });
     const aheadNoLead = peers({ node3: peerStatus('replica', 6000, { tags: { failover_priority: 0 } }) });
     const d = decide({ ...base, peers: aheadNoLead });
-    expect(types(d)).to.deep.equal([]);
-    expect(d.message).to.match(/node3 is ahead .* a synchronous quorum member, may hold acknowledged commits this node lacks/);
+    expect(d.message).to.match(/node3 is ahead .* a synchronous quorum member, may hold acknowledged commits this node lacks; streaming from it to catch up/);
+    // It streams from node3 (a cascade, no slot there) to get what node3 holds...
+    expect(d.job).to.equal('follow');
+    expect(d.actions).to.deep.equal([{ type: 'follow', upstream: { name: 'node3', connUrl: 'postgres://node3:5432/postgres' }, timeoutMs: d.actions[0]!.type === 'follow' ? d.actions[0].timeoutMs : 0 }]);
+    // ...waits while it does...
+    const streaming = decide({ ...base, facts: replicaFacts(5000, 'node3'), peers: aheadNoLead });
+    expect(types(streaming)).to.deep.equal([]);
+    expect(streaming.message).to.match(/streaming from it to catch up/);
+    // ...and races once it holds as much.
+    expect(decide({ ...base, facts: replicaFacts(6000, 'node3'), peers: aheadNoLead }).job).to.equal('promote');
+    // Where node3 cannot feed it (not running as a replica), it only waits.
+    const down = decide({ ...base, cluster: cluster(null, { sync, members: ['node1', 'node2', 'node3'].map((n) => member(n, n === 'node3' ? { state: 'stopped' } : {})) }), peers: aheadNoLead });
+    expect(types(down)).to.deep.equal([]);
+    expect(down.message).to.match(/cannot stream from it to catch up: node3 is not running/);
     // Not a member of the key: it holds no commit the quorum acknowledged, as outside quorum mode.
     const notMember = decide({ ...base, cluster: cluster(null, { sync: { ...sync, syncStandby: ['node2'] } }), peers: aheadNoLead });
     expect(notMember.job, notMember.message).to.equal('promote');
