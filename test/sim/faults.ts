@@ -42,9 +42,10 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
 /**
  * Which fault model a schedule draws from: `v1` without agent freezes and with clients writing
  * only to the primary; `v2` every fault; `v3` also random topology tags on the nodes
- * (failover_priority, sync_priority, replicatefrom, nostream).
+ * (failover_priority, sync_priority, replicatefrom, nostream); `v4` also, in one schedule of
+ * four, a maximum_lag_on_failover of a few writes.
  */
-export type FaultModel = 'v1' | 'v2' | 'v3';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4';
 
 const SLOW_OPS: readonly FakeDatabaseOp[] = ['start', 'stop', 'promote', 'checkpoint', 'follow', 'createReplica', 'rewind', 'restart', 'probe'];
 const FAILING_OPS: readonly FakeDatabaseOp[] = ['start', 'promote', 'stop', 'rewind', 'createReplica', 'follow'];
@@ -89,7 +90,7 @@ export class FaultState {
  * Applies one random event to the cluster. Returns a short description for the replay log.
  * Operator commands go where the REST API would put them (failover key, config key, loop).
  */
-export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = 'v3'): Promise<string> {
+export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = 'v4'): Promise<string> {
   const kind = rnd.weighted((model === 'v1' ? EVENT_WEIGHTS_V1 : EVENT_WEIGHTS) as Record<EventKind, number>);
   const nodes = [...sim.nodes.values()];
   const node: SimNode = rnd.pick(nodes);

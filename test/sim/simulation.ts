@@ -70,6 +70,16 @@ function randomTags(seed: number, names: readonly string[]): Record<string, Reco
 }
 
 /** The dynamic config of a schedule: random timings within the rules, random sync and failsafe modes. */
+/**
+ * maximum_lag_on_failover (fault model v4), from a generator of their own so that the other
+ * draws of a seed stay those of v3: in one schedule of four a few writes' worth (a client
+ * writes 256 bytes), so candidates fall behind it and catch up from a member ahead; else 1 GiB.
+ */
+function randomMaxLag(seed: number): number {
+  const rnd = new Random(seed ^ 0x51a9);
+  return rnd.chance(0.25) ? rnd.pick([1024, 4096, 32768]) : 1024 ** 3;
+}
+
 function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
   const loopWait = quick ? 5 : rnd.pick([1, 2, 5]);
   const retry = rnd.pick([3, 5]);
@@ -104,13 +114,14 @@ function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
  */
 export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Promise<ScheduleResult> {
   const rnd = new Random(seed);
-  const model = opts.model ?? 'v3';
+  const model = opts.model ?? 'v4';
   const count = rnd.int(3, 5);
   const names = Array.from({ length: count }, (_, i) => `n${i + 1}`);
   const quick = opts.profile === 'quick';
   const standby = opts.standby === true;
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
-  const tags = model === 'v3' ? randomTags(seed, names) : {};
+  const tags = model === 'v3' || model === 'v4' ? randomTags(seed, names) : {};
+  if (model === 'v4') config['maximum_lag_on_failover'] = randomMaxLag(seed);
   // A node tagged nostream restores the archive: the fake reads what the primary writes when a restore_command is set.
   if (Object.values(tags).some((t) => t['nostream'])) config['db'] = { parameters: { restore_command: 'cp /archive/%f %p' } };
   const stepMs = quick ? 2000 : 500;
@@ -127,7 +138,23 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   // Failsafe mode keeps a primary cut from the DCS until its key expired and one more failsafe round
   // (every loop_wait, plus retry_timeout for its failing DCS read) is refused: one more loop.
   const failsafeExtra = config['failsafe_mode'] ? loopWait + Number(config['retry_timeout']) * 1000 : 0;
-  const bound = ttl + loopWait + failsafeExtra + 2 * stepMs + 1000;
+  const maxLag = Number(config['maximum_lag_on_failover']);
+  const smallLag = maxLag < 1024 ** 3;
+  // Catching up from a member ahead takes a follow job and one more tick.
+  const bound = ttl + loopWait + failsafeExtra + 2 * stepMs + 1000 + (smallLag ? loopWait + 2 * stepMs : 0);
+  /** The furthest of `nodes` by (timeline, WAL) is within maximum_lag_on_failover of the status key's optime. */
+  const withinLag = (nodes: readonly SimNode[]): boolean => {
+    if (!smallLag) return true;
+    const optime = sim.view().status?.optime ?? null;
+    if (optime === null) return true;
+    let best: { tl: number; lsn: number } | null = null;
+    for (const n of nodes) {
+      const tl = n.db.timeline ?? 0;
+      const lsn = n.db.lsn ?? 0;
+      if (!best || tl > best.tl || (tl === best.tl && lsn > best.lsn)) best = { tl, lsn };
+    }
+    return best !== null && optime - best.lsn <= maxLag;
+  };
   // A standby cluster has no synchronous replication of its own.
   const syncOn = !standby && config['synchronous_mode'] !== false;
   const remote = standby ? new FakeDatabase({ name: 'remote', connUrl: REMOTE_CONN_URL, network: sim.network, clock: sim.clock }) : null;
@@ -194,8 +221,10 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     // answers it (one that does not may be that leader, still writing without the DCS).
     const listed = config['failsafe_mode'] ? sim.failsafeMembers() : null;
     const mayRace = (n: SimNode) => !listed || listed.length < 2 || listed.includes(n.name) || listed.every((m) => healthyNodes.some((h) => h.name === m));
-    // A primary is owed only where a healthy node may lead (failover_priority 0 never does).
-    const enough = (syncOn ? healthy === count : healthy * 2 > count) && healthyNodes.some((n) => canLead(tags[n.name] ?? {}) && mayRace(n));
+    // A primary is owed only where a healthy node may lead (failover_priority 0 never does), and
+    // (model v4) where the healthy member furthest ahead, which a candidate behind streams from
+    // first, is within maximum_lag_on_failover of the last leader.
+    const enough = (syncOn ? healthy === count : healthy * 2 > count) && healthyNodes.some((n) => canLead(tags[n.name] ?? {}) && mayRace(n)) && withinLag(healthyNodes);
     // A leader busy with a slow operation keeps its key by design (primary_start_timeout bounds a start).
     const holder = sim.leaderKey();
     const holderBusy = holder !== null && faults.isSlow(holder, sim.clock.now());
