@@ -147,16 +147,18 @@ async function loadWithSwitchover(url: string, pid: number | undefined, switchov
 }
 
 /** Each agent's CPU stretches (from the preload) that ended between `from` and `to` (epoch ms). */
-function burstsWithin(dir: string, pids: ReadonlyMap<string, number | undefined>, from: number, to: number): Map<string, { bursts: CpuBurst[]; turns: number }> {
+type Burst = Extract<CpuBurst, { kind: 'burst' }>;
+
+function burstsWithin(dir: string, pids: ReadonlyMap<string, number | undefined>, from: number, to: number): Map<string, { bursts: Burst[]; turns: number }> {
   return new Map(
     [...pids].map(([n, pid]) => {
       const recs = pid === undefined ? [] : readCpuBursts(join(dir, `${pid}.jsonl`)).filter((r) => r.at >= from && r.at <= to);
-      return [n, { bursts: recs.filter((r) => r.kind === 'burst'), turns: recs.reduce((s, r) => s + (r.turns ?? 0), 0) }];
+      return [n, { bursts: recs.filter((r): r is Burst => r.kind === 'burst'), turns: recs.reduce((s, r) => s + (r.kind === 'turns' ? r.turns : 0), 0) }];
     }),
   );
 }
 
-function describeBursts(byNode: ReadonlyMap<string, { bursts: CpuBurst[]; turns: number }>, origin: number): string[] {
+function describeBursts(byNode: ReadonlyMap<string, { bursts: Burst[]; turns: number }>, origin: number): string[] {
   return [...byNode].map(([n, { bursts, turns }]) => {
     const top = [...bursts].sort((a, b) => b.cpu_ms - a.cpu_ms).slice(0, 5);
     const over2 = bursts.filter((b) => b.cpu_ms > 2).length;

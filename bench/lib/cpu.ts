@@ -32,16 +32,18 @@ export function schedFigures(pid: number): SchedFigures | undefined {
   }
 }
 
-/** One record of bench/lib/cpu-bursts-preload.mjs: a stretch of main-thread CPU between two timer turns, or a count of turns. */
-export interface CpuBurst {
-  readonly kind: 'burst' | 'turns';
-  /** Epoch ms at the end of the stretch (or of the count). */
-  readonly at: number;
-  readonly cpu_ms: number;
-  readonly wall_ms: number;
-  readonly mono_us?: number;
-  readonly turns?: number;
-}
+/** One record of bench/lib/cpu-bursts-preload.mjs: a stretch of CPU between two timer turns, or a count of turns. */
+export type CpuBurst =
+  | {
+      readonly kind: 'burst';
+      /** Epoch ms at the end of the stretch. */
+      readonly at: number;
+      readonly cpu_ms: number;
+      readonly wall_ms: number;
+      /** The end on the monotonic clock a V8 CPU profile uses, µs. */
+      readonly mono_us: number;
+    }
+  | { readonly kind: 'turns'; readonly at: number; readonly turns: number; readonly max_cpu_ms: number };
 
 /** The records a preloaded agent wrote (empty when it wrote none). */
 export function readCpuBursts(path: string): CpuBurst[] {
