@@ -304,6 +304,7 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
   // Per switchover, the request to the candidate's first acknowledged write: an outlier says
   // which switchover and which node, even when the run passes and its logs are removed.
   const writing: string[] = [];
+  let firstRequestAt: number | null = null;
   for (let i = 0; i < 5; i++) {
     await waitConverged(ctx.runner, 120_000);
     let candidate = names[(names.indexOf(current) + 1) % names.length]!;
@@ -314,6 +315,7 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
       }, 200);
     }
     const t0 = Date.now();
+    firstRequestAt ??= t0;
     const r = await api(ctx.runner, current, 'POST', '/switchover', { leader: current, candidate });
     if (r.status !== 200) throw new Error(`switchover ${current} -> ${candidate} answered ${r.status}: ${JSON.stringify(r.body)}`);
     answered.push(Date.now() - t0);
@@ -321,7 +323,9 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
     writing.push(`${current}->${candidate} ${firstWrite === null ? 'none in 30 s' : `${firstWrite - t0} ms`}`);
     current = candidate;
   }
-  return { faultAt, healAt: null, notes: [`API answered in ${Math.min(...answered)}-${Math.max(...answered)} ms`, `request to a write on the new primary: ${writing.join(', ')}`] };
+  // What the previous scenario left (a member still rejoining) shows before the first request, not in the switchovers.
+  const before = `before the first request: ${firstRequestAt! - faultAt} ms waiting for the cluster to converge, longest write gap ${longestWriteGapMs(obs.acks(), faultAt, firstRequestAt!)} ms`;
+  return { faultAt, healAt: null, notes: [`API answered in ${Math.min(...answered)}-${Math.max(...answered)} ms`, `request to a write on the new primary: ${writing.join(', ')}`, before] };
 };
 
 /** Every scenario by name, in the order the full suite runs them. */
