@@ -40,6 +40,13 @@ const PROBE_BUDGET_MS = 2_000;
 const PROMOTE_POLL_MS = 10;
 /** How often a promotion waiting for the old leader's last WAL checks the server's position. */
 const CATCH_UP_POLL_MS = 2;
+/**
+ * A promotion not done after this long gets the startup process woken (SIGHUP), and again at
+ * this pace: PostgreSQL 15 can see a promote request while a WAL receiver is still starting and
+ * then sleep out the rest of wal_retrieve_retry_interval (5 s by default) before acting on it;
+ * any wake-up ends that sleep and the promotion goes on. A normal promotion takes ~100 ms.
+ */
+const PROMOTE_NUDGE_MS = 250;
 const PROBE_LIMITS: SessionLimits = { connectTimeoutMs: 1_000, statementTimeoutMs: 1_000 };
 const MAINTENANCE_LIMITS: SessionLimits = { connectTimeoutMs: 5_000, statementTimeoutMs: 600_000 };
 
@@ -584,10 +591,18 @@ export class PgDatabase implements Database {
         const via = catchUp?.signalled ? 'pg_promote' : await this.requestPromote();
         const askedAt = Date.now();
         // Every millisecond here is a millisecond of refused writes: poll tightly (one cheap query).
+        let nudgeAt = askedAt + PROMOTE_NUDGE_MS;
+        let nudges = 0;
         while (await this.inRecovery().catch(() => true)) {
           if (Date.now() >= deadline) throw new Error(`still in recovery after ${timeoutMs} ms`);
+          if (Date.now() >= nudgeAt) {
+            nudges++;
+            nudgeAt = Date.now() + PROMOTE_NUDGE_MS;
+            await this.session.query('SELECT pg_reload_conf()').catch(() => undefined);
+          }
           await sleep(PROMOTE_POLL_MS);
         }
+        if (nudges > 0) this.log.info('the promotion waited for a wake-up of the startup process', { nudges, after_ms: Date.now() - askedAt });
         const writableMs = Date.now() - started;
         opts.onWritable?.();
         // the server removed standby.signal itself; keep the files in step so a restart stays primary
