@@ -142,8 +142,13 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const smallLag = maxLag < 1024 ** 3;
   // Catching up from a member ahead takes a follow job and one more tick.
   const bound = ttl + loopWait + failsafeExtra + 2 * stepMs + 1000 + (smallLag ? loopWait + 2 * stepMs : 0);
-  /** The furthest of `nodes` by (timeline, WAL) is within maximum_lag_on_failover of the status key's optime. */
-  const withinLag = (nodes: readonly SimNode[]): boolean => {
+  /**
+   * A node of `leaders` may lead as far as maximum_lag_on_failover goes: it is within the lag of
+   * the status key's optime, or it is on the timeline of the member furthest ahead of `nodes`
+   * and that member is within it (it streams from that member first; a timeline that forked off
+   * would need a rewind, which a leaderless cluster does not do).
+   */
+  const withinLag = (nodes: readonly SimNode[], leaders: readonly SimNode[]): boolean => {
     if (!smallLag) return true;
     const optime = sim.view().status?.optime ?? null;
     if (optime === null) return true;
@@ -153,7 +158,8 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
       const lsn = n.db.lsn ?? 0;
       if (!best || tl > best.tl || (tl === best.tl && lsn > best.lsn)) best = { tl, lsn };
     }
-    return best !== null && optime - best.lsn <= maxLag;
+    const close = (lsn: number) => optime - lsn <= maxLag;
+    return leaders.some((l) => close(l.db.lsn ?? 0) || (best !== null && close(best.lsn) && (l.db.timeline ?? 0) === best.tl));
   };
   // A standby cluster has no synchronous replication of its own.
   const syncOn = !standby && config['synchronous_mode'] !== false;
@@ -222,9 +228,10 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     const listed = config['failsafe_mode'] ? sim.failsafeMembers() : null;
     const mayRace = (n: SimNode) => !listed || listed.length < 2 || listed.includes(n.name) || listed.every((m) => healthyNodes.some((h) => h.name === m));
     // A primary is owed only where a healthy node may lead (failover_priority 0 never does), and
-    // (model v4) where the healthy member furthest ahead, which a candidate behind streams from
-    // first, is within maximum_lag_on_failover of the last leader.
-    const enough = (syncOn ? healthy === count : healthy * 2 > count) && healthyNodes.some((n) => canLead(tags[n.name] ?? {}) && mayRace(n)) && withinLag(healthyNodes);
+    // (model v4) is within maximum_lag_on_failover of the last leader or can stream from a
+    // member that is (see withinLag).
+    const leaders = healthyNodes.filter((n) => canLead(tags[n.name] ?? {}) && mayRace(n));
+    const enough = (syncOn ? healthy === count : healthy * 2 > count) && leaders.length > 0 && withinLag(healthyNodes, leaders);
     // A leader busy with a slow operation keeps its key by design (primary_start_timeout bounds a start).
     const holder = sim.leaderKey();
     const holderBusy = holder !== null && faults.isSlow(holder, sim.clock.now());

@@ -117,7 +117,11 @@ function catchUpFrom(ctx: TickContext, member: Member, why: string): Decision {
   if (ctx.isPrimary || d.job !== null || !ctx.facts.running || ctx.facts.inRecovery !== true) return d;
   const problem = cascadeProblem(ctx.cluster, ctx.me, member.name);
   if (problem !== null) return decision(`${d.message}; cannot stream from it to catch up: ${problem}`);
-  if (ctx.facts.upstreamConnUrl === member.connUrl) return decision(`${d.message}; streaming from it to catch up`);
+  if (ctx.facts.upstreamConnUrl === member.connUrl) {
+    // Not streaming from it may mean WAL that forked off its timeline: a rewind is a leader's follower's job, not this wait's.
+    const how = ctx.facts.replicationState === 'streaming' ? 'streaming from it to catch up' : 'set to stream from it to catch up, not streaming';
+    return decision(`${d.message}; ${how}`);
+  }
   return decision(`${d.message}; streaming from it to catch up`, [{ type: 'follow', upstream: { name: member.name, connUrl: member.connUrl }, timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
 }
 
