@@ -118,7 +118,7 @@ function catchUpFrom(ctx: TickContext, member: Member, why: string): Decision {
   const problem = cascadeProblem(ctx.cluster, ctx.me, member.name);
   if (problem !== null) return decision(`${d.message}; cannot stream from it to catch up: ${problem}`);
   if (ctx.facts.upstreamConnUrl === member.connUrl) {
-    // Not streaming from it may mean WAL that forked off its timeline: a rewind is a leader's follower's job, not this wait's.
+    // Not streaming may mean this node's WAL forked off that member's timeline: only a rewind would help, and a leaderless cluster does not rewind.
     const how = ctx.facts.replicationState === 'streaming' ? 'streaming from it to catch up' : 'set to stream from it to catch up, not streaming';
     return decision(`${d.message}; ${how}`);
   }
