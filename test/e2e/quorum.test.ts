@@ -1,13 +1,8 @@
 import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { waitFor } from '../../scripts/lib/processes.js';
+import { parseLsn } from '../../src/domain/cluster/model/lsn.js';
 import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
-
-/** WAL position of a text LSN (`16/B374D848`), bytes. */
-function lsnBytes(lsn: string): number {
-  const [hi, lo] = lsn.split('/');
-  return parseInt(hi!, 16) * 2 ** 32 + parseInt(lo!, 16);
-}
 
 /**
  * Quorum mode on a real 3-node cluster (real etcd, agents, PostgreSQL 15): node3 is tagged
@@ -57,7 +52,7 @@ describe('e2e: quorum mode, the member ahead may not lead', function () {
         await sql(runner, primary, `INSERT INTO quorum_writes SELECT $1, string_agg(md5(random()::text), '') FROM generate_series(1, 30000)`, [id]);
         acknowledged.push(id);
       }
-      const at = async (node: string) => lsnBytes(String((await sql(runner, node, 'SELECT pg_last_wal_receive_lsn() AS l')).rows[0].l));
+      const at = async (node: string) => parseLsn(String((await sql(runner, node, 'SELECT pg_last_wal_receive_lsn() AS l')).rows[0].l)) ?? 0;
       behindBytes = (await at('node3')) - (await at(other));
       runner.killNode(primary);
     } finally {
