@@ -3,7 +3,9 @@
  * every node every 20 ms, heals it, waits until the cluster is whole, and judges what was
  * observed (checks.ts). They run one after another on the same cluster.
  */
+import { join } from 'node:path';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
+import { processesInDataDir } from '../../src/adapters/database/data-dir-processes.js';
 import { waitFor } from '../../scripts/lib/processes.js';
 import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
@@ -196,6 +198,36 @@ const agentAndPostmasterKilled: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt };
 };
 
+/**
+ * SIGSTOP of every process of the primary's PostgreSQL while its agent runs on (a server hung
+ * on I/O looks the same to the agent): with primary_start_timeout 10 s the agent stops it (a
+ * kill: a frozen server cannot react) and only then gives the key up. The processes are
+ * thawed once another node writes: nothing of the old server may answer a write then.
+ */
+const postgresFrozen: Fault = async (ctx, primary, obs) => {
+  await api(ctx.runner, primary, 'PATCH', '/config', { primary_start_timeout: 10 });
+  await hold(2 * Number(ctx.runner.layout.dcs['loop_wait']) * 1000);
+  const dataDir = join(ctx.runner.layout.dir, primary, 'data');
+  const frozen = await processesInDataDir(dataDir);
+  const faultAt = Date.now();
+  for (const pid of frozen) signal(pid, 'SIGSTOP');
+  let newWriteAt: number | null = null;
+  try {
+    newWriteAt = await newPrimaryWrites(obs, primary, faultAt, 90_000);
+    await hold(2000);
+  } finally {
+    for (const pid of frozen) signal(pid, 'SIGCONT');
+  }
+  const healAt = Date.now();
+  const left = (await processesInDataDir(dataDir)).filter((p) => frozen.includes(p));
+  const failures: string[] = [];
+  if (newWriteAt === null) failures.push('no other node wrote within 90 s of the freeze');
+  if (left.length > 0) failures.push(`${left.length} processes of the frozen server outlived the failover`);
+  const p = await waitConverged(ctx.runner, 120_000);
+  await api(ctx.runner, p, 'PATCH', '/config', { primary_start_timeout: null });
+  return { faultAt, healAt, failures, notes: [`froze ${frozen.length} processes; another node wrote ${newWriteAt === null ? 'never' : `${newWriteAt - faultAt} ms`} after the freeze (primary_start_timeout 10 s)`] };
+};
+
 /** SIGSTOP of the primary's agent for 40 s while its PostgreSQL runs on. */
 const agentFrozen: Fault = async (ctx, primary) => {
   const pid = ctx.runner.agentPid(primary);
@@ -334,6 +366,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'agent frozen': agentFrozen,
   'primary partitioned': primaryPartitioned,
   'agent and postmaster killed': agentAndPostmasterKilled,
+  'primary PostgreSQL frozen': postgresFrozen,
   'primary cut from etcd': primaryCutFromEtcd,
   'one etcd member stopped': oneEtcdMemberStopped,
   'two etcd members stopped, failsafe off': etcdQuorumLost('two', false),
@@ -344,7 +377,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'repeated switchovers'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'repeated switchovers'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'agent frozen', 'one etcd member stopped'];

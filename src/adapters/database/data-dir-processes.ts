@@ -29,3 +29,24 @@ export async function waitForDataDirProcesses(dataDir: string, timeoutMs: number
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * SIGKILLs every process working in `dataDir` until none is left (bounded, ~1 s): what is
+ * left of a server that did not react to its shutdown signal (frozen, or its postmaster
+ * killed and its backends not yet gone; they could still commit). True when none is left.
+ */
+export async function killDataDirProcesses(dataDir: string): Promise<boolean> {
+  for (let round = 0; round < 50; round++) {
+    const left = await processesInDataDir(dataDir);
+    if (left.length === 0) return true;
+    for (const p of left) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../ports/logger.js';
-import { processesInDataDir } from './data-dir-processes.js';
+import { killDataDirProcesses } from './data-dir-processes.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
 
 /** How long the postmaster gets to exit on its shutdown signal before it is killed. */
@@ -68,13 +68,8 @@ export class PgFence {
         }
       }
       // Backends outlive a killed postmaster for a moment and could still commit.
-      for (let round = 0; round < 50; round++) {
-        const left = await processesInDataDir(this.dataDir);
-        if (left.length === 0) return pid === null || !(await postmasterAlive(pid));
-        for (const p of left) signal(p, 'SIGKILL');
-        await sleep(20);
-      }
-      return false;
+      if (!(await killDataDirProcesses(this.dataDir))) return false;
+      return pid === null || !(await postmasterAlive(pid));
     } catch (error) {
       this.logger.error('could not stop PostgreSQL', { error: error instanceof Error ? error.message : String(error) });
       return false;

@@ -274,12 +274,40 @@ function repairAfterFailedStarts(ctx: TickContext, upstream: UpstreamRef): Decis
 }
 
 /**
- * The server is initialized but not running. Paused: leave it (and give the key back).
- * Holding the key after a crash as primary: start it as primary again within
- * primary_start_timeout (0 or timed out: give the key up and start as a replica). Holding
- * the key otherwise: start read-only, the next tick promotes. Else start as a replica of
- * the leader (a former primary left behind is rewound first; repeated start failures are
- * repaired), or of nobody until there is one.
+ * The postmaster runs but its server does not answer (frozen, stalled on I/O): nothing is
+ * started over it. The leader holds its key for up to primary_start_timeout, as for a crash,
+ * then stops the server (killed where it does not react) and gives the key up only once it
+ * is down: a server that answers again after the key went would be a second primary.
+ */
+function silentServer(ctx: TickContext): Decision {
+  const why = 'the server runs but does not answer';
+  // On /node as waiting_for, and logged once: a decision of routine actions is logged at debug level only.
+  const waiting = (then: string) => ({ publish: { failsafeActive: false, waitingFor: `the server to answer (its postmaster runs; ${then})` } });
+  if (!ctx.leaderIsMe) return decision(`waiting: ${why}`, [], waiting('nothing is started over it'));
+  const since = ctx.input.memory.primaryStartAt;
+  if (!ctx.paused && since !== null && ctx.now - since > startTimeoutMs(ctx)) {
+    return decision(`${why} after primary_start_timeout: stopping it, then giving the key up`, [
+      { type: 'stop', mode: 'immediate' },
+      { type: 'disarmWatchdog' },
+      { type: 'releaseLeader' },
+      { type: 'remember', patch: { primaryStartAt: null, lastRole: 'replica' } },
+    ], { job: 'stop' });
+  }
+  const until = ctx.paused ? 'PAUSE: not failing over' : `failing over ${ctx.config.primary_start_timeout} s after it stopped answering`;
+  return decision(`${why}: holding the leader key (${until})`, [
+    { type: 'refreshLeader' },
+    ...(ctx.standby !== null ? disarmIfActive(ctx) : leaderWatchdogActions(ctx)),
+    ...(since === null ? [{ type: 'remember' as const, patch: { primaryStartAt: ctx.now } }] : []),
+  ], waiting(`holding the leader key, ${until}`));
+}
+
+/**
+ * The server is initialized but not running, or runs without answering (see silentServer).
+ * Paused: leave it (and give the key back). Holding the key after a crash as primary: start
+ * it as primary again within primary_start_timeout (0 or timed out: stop what is left of it,
+ * give the key up and start as a replica). Holding the key otherwise: start read-only, the
+ * next tick promotes. Else start as a replica of the leader (a former primary left behind is
+ * rewound first; repeated start failures are repaired), or of nobody until there is one.
  */
 export function recoverStopped(ctx: TickContext): Decision {
   const state = ctx.facts.state;
@@ -303,6 +331,7 @@ export function recoverStopped(ctx: TickContext): Decision {
       ...(since === null ? [{ type: 'remember' as const, patch: { primaryStartAt: ctx.now } }] : []),
     ]);
   }
+  if (state === 'running') return silentServer(ctx);
   if (ctx.leaderIsMe && ctx.standby !== null) return startAsStandbyLeader(ctx, ctx.standby);
   if (ctx.paused) {
     if (ctx.leaderIsMe) return releaseLock(ctx, 'PAUSE: the server is not running');
@@ -316,7 +345,9 @@ export function recoverStopped(ctx: TickContext): Decision {
     if (memory.lastRole === 'primary') {
       const since = memory.primaryStartAt;
       if (ctx.config.primary_start_timeout === 0 || (since !== null && ctx.now - since > timeoutMs)) {
+        // Stopped first: a postmaster still alive (recovering from a backend's crash) would be a second primary once it is back.
         return decision('the primary did not come back within primary_start_timeout: giving the key up to fail over', [
+          { type: 'stop', mode: 'immediate' },
           { type: 'disarmWatchdog' },
           { type: 'releaseLeader' },
           { type: 'remember', patch: { primaryStartAt: null, lastRole: 'replica' } },

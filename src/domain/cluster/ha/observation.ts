@@ -25,7 +25,8 @@ export function observeFacts(facts: LocalFacts, memory: LoopMemory, now: number,
   if (facts.running) {
     const role = facts.inRecovery ? 'replica' : 'primary';
     if (memory.lastRole !== role) patch.lastRole = role;
-    if (role === 'primary' && memory.primaryStartAt !== null) patch.primaryStartAt = null;
+    // Any answer ends the wait primary_start_timeout bounds (a standby leader's too).
+    if (memory.primaryStartAt !== null) patch.primaryStartAt = null;
     if (memory.startFailures !== 0) patch.startFailures = 0;
     if (role === 'primary' && facts.timeline !== null && memory.primaryOnTimeline !== facts.timeline) patch.primaryOnTimeline = facts.timeline;
   }

@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseError } from '../../../../src/domain/errors.js';
+import { processesInDataDir } from '../../../../src/adapters/database/data-dir-processes.js';
 import { pidAlive } from '../../../support/postgres-server.js';
 import { connect, destroyNodes, makeNode, probeUntil, sql, type TestNode } from './pg-test-nodes.js';
 
@@ -177,5 +178,25 @@ describe('PgDatabase: configuration, states and crashes (real PostgreSQL 15)', f
       process.kill(pid, 'SIGCONT');
     }
     await probeUntil(n, (x) => x.running);
+  });
+
+  it('an immediate stop of a frozen server kills its processes: nothing of it answers when thawed', async () => {
+    const pid = await postmasterPid(n);
+    const all = [pid, ...(await processesInDataDir(n.dataDir)).filter((p) => p !== pid)];
+    expect(all.length).to.be.greaterThan(3);
+    for (const p of all) process.kill(p, 'SIGSTOP');
+    try {
+      expect((await n.db.probe()).state).to.equal('running');
+      const t0 = performance.now();
+      await n.db.stop('immediate');
+      const ms = performance.now() - t0;
+      expect(ms).to.be.lessThan(8_000);
+      expect(await processesInDataDir(n.dataDir)).to.deep.equal([]);
+      expect((await n.db.probe()).running).to.equal(false);
+    } finally {
+      for (const p of all) if (pidAlive(p)) process.kill(p, 'SIGCONT');
+    }
+    await n.db.start({ upstream: null, timeoutMs: START_MS });
+    expect(await n.db.probe()).to.include({ running: true, inRecovery: false });
   });
 });

@@ -106,10 +106,37 @@ describe('decide(): a stopped server', () => {
     expect(d.actions[2]).to.deep.include({ standby: false, upstream: null });
   });
 
-  it('primary_start_timeout passed (or 0): gives the key up and starts as a replica', () => {
+  it('primary_start_timeout passed (or 0): stops what is left of the server, gives the key up and starts as a replica', () => {
     const memory = { ...leaderInput().memory, primaryStartAt: NOW - 400_000 };
-    expect(types(decide(leaderInput({ facts: stopped({ state: 'start_failed' }), memory })))).to.include('releaseLeader');
-    expect(types(decide(leaderInput({ facts: stopped({ state: 'crashed' }), raw: { primary_start_timeout: 0 } })))).to.include('releaseLeader');
+    for (const d of [
+      decide(leaderInput({ facts: stopped({ state: 'start_failed' }), memory })),
+      decide(leaderInput({ facts: stopped({ state: 'crashed' }), raw: { primary_start_timeout: 0 } })),
+    ]) {
+      // A postmaster recovering from a backend's crash is still alive: down before the key goes.
+      expect(types(d).slice(0, 3)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader']);
+      expect(d.actions[0]).to.deep.include({ mode: 'immediate' });
+    }
+  });
+
+  it('a server that runs but does not answer is never started over; its leader holds the key until primary_start_timeout, then stops it before giving the key up', () => {
+    const silent = stopped({ state: 'running' });
+    const first = decide(leaderInput({ facts: silent }));
+    expect(types(first)).to.deep.equal(['refreshLeader', 'remember']);
+    expect(first.job).to.equal(null);
+    expect(first.message).to.contain('does not answer').and.to.contain('holding the leader key');
+    const waiting = decide(leaderInput({ facts: silent, memory: { ...leaderInput().memory, primaryStartAt: NOW - 299_000 } }));
+    expect(types(waiting)).to.deep.equal(['refreshLeader']);
+    const late = decide(leaderInput({ facts: silent, memory: { ...leaderInput().memory, primaryStartAt: NOW - 301_000 } }));
+    expect(types(late)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'remember']);
+    expect(late.actions[0]).to.deep.include({ mode: 'immediate' });
+    expect(late.job).to.equal('stop');
+    // In pause the key stays with it: no failover, and no second primary once it answers again.
+    const paused = decide(leaderInput({ facts: silent, raw: { pause: true }, memory: { ...leaderInput().memory, primaryStartAt: NOW - 301_000 } }));
+    expect(types(paused)).to.include('refreshLeader').and.not.include.members(['stop', 'releaseLeader']);
+    // A replica's silent server: nothing to do but wait.
+    const replica = decide(input({ facts: silent }));
+    expect(types(replica)).to.deep.equal([]);
+    expect(replica.message).to.equal('waiting: the server runs but does not answer');
   });
 
   it('holding the key but last seen as a replica: starts read-only (promotion follows)', () => {
