@@ -28,8 +28,11 @@ export const EVENT_WEIGHTS = {
   resume: 2,
 } as const;
 
+/** The events of fault model v5: every earlier one, and a database frozen (SIGSTOP of all its processes) and thawed. */
+export const EVENT_WEIGHTS_V5 = { ...EVENT_WEIGHTS, freezeDatabase: 2, thawDatabase: 3 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V5;
 
 /**
  * The events of the first fault model (no agent freezes): seeds found with it replay only
@@ -43,9 +46,15 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * Which fault model a schedule draws from: `v1` without agent freezes and with clients writing
  * only to the primary; `v2` every fault; `v3` also random topology tags on the nodes
  * (failover_priority, sync_priority, replicatefrom, nostream); `v4` also, in one schedule of
- * four, a maximum_lag_on_failover of a few writes.
+ * four, a maximum_lag_on_failover of a few writes; `v5` also databases frozen and thawed.
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5';
+
+/** The event weights of `model`. */
+function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
+  if (model === 'v1') return EVENT_WEIGHTS_V1;
+  return model === 'v5' ? EVENT_WEIGHTS_V5 : EVENT_WEIGHTS;
+}
 
 const SLOW_OPS: readonly FakeDatabaseOp[] = ['start', 'stop', 'promote', 'checkpoint', 'follow', 'createReplica', 'rewind', 'restart', 'probe'];
 const FAILING_OPS: readonly FakeDatabaseOp[] = ['start', 'promote', 'stop', 'rewind', 'createReplica', 'follow'];
@@ -90,8 +99,8 @@ export class FaultState {
  * Applies one random event to the cluster. Returns a short description for the replay log.
  * Operator commands go where the REST API would put them (failover key, config key, loop).
  */
-export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = 'v4'): Promise<string> {
-  const kind = rnd.weighted((model === 'v1' ? EVENT_WEIGHTS_V1 : EVENT_WEIGHTS) as Record<EventKind, number>);
+export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = 'v5'): Promise<string> {
+  const kind = rnd.weighted(weightsOf(model) as Record<EventKind, number>);
   const nodes = [...sim.nodes.values()];
   const node: SimNode = rnd.pick(nodes);
   faults.lastDisturbance = Math.max(faults.lastDisturbance, sim.clock.now());
@@ -123,6 +132,17 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
     case 'crashDatabase':
       node.db.crash();
       return `crash database ${node.name}`;
+    case 'freezeDatabase':
+      if (!node.db.isRunning || node.db.isFrozen) return `freeze database: ${node.name} is not running or frozen already`;
+      node.db.freeze();
+      return `freeze database ${node.name} (SIGSTOP of its processes)`;
+    case 'thawDatabase': {
+      const frozen = nodes.filter((n) => n.db.isFrozen);
+      if (!frozen.length) return 'thaw database: none frozen';
+      const n = rnd.pick(frozen);
+      n.db.thaw();
+      return `thaw database ${n.name} (SIGCONT)`;
+    }
     case 'dcsDown':
       sim.store.setReachable(false);
       faults.dcsDown = true;
@@ -207,6 +227,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
   for (const n of sim.nodes.values()) {
     n.setDcsLink(true);
     n.thawAgent();
+    n.db.thaw();
     n.db.clearFaults();
     faults.clearSlow(n.name, sim.clock.now());
     if (!n.alive) n.startAgent();
@@ -217,7 +238,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
   faults.lastDisturbance = Math.max(faults.lastDisturbance, faults.slowEnd(sim.clock.now()));
 }
 
-/** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down. */
+/** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down or freezes it. */
 export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
-  return n.alive && !n.frozen && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
+  return n.alive && !n.frozen && !n.db.isFrozen && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
 }

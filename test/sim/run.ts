@@ -2,7 +2,7 @@
  * Deep runs of the randomized HA simulation.
  *   npx tsx test/sim/run.ts --runs 100000 [--seed 1 | --random] [--keep-going] [--profile quick|deep]
  *     (--random: from a random first seed, printed, so every deep run explores new schedules)
- *   npx tsx test/sim/run.ts --replay 12345 [--profile quick] [--verbose] [--model v1|v2|v3]
+ *   npx tsx test/sim/run.ts --replay 12345 [--profile quick] [--verbose] [--model v1|v2|v3|v4]
  *     (one seed, with its event trace; --verbose adds every node's decision at every tick)
  *   --standby (with either): a standby cluster replicating from a remote primary
  * Exit code 1 when an invariant broke; every failing seed is printed for replay.
@@ -41,7 +41,7 @@ async function main(): Promise<number> {
   if (replay !== undefined) {
     if (process.argv.includes('--verbose')) traceTicks();
     const named = arg('model');
-    const model = named === 'v1' || named === 'v2' || named === 'v3' ? named : 'v4';
+    const model = named === 'v1' || named === 'v2' || named === 'v3' || named === 'v4' ? named : 'v5';
     const r = await runSchedule(Number(replay), { profile, model, standby, trace: (line) => console.log(line) });
     console.log(r.ok ? `seed ${r.seed}: ok` : `seed ${r.seed}: VIOLATION\n${r.violation}`);
     return r.ok ? 0 : 1;

@@ -114,14 +114,14 @@ function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
  */
 export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Promise<ScheduleResult> {
   const rnd = new Random(seed);
-  const model = opts.model ?? 'v4';
+  const model = opts.model ?? 'v5';
   const count = rnd.int(3, 5);
   const names = Array.from({ length: count }, (_, i) => `n${i + 1}`);
   const quick = opts.profile === 'quick';
   const standby = opts.standby === true;
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
-  const tags = model === 'v3' || model === 'v4' ? randomTags(seed, names) : {};
-  if (model === 'v4') config['maximum_lag_on_failover'] = randomMaxLag(seed);
+  const tags = model === 'v3' || model === 'v4' || model === 'v5' ? randomTags(seed, names) : {};
+  if (model === 'v4' || model === 'v5') config['maximum_lag_on_failover'] = randomMaxLag(seed);
   // A node tagged nostream restores the archive: the fake reads what the primary writes when a restore_command is set.
   if (Object.values(tags).some((t) => t['nostream'])) config['db'] = { parameters: { restore_command: 'cp /archive/%f %p' } };
   const stepMs = quick ? 2000 : 500;
@@ -232,9 +232,10 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     // member that is (see withinLag).
     const leaders = healthyNodes.filter((n) => canLead(tags[n.name] ?? {}) && mayRace(n));
     const enough = (syncOn ? healthy === count : healthy * 2 > count) && leaders.length > 0 && withinLag(healthyNodes, leaders);
-    // A leader busy with a slow operation keeps its key by design (primary_start_timeout bounds a start).
+    // A leader busy with a slow operation, or whose server is frozen, keeps its key by design
+    // (primary_start_timeout bounds a start, and the wait for a server that does not answer).
     const holder = sim.leaderKey();
-    const holderBusy = holder !== null && faults.isSlow(holder, sim.clock.now());
+    const holderBusy = holder !== null && (faults.isSlow(holder, sim.clock.now()) || sim.nodes.get(holder)?.db.isFrozen === true);
     // A node cut from the DCS since a pause still believes in it (and, as primary, keeps running).
     const paused = faults.paused || [...sim.nodes.values()].some((n) => n.alive && n.loop.snapshot().config.pause);
     if (!enough || paused || holderBusy) {

@@ -151,6 +151,15 @@ function isPrefix(mine: readonly WalRecord[], theirs: readonly WalRecord[]): boo
  * in doubt and never counted as acknowledged); clearing synchronous_standby_names
  * releases and acknowledges the waiting writes, as PostgreSQL does.
  */
+/** How long a query to a frozen server waits before the caller's timeout ends it (the agent's session: 1 s statement timeout, +0.5 s on the client). */
+const FROZEN_QUERY_MS = 1_500;
+/** How long an immediate shutdown may take before the server's processes are killed (as PgDatabase). */
+const IMMEDIATE_GRACE_MS = 1_500;
+/** How long a stop with no timeout waits for a postmaster that does not exit (PgDatabase's default hard limit). */
+const STOP_HARD_LIMIT_MS = 300_000;
+/** How often a stop (or a promotion) of a frozen server looks whether it is done. */
+const FROZEN_STOP_POLL_MS = 500;
+
 export class FakeDatabase implements Database {
   readonly name: string;
   readonly connUrl: string;
@@ -183,6 +192,12 @@ export class FakeDatabase implements Database {
   /** End of WAL at the last clean shutdown of a primary (its shutdown checkpoint); null after any other stop or once started. */
   private shutdownLsn: number | null = null;
   private promoteOptions: PromoteOptions | null = null;
+  /** SIGSTOP of every server process: it answers nothing, commits nothing, sends and receives no WAL. */
+  private frozen = false;
+  /** Signals sent while frozen, acted on at thaw (a shutdown, a promote request), with the generation they were sent in. */
+  private pendingSignals: { stop: number | null; promote: number | null } = { stop: null, promote: null };
+  /** Commits sent to the frozen server: they go on at thaw, and fail if it is killed first. */
+  private thawWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
 
   constructor(opts: FakeDatabaseOptions) {
     this.name = opts.name;
@@ -228,6 +243,36 @@ export class FakeDatabase implements Database {
     if (!paused && this.data && this.running) this.data.replayed = this.data.records.length;
   }
 
+  /**
+   * SIGSTOP of every process of a running server: it still runs (state `running`) but answers
+   * no probe or query, commits nothing and sends or receives no WAL; a commit sent to it waits.
+   * Signals it gets meanwhile (a shutdown, a promote request) take effect at thaw(); only a kill
+   * (an immediate stop that waited out its grace, crash()) ends it while frozen.
+   */
+  freeze(): void {
+    if (this.running) this.frozen = true;
+  }
+
+  /** SIGCONT: the server goes on where it stopped, then acts on the signals it got meanwhile. */
+  thaw(): void {
+    if (!this.frozen) return;
+    this.frozen = false;
+    const { stop, promote } = this.pendingSignals;
+    this.pendingSignals = { stop: null, promote: null };
+    const waiting = this.thawWaiters;
+    this.thawWaiters = [];
+    for (const w of waiting) w.resolve();
+    if (stop === this.generation && this.running) {
+      this.shutdown(true);
+      this.stateValue = 'stopped';
+      return;
+    }
+    if (promote === this.generation) this.finishPromote(this.generation);
+    if (this.running && this.inRecovery) this.pullFromUpstream();
+    for (const s of this.streamingStandbys()) s.pullFromUpstream();
+    this.releaseWaiters();
+  }
+
   /** The postmaster dies: not running, state `crashed`, waiting commits fail, WAL on disk stays. */
   crash(): void {
     const wasUp = this.running || this.stateValue === 'starting' || this.stateValue === 'restarting';
@@ -247,6 +292,10 @@ export class FakeDatabase implements Database {
   get isRunning(): boolean {
     return this.running;
   }
+  /** Running but frozen (see freeze()). */
+  get isFrozen(): boolean {
+    return this.frozen;
+  }
   get isInRecovery(): boolean {
     return this.running && this.inRecovery;
   }
@@ -257,10 +306,10 @@ export class FakeDatabase implements Database {
    * Running and read-write: a client could commit here. A fast or immediate shutdown in
    * progress refuses new connections and has terminated the sessions (PostgreSQL sends
    * them SIGTERM or SIGQUIT at once), so nothing commits while it lasts; a smart one lets
-   * the sessions finish.
+   * the sessions finish. A frozen server commits nothing until it is thawed.
    */
   get isWritable(): boolean {
-    return this.running && !this.inRecovery && !this.shuttingDown;
+    return this.running && !this.inRecovery && !this.shuttingDown && !this.frozen;
   }
   /** End of local WAL (written on a primary, received on a replica); null without data. */
   get lsn(): number | null {
@@ -356,6 +405,7 @@ export class FakeDatabase implements Database {
    */
   async write(bytes = 128): Promise<number> {
     this.injected('write');
+    if (this.frozen) await new Promise<void>((resolve, reject) => this.thawWaiters.push({ resolve, reject }));
     if (!this.isWritable || !this.data) {
       this.fail('write', this.shuttingDown ? 'the database system is shutting down' : this.running ? 'cannot execute INSERT in a read-only transaction' : 'server is not running');
     }
@@ -384,7 +434,8 @@ export class FakeDatabase implements Database {
   // ---------------------------------------------------------------- Database port
 
   async probe(): Promise<LocalFacts> {
-    const delay = Math.min(this.delays.get('probe') ?? 0, 2000);
+    // A frozen server lets the probe run out its 2 s budget.
+    const delay = this.frozen ? 2000 : Math.min(this.delays.get('probe') ?? 0, 2000);
     if (delay > 0) await this.clock.sleep(delay);
     if (this.running && this.inRecovery) this.pullFromUpstream();
     return this.facts();
@@ -442,6 +493,7 @@ export class FakeDatabase implements Database {
       if (this.stateValue !== 'initdb_failed') this.stateValue = 'stopped';
       return;
     }
+    if (this.frozen) return this.stopFrozen(mode, timeoutMs, 'stop');
     this.stateValue = 'stopping';
     this.shuttingDown = mode !== 'smart';
     const generation = ++this.generation;
@@ -465,6 +517,7 @@ export class FakeDatabase implements Database {
       this.stateValue = 'restart_failed';
       this.fail('restart', 'data directory is empty');
     }
+    if (this.frozen) await this.stopFrozen('fast', timeoutMs, 'restart');
     this.stateValue = 'restarting';
     if (this.running) {
       // pg_ctl restart stops fast first.
@@ -486,6 +539,18 @@ export class FakeDatabase implements Database {
     this.promoteOptions = opts;
     this.injected('promote');
     if (!this.running || !this.inRecovery) this.fail('promote', 'server is not in standby mode');
+    if (this.frozen) {
+      // pg_promote() times out; the fallback's promote signal waits for the thaw, and so does the caller, up to its timeout.
+      const generation = this.generation;
+      this.pendingSignals.promote = generation;
+      const deadline = this.clock.now() + timeoutMs;
+      while (generation === this.generation && this.frozen && this.clock.now() < deadline) await this.clock.sleep(Math.min(FROZEN_STOP_POLL_MS, deadline - this.clock.now()));
+      if (generation === this.generation && this.running && !this.inRecovery) {
+        opts.onWritable?.();
+        return;
+      }
+      this.fail('promote', `server did not promote within ${timeoutMs} ms (it does not answer; the promote request is pending)`);
+    }
     if (opts.walAtLeast !== undefined && (this.lsn ?? 0) < opts.walAtLeast) {
       this.pullFromUpstream();
       // Still behind: what may arrive within the wait, then the promotion goes ahead as the real one does.
@@ -512,6 +577,8 @@ export class FakeDatabase implements Database {
     const data = this.data;
     if (!data) this.fail('follow', 'data directory is empty');
     await this.pause('follow');
+    // A frozen primary is stopped the way PgDatabase stops it (fast, escalated, killed); a frozen replica takes the new upstream at thaw.
+    if (this.frozen && !this.inRecovery) await this.stopFrozen('fast', opts.timeoutMs, 'follow');
     data.recovery = { standby: true, upstreamConnUrl: upstream?.connUrl ?? null, slotName: opts.slotName ?? null };
     if (this.running && this.inRecovery) {
       // primary_conninfo is reloadable since PostgreSQL 13: no restart for a new upstream.
@@ -534,7 +601,7 @@ export class FakeDatabase implements Database {
     const up = this.network.get(source.connUrl);
     // Like pg_rewind, it stops before touching the target when it cannot reach the source.
     const unreachable = (why: string) => new DatabaseError('rewind_source_unreachable', `${this.name}: rewind: source server ${source.name} ${why}`);
-    if (!up || !up.running || !up.data) throw unreachable('is not reachable');
+    if (!up || !up.running || !up.data || up.frozen) throw unreachable('is not reachable');
     if (up.data.systemId !== data.systemId) this.fail('rewind', 'source and target clusters are from different systems');
     await this.pause('rewind');
     if (!up.running || !up.data) throw unreachable('went away');
@@ -556,7 +623,7 @@ export class FakeDatabase implements Database {
     if (this.data) this.fail('createReplica', 'data directory is not empty');
     if (source === null) this.fail('createReplica', 'no server to copy from, and no method that needs none');
     const up = this.network.get(source.connUrl);
-    if (!up || !up.running || !up.data) {
+    if (!up || !up.running || !up.data || up.frozen) {
       this.stateValue = 'stopped';
       this.fail('createReplica', `source server ${source.name} is not reachable`);
     }
@@ -590,6 +657,7 @@ export class FakeDatabase implements Database {
   async checkpoint(): Promise<void> {
     this.injected('checkpoint');
     if (!this.running) this.fail('checkpoint', 'server is not running');
+    await this.answering('checkpoint');
     await this.pause('checkpoint');
   }
 
@@ -602,6 +670,7 @@ export class FakeDatabase implements Database {
 
   async setSynchronousStandbyNames(value: string): Promise<void> {
     this.injected('setSynchronousStandbyNames');
+    await this.answering('setSynchronousStandbyNames');
     await this.pause('setSynchronousStandbyNames');
     this.syncNames = value;
     if (!this.isWritable) return;
@@ -612,6 +681,7 @@ export class FakeDatabase implements Database {
   async syncSlots(plan: SlotPlan): Promise<void> {
     this.injected('syncSlots');
     if (!this.running) this.fail('syncSlots', 'server is not running');
+    await this.answering('syncSlots');
     await this.pause('syncSlots');
     const problems: string[] = [];
     // What the server holds: written on a primary, replayed on a standby (slots never point past it).
@@ -644,6 +714,7 @@ export class FakeDatabase implements Database {
   async copyLogicalSlots(source: Upstream, names: readonly string[], timeoutMs: number): Promise<void> {
     this.injected('copyLogicalSlots');
     if (!this.running || !this.inRecovery) this.fail('copyLogicalSlots', 'the server is not a running replica');
+    await this.answering('copyLogicalSlots');
     const up = this.network.get(source.connUrl);
     if (!up || !up.isWritable) this.fail('copyLogicalSlots', `${source.name} is not a running primary`);
     const copies = names.map((n) => [n, up.slotMap.get(n)] as const).filter((x): x is readonly [string, FakeSlot] => x[1]?.type === 'logical');
@@ -657,6 +728,11 @@ export class FakeDatabase implements Database {
   }
 
   async terminateClientSessions(): Promise<void> {
+    // Like PgDatabase it never fails: on a frozen server its query times out and nothing is terminated.
+    if (this.frozen) {
+      await this.clock.sleep(FROZEN_QUERY_MS);
+      return;
+    }
     this.terminated++;
     this.rejectWaiters('terminating connection due to administrator command');
   }
@@ -674,11 +750,13 @@ export class FakeDatabase implements Database {
    */
   pullFromUpstream(): boolean {
     const data = this.data;
-    if (!this.running || !this.inRecovery || !data) return false;
+    if (!this.running || !this.inRecovery || !data || this.frozen) return false;
     const url = data.recovery.upstreamConnUrl;
     // Archive recovery restores what the primary archived: modelled as reading from a running primary of the same system.
     const archive = !url && this.inArchiveRecovery ? this.network.all.find((d) => d !== this && d.isWritable && d.data?.systemId === data.systemId && isPrefix(data.records, d.data.records)) : undefined;
     const up = url ? this.network.get(url) : archive;
+    // A frozen upstream sends nothing; the connection stays until a timeout the fake does not model.
+    if (up?.frozen) return false;
     const theirs = up && up !== this && up.running ? up.data : null;
     if (!theirs || theirs.systemId !== data.systemId || !isPrefix(data.records, theirs.records)) {
       this.streaming = false;
@@ -832,6 +910,11 @@ export class FakeDatabase implements Database {
   private shutdown(clean: boolean): void {
     this.generation++;
     this.shuttingDown = false;
+    this.frozen = false;
+    this.pendingSignals = { stop: null, promote: null };
+    const waiting = this.thawWaiters;
+    this.thawWaiters = [];
+    for (const w of waiting) w.reject(new DatabaseError('write_failed', `${this.name}: server closed the connection unexpectedly; the commit never started`));
     this.shutdownLsn = this.running && clean && !this.inRecovery ? this.lsn : null;
     if (this.running && clean && !this.inRecovery) for (const s of this.streamingStandbys()) s.pullFromUpstream();
     this.rejectWaiters(clean ? 'the database system is shutting down' : 'server closed the connection unexpectedly');
@@ -882,6 +965,8 @@ export class FakeDatabase implements Database {
 
   private facts(): LocalFacts {
     const data = this.data;
+    // A postmaster that runs without answering: PgDatabase reports the state it last knew, and nothing else.
+    if (this.frozen) return stoppedFacts(this.stateValue, data !== null);
     if (!this.running || !data) {
       return {
         ...stoppedFacts(this.stateValue, data !== null),
@@ -948,6 +1033,39 @@ export class FakeDatabase implements Database {
 
   private injected(op: FakeDatabaseOp): void {
     if (this.takeFailure(op)) this.fail(op, 'injected failure');
+  }
+
+  /** A query to a frozen server: the caller's timeout fails it (after FROZEN_QUERY_MS). */
+  private async answering(op: FakeDatabaseOp): Promise<void> {
+    if (!this.frozen) return;
+    await this.clock.sleep(FROZEN_QUERY_MS);
+    if (this.frozen) this.fail(op, 'the server does not answer');
+  }
+
+  /**
+   * Stops a frozen server as PgDatabase does: the signal waits for the thaw; an immediate
+   * stop, or one with a timeout (escalated to immediate), kills the processes once its wait
+   * is over; one without a timeout gives up after the hard limit with the server still there.
+   */
+  private async stopFrozen(mode: StopMode, timeoutMs: number | undefined, op: FakeDatabaseOp): Promise<void> {
+    const generation = this.generation;
+    this.pendingSignals.stop = generation;
+    const kills = mode === 'immediate' || timeoutMs !== undefined;
+    const waitMs = mode === 'immediate' ? IMMEDIATE_GRACE_MS : timeoutMs !== undefined ? timeoutMs + IMMEDIATE_GRACE_MS : STOP_HARD_LIMIT_MS;
+    // Polled, as PgDatabase waits for the postmaster: a thaw (the pending shutdown) or a crash ends the wait.
+    const deadline = this.clock.now() + waitMs;
+    while (generation === this.generation && this.clock.now() < deadline) await this.clock.sleep(Math.min(FROZEN_STOP_POLL_MS, deadline - this.clock.now()));
+    // Thawed meanwhile (it shut down on the pending signal), or crashed: down either way.
+    if (generation !== this.generation || !this.running) {
+      this.stateValue = 'stopped';
+      return;
+    }
+    if (!kills) {
+      this.stateValue = 'stop_failed';
+      this.fail(op, 'postmaster still running');
+    }
+    this.shutdown(false);
+    this.stateValue = 'stopped';
   }
 
   private async pause(op: FakeDatabaseOp): Promise<void> {

@@ -679,6 +679,66 @@ describe('FakeDatabase', () => {
     });
   });
 
+  describe('a frozen server (SIGSTOP of its processes)', () => {
+    it('answers nothing, commits nothing and sends no WAL; a commit sent to it goes on at thaw', async () => {
+      const [a, b] = await cluster('b');
+      a.freeze();
+      expect(a.isWritable).to.equal(false);
+      const probe = a.probe();
+      await clock.advance(2000);
+      expect(await probe).to.deep.include({ state: 'running', running: false, inRecovery: null });
+      let acked: number | null = null;
+      void a.write().then((lsn) => (acked = lsn));
+      await clock.advance(10_000);
+      expect(acked).to.equal(null);
+      expect(b.lsn).to.be.lessThan(a.lsn! + 1);
+      a.thaw();
+      await clock.advance(0);
+      expect(acked).to.be.a('number');
+      await b.probe();
+      expect(b.lsn).to.equal(a.lsn);
+    });
+
+    it('an immediate stop kills it after its grace: a commit waiting on it fails, nothing of it answers at thaw', async () => {
+      const [a] = await cluster();
+      a.freeze();
+      const write = rejection(a.write());
+      const stop = a.stop('immediate');
+      await clock.advance(1500);
+      await stop;
+      expect((await write).code).to.equal('write_failed');
+      expect(a.state).to.equal('stopped');
+      a.thaw();
+      expect(a.isWritable).to.equal(false);
+    });
+
+    it('a fast stop with no timeout waits for the thaw, then shuts down', async () => {
+      const [a] = await cluster();
+      a.freeze();
+      let stopped = false;
+      void a.stop('fast').then(() => (stopped = true));
+      await clock.advance(60_000);
+      expect(stopped).to.equal(false);
+      expect(a.isRunning).to.equal(true);
+      a.thaw();
+      expect(a.isRunning).to.equal(false);
+      await clock.advance(500);
+      expect(stopped).to.equal(true);
+    });
+
+    it('a promote request times out while frozen and takes effect at thaw', async () => {
+      const [a, b] = await cluster('b');
+      a.crash();
+      b.freeze();
+      const failed = rejection(b.promote(3000));
+      await clock.advance(3000);
+      expect((await failed).code).to.equal('promote_failed');
+      expect(b.isInRecovery).to.equal(true);
+      b.thaw();
+      expect(b.isWritable).to.equal(true);
+    });
+  });
+
   describe('slots and history', () => {
     it('syncSlots applies a plan: creations, drops, advances of idle slots (never back, never past what the server holds)', async () => {
       const [a, b] = await cluster('b');

@@ -32,6 +32,8 @@ const REGRESSION_SEEDS = [
   { seed: 858317281, profile: 'deep', model: 'v3' },
   // Small maximum_lag_on_failover: the only candidate lagged on a timeline that forked off the member ahead, so it cannot stream from it (the check owed no primary there).
   { seed: 569311720, profile: 'deep', model: 'v4' },
+  // A leader whose server was frozen gave its key up after primary_start_timeout without stopping it; thawed, it took writes beside the new primary.
+  { seed: 777000009, profile: 'deep', model: 'v5' },
 ] as const;
 
 describe('HA randomized simulation', function () {
