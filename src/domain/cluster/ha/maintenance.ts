@@ -134,13 +134,16 @@ function prepend(d: Decision, first: readonly Action[]): Decision {
  * running replica restart as they are; any other node (stopped, crashed, or a primary
  * without the lock) comes back as a replica of the leader (or of nobody): a restart must
  * never make a node without the lock writable (a crashed former primary, restarted in pause
- * while another node leads, would otherwise start as a second primary).
+ * while another node leads, would otherwise start as a second primary). A server that runs
+ * but does not answer is stopped immediately (its processes killed where they do not react).
  */
 function restartActions(ctx: TickContext, timeoutMs: number): Action[] {
   if ((ctx.leaderIsMe && ctx.lockValid) || ctx.isReplica) return [{ type: 'restart', timeoutMs }];
   const upstream = leaderUpstream(ctx);
+  // A server that runs without answering (frozen, stuck on I/O) would sit on a fast shutdown: stopped at once, killed if need be.
+  const silent = ctx.facts.state === 'running' && !ctx.running;
   // The steady-state decision this joins already configures the server where its parameters changed.
-  return [{ type: 'stop', mode: 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
+  return [{ type: 'stop', mode: silent ? 'immediate' : 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
 }
 
 /**

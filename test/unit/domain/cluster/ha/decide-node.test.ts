@@ -203,6 +203,11 @@ describe('decide(): commands and scheduled restarts', () => {
     const asked = decide(input({ facts: crashed, raw: { pause: true }, memory: { ...EMPTY_MEMORY, lastRole: 'primary' }, commands: { restart: { id: 7, conditions: {} }, reinitialize: null } }));
     expect(types(asked)).to.deep.equal(['configure', 'stop', 'start', 'resolveCommand']);
     expect(asked.actions[2]).to.deep.include({ standby: true, upstream: { name: 'node1', connUrl: 'postgres://node1:5432/postgres' } });
+    expect(asked.actions[1]).to.deep.include({ mode: 'fast' });
+    // A server that runs but does not answer would sit on a fast shutdown: it is stopped immediately.
+    const silent = decide(input({ facts: { ...stoppedFacts('running', true) }, commands: { restart: { id: 7, conditions: {} }, reinitialize: null } }));
+    expect(types(silent)).to.include.ordered.members(['stop', 'start', 'resolveCommand']);
+    expect(silent.actions.find((a) => a.type === 'stop')).to.deep.include({ mode: 'immediate' });
     const refused = decide(input({ commands: { restart: { id: 7, conditions: { role: 'primary' } }, reinitialize: null } }));
     expect(refused.actions).to.deep.equal([{ type: 'resolveCommand', id: 7, ok: false, error: 'restart_conditions_not_met', message: "restart conditions are not satisfied: the node's role is replica, not primary" }]);
   });
