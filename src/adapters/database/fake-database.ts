@@ -136,6 +136,15 @@ function isPrefix(mine: readonly WalRecord[], theirs: readonly WalRecord[]): boo
   return mine.length <= theirs.length && (mine.length === 0 || theirs[mine.length - 1] === mine[mine.length - 1]);
 }
 
+/** How long a query to a frozen server waits before the caller's timeout ends it (the agent's session: 1 s statement timeout, +0.5 s on the client). */
+const FROZEN_QUERY_MS = 1_500;
+/** How long an immediate shutdown may take before the server's processes are killed (as PgDatabase). */
+const IMMEDIATE_GRACE_MS = 1_500;
+/** How long a stop with no timeout waits for a postmaster that does not exit (PgDatabase's default hard limit). */
+const STOP_HARD_LIMIT_MS = 300_000;
+/** How often a stop (or a promotion) of a frozen server looks whether it is done. */
+const FROZEN_STOP_POLL_MS = 500;
+
 /**
  * A PostgreSQL server as a state machine, for unit tests and the HA simulation. WAL is a
  * list of records shared by identity between servers, so divergence after a failover is
@@ -149,17 +158,9 @@ function isPrefix(mine: readonly WalRecord[], theirs: readonly WalRecord[]): boo
  * pending, as a real commit blocks. A pending write is rejected with `write_failed` when
  * the server stops, crashes, is demoted or terminates client sessions (the commit is then
  * in doubt and never counted as acknowledged); clearing synchronous_standby_names
- * releases and acknowledges the waiting writes, as PostgreSQL does.
+ * releases and acknowledges the waiting writes, as PostgreSQL does. freeze() stops every
+ * process of the server as SIGSTOP would, until thaw() or a kill.
  */
-/** How long a query to a frozen server waits before the caller's timeout ends it (the agent's session: 1 s statement timeout, +0.5 s on the client). */
-const FROZEN_QUERY_MS = 1_500;
-/** How long an immediate shutdown may take before the server's processes are killed (as PgDatabase). */
-const IMMEDIATE_GRACE_MS = 1_500;
-/** How long a stop with no timeout waits for a postmaster that does not exit (PgDatabase's default hard limit). */
-const STOP_HARD_LIMIT_MS = 300_000;
-/** How often a stop (or a promotion) of a frozen server looks whether it is done. */
-const FROZEN_STOP_POLL_MS = 500;
-
 export class FakeDatabase implements Database {
   readonly name: string;
   readonly connUrl: string;
