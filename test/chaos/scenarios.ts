@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
-import { processesInDataDir } from '../../src/adapters/database/data-dir-processes.js';
+import { serverProcessesInDataDir } from '../../src/adapters/database/data-dir-processes.js';
 import { waitFor } from '../../scripts/lib/processes.js';
 import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
@@ -208,7 +208,7 @@ const postgresFrozen: Fault = async (ctx, primary, obs) => {
   await api(ctx.runner, primary, 'PATCH', '/config', { primary_start_timeout: 10 });
   await hold(2 * Number(ctx.runner.layout.dcs['loop_wait']) * 1000);
   const dataDir = join(ctx.runner.layout.dir, primary, 'data');
-  const frozen = await processesInDataDir(dataDir);
+  const frozen = await serverProcessesInDataDir(dataDir);
   const faultAt = Date.now();
   for (const pid of frozen) signal(pid, 'SIGSTOP');
   let newWriteAt: number | null = null;
@@ -219,7 +219,7 @@ const postgresFrozen: Fault = async (ctx, primary, obs) => {
     for (const pid of frozen) signal(pid, 'SIGCONT');
   }
   const healAt = Date.now();
-  const left = (await processesInDataDir(dataDir)).filter((p) => frozen.includes(p));
+  const left = (await serverProcessesInDataDir(dataDir)).filter((p) => frozen.includes(p));
   const failures: string[] = [];
   if (newWriteAt === null) failures.push('no other node wrote within 90 s of the freeze');
   if (left.length > 0) failures.push(`${left.length} processes of the frozen server outlived the failover`);

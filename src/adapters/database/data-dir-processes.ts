@@ -1,11 +1,13 @@
-import { readdir, readlink, realpath } from 'node:fs/promises';
+import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 
 /**
- * PIDs of processes whose working directory is `dataDir`. Every PostgreSQL process chdirs
- * there, so after a postmaster was killed this finds its surviving children (they hold the
- * shared memory a new postmaster refuses to share). [] when /proc is not readable.
+ * PIDs of PostgreSQL processes whose working directory is `dataDir`. Every server process
+ * chdirs there, so after a postmaster was killed this finds its surviving children (they
+ * hold the shared memory a new postmaster refuses to share). Only processes of the
+ * `postgres` executable count: an operator's shell or `tail` sitting in the data directory
+ * is neither waited for nor killed. [] when /proc is not readable.
  */
-export async function processesInDataDir(dataDir: string): Promise<number[]> {
+export async function serverProcessesInDataDir(dataDir: string): Promise<number[]> {
   const dir = await realpath(dataDir).catch(() => dataDir);
   const entries = await readdir('/proc').catch(() => [] as string[]);
   const found: number[] = [];
@@ -14,30 +16,33 @@ export async function processesInDataDir(dataDir: string): Promise<number[]> {
       .filter((e) => /^\d+$/.test(e))
       .map(async (e) => {
         const cwd = await readlink(`/proc/${e}/cwd`).catch(() => null);
-        if (cwd === dir) found.push(Number(e));
+        if (cwd !== dir) return;
+        // The kernel's name of the executable (PostgreSQL changes what ps shows, not this).
+        const comm = await readFile(`/proc/${e}/comm`, 'utf8').catch(() => '');
+        if (comm.trim() === 'postgres') found.push(Number(e));
       }),
   );
   return found;
 }
 
-/** Waits (bounded) until no process works in `dataDir`; true when none is left. */
+/** Waits (bounded) until no PostgreSQL process works in `dataDir`; true when none is left. */
 export async function waitForDataDirProcesses(dataDir: string, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if ((await processesInDataDir(dataDir)).length === 0) return true;
+    if ((await serverProcessesInDataDir(dataDir)).length === 0) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 /**
- * SIGKILLs every process working in `dataDir` until none is left (bounded, ~1 s): what is
+ * SIGKILLs every PostgreSQL process working in `dataDir` until none is left (bounded, ~1 s): what is
  * left of a server that did not react to its shutdown signal (frozen, or its postmaster
  * killed and its backends not yet gone; they could still commit). True when none is left.
  */
 export async function killDataDirProcesses(dataDir: string): Promise<boolean> {
   for (let round = 0; round < 50; round++) {
-    const left = await processesInDataDir(dataDir);
+    const left = await serverProcessesInDataDir(dataDir);
     if (left.length === 0) return true;
     for (const p of left) {
       try {

@@ -421,10 +421,6 @@ export class PgDatabase implements Database {
     }
   }
 
-  /**
-   * A postmaster.pid whose PID is dead (or a zombie its parent has not reaped yet, which
-   * PostgreSQL's own check takes for alive) would make the new postmaster refuse to start.
-   */
   /** Makes a data directory whose postmaster died startable again (by us or by pg_rewind's single-user run). */
   private async clearCrashLeftovers(timeoutMs: number): Promise<void> {
     // survivors of a killed postmaster hold its shared memory: a new one would refuse to start
@@ -434,6 +430,10 @@ export class PgDatabase implements Database {
     await this.removeStalePidFile();
   }
 
+  /**
+   * A postmaster.pid whose PID is dead (or a zombie its parent has not reaped yet, which
+   * PostgreSQL's own check takes for alive) would make the new postmaster refuse to start.
+   */
   private async removeStalePidFile(): Promise<void> {
     const pidFile = await readPostmasterPid(this.o.dataDir);
     if (!pidFile || (await postmasterAlive(pidFile.pid))) return;

@@ -3,10 +3,11 @@
  * states, crash detection after kill -9 of the postmaster, stop modes.
  */
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseError } from '../../../../src/domain/errors.js';
-import { processesInDataDir } from '../../../../src/adapters/database/data-dir-processes.js';
+import { serverProcessesInDataDir } from '../../../../src/adapters/database/data-dir-processes.js';
 import { pidAlive } from '../../../support/postgres-server.js';
 import { connect, destroyNodes, makeNode, probeUntil, sql, type TestNode } from './pg-test-nodes.js';
 
@@ -180,10 +181,12 @@ describe('PgDatabase: configuration, states and crashes (real PostgreSQL 15)', f
     await probeUntil(n, (x) => x.running);
   });
 
-  it('an immediate stop of a frozen server kills its processes: nothing of it answers when thawed', async () => {
+  it('an immediate stop of a frozen server kills its processes: nothing of it answers when thawed; an operator\'s process in the data directory is left alone', async () => {
     const pid = await postmasterPid(n);
-    const all = [pid, ...(await processesInDataDir(n.dataDir)).filter((p) => p !== pid)];
+    const all = [pid, ...(await serverProcessesInDataDir(n.dataDir)).filter((p) => p !== pid)];
     expect(all.length).to.be.greaterThan(3);
+    // An operator's shell or tail sitting in the data directory: neither killed nor waited for.
+    const bystander = spawn('sleep', ['120'], { cwd: n.dataDir, stdio: 'ignore' });
     for (const p of all) process.kill(p, 'SIGSTOP');
     try {
       expect((await n.db.probe()).state).to.equal('running');
@@ -191,12 +194,14 @@ describe('PgDatabase: configuration, states and crashes (real PostgreSQL 15)', f
       await n.db.stop('immediate');
       const ms = performance.now() - t0;
       expect(ms).to.be.lessThan(8_000);
-      expect(await processesInDataDir(n.dataDir)).to.deep.equal([]);
+      expect(await serverProcessesInDataDir(n.dataDir)).to.deep.equal([]);
       expect((await n.db.probe()).running).to.equal(false);
+      await n.db.start({ upstream: null, timeoutMs: START_MS });
+      expect(await n.db.probe()).to.include({ running: true, inRecovery: false });
+      expect(pidAlive(bystander.pid!)).to.equal(true);
     } finally {
       for (const p of all) if (pidAlive(p)) process.kill(p, 'SIGCONT');
+      bystander.kill('SIGKILL');
     }
-    await n.db.start({ upstream: null, timeoutMs: START_MS });
-    expect(await n.db.probe()).to.include({ running: true, inRecovery: false });
   });
 });
