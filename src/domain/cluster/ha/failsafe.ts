@@ -1,6 +1,7 @@
 import { decision, needs, type Decision } from './decision.js';
 import { demoteImmediate } from './demote.js';
 import { configureBeforeStart } from './maintenance.js';
+import { isSilent, silentPrimaryAtRisk, stopSilentPrimary } from './silent-server.js';
 import { leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /**
@@ -8,7 +9,8 @@ import { leaderUpstream, mySlot, startTimeoutMs, type TickContext } from './tick
  * refresh: it demotes at once, unless paused (nothing automatic happens in pause) or
  * failsafe mode applies: it was the leader, the failsafe key lists the members, and every
  * one of them accepted our POST /failsafe this round (the loop runs the round on
- * request). A stopped replica is started read-only; nothing else changes while blind.
+ * request). A stopped replica is started read-only; a server that runs without answering and
+ * was last seen as a primary is stopped (it cannot be confirmed); nothing else changes while blind.
  */
 export function withoutDcs(ctx: TickContext): Decision {
   if (ctx.isPrimary) {
@@ -33,6 +35,8 @@ export function withoutDcs(ctx: TickContext): Decision {
     }
     return demoteImmediate(ctx, 'DCS is not accessible');
   }
+  if (silentPrimaryAtRisk(ctx)) return stopSilentPrimary(ctx, 'and the DCS is not accessible (it cannot be confirmed)');
+  if (isSilent(ctx)) return decision('DCS is not accessible; the server runs but does not answer: nothing to do');
   if (!ctx.running && ctx.facts.initialized && !ctx.paused && ctx.facts.state !== 'starting' && ctx.facts.state !== 'restarting') {
     const upstream = ctx.leaderIsMe ? null : leaderUpstream(ctx);
     return decision('DCS is not accessible: starting read-only', [

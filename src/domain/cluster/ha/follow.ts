@@ -5,6 +5,7 @@ import { configureBeforeStart, desiredParameters, FRESH_DATA } from './maintenan
 import { cloneRemoteWhenNobodyRuns, startAsStandbyLeader } from './standby-cluster.js';
 import { clusterTimeline, followTarget, leaderUpstream, mySlot, replicaSource, startTimeoutMs, type FollowTarget, type TickContext } from './tick-context.js';
 import { disarmIfActive, leaderWatchdogActions } from './watchdog-policy.js';
+import { isSilent, silentServer } from './silent-server.js';
 import { withReplicaSlots } from './slots.js';
 
 /** Server states in which another action would only get in the way. */
@@ -274,34 +275,6 @@ function repairAfterFailedStarts(ctx: TickContext, upstream: UpstreamRef): Decis
 }
 
 /**
- * The postmaster runs but its server does not answer (frozen, stalled on I/O): nothing is
- * started over it. The leader holds its key for up to primary_start_timeout, as for a crash,
- * then stops the server (killed where it does not react) and gives the key up only once it
- * is down: a server that answers again after the key went would be a second primary.
- */
-function silentServer(ctx: TickContext): Decision {
-  const why = 'the server runs but does not answer';
-  // On /node as waiting_for, and logged once: a decision of routine actions is logged at debug level only.
-  const waiting = (then: string) => ({ publish: { failsafeActive: false, waitingFor: `the server to answer (its postmaster runs; ${then})` } });
-  if (!ctx.leaderIsMe) return decision(`waiting: ${why}`, [], waiting('nothing is started over it'));
-  const since = ctx.input.memory.primaryStartAt;
-  if (!ctx.paused && since !== null && ctx.now - since > startTimeoutMs(ctx)) {
-    return decision(`${why} after primary_start_timeout: stopping it, then giving the key up`, [
-      { type: 'stop', mode: 'immediate' },
-      { type: 'disarmWatchdog' },
-      { type: 'releaseLeader' },
-      { type: 'remember', patch: { primaryStartAt: null, lastRole: 'replica' } },
-    ], { job: 'stop' });
-  }
-  const until = ctx.paused ? 'PAUSE: not failing over' : `failing over ${ctx.config.primary_start_timeout} s after it stopped answering`;
-  return decision(`${why}: holding the leader key (${until})`, [
-    { type: 'refreshLeader' },
-    ...(ctx.standby !== null ? disarmIfActive(ctx) : leaderWatchdogActions(ctx)),
-    ...(since === null ? [{ type: 'remember' as const, patch: { primaryStartAt: ctx.now } }] : []),
-  ], waiting(`holding the leader key, ${until}`));
-}
-
-/**
  * The server is initialized but not running, or runs without answering (see silentServer).
  * Paused: leave it (and give the key back). Holding the key after a crash as primary: start
  * it as primary again within primary_start_timeout (0 or timed out: stop what is left of it,
@@ -331,7 +304,7 @@ export function recoverStopped(ctx: TickContext): Decision {
       ...(since === null ? [{ type: 'remember' as const, patch: { primaryStartAt: ctx.now } }] : []),
     ]);
   }
-  if (state === 'running') return silentServer(ctx);
+  if (isSilent(ctx)) return silentServer(ctx);
   if (ctx.leaderIsMe && ctx.standby !== null) return startAsStandbyLeader(ctx, ctx.standby);
   if (ctx.paused) {
     if (ctx.leaderIsMe) return releaseLock(ctx, 'PAUSE: the server is not running');

@@ -2,6 +2,7 @@ import type { ParameterValue } from '../config/config.js';
 import { decision, type Action, type AgentCommandErrorCode, type Decision, type LoopMemory } from './decision.js';
 import { restartConditionProblem } from '../rules/restart-conditions.js';
 import { restartScheduleFrom, scheduleVerdict } from '../rules/schedule.js';
+import { isSilent } from './silent-server.js';
 import { leaderUpstream, replicaSource, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /** JSON with sorted keys, so equal settings compare equal. */
@@ -141,9 +142,8 @@ function restartActions(ctx: TickContext, timeoutMs: number): Action[] {
   if ((ctx.leaderIsMe && ctx.lockValid) || ctx.isReplica) return [{ type: 'restart', timeoutMs }];
   const upstream = leaderUpstream(ctx);
   // A server that runs without answering (frozen, stuck on I/O) would sit on a fast shutdown: stopped at once, killed if need be.
-  const silent = ctx.facts.state === 'running' && !ctx.running;
   // The steady-state decision this joins already configures the server where its parameters changed.
-  return [{ type: 'stop', mode: silent ? 'immediate' : 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
+  return [{ type: 'stop', mode: isSilent(ctx) ? 'immediate' : 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
 }
 
 /**

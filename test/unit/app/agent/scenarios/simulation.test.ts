@@ -34,6 +34,8 @@ const REGRESSION_SEEDS = [
   { seed: 569311720, profile: 'deep', model: 'v4' },
   // A leader whose server was frozen gave its key up after primary_start_timeout without stopping it; thawed, it took writes beside the new primary.
   { seed: 777000009, profile: 'deep', model: 'v5' },
+  // A primary frozen while the DCS was down lost its key; another node led once the DCS was back, and the frozen one, thawed, took writes.
+  { seed: 779000817, profile: 'deep', model: 'v5' },
 ] as const;
 
 describe('HA randomized simulation', function () {

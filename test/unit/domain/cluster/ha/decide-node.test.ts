@@ -139,6 +139,19 @@ describe('decide(): a stopped server', () => {
     expect(replica.message).to.equal('waiting: the server runs but does not answer');
   });
 
+  it('a silent server last seen as a primary, on a node without the key or without the DCS, is stopped at once (not in pause)', () => {
+    const silent = stopped({ state: 'running' });
+    const memory = { ...input().memory, lastRole: 'primary' as const };
+    const keyElsewhere = decide(input({ facts: silent, memory }));
+    expect(types(keyElsewhere)).to.deep.equal(['stop']);
+    expect(keyElsewhere.actions[0]).to.deep.include({ mode: 'immediate' });
+    expect(keyElsewhere.message).to.contain('last seen as a primary');
+    const blind = decide(input({ facts: silent, memory, dcsReachable: false }));
+    expect(types(blind)).to.deep.equal(['stop']);
+    expect(types(decide(input({ facts: silent, dcsReachable: false })))).to.deep.equal([]);
+    expect(types(decide(input({ facts: silent, memory, raw: { pause: true } })))).to.deep.equal([]);
+  });
+
   it('holding the key but last seen as a replica: starts read-only (promotion follows)', () => {
     const d = decide(leaderInput({ facts: stopped(), memory: { ...EMPTY_MEMORY, appliedParameters: '{}' } }));
     expect(types(d)).to.deep.equal(['refreshLeader', 'start']);
