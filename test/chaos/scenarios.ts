@@ -380,7 +380,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'repeated switchovers'];
 
 /** The short subset `npm test` runs. */
-export const QUICK_SCENARIOS = ['agent killed', 'agent frozen', 'one etcd member stopped'];
+export const QUICK_SCENARIOS = ['agent killed', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];
 
 /** Runs `names` in `ctx.mode`. */
 export async function runScenarios(ctx: ChaosContext, names: readonly string[]): Promise<ScenarioResult[]> {
