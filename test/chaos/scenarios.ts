@@ -228,6 +228,38 @@ const postgresFrozen: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt, failures, notes: [`froze ${frozen.length} processes; another node wrote ${newWriteAt === null ? 'never' : `${newWriteAt - faultAt} ms`} after the freeze (primary_start_timeout 10 s)`] };
 };
 
+/**
+ * SIGSTOP of every process of a replica's PostgreSQL for 30 s (in synchronous mode, the
+ * synchronous standby's) while its agent runs on. The primary stays; in synchronous mode its
+ * commits wait for the frozen standby until its agent reports the server silent and the
+ * primary names another standby (not for wal_sender_timeout, 60 s); asynchronous writes do not
+ * wait at all.
+ */
+const standbyFrozen: Fault = async (ctx, primary, obs) => {
+  let victim = ctx.nodes.find((h) => h.name !== primary)!.name;
+  if (ctx.mode === 'sync') {
+    victim = await waitFor('a synchronous standby', 30_000, async () => {
+      const doc = (await api(ctx.runner, primary, 'GET', '/cluster')).body as { members: { name: string; role: string }[] };
+      return doc.members.find((m) => m.role === 'sync_standby')?.name;
+    }, 200);
+  }
+  const frozen = await serverProcessesInDataDir(join(ctx.runner.layout.dir, victim, 'data'));
+  const faultAt = Date.now();
+  for (const pid of frozen) signal(pid, 'SIGSTOP');
+  try {
+    await hold(30_000);
+  } finally {
+    for (const pid of frozen) signal(pid, 'SIGCONT');
+  }
+  const healAt = Date.now();
+  const gap = longestWriteGapMs(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
+  const failures: string[] = [];
+  if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null) failures.push('the primary changed while a replica was frozen');
+  const bound = ctx.mode === 'sync' ? 15_000 : 1_000;
+  if (gap > bound) failures.push(`the primary's writes stopped for ${gap} ms while ${victim}'s PostgreSQL was frozen (bound ${bound} ms)`);
+  return { faultAt, healAt, failures, notes: [`froze ${victim} (${frozen.length} processes) for 30 s; the primary's longest write gap ${gap} ms`] };
+};
+
 /** SIGSTOP of the primary's agent for 40 s while its PostgreSQL runs on. */
 const agentFrozen: Fault = async (ctx, primary) => {
   const pid = ctx.runner.agentPid(primary);
@@ -367,6 +399,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'primary partitioned': primaryPartitioned,
   'agent and postmaster killed': agentAndPostmasterKilled,
   'primary PostgreSQL frozen': postgresFrozen,
+  'standby PostgreSQL frozen': standbyFrozen,
   'primary cut from etcd': primaryCutFromEtcd,
   'one etcd member stopped': oneEtcdMemberStopped,
   'two etcd members stopped, failsafe off': etcdQuorumLost('two', false),
@@ -377,7 +410,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'repeated switchovers'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'standby PostgreSQL frozen', 'repeated switchovers'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];

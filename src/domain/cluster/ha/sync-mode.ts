@@ -1,4 +1,5 @@
 import type { Action } from './decision.js';
+import type { Member } from '../model/cluster.js';
 import type { ReplicationRow } from '../model/facts.js';
 import { syncPriority } from '../model/topology-tags.js';
 import type { TickContext } from './tick-context.js';
@@ -40,12 +41,21 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /**
+ * A member whose own agent says its server runs without answering (frozen, stuck on I/O):
+ * it confirms no commit, yet its WAL sender shows `streaming` until wal_sender_timeout.
+ */
+function silentMember(m: Member): boolean {
+  return m.state === 'running' && m.role === 'demoted';
+}
+
+/**
  * The standbys that should be synchronous: streaming from us, members with a sync_priority
- * above 0 (not `nosync`, not `nostream`); the highest sync_priority first, then the current
- * ones (a set that works is not reshuffled), then the most advanced.
+ * above 0 (not `nosync`, not `nostream`) whose server answers its agent; the highest
+ * sync_priority first, then the current ones (a set that works is not reshuffled), then the
+ * most advanced.
  */
 export function syncCandidates(ctx: TickContext, current: readonly string[]): string[] {
-  const priority = new Map(ctx.cluster.members.filter((m) => m.name !== ctx.me).map((m) => [m.name, syncPriority(m.tags)]));
+  const priority = new Map(ctx.cluster.members.filter((m) => m.name !== ctx.me && !silentMember(m)).map((m) => [m.name, syncPriority(m.tags)]));
   const prio = (name: string) => priority.get(name) ?? 0;
   const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && prio(r.application_name) > 0);
   rows.sort((a, b) => {

@@ -47,6 +47,21 @@ describe('synchronous replication steps (primary side)', () => {
     ]);
   });
 
+  it('a standby whose agent says its server does not answer (frozen) is replaced at once, not after wal_sender_timeout', () => {
+    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    // node2's WAL sender still shows it streaming; its member key says running but not answering.
+    const members = cluster('node1').members.map((m) => (m.name === 'node2' ? { ...m, state: 'running', role: 'demoted' } : m));
+    const input = leaderInput({
+      raw: { synchronous_mode: true },
+      cluster: cluster('node1', { members, sync: { ...key, revision: '3' } }),
+      facts: primaryFacts(5000, { replication: [row('node2', 4000), row('node3', 5000)], synchronousStandbyNames: 'FIRST 1 ("node2")' }),
+    });
+    expect(syncActions(tickContext(input))).to.deep.equal([
+      { type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' },
+      { type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' },
+    ]);
+  });
+
   it('no standby left: empty key, then ssn empty (or * in strict mode)', () => {
     const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
     expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [] }).map((a) => a.type)).to.deep.equal(['writeSync', 'setSynchronousStandbyNames']);
