@@ -35,7 +35,10 @@ export function withoutDcs(ctx: TickContext): Decision {
     }
     return demoteImmediate(ctx, 'DCS is not accessible');
   }
-  if (silentPrimaryAtRisk(ctx)) return stopSilentPrimary(ctx, 'and the DCS is not accessible (it cannot be confirmed)');
+  // As an answering primary would be demoted; a leader in failsafe mode keeps it until its lease runs out (the
+  // fencer's deadline): one probe that timed out on a loaded machine must not end a primary the members confirm.
+  const failsafeLeader = ctx.config.failsafe_mode && ctx.leaderIsMe;
+  if (silentPrimaryAtRisk(ctx) && !failsafeLeader) return stopSilentPrimary(ctx, 'and the DCS is not accessible');
   if (isSilent(ctx)) return decision('DCS is not accessible; the server runs but does not answer: nothing to do');
   if (!ctx.running && ctx.facts.initialized && !ctx.paused && ctx.facts.state !== 'starting' && ctx.facts.state !== 'restarting') {
     const upstream = ctx.leaderIsMe ? null : leaderUpstream(ctx);

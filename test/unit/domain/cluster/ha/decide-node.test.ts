@@ -139,7 +139,7 @@ describe('decide(): a stopped server', () => {
     expect(replica.message).to.equal('waiting: the server runs but does not answer');
   });
 
-  it('a silent server last seen as a primary, on a node without the key or without the DCS, is stopped at once (not in pause)', () => {
+  it('a silent server last seen as a primary, on a node without the key or without the DCS, is stopped at once (not in pause, nor by a failsafe leader)', () => {
     const silent = stopped({ state: 'running' });
     const memory = { ...input().memory, lastRole: 'primary' as const };
     const keyElsewhere = decide(input({ facts: silent, memory }));
@@ -149,6 +149,10 @@ describe('decide(): a stopped server', () => {
     const blind = decide(input({ facts: silent, memory, dcsReachable: false }));
     expect(types(blind)).to.deep.equal(['stop']);
     expect(types(decide(input({ facts: silent, dcsReachable: false })))).to.deep.equal([]);
+    // In failsafe mode the leader keeps it until its lease runs out (one slow probe must not end a confirmed primary).
+    const failsafeLeader = decide(leaderInput({ facts: silent, dcsReachable: false, raw: { failsafe_mode: true } }));
+    expect(types(failsafeLeader)).to.deep.equal([]);
+    expect(failsafeLeader.message).to.contain('does not answer');
     expect(types(decide(input({ facts: silent, memory, raw: { pause: true } })))).to.deep.equal([]);
   });
 
