@@ -83,6 +83,14 @@ async function newPrimaryWrites(obs: Observation, old: string, since: number, ti
 
 const hostOf = (ctx: ChaosContext, name: string) => ctx.nodes.find((h) => h.name === name)!;
 
+/** The synchronous standby the primary `primary` names on /cluster (waits up to 30 s for one). */
+function syncStandbyOf(ctx: ChaosContext, primary: string): Promise<string> {
+  return waitFor('a synchronous standby', 30_000, async () => {
+    const doc = (await api(ctx.runner, primary, 'GET', '/cluster')).body as { members: { name: string; role: string }[] };
+    return doc.members.find((m) => m.role === 'sync_standby')?.name;
+  }, 200);
+}
+
 /** Runs one scenario end to end. */
 async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promise<ScenarioResult> {
   const { runner } = ctx;
@@ -238,10 +246,7 @@ const postgresFrozen: Fault = async (ctx, primary, obs) => {
 const standbyFrozen: Fault = async (ctx, primary, obs) => {
   let victim = ctx.nodes.find((h) => h.name !== primary)!.name;
   if (ctx.mode === 'sync') {
-    victim = await waitFor('a synchronous standby', 30_000, async () => {
-      const doc = (await api(ctx.runner, primary, 'GET', '/cluster')).body as { members: { name: string; role: string }[] };
-      return doc.members.find((m) => m.role === 'sync_standby')?.name;
-    }, 200);
+    victim = await syncStandbyOf(ctx, primary);
   }
   const frozen = await serverProcessesInDataDir(join(ctx.runner.layout.dir, victim, 'data'));
   const faultAt = Date.now();
@@ -373,10 +378,7 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
     await waitConverged(ctx.runner, 120_000);
     let candidate = names[(names.indexOf(current) + 1) % names.length]!;
     if (ctx.mode === 'sync') {
-      candidate = await waitFor('a synchronous standby', 30_000, async () => {
-        const doc = (await api(ctx.runner, current, 'GET', '/cluster')).body as { members: { name: string; role: string }[] };
-        return doc.members.find((m) => m.role === 'sync_standby')?.name;
-      }, 200);
+      candidate = await syncStandbyOf(ctx, current);
     }
     const t0 = Date.now();
     firstRequestAt ??= t0;

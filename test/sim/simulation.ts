@@ -100,7 +100,7 @@ function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
 
 /**
  * One random schedule: a 3-5 node cluster bootstraps, then random crashes, agent kills,
- * agent freezes (SIGSTOP), database crashes, DCS outages, node-DCS partitions, clock steps,
+ * agent freezes (SIGSTOP), database crashes and freezes, DCS outages, node-DCS partitions, clock steps,
  * slow and failing database operations and operator commands hit it while clients write to
  * every node that accepts writes; each machine's fencer is modelled. After every step of fake
  * time: never two nodes that accept writes, whatever they believe about the lock; in synchronous mode every acknowledged write is on the current primary;

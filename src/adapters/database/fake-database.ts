@@ -143,7 +143,7 @@ const IMMEDIATE_GRACE_MS = 1_500;
 /** How long a stop with no timeout waits for a postmaster that does not exit (PgDatabase's default hard limit). */
 const STOP_HARD_LIMIT_MS = 300_000;
 /** How often a stop (or a promotion) of a frozen server looks whether it is done. */
-const FROZEN_STOP_POLL_MS = 500;
+const FROZEN_POLL_MS = 500;
 
 /**
  * A PostgreSQL server as a state machine, for unit tests and the HA simulation. WAL is a
@@ -545,7 +545,7 @@ export class FakeDatabase implements Database {
       const generation = this.generation;
       this.pendingSignals.promote = generation;
       const deadline = this.clock.now() + timeoutMs;
-      while (generation === this.generation && this.frozen && this.clock.now() < deadline) await this.clock.sleep(Math.min(FROZEN_STOP_POLL_MS, deadline - this.clock.now()));
+      while (generation === this.generation && this.frozen && this.clock.now() < deadline) await this.clock.sleep(Math.min(FROZEN_POLL_MS, deadline - this.clock.now()));
       if (generation === this.generation && this.running && !this.inRecovery) {
         opts.onWritable?.();
         return;
@@ -1055,7 +1055,7 @@ export class FakeDatabase implements Database {
     const waitMs = mode === 'immediate' ? IMMEDIATE_GRACE_MS : timeoutMs !== undefined ? timeoutMs + IMMEDIATE_GRACE_MS : STOP_HARD_LIMIT_MS;
     // Polled, as PgDatabase waits for the postmaster: a thaw (the pending shutdown) or a crash ends the wait.
     const deadline = this.clock.now() + waitMs;
-    while (generation === this.generation && this.clock.now() < deadline) await this.clock.sleep(Math.min(FROZEN_STOP_POLL_MS, deadline - this.clock.now()));
+    while (generation === this.generation && this.clock.now() < deadline) await this.clock.sleep(Math.min(FROZEN_POLL_MS, deadline - this.clock.now()));
     // Thawed meanwhile (it shut down on the pending signal), or crashed: down either way.
     if (generation !== this.generation || !this.running) {
       this.stateValue = 'stopped';
