@@ -8,6 +8,7 @@ import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, Stop
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
 import { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
 import { parseSyncNames, syncPriority } from './fake-sync-names.js';
+import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 
 export { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
 
@@ -138,8 +139,6 @@ function isPrefix(mine: readonly WalRecord[], theirs: readonly WalRecord[]): boo
 
 /** How long a query to a frozen server waits before the caller's timeout ends it (the agent's session: 1 s statement timeout, +0.5 s on the client). */
 const FROZEN_QUERY_MS = 1_500;
-/** How long an immediate shutdown may take before the server's processes are killed (as PgDatabase). */
-const IMMEDIATE_GRACE_MS = 1_500;
 /** How long a stop with no timeout waits for a postmaster that does not exit (PgDatabase's default hard limit). */
 const STOP_HARD_LIMIT_MS = 300_000;
 /** How often a stop (or a promotion) of a frozen server looks whether it is done. */
@@ -1052,7 +1051,7 @@ export class FakeDatabase implements Database {
     const generation = this.generation;
     this.pendingSignals.stop = generation;
     const kills = mode === 'immediate' || timeoutMs !== undefined;
-    const waitMs = mode === 'immediate' ? IMMEDIATE_GRACE_MS : timeoutMs !== undefined ? timeoutMs + IMMEDIATE_GRACE_MS : STOP_HARD_LIMIT_MS;
+    const waitMs = mode === 'immediate' ? IMMEDIATE_SHUTDOWN_GRACE_MS : timeoutMs !== undefined ? timeoutMs + IMMEDIATE_SHUTDOWN_GRACE_MS : STOP_HARD_LIMIT_MS;
     // Polled, as PgDatabase waits for the postmaster: a thaw (the pending shutdown) or a crash ends the wait.
     const deadline = this.clock.now() + waitMs;
     while (generation === this.generation && this.clock.now() < deadline) await this.clock.sleep(Math.min(FROZEN_POLL_MS, deadline - this.clock.now()));

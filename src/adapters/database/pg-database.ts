@@ -10,6 +10,7 @@ import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
 import { killDataDirProcesses, waitForDataDirProcesses } from './data-dir-processes.js';
+import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
 import { directoryEntries, emptyDirectory } from './data-directory.js';
 import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from './pg-custom-bootstrap.js';
@@ -36,8 +37,6 @@ export type { PgDatabaseOptions } from './pg-options.js';
 /** Marker left in the data directory by a failed pg_rewind: such a directory must be rebuilt, never started. */
 const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 const PROBE_BUDGET_MS = 2_000;
-/** How long an immediate shutdown (SIGQUIT) may take before the server's processes are killed: it exits in milliseconds unless it cannot run. */
-const IMMEDIATE_GRACE_MS = 1_500;
 /** How long a killed postmaster may take to be gone (a process in uninterruptible I/O dies only when that I/O ends). */
 const KILLED_EXIT_WAIT_MS = 5_000;
 /** How often a promotion checks whether the server has left recovery. */
@@ -520,18 +519,18 @@ export class PgDatabase implements Database {
     try {
       await this.ctl.signalStop(mode);
       if (onShutdownCheckpoint) void this.watchShutdownCheckpoint(watching, onShutdownCheckpoint);
-      let outcome = await this.ctl.waitForExit(pid, mode === 'immediate' ? IMMEDIATE_GRACE_MS : (timeoutMs ?? this.o.stopHardLimitMs));
+      let outcome = await this.ctl.waitForExit(pid, mode === 'immediate' ? IMMEDIATE_SHUTDOWN_GRACE_MS : (timeoutMs ?? this.o.stopHardLimitMs));
       watching.on = false;
       let immediate = mode === 'immediate';
       if (outcome === 'timeout' && timeoutMs !== undefined && !immediate) {
         this.log.warn('server did not stop in time: escalating to immediate', { mode, timeoutMs });
         await this.ctl.signalStop('immediate');
-        outcome = await this.ctl.waitForExit(pid, IMMEDIATE_GRACE_MS);
+        outcome = await this.ctl.waitForExit(pid, IMMEDIATE_SHUTDOWN_GRACE_MS);
         immediate = true;
       }
       if (outcome === 'timeout' && immediate) {
         // A frozen server (SIGSTOP, a hung mount) keeps SIGQUIT pending and would answer again once thawed.
-        this.log.warn('server did not react to the immediate shutdown: killing its processes', { pid, grace_ms: IMMEDIATE_GRACE_MS });
+        this.log.warn('server did not react to the immediate shutdown: killing its processes', { pid, grace_ms: IMMEDIATE_SHUTDOWN_GRACE_MS });
         await killDataDirProcesses(this.o.dataDir);
         outcome = await this.ctl.waitForExit(pid, KILLED_EXIT_WAIT_MS);
       }

@@ -2,10 +2,11 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../ports/logger.js';
 import { killDataDirProcesses } from './data-dir-processes.js';
+import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
 
 /** How long the postmaster gets to exit on its shutdown signal before it is killed. */
-const GRACE_MS = { immediate: 1_500, fast: 10_000 } as const;
+const GRACE_MS = { immediate: IMMEDIATE_SHUTDOWN_GRACE_MS, fast: 10_000 } as const;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
