@@ -230,7 +230,8 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     // A primary is owed only where a healthy node may lead (failover_priority 0 never does), and
     // (model v4) is within maximum_lag_on_failover of the last leader or can stream from a
     // member that is (see withinLag).
-    const leaders = healthyNodes.filter((n) => canLead(tags[n.name] ?? {}) && mayRace(n));
+    // A node without a data directory cannot lead either: it has nobody to copy from while there is no primary.
+    const leaders = healthyNodes.filter((n) => canLead(tags[n.name] ?? {}) && mayRace(n) && n.db.isInitialized);
     const enough = (syncOn ? healthy === count : healthy * 2 > count) && leaders.length > 0 && withinLag(healthyNodes, leaders);
     // A leader busy with a slow operation, or whose server is frozen, keeps its key by design
     // (primary_start_timeout bounds a start, and the wait for a server that does not answer).

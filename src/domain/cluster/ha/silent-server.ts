@@ -4,9 +4,13 @@ import { disarmIfActive, leaderWatchdogActions } from './watchdog-policy.js';
 
 const WHY = 'the server runs but does not answer';
 
-/** The postmaster runs but its server answers no probe (frozen, stalled on I/O): not a crash, and not a server to start over. */
+/**
+ * The postmaster runs but its server answers no probe (frozen, stalled on I/O): not a crash,
+ * and not a server to start over. Its state is the last one known: `running`, or
+ * `stop_failed` when a stop could not take it down (a dead postmaster reads `stopped`).
+ */
 export function isSilent(ctx: TickContext): boolean {
-  return ctx.facts.state === 'running' && !ctx.running;
+  return (ctx.facts.state === 'running' || ctx.facts.state === 'stop_failed') && !ctx.running;
 }
 
 /**

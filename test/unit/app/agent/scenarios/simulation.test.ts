@@ -36,6 +36,10 @@ const REGRESSION_SEEDS = [
   { seed: 777000009, profile: 'deep', model: 'v5' },
   // A primary frozen while the DCS was down lost its key; another node led once the DCS was back, and the frozen one, thawed, took writes.
   { seed: 779000817, profile: 'deep', model: 'v5' },
+  // A stop of a frozen former primary failed; its state then read stop_failed, not running, and it was started over instead of stopped; thawed, it took writes.
+  { seed: 126262195, profile: 'deep', model: 'v5' },
+  // The check owed a primary to a healthy node without a data directory while no primary ran to copy from.
+  { seed: 126261984, profile: 'deep', model: 'v5' },
 ] as const;
 
 describe('HA randomized simulation', function () {

@@ -154,6 +154,8 @@ describe('decide(): a stopped server', () => {
     expect(types(failsafeLeader)).to.deep.equal([]);
     expect(failsafeLeader.message).to.contain('does not answer');
     expect(types(decide(input({ facts: silent, memory, raw: { pause: true } })))).to.deep.equal([]);
+    // A stop that could not take it down leaves it silent too (its state says stop_failed).
+    expect(types(decide(input({ facts: stopped({ state: 'stop_failed' }), memory })))).to.deep.equal(['stop']);
   });
 
   it('holding the key but last seen as a replica: starts read-only (promotion follows)', () => {
