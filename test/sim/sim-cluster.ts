@@ -180,7 +180,7 @@ export class SimNode {
     this.fencer?.die();
     this.fencer = null;
     this.killAgentQuietly();
-    this.db.crash();
+    this.db.powerOff();
   }
 
   /** Freezes the agent (SIGSTOP): its database runs on; its fencer does not freeze. */

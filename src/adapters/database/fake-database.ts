@@ -194,6 +194,10 @@ export class FakeDatabase implements Database {
   private promoteOptions: PromoteOptions | null = null;
   /** SIGSTOP of every server process: it answers nothing, commits nothing, sends and receives no WAL. */
   private frozen = false;
+  /** Bumped when the machine goes down: an operation begun before it never starts the server after it. */
+  private powerEpoch = 0;
+  /** State the server was left in when the machine went down (what an operation cut short leaves). */
+  private powerOffState: DatabaseState = 'stopped';
   /** Signals sent while frozen, acted on at thaw (a shutdown, a promote request), with the generation they were sent in. */
   private pendingSignals: { stop: number | null; promote: number | null } = { stop: null, promote: null };
   /** Commits sent to the frozen server: they go on at thaw, and fail if it is killed first. */
@@ -278,6 +282,13 @@ export class FakeDatabase implements Database {
     const wasUp = this.running || this.stateValue === 'starting' || this.stateValue === 'restarting';
     this.shutdown(false);
     if (wasUp) this.stateValue = 'crashed';
+  }
+
+  /** The whole machine goes down: the postmaster dies as in crash(), and an operation in progress (a restart's stop, say) never goes on to start it. */
+  powerOff(): void {
+    this.powerEpoch++;
+    this.crash();
+    this.powerOffState = this.stateValue;
   }
 
   // ---------------------------------------------------------------- getters for tests
@@ -462,6 +473,7 @@ export class FakeDatabase implements Database {
   }
 
   async start(opts: StartOptions): Promise<void> {
+    const power = this.powerEpoch;
     if (this.takeFailure('start')) {
       if (!this.running) this.stateValue = 'start_failed';
       this.fail('start', 'injected failure');
@@ -478,7 +490,7 @@ export class FakeDatabase implements Database {
       upstreamConnUrl: opts.upstream?.connUrl ?? null,
       slotName: opts.slotName ?? null,
     };
-    await this.boot('start', opts.timeoutMs, 'starting');
+    await this.boot('start', opts.timeoutMs, 'starting', power);
   }
 
   /** `opts.untilShutdownCheckpoint` changes nothing here: the fake's shutdown checkpoint and exit are one moment. */
@@ -508,6 +520,7 @@ export class FakeDatabase implements Database {
   }
 
   async restart(timeoutMs: number): Promise<void> {
+    const power = this.powerEpoch;
     if (this.takeFailure('restart')) {
       this.shutdown(true);
       this.stateValue = 'restart_failed';
@@ -525,7 +538,7 @@ export class FakeDatabase implements Database {
       await this.pause('stop');
       this.shutdown(true);
     }
-    await this.boot('restart', timeoutMs, 'restarting');
+    await this.boot('restart', timeoutMs, 'restarting', power);
   }
 
   async reload(): Promise<void> {
@@ -574,6 +587,7 @@ export class FakeDatabase implements Database {
 
   async follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void> {
     this.injected('follow');
+    const power = this.powerEpoch;
     const data = this.data;
     if (!data) this.fail('follow', 'data directory is empty');
     await this.pause('follow');
@@ -590,7 +604,7 @@ export class FakeDatabase implements Database {
       this.stateValue = 'stopping';
       this.shutdown(true);
     }
-    await this.boot('follow', opts.timeoutMs, 'starting');
+    await this.boot('follow', opts.timeoutMs, 'starting', power);
   }
 
   async rewind(source: Upstream): Promise<void> {
@@ -713,6 +727,7 @@ export class FakeDatabase implements Database {
 
   async copyLogicalSlots(source: Upstream, names: readonly string[], timeoutMs: number): Promise<void> {
     this.injected('copyLogicalSlots');
+    const power = this.powerEpoch;
     if (!this.running || !this.inRecovery) this.fail('copyLogicalSlots', 'the server is not a running replica');
     await this.answering('copyLogicalSlots');
     const up = this.network.get(source.connUrl);
@@ -724,7 +739,7 @@ export class FakeDatabase implements Database {
     this.stateValue = 'stopping';
     this.shutdown(true);
     for (const [n, slot] of copies) this.slotMap.set(n, slot);
-    await this.boot('copyLogicalSlots', timeoutMs, 'starting');
+    await this.boot('copyLogicalSlots', timeoutMs, 'starting', power);
   }
 
   async terminateClientSessions(): Promise<void> {
@@ -871,7 +886,12 @@ export class FakeDatabase implements Database {
   // ---------------------------------------------------------------- lifecycle internals
 
   /** Starts the postmaster per the data directory's recovery settings; honours the start delay and `timeoutMs`. */
-  private async boot(op: FakeDatabaseOp, timeoutMs: number, transitional: DatabaseState): Promise<void> {
+  private async boot(op: FakeDatabaseOp, timeoutMs: number, transitional: DatabaseState, power: number): Promise<void> {
+    // pg_ctl died with the machine: what it was still to do never happens.
+    if (power !== this.powerEpoch) {
+      this.stateValue = this.powerOffState;
+      this.fail(op, 'the machine went down');
+    }
     const generation = ++this.generation;
     this.stateValue = transitional;
     const finish = () => {

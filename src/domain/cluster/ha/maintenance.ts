@@ -139,11 +139,12 @@ function prepend(d: Decision, first: readonly Action[]): Decision {
  * but does not answer is stopped immediately (its processes killed where they do not react).
  */
 function restartActions(ctx: TickContext, timeoutMs: number): Action[] {
-  if ((ctx.leaderIsMe && ctx.lockValid) || ctx.isReplica) return [{ type: 'restart', timeoutMs }];
+  // A server that runs without answering (frozen, stuck on I/O) would sit on a fast shutdown for the whole timeout: stopped at once, killed if need be.
+  const silent = isSilent(ctx);
+  if ((ctx.leaderIsMe && ctx.lockValid) || ctx.isReplica) return [...(silent ? [{ type: 'stop' as const, mode: 'immediate' as const }] : []), { type: 'restart', timeoutMs }];
   const upstream = leaderUpstream(ctx);
-  // A server that runs without answering (frozen, stuck on I/O) would sit on a fast shutdown: stopped at once, killed if need be.
   // The steady-state decision this joins already configures the server where its parameters changed.
-  return [{ type: 'stop', mode: isSilent(ctx) ? 'immediate' : 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
+  return [{ type: 'stop', mode: silent ? 'immediate' : 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
 }
 
 /**

@@ -730,6 +730,18 @@ describe('FakeDatabase', () => {
       expect(stopped).to.equal(true);
     });
 
+    it('a restart stuck on it never starts the server once the machine went down (pg_ctl died with it)', async () => {
+      const [a] = await cluster();
+      a.freeze();
+      const restart = rejection(a.restart(60_000));
+      await clock.advance(10_000);
+      a.powerOff();
+      await clock.advance(1000);
+      expect((await restart).code).to.equal('restart_failed');
+      expect(a.isRunning).to.equal(false);
+      expect(a.state).to.equal('crashed');
+    });
+
     it('a promote request times out while frozen and takes effect at thaw', async () => {
       const [a, b] = await cluster('b');
       a.crash();

@@ -40,6 +40,8 @@ const REGRESSION_SEEDS = [
   { seed: 126262195, profile: 'deep', model: 'v5' },
   // The check owed a primary to a healthy node without a data directory while no primary ran to copy from.
   { seed: 126261984, profile: 'deep', model: 'v5' },
+  // The machine of a frozen primary crashed while an operator's restart waited on its stop: the dead agent's restart then started it, a second primary.
+  { seed: 644981713, profile: 'deep', model: 'v5' },
 ] as const;
 
 describe('HA randomized simulation', function () {

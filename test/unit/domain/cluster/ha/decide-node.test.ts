@@ -227,6 +227,10 @@ describe('decide(): commands and scheduled restarts', () => {
     const silent = decide(input({ facts: { ...stoppedFacts('running', true) }, commands: { restart: { id: 7, conditions: {} }, reinitialize: null } }));
     expect(types(silent)).to.include.ordered.members(['stop', 'start', 'resolveCommand']);
     expect(silent.actions.find((a) => a.type === 'stop')).to.deep.include({ mode: 'immediate' });
+    // So is the leader's: pg_ctl restart would wait out its whole timeout on a fast shutdown first.
+    const silentLeader = decide(leaderInput({ facts: stopped({ state: 'running' }), commands: { restart: { id: 7, conditions: {} }, reinitialize: null } }));
+    expect(types(silentLeader).filter((t) => ['stop', 'restart', 'resolveCommand'].includes(t))).to.deep.equal(['stop', 'restart', 'resolveCommand']);
+    expect(silentLeader.actions.find((a) => a.type === 'stop')).to.deep.include({ mode: 'immediate' });
     const refused = decide(input({ commands: { restart: { id: 7, conditions: { role: 'primary' } }, reinitialize: null } }));
     expect(refused.actions).to.deep.equal([{ type: 'resolveCommand', id: 7, ok: false, error: 'restart_conditions_not_met', message: "restart conditions are not satisfied: the node's role is replica, not primary" }]);
   });
