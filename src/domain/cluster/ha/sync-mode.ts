@@ -49,15 +49,27 @@ function silentMember(m: Member): boolean {
 }
 
 /**
+ * A silent member that also holds back a commit (its confirmed position behind ours): one
+ * probe that timed out on a standby that keeps confirming must not reshuffle the sync set.
+ */
+function silentAndBehind(m: Member | undefined, row: ReplicationRow, ctx: TickContext): boolean {
+  const ours = ctx.facts.walLocation;
+  return m !== undefined && silentMember(m) && (ours === null || position(row) < ours);
+}
+
+/**
  * The standbys that should be synchronous: streaming from us, members with a sync_priority
  * above 0 (not `nosync`, not `nostream`) whose server answers its agent; the highest
  * sync_priority first, then the current ones (a set that works is not reshuffled), then the
  * most advanced.
  */
 export function syncCandidates(ctx: TickContext, current: readonly string[]): string[] {
-  const priority = new Map(ctx.cluster.members.filter((m) => m.name !== ctx.me && !silentMember(m)).map((m) => [m.name, syncPriority(m.tags)]));
-  const prio = (name: string) => priority.get(name) ?? 0;
-  const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && prio(r.application_name) > 0);
+  const members = new Map(ctx.cluster.members.filter((m) => m.name !== ctx.me).map((m) => [m.name, m]));
+  const prio = (name: string) => {
+    const m = members.get(name);
+    return m ? syncPriority(m.tags) : 0;
+  };
+  const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && prio(r.application_name) > 0 && !silentAndBehind(members.get(r.application_name), r, ctx));
   rows.sort((a, b) => {
     const ca = current.includes(a.application_name) ? 0 : 1;
     const cb = current.includes(b.application_name) ? 0 : 1;

@@ -62,6 +62,17 @@ describe('synchronous replication steps (primary side)', () => {
     ]);
   });
 
+  it('a silent standby that still confirms everything (one probe timed out) stays in the sync set', () => {
+    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    const members = cluster('node1').members.map((m) => (m.name === 'node2' ? { ...m, state: 'running', role: 'demoted' } : m));
+    const input = leaderInput({
+      raw: { synchronous_mode: true },
+      cluster: cluster('node1', { members, sync: { ...key, revision: '3' } }),
+      facts: primaryFacts(5000, { replication: [row('node2', 5000), row('node3', 5000)], synchronousStandbyNames: 'FIRST 1 ("node2")' }),
+    });
+    expect(syncActions(tickContext(input))).to.deep.equal([]);
+  });
+
   it('no standby left: empty key, then ssn empty (or * in strict mode)', () => {
     const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
     expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [] }).map((a) => a.type)).to.deep.equal(['writeSync', 'setSynchronousStandbyNames']);
