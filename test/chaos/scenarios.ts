@@ -265,6 +265,30 @@ const standbyFrozen: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt, failures, notes: [`froze ${victim} (${frozen.length} processes) for 30 s; the primary's longest write gap ${gap} ms`] };
 };
 
+/**
+ * A replica (in synchronous mode, the synchronous standby) loses etcd and the other nodes for
+ * 40 s (clients still reach it). The primary stays; in synchronous mode its commits wait for
+ * the cut-off standby until the primary names another one.
+ */
+const standbyPartitioned: Fault = async (ctx, primary, obs) => {
+  const victim = ctx.mode === 'sync' ? await syncStandbyOf(ctx, primary) : ctx.nodes.find((h) => h.name !== primary)!.name;
+  const host = hostOf(ctx, victim);
+  const faultAt = Date.now();
+  await cutHost(host, [...ctx.etcd, ...ctx.nodes.filter((h) => h !== host)]);
+  try {
+    await hold(40_000);
+  } finally {
+    await healHost(host);
+  }
+  const healAt = Date.now();
+  const gap = longestWriteGapMs(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
+  const failures: string[] = [];
+  if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null) failures.push('the primary changed while a replica was cut off');
+  const bound = ctx.mode === 'sync' ? 30_000 : 1_000;
+  if (gap > bound) failures.push(`the primary's writes stopped for ${gap} ms while ${victim} was cut off (bound ${bound} ms)`);
+  return { faultAt, healAt, failures, notes: [`cut ${victim} off for 40 s; the primary's longest write gap ${gap} ms`] };
+};
+
 /** SIGSTOP of the primary's agent for 40 s while its PostgreSQL runs on. */
 const agentFrozen: Fault = async (ctx, primary) => {
   const pid = ctx.runner.agentPid(primary);
@@ -402,6 +426,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'agent and postmaster killed': agentAndPostmasterKilled,
   'primary PostgreSQL frozen': postgresFrozen,
   'standby PostgreSQL frozen': standbyFrozen,
+  'standby partitioned': standbyPartitioned,
   'primary cut from etcd': primaryCutFromEtcd,
   'one etcd member stopped': oneEtcdMemberStopped,
   'two etcd members stopped, failsafe off': etcdQuorumLost('two', false),
@@ -412,7 +437,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'standby PostgreSQL frozen', 'repeated switchovers'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];

@@ -41,6 +41,8 @@ export interface SnapshotInput {
   readonly reinitializeRequired?: string | null;
   /** The last decision: what the node waits for; null otherwise. */
   readonly waitingFor?: string | null;
+  /** The last decision: the server runs without answering and was last seen as a primary. */
+  readonly silentPrimary?: boolean;
   readonly watchdogUsable: boolean;
   readonly scheduledRestart: ScheduledRestart | null;
   /** This replica's proof that its WAL is a prefix of the leader's; null when it has none. */
@@ -81,6 +83,7 @@ export function nodeSnapshot(input: SnapshotInput): NodeSnapshot {
     positionUnconfirmed: unconfirmed,
     reinitializeRequired: i.reinitializeRequired ?? null,
     waitingFor: i.waitingFor ?? null,
+    silentPrimary: i.silentPrimary === true,
     ...(i.fencer ? { fencer: i.fencer } : {}),
     ...(transitionalRole ? { transitionalRole } : {}),
   });

@@ -81,6 +81,7 @@ export class SnapshotPublisher {
       failsafeActive: this.hints.failsafeActive,
       reinitializeRequired: this.hints.reinitializeRequired ?? null,
       waitingFor: this.hints.waitingFor ?? null,
+      silentPrimary: this.hints.silentPrimary === true,
       watchdogUsable: s.watchdogUsable(),
       scheduledRestart: s.scheduledRestart(),
       positionConfirmed: s.positionConfirmed(),

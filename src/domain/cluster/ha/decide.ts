@@ -10,6 +10,7 @@ import { takeLeadership } from './promotion.js';
 import { demoteToStandbyLeader } from './standby-cluster.js';
 import { standbyLeaderTick } from './standby-leader.js';
 import { withBackoff } from './retry-backoff.js';
+import { flagSilentPrimary } from './silent-server.js';
 import { clusterTimeline, tickContext, type TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
 
@@ -93,7 +94,7 @@ function withConfigure(ctx: TickContext, d: Decision): Decision {
  */
 export function decide(input: TickInput): Decision {
   const ctx = tickContext(input);
-  return withBackoff(ctx, decideNow(ctx));
+  return flagSilentPrimary(ctx, withBackoff(ctx, decideNow(ctx)));
 }
 
 /** decide() before repeated failures are backed off. */

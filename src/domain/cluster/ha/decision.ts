@@ -331,6 +331,8 @@ export interface PublishHints {
   readonly reinitializeRequired?: string;
   /** What this node waits for before it can serve (no leader to clone from, another member bootstrapping...). */
   readonly waitingFor?: string;
+  /** The server runs without answering and was last seen as a primary: once it answers it may take writes, so no other node may promote before it is stopped. */
+  readonly silentPrimary?: boolean;
   /** A job that failed repeatedly is held back until `retryAt` (epoch ms); its failures were logged as they happened. */
   readonly backoff?: { readonly job: string; readonly retryAt: number };
 }

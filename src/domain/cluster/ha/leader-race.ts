@@ -183,10 +183,12 @@ export function leaderRace(ctx: TickContext): Decision {
   }
   // Any node that answers as primary (a member, or a failsafe-kept primary whose member key expired) stops
   // the race; one already shutting down does not (it accepts no new connections).
+  // So does one whose server runs without answering and was last a primary: it takes writes again the moment it answers.
   for (const [name, status] of ctx.input.peers) {
     if (status && status.xlog !== undefined && status.role === 'primary' && status.state !== stateText('stopping')) {
       return backOff(ctx, `${name} is running as primary`);
     }
+    if (status?.silent_primary) return backOff(ctx, `${name}'s server, last seen as a primary, runs without answering: waiting until it is stopped`);
   }
   const self = { tl: ctx.facts.timeline ?? 0, wal: ctx.myWal ?? 0 };
   const myPriority = failoverPriority(ctx.input.node.tags);

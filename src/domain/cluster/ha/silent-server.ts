@@ -26,6 +26,16 @@ export function stopSilentPrimary(ctx: TickContext, why: string): Decision {
   ], { job: 'stop' });
 }
 
+/**
+ * Marks the status of a node whose silent server was last seen as a primary, whatever this
+ * tick decided: the other nodes read it before they promote (see the leader race), since
+ * the server would take writes again the moment it answers.
+ */
+export function flagSilentPrimary(ctx: TickContext, d: Decision): Decision {
+  if (!isSilent(ctx) || ctx.input.memory.lastRole !== 'primary') return d;
+  return { ...d, publish: { ...d.publish, silentPrimary: true } };
+}
+
 /** Whether a silent server must be stopped because it may come back as a primary nobody leads with (never in pause). */
 export function silentPrimaryAtRisk(ctx: TickContext): boolean {
   return isSilent(ctx) && !ctx.paused && ctx.input.memory.lastRole === 'primary';

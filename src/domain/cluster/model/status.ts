@@ -48,6 +48,8 @@ export interface NodeStatus {
   readonly reinitialize_required?: string;
   /** What this node waits for before it can serve (a leader to clone from, another member's bootstrap...). */
   readonly waiting_for?: string;
+  /** This node's server runs without answering and was last seen as a primary: no other node may promote before it is stopped. */
+  readonly silent_primary?: true;
   /** Why an automatic failover could not promote this node right now (each reason with its figures); absent when it could, and on the leader. */
   readonly not_eligible?: readonly { readonly code: string; readonly detail: string }[];
   readonly svc: { readonly version: string; readonly scope: string; readonly name: string };
@@ -77,6 +79,8 @@ export interface StatusInput {
   readonly reinitializeRequired?: string | null;
   /** What the node waits for (the last decision says so); null or absent otherwise. */
   readonly waitingFor?: string | null;
+  /** The server runs without answering and was last seen as a primary (the last decision says so). */
+  readonly silentPrimary?: boolean;
   /** Set by the HA loop while a promote or demote is in flight and the server is down. */
   readonly transitionalRole?: 'demoted' | 'promoted';
 }
@@ -145,6 +149,7 @@ export function buildStatus(input: StatusInput): NodeStatus {
   }
   if (input.reinitializeRequired) doc['reinitialize_required'] = input.reinitializeRequired;
   if (input.waitingFor) doc['waiting_for'] = input.waitingFor;
+  if (input.silentPrimary) doc['silent_primary'] = true;
   doc['svc'] = { version: node.svcVersion, scope: node.scope, name: node.name };
   return Object.freeze(doc) as unknown as NodeStatus;
 }

@@ -154,6 +154,10 @@ describe('decide(): a stopped server', () => {
     expect(types(failsafeLeader)).to.deep.equal([]);
     expect(failsafeLeader.message).to.contain('does not answer');
     expect(types(decide(input({ facts: silent, memory, raw: { pause: true } })))).to.deep.equal([]);
+    // Its status says so whatever the tick decided, so that no other node promotes before it is stopped; a silent replica's does not.
+    expect(keyElsewhere.publish.silentPrimary).to.equal(true);
+    expect(decide(input({ facts: silent, memory, raw: { pause: true } })).publish.silentPrimary).to.equal(true);
+    expect(decide(input({ facts: silent })).publish.silentPrimary).to.equal(undefined);
     // A stop that could not take it down leaves it silent too (its state says stop_failed).
     expect(types(decide(input({ facts: stopped({ state: 'stop_failed' }), memory })))).to.deep.equal(['stop']);
   });

@@ -33,6 +33,16 @@ describe('decide(): the leader race', () => {
     expect(decide({ ...base, peers: peers({ node1: peerStatus('primary', 100, { state: 'stopping' }) }) }).job).to.equal('promote');
   });
 
+  it('backs off while a member says its server, last seen as a primary, runs without answering: it takes writes again the moment it answers', () => {
+    const base = input({ cluster: unlocked });
+    const silent: NodeStatus = { state: 'running', role: 'demoted', silent_primary: true, svc: { version: '0.1.0', scope: 'demo', name: 'node1' } };
+    const d = decide({ ...base, peers: peers({ node1: silent }) });
+    expect(types(d)).to.deep.equal([]);
+    expect(d.message).to.contain("node1's server, last seen as a primary, runs without answering");
+    // Once its agent stopped it, the race goes on.
+    expect(decide({ ...base, peers: peers({ node1: { ...silent, state: 'stopped', silent_primary: undefined } as NodeStatus }) }).job).to.equal('promote');
+  });
+
   it('failsafe mode: a node the last leader did not list among its failsafe members races only when every listed member answers', () => {
     const listed = { ...unlocked, failsafe: { node1: 'http://node1:8008', node3: 'http://node3:8008' } };
     // node1 (listed) does not answer: it may be the leader, still writing with node3's confirmation.
