@@ -133,6 +133,17 @@ export interface LoopMemory {
    * only restart at a checkpoint record the remote has written on that timeline.
    */
   readonly restartpointAt?: number | null;
+  /**
+   * On a primary in synchronous mode: each streaming standby's confirmed position, and since
+   * when it has stood still behind ours (null: not behind). Absent or null outside sync mode.
+   */
+  readonly standbyProgress?: Readonly<Record<string, StandbyProgress>> | null;
+}
+
+/** A standby's confirmed WAL position as the primary last saw it, and since when (epoch ms) it has stood still behind the primary's; null when it was not behind. */
+export interface StandbyProgress {
+  readonly position: number;
+  readonly behindSince: number | null;
 }
 
 /** Memory of a freshly started agent. */

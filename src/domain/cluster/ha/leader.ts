@@ -4,7 +4,7 @@ import { demoteImmediate, releaseLock } from './demote.js';
 import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
 import { leaderSlotActions, leaderStatus } from './slots.js';
 import { takeLeadership } from './promotion.js';
-import { syncActions } from './sync-mode.js';
+import { standbyProgressActions, standbyStallWakeAt, syncActions } from './sync-mode.js';
 import type { TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
 
@@ -33,13 +33,15 @@ export function leaderTick(ctx: TickContext): Decision {
   if (step.kind === 'decide') return step.decision;
   const actions: Action[] = [...base];
   const messages: string[] = [`no action: I am ${ctx.me}, the leader with the lock`];
-  const wakeAt = applyLeaderStep(step, actions, messages);
+  const stepWake = applyLeaderStep(step, actions, messages);
+  const stallWake = standbyStallWakeAt(ctx);
+  const wakeAt = stepWake === null ? stallWake : stallWake === null ? stepWake : Math.min(stepWake, stallWake);
   const leftovers = finishBootstrap(ctx);
   actions.push(...leftovers.actions);
   messages.push(...leftovers.messages);
   const status = leaderStatus(ctx);
   actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: status.slots, retainSlots: status.retainSlots }, ...status.remember);
-  actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...leaderSlotActions(ctx));
+  actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...standbyProgressActions(ctx), ...leaderSlotActions(ctx));
   if (ctx.paused) messages.push('PAUSE');
   if (ctx.input.memory.checkpointAfterPromote === false) {
     // After the rest of the tick, in the background: the server is writable already.

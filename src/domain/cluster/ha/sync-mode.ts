@@ -1,4 +1,4 @@
-import type { Action } from './decision.js';
+import type { Action, StandbyProgress } from './decision.js';
 import type { Member } from '../model/cluster.js';
 import type { ReplicationRow } from '../model/facts.js';
 import { syncPriority } from '../model/topology-tags.js';
@@ -58,8 +58,57 @@ function silentAndBehind(m: Member | undefined, row: ReplicationRow, ctx: TickCo
 }
 
 /**
+ * How long a standby's confirmed position may stand still behind the primary's before the
+ * primary names another synchronous standby: a standby cut off by the network (or frozen)
+ * confirms nothing, yet its WAL sender shows it `streaming` until wal_sender_timeout, and its
+ * member key lives until ttl runs out. A live standby confirms within milliseconds.
+ */
+export const SYNC_STALL_MS = 5000;
+
+/** Each streaming standby's position now, and since when it has stood still behind ours (see StandbyProgress). */
+function progressNow(ctx: TickContext): Record<string, StandbyProgress> {
+  const before = ctx.input.memory.standbyProgress ?? {};
+  const ours = ctx.facts.walLocation;
+  const out: Record<string, StandbyProgress> = {};
+  for (const r of ctx.facts.replication) {
+    if (r.state !== 'streaming') continue;
+    const p = position(r);
+    const prev = before[r.application_name];
+    const behind = ours !== null && p < ours;
+    out[r.application_name] = { position: p, behindSince: !behind ? null : prev && prev.position === p && prev.behindSince !== null ? prev.behindSince : ctx.now };
+  }
+  return out;
+}
+
+/** The standby's confirmed position has stood still behind ours for SYNC_STALL_MS (as of the last tick's record). */
+function stalled(ctx: TickContext, row: ReplicationRow): boolean {
+  const prev = ctx.input.memory.standbyProgress?.[row.application_name];
+  const ours = ctx.facts.walLocation;
+  return prev !== undefined && prev.behindSince !== null && prev.position === position(row) && ours !== null && position(row) < ours && ctx.now - prev.behindSince >= SYNC_STALL_MS;
+}
+
+/** Keeps the record of the standbys' progress on a primary in synchronous mode (see SYNC_STALL_MS); drops it otherwise. */
+export function standbyProgressActions(ctx: TickContext): Action[] {
+  const before = ctx.input.memory.standbyProgress ?? null;
+  if (ctx.config.synchronous_mode === false) return before ? [{ type: 'remember', patch: { standbyProgress: null } }] : [];
+  const now = progressNow(ctx);
+  const same = before !== null && Object.keys(before).length === Object.keys(now).length
+    && Object.entries(now).every(([name, p]) => before[name]?.position === p.position && before[name]?.behindSince === p.behindSince);
+  return same ? [] : [{ type: 'remember', patch: { standbyProgress: now } }];
+}
+
+/** When the primary should look again: when the next standby behind it would count as stalled (null: none will). */
+export function standbyStallWakeAt(ctx: TickContext): number | null {
+  if (ctx.config.synchronous_mode === false) return null;
+  // Only times to come: a standby already counted as stalled needs no new look (it would spin the loop).
+  const times = Object.values(progressNow(ctx)).flatMap((p) => (p.behindSince === null || p.behindSince + SYNC_STALL_MS <= ctx.now ? [] : [p.behindSince + SYNC_STALL_MS]));
+  return times.length ? Math.min(...times) : null;
+}
+
+/**
  * The standbys that should be synchronous: streaming from us, members with a sync_priority
- * above 0 (not `nosync`, not `nostream`) whose server answers its agent; the highest
+ * above 0 (not `nosync`, not `nostream`) whose server answers its agent and whose confirmed
+ * position does not stand still behind ours (see SYNC_STALL_MS); the highest
  * sync_priority first, then the current ones (a set that works is not reshuffled), then the
  * most advanced.
  */
@@ -69,7 +118,7 @@ export function syncCandidates(ctx: TickContext, current: readonly string[]): st
     const m = members.get(name);
     return m ? syncPriority(m.tags) : 0;
   };
-  const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && prio(r.application_name) > 0 && !silentAndBehind(members.get(r.application_name), r, ctx));
+  const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && prio(r.application_name) > 0 && !silentAndBehind(members.get(r.application_name), r, ctx) && !stalled(ctx, r));
   rows.sort((a, b) => {
     const ca = current.includes(a.application_name) ? 0 : 1;
     const cb = current.includes(b.application_name) ? 0 : 1;

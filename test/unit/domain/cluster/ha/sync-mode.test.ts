@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { EMPTY_MEMORY, type Action } from '../../../../../src/domain/cluster/ha/decision.js';
-import { allOf, anyOf, quorumReached, syncActions } from '../../../../../src/domain/cluster/ha/sync-mode.js';
+import { allOf, anyOf, quorumReached, standbyProgressActions, standbyStallWakeAt, SYNC_STALL_MS, syncActions } from '../../../../../src/domain/cluster/ha/sync-mode.js';
 import { tickContext } from '../../../../../src/domain/cluster/ha/tick-context.js';
-import { cluster, leaderInput, primaryFacts, row } from './fixtures.js';
+import { cluster, leaderInput, NOW, primaryFacts, row } from './fixtures.js';
 
 type Sync = { leader: string; syncStandby: string[]; quorum: number };
 
@@ -71,6 +71,42 @@ describe('synchronous replication steps (primary side)', () => {
       facts: primaryFacts(5000, { replication: [row('node2', 5000), row('node3', 5000)], synchronousStandbyNames: 'FIRST 1 ("node2")' }),
     });
     expect(syncActions(tickContext(input))).to.deep.equal([]);
+  });
+
+  it('a standby whose confirmed position stands still behind ours (cut off by the network) is replaced after SYNC_STALL_MS, before ttl or wal_sender_timeout', () => {
+    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    const at = (standbyProgress: Record<string, { position: number; behindSince: number | null }> | null, node2 = 4000) =>
+      tickContext(leaderInput({
+        raw: { synchronous_mode: true },
+        cluster: cluster('node1', { sync: { ...key, revision: '3' } }),
+        facts: primaryFacts(5000, { replication: [row('node2', node2), row('node3', 5000)], synchronousStandbyNames: 'FIRST 1 ("node2")' }),
+        memory: { ...EMPTY_MEMORY, standbyProgress },
+      }));
+    // First seen behind: recorded, and the primary looks again when it would count as stalled.
+    const first = at(null);
+    expect(syncActions(first)).to.deep.equal([]);
+    expect(standbyProgressActions(first)).to.deep.equal([{ type: 'remember', patch: { standbyProgress: { node2: { position: 4000, behindSince: NOW }, node3: { position: 5000, behindSince: null } } } }]);
+    expect(standbyStallWakeAt(first)).to.equal(NOW + SYNC_STALL_MS);
+    // Still there, not yet long enough: nothing changes, and the record stands.
+    const recorded = { node2: { position: 4000, behindSince: NOW - SYNC_STALL_MS + 1 }, node3: { position: 5000, behindSince: null } };
+    expect(syncActions(at(recorded))).to.deep.equal([]);
+    expect(standbyProgressActions(at(recorded))).to.deep.equal([]);
+    // Long enough: the key drops it first, then ssn names the other standby.
+    const stalled = { ...recorded, node2: { position: 4000, behindSince: NOW - SYNC_STALL_MS } };
+    expect(syncActions(at(stalled))).to.deep.equal([
+      { type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' },
+      { type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' },
+    ]);
+    // A stalled standby does not keep the loop spinning.
+    expect(standbyStallWakeAt(at(stalled))).to.equal(null);
+    // One that moved (a slow one) or caught up stays.
+    expect(syncActions(at(stalled, 4500))).to.deep.equal([]);
+    expect(syncActions(at(stalled, 5000))).to.deep.equal([]);
+    expect(standbyProgressActions(at(stalled, 4500))[0]).to.deep.include({ patch: { standbyProgress: { node2: { position: 4500, behindSince: NOW }, node3: { position: 5000, behindSince: null } } } });
+    // Outside synchronous mode the record goes.
+    const off = tickContext(leaderInput({ facts: primaryFacts(5000, { replication: [row('node2', 4000)] }), memory: { ...EMPTY_MEMORY, standbyProgress: recorded } }));
+    expect(standbyProgressActions(off)).to.deep.equal([{ type: 'remember', patch: { standbyProgress: null } }]);
+    expect(standbyStallWakeAt(off)).to.equal(null);
   });
 
   it('no standby left: empty key, then ssn empty (or * in strict mode)', () => {
