@@ -268,7 +268,7 @@ const standbyFrozen: Fault = async (ctx, primary, obs) => {
 /**
  * A replica (in synchronous mode, the synchronous standby) loses etcd and the other nodes for
  * 40 s (clients still reach it). The primary stays; in synchronous mode its commits wait for
- * the cut-off standby until the primary names another one.
+ * the cut-off standby until the primary names another one (its position stood still for 5 s).
  */
 const standbyPartitioned: Fault = async (ctx, primary, obs) => {
   const victim = ctx.mode === 'sync' ? await syncStandbyOf(ctx, primary) : ctx.nodes.find((h) => h.name !== primary)!.name;
@@ -284,7 +284,8 @@ const standbyPartitioned: Fault = async (ctx, primary, obs) => {
   const gap = longestWriteGapMs(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
   const failures: string[] = [];
   if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null) failures.push('the primary changed while a replica was cut off');
-  const bound = ctx.mode === 'sync' ? 30_000 : 1_000;
+  // Synchronous: the primary names another standby once the cut-off one's position stood still for 5 s, long before ttl.
+  const bound = ctx.mode === 'sync' ? 15_000 : 1_000;
   if (gap > bound) failures.push(`the primary's writes stopped for ${gap} ms while ${victim} was cut off (bound ${bound} ms)`);
   return { faultAt, healAt, failures, notes: [`cut ${victim} off for 40 s; the primary's longest write gap ${gap} ms`] };
 };
