@@ -31,8 +31,11 @@ export const EVENT_WEIGHTS = {
 /** The events of fault model v5: every earlier one, and a database frozen (SIGSTOP of all its processes) and thawed. */
 export const EVENT_WEIGHTS_V5 = { ...EVENT_WEIGHTS, freezeDatabase: 2, thawDatabase: 3 } as const;
 
+/** The events of fault model v6: every earlier one, and a replica's replication link cut (it stays connected, nothing arrives) and healed. */
+export const EVENT_WEIGHTS_V6 = { ...EVENT_WEIGHTS_V5, cutReplication: 2, healReplication: 3 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V5;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V6;
 
 /**
  * The events of the first fault model (no agent freezes): seeds found with it replay only
@@ -46,13 +49,18 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * Which fault model a schedule draws from: `v1` without agent freezes and with clients writing
  * only to the primary; `v2` every fault; `v3` also random topology tags on the nodes
  * (failover_priority, sync_priority, replicatefrom, nostream); `v4` also, in one schedule of
- * four, a maximum_lag_on_failover of a few writes; `v5` also databases frozen and thawed.
+ * four, a maximum_lag_on_failover of a few writes; `v5` also databases frozen and thawed;
+ * `v6` also replication links cut and healed.
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6';
+
+/** The fault model of new schedules. */
+export const CURRENT_FAULT_MODEL: FaultModel = 'v6';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v6') return EVENT_WEIGHTS_V6;
   return model === 'v5' ? EVENT_WEIGHTS_V5 : EVENT_WEIGHTS;
 }
 
@@ -99,7 +107,7 @@ export class FaultState {
  * Applies one random event to the cluster. Returns a short description for the replay log.
  * Operator commands go where the REST API would put them (failover key, config key, loop).
  */
-export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = 'v5'): Promise<string> {
+export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = CURRENT_FAULT_MODEL): Promise<string> {
   const kind = rnd.weighted(weightsOf(model) as Record<EventKind, number>);
   const nodes = [...sim.nodes.values()];
   const node: SimNode = rnd.pick(nodes);
@@ -142,6 +150,18 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
       const n = rnd.pick(frozen);
       n.db.thaw();
       return `thaw database ${n.name} (SIGCONT)`;
+    }
+    case 'cutReplication':
+      if (!node.db.isInRecovery || node.db.replicationCut) return `cut replication: ${node.name} is not a running replica or is cut already`;
+      node.db.setReplicationPaused(true);
+      return `cut ${node.name}'s replication link (connected, nothing arrives)`;
+    case 'healReplication': {
+      const cut = nodes.filter((n) => n.db.replicationCut);
+      if (!cut.length) return 'heal replication: none cut';
+      const n = rnd.pick(cut);
+      n.db.setReplicationPaused(false);
+      n.db.pullFromUpstream();
+      return `heal ${n.name}'s replication link`;
     }
     case 'dcsDown':
       sim.store.setReachable(false);
@@ -228,6 +248,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
     n.setDcsLink(true);
     n.thawAgent();
     n.db.thaw();
+    n.db.setReplicationPaused(false);
     n.db.clearFaults();
     faults.clearSlow(n.name, sim.clock.now());
     if (!n.alive) n.startAgent();
@@ -238,7 +259,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
   faults.lastDisturbance = Math.max(faults.lastDisturbance, faults.slowEnd(sim.clock.now()));
 }
 
-/** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down or freezes it. */
+/** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down, freezes it or cuts its replication. */
 export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
-  return n.alive && !n.frozen && !n.db.isFrozen && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
+  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.replicationCut && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
 }

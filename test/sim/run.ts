@@ -1,13 +1,14 @@
 /**
  * Deep runs of the randomized HA simulation.
- *   npx tsx test/sim/run.ts --runs 100000 [--seed 1 | --random] [--keep-going] [--profile quick|deep]
+ *   npx tsx test/sim/run.ts --runs 100000 [--seed 1 | --random] [--keep-going] [--profile quick|deep] [--model v1|...|v5]
  *     (--random: from a random first seed, printed, so every deep run explores new schedules)
- *   npx tsx test/sim/run.ts --replay 12345 [--profile quick] [--verbose] [--model v1|v2|v3|v4]
+ *   npx tsx test/sim/run.ts --replay 12345 [--profile quick] [--verbose] [--model v1|v2|v3|v4|v5]
  *     (one seed, with its event trace; --verbose adds every node's decision at every tick)
  *   --standby (with either): a standby cluster replicating from a remote primary
  * Exit code 1 when an invariant broke; every failing seed is printed for replay.
  */
 import { TickPipeline } from '../../src/app/agent/tick-pipeline.js';
+import { CURRENT_FAULT_MODEL } from './faults.js';
 import { runSchedule } from './simulation.js';
 
 function arg(name: string): string | undefined {
@@ -38,17 +39,17 @@ async function main(): Promise<number> {
   const profile = arg('profile') === 'quick' ? 'quick' : 'deep';
   const standby = process.argv.includes('--standby');
   const replay = arg('replay');
+  const named = arg('model');
+  const model = named === 'v1' || named === 'v2' || named === 'v3' || named === 'v4' || named === 'v5' ? named : CURRENT_FAULT_MODEL;
   if (replay !== undefined) {
     if (process.argv.includes('--verbose')) traceTicks();
-    const named = arg('model');
-    const model = named === 'v1' || named === 'v2' || named === 'v3' || named === 'v4' ? named : 'v5';
     const r = await runSchedule(Number(replay), { profile, model, standby, trace: (line) => console.log(line) });
     console.log(r.ok ? `seed ${r.seed}: ok` : `seed ${r.seed}: VIOLATION\n${r.violation}`);
     return r.ok ? 0 : 1;
   }
   const runs = Number(arg('runs') ?? 2000);
   const first = process.argv.includes('--random') ? 1_000_000 + Math.floor(Math.random() * 2_000_000_000) : Number(arg('seed') ?? 1);
-  console.log(`seeds ${first}..${first + runs - 1} (${profile} profile${standby ? ', standby cluster' : ''})`);
+  console.log(`seeds ${first}..${first + runs - 1} (${profile} profile, fault model ${model}${standby ? ', standby cluster' : ''})`);
   const keepGoing = process.argv.includes('--keep-going');
   const started = Date.now();
   const failed: number[] = [];
@@ -56,13 +57,13 @@ async function main(): Promise<number> {
   let writes = 0;
   let simulated = 0;
   for (let i = 0; i < runs; i++) {
-    const r = await runSchedule(first + i, { profile, standby });
+    const r = await runSchedule(first + i, { profile, model, standby });
     changes += r.leaderChanges;
     writes += r.acknowledgedWrites;
     simulated += r.simulatedMs;
     if (!r.ok) {
       failed.push(r.seed);
-      console.log(`seed ${r.seed}: VIOLATION (replay: npx tsx test/sim/run.ts --replay ${r.seed}${standby ? ' --standby' : ''})\n${r.violation}\n`);
+      console.log(`seed ${r.seed}: VIOLATION (replay: npx tsx test/sim/run.ts --replay ${r.seed}${model !== CURRENT_FAULT_MODEL ? ` --model ${model}` : ''}${standby ? ' --standby' : ''})\n${r.violation}\n`);
       if (!keepGoing) break;
     }
     if ((i + 1) % 1000 === 0) {

@@ -1,6 +1,6 @@
 import type { RawConfig } from '../../src/domain/cluster/config/config.js';
 import { FakeDatabase } from '../../src/adapters/database/fake-database.js';
-import { FaultState, applyRandomEvent, healEverything, isHealthy, type FaultModel } from './faults.js';
+import { CURRENT_FAULT_MODEL, FaultState, applyRandomEvent, healEverything, isHealthy, type FaultModel } from './faults.js';
 import { Random } from './random.js';
 import { SimCluster, type SimNode } from './sim-cluster.js';
 import type { TagValue } from '../../src/domain/cluster/model/node.js';
@@ -114,14 +114,14 @@ function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
  */
 export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Promise<ScheduleResult> {
   const rnd = new Random(seed);
-  const model = opts.model ?? 'v5';
+  const model = opts.model ?? CURRENT_FAULT_MODEL;
   const count = rnd.int(3, 5);
   const names = Array.from({ length: count }, (_, i) => `n${i + 1}`);
   const quick = opts.profile === 'quick';
   const standby = opts.standby === true;
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
-  const tags = model === 'v3' || model === 'v4' || model === 'v5' ? randomTags(seed, names) : {};
-  if (model === 'v4' || model === 'v5') config['maximum_lag_on_failover'] = randomMaxLag(seed);
+  const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' ? randomTags(seed, names) : {};
+  if (model === 'v4' || model === 'v5' || model === 'v6') config['maximum_lag_on_failover'] = randomMaxLag(seed);
   // A node tagged nostream restores the archive: the fake reads what the primary writes when a restore_command is set.
   if (Object.values(tags).some((t) => t['nostream'])) config['db'] = { parameters: { restore_command: 'cp /archive/%f %p' } };
   const stepMs = quick ? 2000 : 500;

@@ -236,6 +236,11 @@ export class FakeDatabase implements Database {
     this.replicationPaused = paused;
   }
 
+  /** Receiving WAL is stopped (setReplicationPaused). */
+  get replicationCut(): boolean {
+    return this.replicationPaused;
+  }
+
   /** Keeps this replica at least `bytes` behind its upstream (0 removes the lag). */
   setReplicationLag(bytes: number): void {
     this.replicationLagBytes = Math.max(0, bytes);
