@@ -31,18 +31,45 @@ export interface Interval {
 /** Acks further apart than this end one writable stretch of a node (the writers write every 20 ms). */
 export const STRETCH_GAP_MS = 1000;
 
-/** Each node's stretches of acknowledged writes: maximal runs with no gap above STRETCH_GAP_MS. */
+/**
+ * A shorter gap ends a stretch too when another node acknowledged a write inside it: a whole
+ * term of another primary fits there (switchovers there and back within a second). Two
+ * primaries writable at once leave no such gap: each acknowledges every 20 ms.
+ */
+export const INTERRUPTED_GAP_MS = 100;
+
+/** Some node other than `node` acknowledged a write strictly between `from` and `to` (`sorted`: every node's ack times, ascending). */
+function ackedElsewhere(sorted: ReadonlyMap<string, readonly number[]>, node: string, from: number, to: number): boolean {
+  for (const [other, times] of sorted) {
+    if (other === node) continue;
+    // First time above `from` (binary search), then whether it is below `to`.
+    let lo = 0;
+    let hi = times.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (times[mid]! <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < times.length && times[lo]! < to) return true;
+  }
+  return false;
+}
+
+/**
+ * Each node's stretches of acknowledged writes: maximal runs with no gap above STRETCH_GAP_MS,
+ * nor above INTERRUPTED_GAP_MS with another node's ack inside.
+ */
 export function writableStretches(acks: readonly Ack[]): Map<string, Interval[]> {
   const byNode = new Map<string, number[]>();
   for (const a of acks) (byNode.get(a.node) ?? byNode.set(a.node, []).get(a.node)!).push(a.at);
+  for (const times of byNode.values()) times.sort((x, y) => x - y);
   const out = new Map<string, Interval[]>();
   for (const [node, times] of byNode) {
-    times.sort((x, y) => x - y);
     const runs: Interval[] = [];
     let from = times[0]!;
     let to = from;
     for (const t of times.slice(1)) {
-      if (t - to > STRETCH_GAP_MS) {
+      if (t - to > STRETCH_GAP_MS || (t - to > INTERRUPTED_GAP_MS && ackedElsewhere(byNode, node, to, t))) {
         runs.push({ from, to });
         from = t;
       }

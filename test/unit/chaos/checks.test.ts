@@ -19,6 +19,11 @@ describe('chaos checks: what the suite concludes from its observations', () => {
     expect(writableOverlapMs([...acks('a', 0, 1000), ...acks('b', 900, 3000)])).to.equal(100);
     // The old primary coming back later as primary again is no overlap.
     expect(writableOverlapMs([...acks('a', 0, 1000), ...acks('b', 2500, 3000), ...acks('a', 4000, 5000)])).to.equal(0);
+    // Nor within a second, when another primary's whole term fits between (switchovers there and back).
+    expect(writableOverlapMs([...acks('a', 0, 1000), ...acks('b', 1300, 1700), ...acks('a', 1900, 3000)])).to.equal(0);
+    // Two primaries at once interleave their acks: no gap splits them, whatever else happens around.
+    expect(writableOverlapMs([...acks('a', 0, 1000), ...acks('b', 500, 1500)])).to.equal(500);
+    expect(writableOverlapMs([...acks('a', 0, 1000), ...acks('b', 1300, 1700), ...acks('a', 1900, 3000), ...acks('c', 2000, 2500)])).to.equal(500);
   });
 
   it('lost acks, the first write elsewhere, the last write of a node, the longest gap', () => {
