@@ -9,6 +9,7 @@ import { serverProcessesInDataDir } from '../../src/adapters/database/data-dir-p
 import { waitFor } from '../../scripts/lib/processes.js';
 import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
+import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.js';
 import { cutHost, healHost, type LabHost } from './lab.js';
 import { HealthWatch, LeaderKeyWatch, NodeWriter } from './observers.js';
 
@@ -237,6 +238,45 @@ const postgresFrozen: Fault = async (ctx, primary, obs) => {
 };
 
 /**
+ * Every process of the primary's PostgreSQL stuck in the kernel (state D, as on a hung disk or
+ * mount; made with the cgroup v1 freezer) while its agent runs on. SIGKILL does not end such a
+ * process at once, but it can run nothing more: once the agent killed them (primary_start_timeout
+ * 10 s) the key goes and another node writes. They are released once it did and die at once:
+ * nothing of the old server may answer a write.
+ */
+const postgresStuckInIo: Fault = async (ctx, primary, obs) => {
+  if (!(await freezerAvailable())) return { faultAt: Date.now(), healAt: null, notes: ['skipped: no cgroup v1 freezer here'] };
+  await api(ctx.runner, primary, 'PATCH', '/config', { primary_start_timeout: 10 });
+  await hold(2 * Number(ctx.runner.layout.dcs['loop_wait']) * 1000);
+  const dataDir = join(ctx.runner.layout.dir, primary, 'data');
+  const pids = await serverProcessesInDataDir(dataDir);
+  const faultAt = Date.now();
+  const stuck = await FrozenProcesses.freeze(`warden-chaos-${process.pid}-${faultAt}`, pids);
+  let newWriteAt: number | null = null;
+  let killed: number[] = [];
+  try {
+    newWriteAt = await newPrimaryWrites(obs, primary, faultAt, 90_000);
+    await hold(2000);
+    killed = await stuck.killPending();
+  } finally {
+    await stuck.release();
+  }
+  const healAt = Date.now();
+  const left = (await serverProcessesInDataDir(dataDir)).filter((p) => pids.includes(p));
+  const failures: string[] = [];
+  if (newWriteAt === null) failures.push('no other node wrote within 90 s');
+  if (left.length > 0) failures.push(`${left.length} processes of the stuck server outlived their release`);
+  const p = await waitConverged(ctx.runner, 120_000);
+  await api(ctx.runner, p, 'PATCH', '/config', { primary_start_timeout: null });
+  return {
+    faultAt,
+    healAt,
+    failures,
+    notes: [`${pids.length} processes stuck, ${killed.length} of them with SIGKILL pending; another node wrote ${newWriteAt === null ? 'never' : `${newWriteAt - faultAt} ms`} after (primary_start_timeout 10 s)`],
+  };
+};
+
+/**
  * SIGSTOP of every process of a replica's PostgreSQL for 30 s (in synchronous mode, the
  * synchronous standby's) while its agent runs on. The primary stays; in synchronous mode its
  * commits wait for the frozen standby until its agent reports the server silent and the
@@ -426,6 +466,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'primary partitioned': primaryPartitioned,
   'agent and postmaster killed': agentAndPostmasterKilled,
   'primary PostgreSQL frozen': postgresFrozen,
+  'primary PostgreSQL stuck in I/O': postgresStuckInIo,
   'standby PostgreSQL frozen': standbyFrozen,
   'standby partitioned': standbyPartitioned,
   'primary cut from etcd': primaryCutFromEtcd,
@@ -438,7 +479,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];

@@ -1,4 +1,5 @@
 import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
+import { killPending } from './kill-pending.js';
 
 /**
  * PIDs of PostgreSQL processes whose working directory is `dataDir`. Every server process
@@ -38,11 +39,14 @@ export async function waitForDataDirProcesses(dataDir: string, timeoutMs: number
 /**
  * SIGKILLs every PostgreSQL process working in `dataDir` until none is left (bounded, ~1 s): what is
  * left of a server that did not react to its shutdown signal (frozen, or its postmaster
- * killed and its backends not yet gone; they could still commit). True when none is left.
+ * killed and its backends not yet gone; they could still commit). True when none is left
+ * that could run: a process stuck in the kernel with its SIGKILL pending (a hung disk or
+ * mount) cannot commit or answer anything again and dies the moment the kernel lets it go.
  */
 export async function killDataDirProcesses(dataDir: string): Promise<boolean> {
   for (let round = 0; round < 50; round++) {
-    const left = await serverProcessesInDataDir(dataDir);
+    const found = await serverProcessesInDataDir(dataDir);
+    const left = (await Promise.all(found.map(async (p) => ((await killPending(p)) ? null : p)))).filter((p): p is number => p !== null);
     if (left.length === 0) return true;
     for (const p of left) {
       try {

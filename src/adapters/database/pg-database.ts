@@ -9,7 +9,8 @@ import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, Stop
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
-import { killDataDirProcesses, waitForDataDirProcesses } from './data-dir-processes.js';
+import { killDataDirProcesses, serverProcessesInDataDir, waitForDataDirProcesses } from './data-dir-processes.js';
+import { killPending } from './kill-pending.js';
 import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
 import { directoryEntries, emptyDirectory } from './data-directory.js';
@@ -424,7 +425,13 @@ export class PgDatabase implements Database {
   private async clearCrashLeftovers(timeoutMs: number): Promise<void> {
     // survivors of a killed postmaster hold its shared memory: a new one would refuse to start
     if (!(await waitForDataDirProcesses(this.o.dataDir, timeoutMs))) {
-      throw new Error('processes of a previous server still run in the data directory');
+      const left = await serverProcessesInDataDir(this.o.dataDir);
+      const stuck = (await Promise.all(left.map(killPending))).every(Boolean);
+      throw new Error(
+        stuck && left.length
+          ? `processes of a previous server (${left.join(', ')}) are stuck in the kernel (a hung disk or mount?) with SIGKILL pending: the server can start once they are gone`
+          : 'processes of a previous server still run in the data directory',
+      );
     }
     await this.removeStalePidFile();
   }
@@ -533,6 +540,9 @@ export class PgDatabase implements Database {
         this.log.warn('server did not react to the immediate shutdown: killing its processes', { pid, grace_ms: IMMEDIATE_SHUTDOWN_GRACE_MS });
         await killDataDirProcesses(this.o.dataDir);
         outcome = await this.ctl.waitForExit(pid, KILLED_EXIT_WAIT_MS);
+        // Counted as down: such processes can run nothing more (see killPending), though they hold the data directory until they are gone.
+        const stuck = outcome === 'exited' ? await serverProcessesInDataDir(this.o.dataDir) : [];
+        if (stuck.length) this.log.warn('processes of the server are stuck in the kernel (a hung disk or mount?) with SIGKILL pending: they can run nothing more and die once it lets them go', { pids: stuck });
       }
       if (outcome === 'timeout') throw new Error(`postmaster ${pid} still running`);
       this.states.set('stopped');

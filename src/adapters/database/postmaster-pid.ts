@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { killPending } from './kill-pending.js';
 
 /** The lines of postmaster.pid that matter (see PostgreSQL's pidfile.h). */
 export interface PostmasterPid {
@@ -24,8 +25,9 @@ export async function readPostmasterPid(dataDir: string): Promise<PostmasterPid 
 }
 
 /**
- * True while `pid` is a live postgres process. A zombie (parent has not reaped it yet) or a
- * PID reused by another program counts as dead.
+ * True while `pid` is a live postgres process. A zombie (parent has not reaped it yet), a
+ * PID reused by another program, or a process stuck in the kernel with a SIGKILL pending (it
+ * can run nothing more, see killPending) counts as dead.
  */
 export async function postmasterAlive(pid: number): Promise<boolean> {
   if (pid <= 0) return false;
@@ -41,5 +43,7 @@ export async function postmasterAlive(pid: number): Promise<boolean> {
   const close = stat.lastIndexOf(')');
   const comm = stat.slice(open + 1, close);
   const state = stat.charAt(close + 2);
-  return state !== 'Z' && state !== 'X' && (comm === 'postgres' || comm === 'postmaster');
+  if (state === 'Z' || state === 'X' || (comm !== 'postgres' && comm !== 'postmaster')) return false;
+  // Only a process in uninterruptible sleep lingers with a SIGKILL pending: checked there alone (this is polled every few ms).
+  return state !== 'D' || !(await killPending(pid));
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { DatabaseError } from '../../../../src/domain/errors.js';
 import { serverProcessesInDataDir } from '../../../../src/adapters/database/data-dir-processes.js';
 import { pidAlive } from '../../../support/postgres-server.js';
+import { FrozenProcesses, freezerAvailable } from '../../../support/frozen-processes.js';
 import { connect, destroyNodes, makeNode, probeUntil, sql, type TestNode } from './pg-test-nodes.js';
 
 const START_MS = 30_000;
@@ -203,5 +204,30 @@ describe('PgDatabase: configuration, states and crashes (real PostgreSQL 15)', f
       for (const p of all) if (pidAlive(p)) process.kill(p, 'SIGCONT');
       bystander.kill('SIGKILL');
     }
+  });
+
+  it('an immediate stop of a server stuck in the kernel (state D: a hung disk) counts as done once its processes have SIGKILL pending; a start waits until they are gone', async function () {
+    if (!(await freezerAvailable())) this.skip();
+    await probeUntil(n, (x) => x.running);
+    const all = await serverProcessesInDataDir(n.dataDir);
+    const stuck = await FrozenProcesses.freeze(`warden-itest-${process.pid}`, all);
+    try {
+      expect((await n.db.probe()).state).to.equal('running');
+      const t0 = performance.now();
+      await n.db.stop('immediate');
+      expect(performance.now() - t0).to.be.lessThan(8_000);
+      // Still there, holding the data directory, but every one of them doomed: none can accept, commit or answer anything again.
+      expect((await stuck.killPending()).sort()).to.deep.equal([...all].sort());
+      expect(await n.db.probe()).to.include({ running: false, state: 'stopped' });
+      const refused = await n.db.start({ upstream: null, timeoutMs: 2_000 }).then(() => null, (e: unknown) => e);
+      expect(refused).to.be.instanceOf(DatabaseError);
+      expect(String((refused as Error).message) + String((refused as Error & { cause?: unknown }).cause ?? '')).to.match(/stuck in the kernel/);
+    } finally {
+      await stuck.release();
+    }
+    // Released, they die at once: the server starts.
+    expect(await serverProcessesInDataDir(n.dataDir)).to.deep.equal([]);
+    await n.db.start({ upstream: null, timeoutMs: START_MS });
+    expect(await n.db.probe()).to.include({ running: true, inRecovery: false });
   });
 });
