@@ -251,7 +251,12 @@ const postgresStuckInIo: Fault = async (ctx, primary, obs) => {
   const dataDir = join(ctx.runner.layout.dir, primary, 'data');
   const pids = await serverProcessesInDataDir(dataDir);
   const faultAt = Date.now();
-  const stuck = await FrozenProcesses.freeze(`warden-chaos-${process.pid}-${faultAt}`, pids);
+  const stuck = await FrozenProcesses.freeze(`warden-chaos-${process.pid}-${faultAt}`, pids).catch(() => null);
+  if (!stuck || !(await stuck.allStuck())) {
+    await stuck?.release();
+    await api(ctx.runner, primary, 'PATCH', '/config', { primary_start_timeout: null });
+    return { faultAt, healAt: null, notes: ['skipped: the cgroup freezer did not freeze the processes here'] };
+  }
   let newWriteAt: number | null = null;
   let killed: number[] = [];
   try {

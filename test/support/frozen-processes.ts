@@ -48,10 +48,25 @@ export class FrozenProcesses {
     if (base === null) throw new Error('no cgroup v1 freezer here');
     const dir = join(base, name);
     await mkdir(dir);
-    for (const pid of pids) await writeFile(join(dir, 'cgroup.procs'), String(pid)).catch(() => undefined);
-    await writeFile(join(dir, 'freezer.state'), 'FROZEN');
-    for (let i = 0; i < 200 && (await readFile(join(dir, 'freezer.state'), 'utf8')).trim() !== 'FROZEN'; i++) await sleep(10);
-    return new FrozenProcesses(dir, pids);
+    const group = new FrozenProcesses(dir, pids);
+    try {
+      for (const pid of pids) await writeFile(join(dir, 'cgroup.procs'), String(pid)).catch(() => undefined);
+      await writeFile(join(dir, 'freezer.state'), 'FROZEN');
+      for (let i = 0; i < 200 && (await readFile(join(dir, 'freezer.state'), 'utf8')).trim() !== 'FROZEN'; i++) await sleep(10);
+    } catch (e) {
+      await group.release();
+      throw e;
+    }
+    return group;
+  }
+
+  /** Every process of the group sits in state D (the freezer worked: a container may forbid it). */
+  async allStuck(): Promise<boolean> {
+    for (const pid of this.pids) {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      if (stat.charAt(stat.lastIndexOf(')') + 2) !== 'D') return false;
+    }
+    return this.pids.length > 0;
   }
 
   /** The processes of the group that still exist and have a SIGKILL pending. */
