@@ -348,6 +348,11 @@ export interface PublishHints {
   readonly backoff?: { readonly job: string; readonly retryAt: number };
 }
 
+/** The earlier of two wake-up times (null: none asked). */
+export function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
+}
+
 /** The outcome of one tick. */
 export interface Decision {
   /** One line for the log: what was decided and why. */

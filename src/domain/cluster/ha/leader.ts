@@ -1,5 +1,5 @@
 import { finishBootstrap } from './bootstrap-leftovers.js';
-import { decision, type Action, type Decision } from './decision.js';
+import { decision, earliest, type Action, type Decision } from './decision.js';
 import { demoteImmediate, releaseLock } from './demote.js';
 import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
 import { leaderSlotActions, leaderStatus } from './slots.js';
@@ -33,9 +33,7 @@ export function leaderTick(ctx: TickContext): Decision {
   if (step.kind === 'decide') return step.decision;
   const actions: Action[] = [...base];
   const messages: string[] = [`no action: I am ${ctx.me}, the leader with the lock`];
-  const stepWake = applyLeaderStep(step, actions, messages);
-  const stallWake = standbyStallWakeAt(ctx);
-  const wakeAt = stepWake === null ? stallWake : stallWake === null ? stepWake : Math.min(stepWake, stallWake);
+  const wakeAt = earliest(applyLeaderStep(step, actions, messages), standbyStallWakeAt(ctx));
   const leftovers = finishBootstrap(ctx);
   actions.push(...leftovers.actions);
   messages.push(...leftovers.messages);

@@ -1,6 +1,6 @@
 import { finishBootstrap } from './bootstrap-leftovers.js';
 import type { StandbyClusterConfig } from '../config/config.js';
-import { decision, type Action, type Decision } from './decision.js';
+import { decision, earliest, type Action, type Decision } from './decision.js';
 import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
 import { leaderStatus, standbyLeaderSlotActions } from './slots.js';
 import { remoteSlot, remoteUpstream } from './standby-cluster.js';
@@ -61,10 +61,6 @@ export function standbyLeaderTick(ctx: TickContext, sc: StandbyClusterConfig): D
     return decision(messages.join('; '), [...actions, { type: 'checkpoint' }], { job: 'checkpoint', wakeAt });
   }
   return decision(messages.join('; '), actions, { wakeAt: earliest(wakeAt, restart.wakeAt) });
-}
-
-function earliest(a: number | null, b: number | null): number | null {
-  return a === null ? b : b === null ? a : Math.min(a, b);
 }
 
 /** How often a standby leader asks for a restartpoint while its control file shows an older timeline than it follows. */
