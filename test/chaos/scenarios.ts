@@ -207,79 +207,79 @@ const agentAndPostmasterKilled: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt };
 };
 
-/**
- * SIGSTOP of every process of the primary's PostgreSQL while its agent runs on (a server hung
- * on I/O looks the same to the agent): with primary_start_timeout 10 s the agent stops it (a
- * kill: a frozen server cannot react) and only then gives the key up. The processes are
- * thawed once another node writes: nothing of the old server may answer a write then.
- */
-const postgresFrozen: Fault = async (ctx, primary, obs) => {
-  await api(ctx.runner, primary, 'PATCH', '/config', { primary_start_timeout: 10 });
-  await hold(2 * Number(ctx.runner.layout.dcs['loop_wait']) * 1000);
-  const dataDir = join(ctx.runner.layout.dir, primary, 'data');
-  const frozen = await serverProcessesInDataDir(dataDir);
-  const faultAt = Date.now();
-  for (const pid of frozen) signal(pid, 'SIGSTOP');
-  let newWriteAt: number | null = null;
-  try {
-    newWriteAt = await newPrimaryWrites(obs, primary, faultAt, 90_000);
-    await hold(2000);
-  } finally {
-    for (const pid of frozen) signal(pid, 'SIGCONT');
-  }
-  const healAt = Date.now();
-  const left = (await serverProcessesInDataDir(dataDir)).filter((p) => frozen.includes(p));
-  const failures: string[] = [];
-  if (newWriteAt === null) failures.push('no other node wrote within 90 s of the freeze');
-  if (left.length > 0) failures.push(`${left.length} processes of the frozen server outlived the failover`);
-  const p = await waitConverged(ctx.runner, 120_000);
-  await api(ctx.runner, p, 'PATCH', '/config', { primary_start_timeout: null });
-  return { faultAt, healAt, failures, notes: [`froze ${frozen.length} processes; another node wrote ${newWriteAt === null ? 'never' : `${newWriteAt - faultAt} ms`} after the freeze (primary_start_timeout 10 s)`] };
-};
+/** The primary's PostgreSQL processes made silent by a fault; `release` ends the fault. */
+interface Silenced {
+  /** Figures taken just before the release. */
+  readonly observe: () => Promise<string>;
+  readonly release: () => Promise<void>;
+}
 
 /**
- * Every process of the primary's PostgreSQL stuck in the kernel (state D, as on a hung disk or
- * mount; made with the cgroup v1 freezer) while its agent runs on. SIGKILL does not end such a
- * process at once, but it can run nothing more: once the agent killed them (primary_start_timeout
- * 10 s) the key goes and another node writes. They are released once it did and die at once:
- * nothing of the old server may answer a write.
+ * The primary's PostgreSQL silenced while its agent runs on, with primary_start_timeout 10 s:
+ * the agent stops the server (a kill) and only then gives the key up. The processes are let
+ * go once another node writes: nothing of the old server may answer a write then. `silence`
+ * returns null when this machine cannot make the fault (the scenario is skipped).
  */
-const postgresStuckInIo: Fault = async (ctx, primary, obs) => {
-  if (!(await freezerAvailable())) return { faultAt: Date.now(), healAt: null, notes: ['skipped: no cgroup v1 freezer here'] };
+async function silencedPrimary(ctx: ChaosContext, primary: string, obs: Observation, silence: (pids: number[], faultAt: number) => Promise<Silenced | null>): Promise<FaultOutcome> {
   await api(ctx.runner, primary, 'PATCH', '/config', { primary_start_timeout: 10 });
   await hold(2 * Number(ctx.runner.layout.dcs['loop_wait']) * 1000);
   const dataDir = join(ctx.runner.layout.dir, primary, 'data');
   const pids = await serverProcessesInDataDir(dataDir);
   const faultAt = Date.now();
-  const stuck = await FrozenProcesses.freeze(`warden-chaos-${process.pid}-${faultAt}`, pids).catch(() => null);
-  if (!stuck || !(await stuck.allStuck())) {
-    await stuck?.release();
+  const silenced = await silence(pids, faultAt);
+  if (!silenced) {
     await api(ctx.runner, primary, 'PATCH', '/config', { primary_start_timeout: null });
-    return { faultAt, healAt: null, notes: ['skipped: the cgroup freezer did not freeze the processes here'] };
+    return { faultAt, healAt: null, notes: ['skipped: this machine cannot make the fault'] };
   }
   let newWriteAt: number | null = null;
-  let killed: number[] = [];
+  let seen = '';
   try {
     newWriteAt = await newPrimaryWrites(obs, primary, faultAt, 90_000);
     await hold(2000);
-    killed = await stuck.killPending();
+    seen = await silenced.observe();
   } finally {
-    await stuck.release();
+    await silenced.release();
   }
   const healAt = Date.now();
   const left = (await serverProcessesInDataDir(dataDir)).filter((p) => pids.includes(p));
   const failures: string[] = [];
-  if (newWriteAt === null) failures.push('no other node wrote within 90 s');
-  if (left.length > 0) failures.push(`${left.length} processes of the stuck server outlived their release`);
+  if (newWriteAt === null) failures.push('no other node wrote within 90 s of the fault');
+  if (left.length > 0) failures.push(`${left.length} processes of the old server outlived the failover`);
   const p = await waitConverged(ctx.runner, 120_000);
   await api(ctx.runner, p, 'PATCH', '/config', { primary_start_timeout: null });
-  return {
-    faultAt,
-    healAt,
-    failures,
-    notes: [`${pids.length} processes stuck, ${killed.length} of them with SIGKILL pending; another node wrote ${newWriteAt === null ? 'never' : `${newWriteAt - faultAt} ms`} after (primary_start_timeout 10 s)`],
-  };
-};
+  return { faultAt, healAt, failures, notes: [`${seen}; another node wrote ${newWriteAt === null ? 'never' : `${newWriteAt - faultAt} ms`} after the fault (primary_start_timeout 10 s)`] };
+}
+
+/** SIGSTOP of every process of the primary's PostgreSQL (a server hung on I/O looks the same to the agent). */
+const postgresFrozen: Fault = (ctx, primary, obs) =>
+  silencedPrimary(ctx, primary, obs, async (pids) => {
+    for (const pid of pids) signal(pid, 'SIGSTOP');
+    return {
+      observe: async () => `froze ${pids.length} processes`,
+      release: async () => {
+        for (const pid of pids) signal(pid, 'SIGCONT');
+      },
+    };
+  });
+
+/**
+ * Every process of the primary's PostgreSQL stuck in the kernel (state D, as on a hung disk or
+ * mount; made with the cgroup v1 freezer). SIGKILL does not end such a process at once, but it
+ * can run nothing more: once the agent killed them the key goes; released, they die at once.
+ */
+const postgresStuckInIo: Fault = (ctx, primary, obs) =>
+  silencedPrimary(ctx, primary, obs, async (pids, faultAt) => {
+    if (!(await freezerAvailable())) return null;
+    const stuck = await FrozenProcesses.freeze(`warden-chaos-${process.pid}-${faultAt}`, pids).catch(() => null);
+    if (!stuck || !(await stuck.allStuck())) {
+      await stuck?.release();
+      return null;
+    }
+    return {
+      observe: async () => `${pids.length} processes stuck, ${(await stuck.killPending()).length} of them with SIGKILL pending`,
+      release: () => stuck.release(),
+    };
+  });
 
 /**
  * SIGSTOP of every process of a replica's PostgreSQL for 30 s (in synchronous mode, the

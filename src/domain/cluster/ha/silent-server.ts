@@ -1,16 +1,13 @@
+import { serverSilent } from '../model/facts.js';
 import { decision, type Decision } from './decision.js';
 import { startTimeoutMs, type TickContext } from './tick-context.js';
 import { disarmIfActive, leaderWatchdogActions } from './watchdog-policy.js';
 
 const WHY = 'the server runs but does not answer';
 
-/**
- * The postmaster runs but its server answers no probe (frozen, stalled on I/O): not a crash,
- * and not a server to start over. Its state is the last one known: `running`, or
- * `stop_failed` when a stop could not take it down (a dead postmaster reads `stopped`).
- */
+/** The server runs without answering (see serverSilent): not a crash, and not a server to start over. */
 export function isSilent(ctx: TickContext): boolean {
-  return (ctx.facts.state === 'running' || ctx.facts.state === 'stop_failed') && !ctx.running;
+  return serverSilent(ctx.facts);
 }
 
 /**

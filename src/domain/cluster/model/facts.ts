@@ -89,6 +89,15 @@ export function walPosition(f: LocalFacts): number | null {
   return values.length ? Math.max(...values) : null;
 }
 
+/**
+ * The postmaster runs but its server answers no probe (frozen, stalled on I/O): not a crash.
+ * Its state is the last one known: `running`, or `stop_failed` when a stop could not take it
+ * down (a dead postmaster reads `stopped`).
+ */
+export function serverSilent(facts: LocalFacts): boolean {
+  return (facts.state === 'running' || facts.state === 'stop_failed') && !facts.running;
+}
+
 /** Facts of a server that is not running: what the adapter reports when nothing answers. */
 export function stoppedFacts(state: DatabaseState, initialized: boolean): LocalFacts {
   return {

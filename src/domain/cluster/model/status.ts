@@ -1,6 +1,6 @@
 import type { Cluster, ScheduledRestart } from './cluster.js';
 import type { DynamicConfig } from '../config/config.js';
-import type { LocalFacts, PendingChange, ReplicationRow } from './facts.js';
+import { serverSilent, type LocalFacts, type PendingChange, type ReplicationRow } from './facts.js';
 import type { NodeSettings, TagValue } from './node.js';
 import { stateText, type Role } from './states.js';
 
@@ -149,7 +149,8 @@ export function buildStatus(input: StatusInput): NodeStatus {
   }
   if (input.reinitializeRequired) doc['reinitialize_required'] = input.reinitializeRequired;
   if (input.waitingFor) doc['waiting_for'] = input.waitingFor;
-  if (input.silentPrimary) doc['silent_primary'] = true;
+  // Only while the server is still silent: once stopped (the step that stops it publishes at once) the others may race.
+  if (input.silentPrimary && serverSilent(facts)) doc['silent_primary'] = true;
   doc['svc'] = { version: node.svcVersion, scope: node.scope, name: node.name };
   return Object.freeze(doc) as unknown as NodeStatus;
 }

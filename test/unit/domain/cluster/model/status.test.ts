@@ -121,6 +121,14 @@ describe('domain/cluster/status: buildStatus (spec §3)', () => {
     expectSpecOrder(doc);
   });
 
+  it('silent_primary: only while the server still runs without answering (once stopped, the others may promote)', () => {
+    const silent = { ...stoppedFacts('running', true), systemIdentifier: '7300000000000000001' };
+    expect(buildStatus(replicaInput({ facts: silent, silentPrimary: true })).silent_primary).to.equal(true);
+    expect(buildStatus(replicaInput({ facts: { ...silent, state: 'stop_failed' }, silentPrimary: true })).silent_primary).to.equal(true);
+    expect(buildStatus(replicaInput({ facts: { ...silent, state: 'stopped' }, silentPrimary: true }))).to.not.have.property('silent_primary');
+    expect(buildStatus(replicaInput({ facts: silent }))).to.not.have.property('silent_primary');
+  });
+
   it('no dcs_last_seen before the first DCS contact', () => {
     expect(buildStatus(statusInput({ dcsLastSeen: null }))).not.to.have.property('dcs_last_seen');
   });
