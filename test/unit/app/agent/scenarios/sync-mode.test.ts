@@ -46,6 +46,25 @@ describe('HA scenarios: synchronous mode', () => {
     expect(sim.network.lostAcknowledgedWrites(sim.node(other).db)).to.deep.equal([]);
   });
 
+  it('a sync standby whose replication is cut (still connected, nothing arrives) is replaced within seconds, not after ttl: the waiting commit goes through, on the new one too', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
+    const first = sim.view().sync!.syncStandby[0]!;
+    const other = first === 'node2' ? 'node3' : 'node2';
+    sim.node(first).db.setReplicationPaused(true);
+    const t0 = sim.clock.now();
+    let ackedAt: number | null = null;
+    void sim.node('node1').db.write(100).then(() => (ackedAt = sim.clock.now()));
+    await sim.until(() => ackedAt !== null, ttlMs(sim), 'the waiting commit to be acknowledged');
+    // 5 s of standing still, then at most a loop: well before the member key of the cut-off standby would expire.
+    expect(ackedAt! - t0).to.be.at.most(5000 + loopWaitMs(sim));
+    await sim.until(() => sim.view().sync?.syncStandby.join() === other, 2 * loopWaitMs(sim), `${other} in the sync key`);
+    expect(sim.network.lostAcknowledgedWrites(sim.node(other).db)).to.deep.equal([]);
+    // Back in touch, it is a candidate again; the set that works is not reshuffled.
+    sim.node(first).db.setReplicationPaused(false);
+    await sim.advance(3 * loopWaitMs(sim));
+    expect(sim.view().sync!.syncStandby).to.deep.equal([other]);
+  });
+
   it('strict mode blocks writes rather than run without a sync standby', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2'], config: { ...SYNC, synchronous_mode_strict: true } });
     sim.node('node2').crash();
