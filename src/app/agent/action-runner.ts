@@ -282,6 +282,7 @@ export class ActionRunner {
         return;
       case 'setSynchronousStandbyNames': {
         await db.setSynchronousStandbyNames(a.value);
+        this.ports.logger.info('synchronous_standby_names set', { value: a.value });
         // Every commit acknowledged before now is at or below this position.
         const after = await db.probe();
         memory.remember({ ssn: { value: a.value, lsn: after.walLocation ?? 0 } });

@@ -4,7 +4,7 @@ import { demoteImmediate, releaseLock } from './demote.js';
 import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
 import { leaderSlotActions, leaderStatus } from './slots.js';
 import { takeLeadership } from './promotion.js';
-import { standbyProgressActions, standbyStallWakeAt, syncActions } from './sync-mode.js';
+import { standbyProgressActions, standbyStallWakeAt, syncActions, syncStandbysLeftOut } from './sync-mode.js';
 import type { TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
 
@@ -40,6 +40,7 @@ export function leaderTick(ctx: TickContext): Decision {
   const status = leaderStatus(ctx);
   actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: status.slots, retainSlots: status.retainSlots }, ...status.remember);
   actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...standbyProgressActions(ctx), ...leaderSlotActions(ctx));
+  messages.push(...syncStandbysLeftOut(ctx));
   if (ctx.paused) messages.push('PAUSE');
   if (ctx.input.memory.checkpointAfterPromote === false) {
     // After the rest of the tick, in the background: the server is writable already.

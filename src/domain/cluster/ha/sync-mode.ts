@@ -106,6 +106,24 @@ export function standbyStallWakeAt(ctx: TickContext): number | null {
 }
 
 /**
+ * Why the members of the sync key that stopped confirming are left out, one line each, for
+ * the decision's message: the log says why the set changes (once: the key drops them first).
+ */
+export function syncStandbysLeftOut(ctx: TickContext): string[] {
+  const key = ctx.cluster.sync;
+  if (ctx.config.synchronous_mode === false || !key || key.leader !== ctx.me) return [];
+  const named = new Set(key.syncStandby);
+  const members = new Map(ctx.cluster.members.map((m) => [m.name, m]));
+  const out: string[] = [];
+  for (const r of ctx.facts.replication) {
+    if (r.state !== 'streaming' || !named.has(r.application_name)) continue;
+    if (silentAndBehind(members.get(r.application_name), r, ctx)) out.push(`${r.application_name} is left out of the synchronous standbys: its server does not answer its agent and a commit waits for it`);
+    else if (stalled(ctx, r)) out.push(`${r.application_name} is left out of the synchronous standbys: it confirmed nothing for ${Math.round((ctx.now - ctx.input.memory.standbyProgress![r.application_name]!.behindSince!) / 1000)} s while commits wait`);
+  }
+  return out;
+}
+
+/**
  * The standbys that should be synchronous: streaming from us, members with a sync_priority
  * above 0 (not `nosync`, not `nostream`) whose server answers its agent and whose confirmed
  * position does not stand still behind ours (see SYNC_STALL_MS); the highest

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { EMPTY_MEMORY, type Action } from '../../../../../src/domain/cluster/ha/decision.js';
-import { allOf, anyOf, quorumReached, standbyProgressActions, standbyStallWakeAt, SYNC_STALL_MS, syncActions } from '../../../../../src/domain/cluster/ha/sync-mode.js';
+import { allOf, anyOf, quorumReached, standbyProgressActions, standbyStallWakeAt, SYNC_STALL_MS, syncActions, syncStandbysLeftOut } from '../../../../../src/domain/cluster/ha/sync-mode.js';
 import { tickContext } from '../../../../../src/domain/cluster/ha/tick-context.js';
 import { cluster, leaderInput, NOW, primaryFacts, row } from './fixtures.js';
 
@@ -60,6 +60,7 @@ describe('synchronous replication steps (primary side)', () => {
       { type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' },
       { type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' },
     ]);
+    expect(syncStandbysLeftOut(tickContext(input))).to.deep.equal(['node2 is left out of the synchronous standbys: its server does not answer its agent and a commit waits for it']);
   });
 
   it('a silent standby that still confirms everything (one probe timed out) stays in the sync set', () => {
@@ -97,6 +98,9 @@ describe('synchronous replication steps (primary side)', () => {
       { type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' },
       { type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' },
     ]);
+    // The log says why, once (the key no longer names it after this tick).
+    expect(syncStandbysLeftOut(at(stalled))).to.deep.equal(['node2 is left out of the synchronous standbys: it confirmed nothing for 5 s while commits wait']);
+    expect(syncStandbysLeftOut(at(recorded))).to.deep.equal([]);
     // A stalled standby does not keep the loop spinning.
     expect(standbyStallWakeAt(at(stalled))).to.equal(null);
     // One that moved (a slow one) or caught up stays.
