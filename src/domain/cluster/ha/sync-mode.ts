@@ -75,16 +75,24 @@ function progressNow(ctx: TickContext): Record<string, StandbyProgress> {
     const p = position(r);
     const prev = before[r.application_name];
     const behind = ours !== null && p < ours;
-    out[r.application_name] = { position: p, behindSince: !behind ? null : prev && prev.position === p && prev.behindSince !== null ? prev.behindSince : ctx.now };
+    // Still behind where it stood at the last look: it has stood still since then.
+    const stillSince = prev !== undefined && prev.position === p ? prev.behindSince : null;
+    out[r.application_name] = { position: p, behindSince: behind ? (stillSince ?? ctx.now) : null };
   }
   return out;
 }
 
-/** The standby's confirmed position has stood still behind ours for SYNC_STALL_MS (as of the last tick's record). */
-function stalled(ctx: TickContext, row: ReplicationRow): boolean {
+/** How long the standby's confirmed position has stood still behind ours (as of the last tick's record); null when it moved or is not behind. */
+function standingStillMs(ctx: TickContext, row: ReplicationRow): number | null {
   const prev = ctx.input.memory.standbyProgress?.[row.application_name];
   const ours = ctx.facts.walLocation;
-  return prev !== undefined && prev.behindSince !== null && prev.position === position(row) && ours !== null && position(row) < ours && ctx.now - prev.behindSince >= SYNC_STALL_MS;
+  if (prev === undefined || prev.behindSince === null || prev.position !== position(row) || ours === null || position(row) >= ours) return null;
+  return ctx.now - prev.behindSince;
+}
+
+/** The standby has stood still behind ours for SYNC_STALL_MS. */
+function stalled(ctx: TickContext, row: ReplicationRow): boolean {
+  return (standingStillMs(ctx, row) ?? 0) >= SYNC_STALL_MS;
 }
 
 /** Keeps the record of the standbys' progress on a primary in synchronous mode (see SYNC_STALL_MS); drops it otherwise. */
@@ -118,7 +126,7 @@ export function syncStandbysLeftOut(ctx: TickContext): string[] {
   for (const r of ctx.facts.replication) {
     if (r.state !== 'streaming' || !named.has(r.application_name)) continue;
     if (silentAndBehind(members.get(r.application_name), r, ctx)) out.push(`${r.application_name} is left out of the synchronous standbys: its server does not answer its agent and a commit waits for it`);
-    else if (stalled(ctx, r)) out.push(`${r.application_name} is left out of the synchronous standbys: it confirmed nothing for ${Math.round((ctx.now - ctx.input.memory.standbyProgress![r.application_name]!.behindSince!) / 1000)} s while commits wait`);
+    else if (stalled(ctx, r)) out.push(`${r.application_name} is left out of the synchronous standbys: it confirmed nothing for ${Math.round((standingStillMs(ctx, r) ?? 0) / 1000)} s while commits wait`);
   }
   return out;
 }
