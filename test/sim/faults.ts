@@ -152,11 +152,11 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
       return `thaw database ${n.name} (SIGCONT)`;
     }
     case 'cutReplication':
-      if (!node.db.isInRecovery || node.db.replicationCut) return `cut replication: ${node.name} is not a running replica or is cut already`;
+      if (!node.db.isInRecovery || node.db.isReplicationPaused) return `cut replication: ${node.name} is not a running replica or is cut already`;
       node.db.setReplicationPaused(true);
       return `cut ${node.name}'s replication link (connected, nothing arrives)`;
     case 'healReplication': {
-      const cut = nodes.filter((n) => n.db.replicationCut);
+      const cut = nodes.filter((n) => n.db.isReplicationPaused);
       if (!cut.length) return 'heal replication: none cut';
       const n = rnd.pick(cut);
       n.db.setReplicationPaused(false);
@@ -261,5 +261,5 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
 
 /** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down, freezes it or cuts its replication. */
 export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
-  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.replicationCut && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
+  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.isReplicationPaused && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
 }

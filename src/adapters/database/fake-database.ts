@@ -237,7 +237,7 @@ export class FakeDatabase implements Database {
   }
 
   /** Receiving WAL is stopped (setReplicationPaused). */
-  get replicationCut(): boolean {
+  get isReplicationPaused(): boolean {
     return this.replicationPaused;
   }
 

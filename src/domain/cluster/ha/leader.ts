@@ -4,7 +4,7 @@ import { demoteImmediate, releaseLock } from './demote.js';
 import { applyLeaderStep, failoverOnLeader } from './manual-switchover.js';
 import { leaderSlotActions, leaderStatus } from './slots.js';
 import { takeLeadership } from './promotion.js';
-import { standbyProgressActions, standbyStallWakeAt, syncActions, syncStandbysLeftOut } from './sync-mode.js';
+import { standbyProgressStep, syncActions, syncStandbysLeftOut } from './sync-mode.js';
 import type { TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
 
@@ -33,13 +33,14 @@ export function leaderTick(ctx: TickContext): Decision {
   if (step.kind === 'decide') return step.decision;
   const actions: Action[] = [...base];
   const messages: string[] = [`no action: I am ${ctx.me}, the leader with the lock`];
-  const wakeAt = earliest(applyLeaderStep(step, actions, messages), standbyStallWakeAt(ctx));
+  const progress = standbyProgressStep(ctx);
+  const wakeAt = earliest(applyLeaderStep(step, actions, messages), progress.wakeAt);
   const leftovers = finishBootstrap(ctx);
   actions.push(...leftovers.actions);
   messages.push(...leftovers.messages);
   const status = leaderStatus(ctx);
   actions.push({ type: 'writeStatus', optime: ctx.facts.walLocation ?? 0, slots: status.slots, retainSlots: status.retainSlots }, ...status.remember);
-  actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...standbyProgressActions(ctx), ...leaderSlotActions(ctx));
+  actions.push(...failsafeActions(ctx), ...syncActions(ctx), ...progress.actions, ...leaderSlotActions(ctx));
   messages.push(...syncStandbysLeftOut(ctx));
   if (ctx.paused) messages.push('PAUSE');
   if (ctx.input.memory.checkpointAfterPromote === false) {

@@ -95,22 +95,20 @@ function stalled(ctx: TickContext, row: ReplicationRow): boolean {
   return (standingStillMs(ctx, row) ?? 0) >= SYNC_STALL_MS;
 }
 
-/** Keeps the record of the standbys' progress on a primary in synchronous mode (see SYNC_STALL_MS); drops it otherwise. */
-export function standbyProgressActions(ctx: TickContext): Action[] {
+/**
+ * The record of the standbys' progress on a primary in synchronous mode (see SYNC_STALL_MS),
+ * kept when it changed (dropped outside sync mode), and when the primary should look again:
+ * when the next standby behind it would count as stalled (null: none will).
+ */
+export function standbyProgressStep(ctx: TickContext): { readonly actions: Action[]; readonly wakeAt: number | null } {
   const before = ctx.input.memory.standbyProgress ?? null;
-  if (ctx.config.synchronous_mode === false) return before ? [{ type: 'remember', patch: { standbyProgress: null } }] : [];
+  if (ctx.config.synchronous_mode === false) return { actions: before ? [{ type: 'remember', patch: { standbyProgress: null } }] : [], wakeAt: null };
   const now = progressNow(ctx);
   const same = before !== null && Object.keys(before).length === Object.keys(now).length
     && Object.entries(now).every(([name, p]) => before[name]?.position === p.position && before[name]?.behindSince === p.behindSince);
-  return same ? [] : [{ type: 'remember', patch: { standbyProgress: now } }];
-}
-
-/** When the primary should look again: when the next standby behind it would count as stalled (null: none will). */
-export function standbyStallWakeAt(ctx: TickContext): number | null {
-  if (ctx.config.synchronous_mode === false) return null;
   // Only times to come: a standby already counted as stalled needs no new look (it would spin the loop).
-  const times = Object.values(progressNow(ctx)).flatMap((p) => (p.behindSince === null || p.behindSince + SYNC_STALL_MS <= ctx.now ? [] : [p.behindSince + SYNC_STALL_MS]));
-  return times.length ? Math.min(...times) : null;
+  const times = Object.values(now).flatMap((p) => (p.behindSince === null || p.behindSince + SYNC_STALL_MS <= ctx.now ? [] : [p.behindSince + SYNC_STALL_MS]));
+  return { actions: same ? [] : [{ type: 'remember', patch: { standbyProgress: now } }], wakeAt: times.length ? Math.min(...times) : null };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { EMPTY_MEMORY, type Action } from '../../../../../src/domain/cluster/ha/decision.js';
-import { allOf, anyOf, quorumReached, standbyProgressActions, standbyStallWakeAt, SYNC_STALL_MS, syncActions, syncStandbysLeftOut } from '../../../../../src/domain/cluster/ha/sync-mode.js';
+import { allOf, anyOf, quorumReached, standbyProgressStep, SYNC_STALL_MS, syncActions, syncStandbysLeftOut } from '../../../../../src/domain/cluster/ha/sync-mode.js';
 import { tickContext } from '../../../../../src/domain/cluster/ha/tick-context.js';
 import { cluster, leaderInput, NOW, primaryFacts, row } from './fixtures.js';
 
@@ -47,15 +47,19 @@ describe('synchronous replication steps (primary side)', () => {
     ]);
   });
 
-  it('a standby whose agent says its server does not answer (frozen) is replaced at once, not after wal_sender_timeout', () => {
+  /** node2, the sync standby, confirmed up to `node2At` (ours: 5000); its WAL sender still shows it streaming, its member key says running but not answering. */
+  const silentNode2 = (node2At: number) => {
     const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
-    // node2's WAL sender still shows it streaming; its member key says running but not answering.
     const members = cluster('node1').members.map((m) => (m.name === 'node2' ? { ...m, state: 'running', role: 'demoted' } : m));
-    const input = leaderInput({
+    return leaderInput({
       raw: { synchronous_mode: true },
       cluster: cluster('node1', { members, sync: { ...key, revision: '3' } }),
-      facts: primaryFacts(5000, { replication: [row('node2', 4000), row('node3', 5000)], synchronousStandbyNames: 'FIRST 1 ("node2")' }),
+      facts: primaryFacts(5000, { replication: [row('node2', node2At), row('node3', 5000)], synchronousStandbyNames: 'FIRST 1 ("node2")' }),
     });
+  };
+
+  it('a standby whose agent says its server does not answer (frozen) is replaced at once, not after wal_sender_timeout', () => {
+    const input = silentNode2(4000);
     expect(syncActions(tickContext(input))).to.deep.equal([
       { type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' },
       { type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' },
@@ -64,14 +68,7 @@ describe('synchronous replication steps (primary side)', () => {
   });
 
   it('a silent standby that still confirms everything (one probe timed out) stays in the sync set', () => {
-    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
-    const members = cluster('node1').members.map((m) => (m.name === 'node2' ? { ...m, state: 'running', role: 'demoted' } : m));
-    const input = leaderInput({
-      raw: { synchronous_mode: true },
-      cluster: cluster('node1', { members, sync: { ...key, revision: '3' } }),
-      facts: primaryFacts(5000, { replication: [row('node2', 5000), row('node3', 5000)], synchronousStandbyNames: 'FIRST 1 ("node2")' }),
-    });
-    expect(syncActions(tickContext(input))).to.deep.equal([]);
+    expect(syncActions(tickContext(silentNode2(5000)))).to.deep.equal([]);
   });
 
   it('a standby whose confirmed position stands still behind ours (cut off by the network) is replaced after SYNC_STALL_MS, before ttl or wal_sender_timeout', () => {
@@ -86,12 +83,12 @@ describe('synchronous replication steps (primary side)', () => {
     // First seen behind: recorded, and the primary looks again when it would count as stalled.
     const first = at(null);
     expect(syncActions(first)).to.deep.equal([]);
-    expect(standbyProgressActions(first)).to.deep.equal([{ type: 'remember', patch: { standbyProgress: { node2: { position: 4000, behindSince: NOW }, node3: { position: 5000, behindSince: null } } } }]);
-    expect(standbyStallWakeAt(first)).to.equal(NOW + SYNC_STALL_MS);
+    expect(standbyProgressStep(first).actions).to.deep.equal([{ type: 'remember', patch: { standbyProgress: { node2: { position: 4000, behindSince: NOW }, node3: { position: 5000, behindSince: null } } } }]);
+    expect(standbyProgressStep(first).wakeAt).to.equal(NOW + SYNC_STALL_MS);
     // Still there, not yet long enough: nothing changes, and the record stands.
     const recorded = { node2: { position: 4000, behindSince: NOW - SYNC_STALL_MS + 1 }, node3: { position: 5000, behindSince: null } };
     expect(syncActions(at(recorded))).to.deep.equal([]);
-    expect(standbyProgressActions(at(recorded))).to.deep.equal([]);
+    expect(standbyProgressStep(at(recorded)).actions).to.deep.equal([]);
     // Long enough: the key drops it first, then ssn names the other standby.
     const stalled = { ...recorded, node2: { position: 4000, behindSince: NOW - SYNC_STALL_MS } };
     expect(syncActions(at(stalled))).to.deep.equal([
@@ -102,15 +99,15 @@ describe('synchronous replication steps (primary side)', () => {
     expect(syncStandbysLeftOut(at(stalled))).to.deep.equal(['node2 is left out of the synchronous standbys: it confirmed nothing for 5 s while commits wait']);
     expect(syncStandbysLeftOut(at(recorded))).to.deep.equal([]);
     // A stalled standby does not keep the loop spinning.
-    expect(standbyStallWakeAt(at(stalled))).to.equal(null);
+    expect(standbyProgressStep(at(stalled)).wakeAt).to.equal(null);
     // One that moved (a slow one) or caught up stays.
     expect(syncActions(at(stalled, 4500))).to.deep.equal([]);
     expect(syncActions(at(stalled, 5000))).to.deep.equal([]);
-    expect(standbyProgressActions(at(stalled, 4500))[0]).to.deep.include({ patch: { standbyProgress: { node2: { position: 4500, behindSince: NOW }, node3: { position: 5000, behindSince: null } } } });
+    expect(standbyProgressStep(at(stalled, 4500)).actions[0]).to.deep.include({ patch: { standbyProgress: { node2: { position: 4500, behindSince: NOW }, node3: { position: 5000, behindSince: null } } } });
     // Outside synchronous mode the record goes.
     const off = tickContext(leaderInput({ facts: primaryFacts(5000, { replication: [row('node2', 4000)] }), memory: { ...EMPTY_MEMORY, standbyProgress: recorded } }));
-    expect(standbyProgressActions(off)).to.deep.equal([{ type: 'remember', patch: { standbyProgress: null } }]);
-    expect(standbyStallWakeAt(off)).to.equal(null);
+    expect(standbyProgressStep(off).actions).to.deep.equal([{ type: 'remember', patch: { standbyProgress: null } }]);
+    expect(standbyProgressStep(off).wakeAt).to.equal(null);
   });
 
   it('no standby left: empty key, then ssn empty (or * in strict mode)', () => {
