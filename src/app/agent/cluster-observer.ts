@@ -6,6 +6,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { AgentMemory } from './agent-memory.js';
 import { describe } from './action-runner.js';
+import { RepeatedFailures } from './repeated-failures.js';
 
 /** The cluster as this agent last saw it. */
 export interface ClusterObservation {
@@ -29,6 +30,7 @@ export class ClusterObserver {
   private view: ClusterObservation;
   private resolvedFrom: unknown = null;
   private lastLeader: string | null | undefined = undefined;
+  private readonly failures: RepeatedFailures;
 
   constructor(
     private readonly store: ClusterStore,
@@ -39,6 +41,7 @@ export class ClusterObserver {
     private readonly bootstrapConfig: () => RawConfig,
   ) {
     this.view = { cluster: null, readAt: null, reachable: false, config: resolveConfig(bootstrapConfig()) };
+    this.failures = new RepeatedFailures(logger, clock);
   }
 
   /** The latest observation. */
@@ -58,7 +61,7 @@ export class ClusterObserver {
     } catch (error) {
       this.view = { ...this.view, reachable: false };
       this.metrics?.dcsError('read');
-      this.logger.warn('DCS is not accessible', { error: describe(error) });
+      this.failures.failed('DCS is not accessible', describe(error));
       this.resolve();
     }
   }
@@ -69,6 +72,7 @@ export class ClusterObserver {
     const cluster = await this.store.read();
     if (this.view.readAt !== null && startedAt < this.view.readAt) return;
     this.view = { ...this.view, cluster, readAt: startedAt, reachable: true };
+    this.failures.succeeded('DCS is not accessible', 'DCS is accessible again');
     this.trackInitialize(cluster);
     this.trackLeader(cluster);
     this.resolve();

@@ -1,5 +1,6 @@
 import { decide } from '../../domain/cluster/ha/decide.js';
-import { BACKED_OFF_JOBS, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
+import { BACKED_OFF_JOBS, failureLogged, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
+import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
 import { NO_COMMANDS, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
@@ -297,8 +298,9 @@ export class TickPipeline {
   }
 
   /**
-   * Remembers a job's failures in a row (decide() backs off repeated ones) and logs one line
-   * per attempt: why it failed and when the next attempt comes.
+   * Remembers a job's failures in a row (decide() backs off repeated ones) and says why it
+   * failed and when the next attempt comes: at every attempt of a job that backs off, spaced
+   * out for one retried at the loop's pace.
    */
   private jobEnded(name: string, error: string | null): void {
     const { memory, cluster } = this.parts;
@@ -313,8 +315,12 @@ export class TickPipeline {
       return;
     }
     const count = same ? prev.count + 1 : 1;
-    memory.remember({ jobFailures: { job: name, count, lastAt: clock.now(), error: error.split('\n')[0]!.slice(0, 500) } });
-    const next = BACKED_OFF_JOBS.has(name) ? `; next attempt in ${Math.round(retryDelayMs(count, cluster.current.config.loop_wait * 1000) / 1000)} s` : '';
+    const line = error.split('\n')[0]!.slice(0, 500);
+    memory.remember({ jobFailures: { job: name, count, lastAt: clock.now(), error: line } });
+    if (!failureLogged(name, count, same && prev.error !== line)) return;
+    const next = BACKED_OFF_JOBS.has(name)
+      ? `; next attempt in ${Math.round(retryDelayMs(count, cluster.current.config.loop_wait * 1000) / 1000)} s`
+      : `; retried every loop, this error logged again at attempt ${nextLoggedRepeat(count)}`;
     logger.warn(`${name} failed (attempt ${count})${next}: ${error}`);
   }
 

@@ -1,5 +1,6 @@
 import { decision, type Action, type Decision } from './decision.js';
 import type { TickContext } from './tick-context.js';
+import { repeatLogged } from '../rules/repeat-log.js';
 
 /** A background job that failed, and how many times in a row. */
 export interface JobFailures {
@@ -30,6 +31,15 @@ export const MAX_RETRY_DELAY_MS = 300_000;
 export function retryDelayMs(count: number, loopWaitMs: number): number {
   const base = Math.max(1000, loopWaitMs);
   return Math.min(MAX_RETRY_DELAY_MS, base * 2 ** Math.max(0, Math.min(count - 1, 20)));
+}
+
+/**
+ * Whether the `count`-th failure in a row of a job gets a log line. A job that backs off says
+ * why at every attempt (its pauses space the lines out); one retried at the loop's pace (a
+ * stop, a promote) as any repeated failure is (`repeatLogged`).
+ */
+export function failureLogged(job: string, count: number, errorChanged: boolean): boolean {
+  return BACKED_OFF_JOBS.has(job) || repeatLogged(count, errorChanged);
 }
 
 /** Actions that keep a node's standing while it waits (a leader keeps its key), and nothing else. */

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import { EMPTY_MEMORY, NO_COMMANDS } from '../../../../../src/domain/cluster/ha/decision.js';
-import { MAX_RETRY_DELAY_MS, retryDelayMs } from '../../../../../src/domain/cluster/ha/retry-backoff.js';
+import { failureLogged, MAX_RETRY_DELAY_MS, retryDelayMs } from '../../../../../src/domain/cluster/ha/retry-backoff.js';
+import { nextLoggedRepeat } from '../../../../../src/domain/cluster/rules/repeat-log.js';
 import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
 import { cluster, input, member, NOW, types } from './fixtures.js';
 
@@ -11,6 +12,14 @@ describe('decide(): a job that keeps failing backs off', () => {
     expect(retryDelayMs(1, 0)).to.equal(1000);
     expect(retryDelayMs(30, 10_000)).to.equal(MAX_RETRY_DELAY_MS);
     expect(retryDelayMs(10_000, 10_000)).to.equal(MAX_RETRY_DELAY_MS);
+  });
+
+  it('a job retried at the loop pace logs its first failure, a new error, then attempts 4, 16, 64', () => {
+    const logged = (job: string) => Array.from({ length: 70 }, (_, i) => i + 1).filter((n) => failureLogged(job, n, false));
+    expect(logged('stop')).to.deep.equal([1, 4, 16, 64]);
+    expect(failureLogged('stop', 7, true)).to.equal(true);
+    expect(logged('start')).to.have.length(70);
+    expect([1, 3, 4, 15, 16, 64].map(nextLoggedRepeat)).to.deep.equal([4, 4, 16, 16, 64, 256]);
   });
 
   /** A node with an empty data directory and an empty cluster: it bootstraps. */
