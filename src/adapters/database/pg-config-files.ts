@@ -8,6 +8,7 @@
 import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
+import { MANAGED_PARAMETERS, parameterProblem } from '../../domain/cluster/config/server-parameters.js';
 import { buildConninfo, parseConninfo, type Endpoint } from './conninfo.js';
 import type { ResolvedPgOptions } from './pg-options.js';
 import { writeOwnedFile } from './owned-files.js';
@@ -48,24 +49,6 @@ const STANDBY_MINIMUM_DEFAULTS: Readonly<Record<string, number>> = {
   max_locks_per_transaction: 64,
 };
 
-/** Parameters nobody may set through db.parameters: the file layout and the role depend on them. */
-const MANAGED = new Set([
-  'data_directory',
-  'config_file',
-  'hba_file',
-  'ident_file',
-  'include',
-  'include_if_exists',
-  'include_dir',
-  'listen_addresses',
-  'port',
-  'cluster_name',
-  'primary_conninfo',
-  'primary_slot_name',
-  'hot_standby',
-  'wal_log_hints',
-]);
-
 /** Values the HA machinery needs unless the parameters ask for more. */
 const HA_DEFAULTS: Readonly<Record<string, ParameterValue>> = {
   wal_level: 'replica',
@@ -79,9 +62,9 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
   const out: Record<string, ParameterValue> = { ...HA_DEFAULTS };
   for (const source of [input.dynamic, opts.localParameters]) {
     for (const [k, v] of Object.entries(source)) {
-      const name = k.toLowerCase();
-      if (!/^[a-z_][a-z0-9_.]*$/.test(name) || MANAGED.has(name)) continue;
-      out[name] = v;
+      // Refused when the configuration was written; a value that would break postgresql.conf never reaches it.
+      if (parameterProblem(k, v) !== null || MANAGED_PARAMETERS.has(k.toLowerCase())) continue;
+      out[k.toLowerCase()] = v;
     }
   }
   if (out['wal_level'] !== 'logical') out['wal_level'] = 'replica';
@@ -95,7 +78,7 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
   if (input.synchronousStandbyNames !== undefined) out['synchronous_standby_names'] = input.synchronousStandbyNames;
   for (const [k, v] of Object.entries(input.recoveryParameters ?? {})) {
     const name = k.toLowerCase();
-    if (/^[a-z_][a-z0-9_.]*$/.test(name) && !MANAGED.has(name)) out[name] = v;
+    if (parameterProblem(k, v) === null && !MANAGED_PARAMETERS.has(name)) out[name] = v;
   }
   if (input.recovery) {
     const up = input.recovery.upstream;

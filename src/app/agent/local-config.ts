@@ -3,6 +3,7 @@ import { Ajv } from 'ajv';
 import { parseDocument } from 'yaml';
 import { validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config/config.js';
 import { topologyTagProblems } from '../../domain/cluster/model/topology-tags.js';
+import { parameterProblem } from '../../domain/cluster/config/server-parameters.js';
 import type { TagValue, WatchdogMode } from '../../domain/cluster/model/node.js';
 import type { Problem } from '../../domain/errors.js';
 import { ajvProblems } from '../../adapters/http/ajv-problems.js';
@@ -123,6 +124,12 @@ function semanticProblems(doc: Json): Problem[] {
     out.push({ path: etcd['cert'] === undefined ? 'etcd3.cert' : 'etcd3.key', message: 'expected etcd3.cert and etcd3.key together, got only one of them' });
   }
   if (isObject(doc['tags'])) out.push(...topologyTagProblems(doc['tags'] as Record<string, TagValue>, typeof doc['name'] === 'string' ? doc['name'] : ''));
+  if (isObject(db['parameters'])) {
+    for (const [name, value] of Object.entries(db['parameters'])) {
+      const problem = parameterProblem(name, value);
+      if (problem !== null) out.push({ path: `db.parameters.${name}`, message: problem });
+    }
+  }
   const bootstrap = isObject(doc['bootstrap']) ? doc['bootstrap'] : {};
   if (isObject(bootstrap['dcs'])) {
     for (const p of validateConfig(bootstrap['dcs'])) out.push({ path: p.path ? `bootstrap.dcs.${p.path}` : 'bootstrap.dcs', message: p.message });

@@ -12,9 +12,9 @@ const bool = { type: 'boolean' } as const;
 const nonEmpty = { type: 'string', minLength: 1 } as const;
 const slotName = '^[a-z0-9_]{1,63}$';
 
+/** Names and values are checked by parameterProblem (validateConfig), which says why one is refused. */
 const dbParameters = {
   type: 'object',
-  properties: Object.fromEntries(FORBIDDEN_DYNAMIC_PARAMETERS.map((p) => [p, false])),
   additionalProperties: { type: ['string', 'number', 'boolean'] },
 } as const;
 
@@ -167,10 +167,6 @@ function toProblem(e: ErrorObject): Problem | null {
       const key = String(params['additionalProperty']);
       const allowed = Object.keys(ps?.properties ?? {}).join(', ');
       return { path: join(path, key), message: `unknown key (a typo?): expected one of ${allowed}, got ${describeValue((e.data as Record<string, unknown>)[key])}` };
-    }
-    case 'false schema': {
-      const name = path.split('.').pop();
-      return { path, message: `${name} cannot be set in the dynamic configuration (Warden sets it from the node's local configuration), got ${got}` };
     }
     case 'required':
       return { path: join(path, String(params['missingProperty'])), message: `expected a value (required here), got nothing` };

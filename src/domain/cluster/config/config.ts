@@ -1,5 +1,6 @@
 import { ValidationError, type Problem } from '../../errors.js';
-import { FORBIDDEN_DYNAMIC_PARAMETERS, describeValue, durationSeconds, isLagValue, partValidators, schemaProblems } from './config-schema.js';
+import { describeValue, durationSeconds, isLagValue, partValidators, schemaProblems } from './config-schema.js';
+import { parameterProblem } from './server-parameters.js';
 import { parseSize } from '../model/size.js';
 
 export { DYNAMIC_CONFIG_SCHEMA, DYNAMIC_CONFIG_KEYS, FORBIDDEN_DYNAMIC_PARAMETERS } from './config-schema.js';
@@ -145,6 +146,13 @@ export function validateConfig(raw: unknown): Problem[] {
       message: `expected loop_wait + 2*retry_timeout <= ttl, got ${loopWait} + 2*${retry} = ${loopWait + 2 * retry} > ttl ${ttl} (defaults count for absent keys)`,
     });
   }
+  const db = raw['db'];
+  if (isObject(db) && isObject(db['parameters'])) {
+    for (const [name, value] of Object.entries(db['parameters'])) {
+      const problem = value === null ? null : parameterProblem(name, value);
+      if (problem !== null) problems.push({ path: `db.parameters.${name}`, message: problem });
+    }
+  }
   const sc = raw['standby_cluster'];
   if (isObject(sc) && partValidators.key.standby_cluster(sc) && sc['host'] === undefined && sc['restore_command'] === undefined) {
     problems.push({ path: 'standby_cluster', message: `expected host or restore_command (where to get WAL from), got ${describeValue(sc)}` });
@@ -186,7 +194,6 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
   const db = isObject(r['db']) ? r['db'] : {};
   const lag = r['maximum_lag_on_failover'];
   const sc = r['standby_cluster'];
-  const forbidden: readonly string[] = FORBIDDEN_DYNAMIC_PARAMETERS;
   return Object.freeze({
     ttl: pick(r['ttl'], v.ttl, d.ttl),
     loop_wait: pick(r['loop_wait'], v.loop_wait, d.loop_wait),
@@ -212,7 +219,7 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
         partValidators.boolean,
         d.db.remove_data_directory_on_diverged_timelines,
       ),
-      parameters: validEntries<ParameterValue>(db['parameters'], (k, p) => !forbidden.includes(k) && partValidators.parameterValue(p)),
+      parameters: validEntries<ParameterValue>(db['parameters'], (k, p) => partValidators.parameterValue(p) && parameterProblem(k, p) === null),
     }),
     slots: validEntries<PermanentSlot>(r['slots'], (k, s) => /^[a-z0-9_]{1,63}$/.test(k) && partValidators.slot(s)),
     ignore_slots: Object.freeze(

@@ -91,6 +91,14 @@ describe('local configuration (spec §1)', () => {
     expect(byPath['restapi.verify_client']).to.include('HTTPS');
   });
 
+  it('db.parameters: no value that would break postgresql.conf, nothing Warden sets itself (here and in bootstrap.dcs)', () => {
+    const text = VALID.replace('parameters: {max_connections: 100}', 'parameters: {max_connections: 100, log_line_prefix: "a\\nb", port: 5433}').replace(
+      'parameters: {}}}',
+      'parameters: {hot_standby: "off"}}}',
+    );
+    expect(problemsOf(() => parseLocalConfig(text)).map((p) => p.path)).to.deep.equal(['db.parameters.log_line_prefix', 'db.parameters.port', 'bootstrap.dcs.db.parameters.hot_standby']);
+  });
+
   it('environment overrides WARDEN_<SECTION>_<KEY>, typed by the schema', () => {
     const c = parseLocalConfig(VALID, {
       WARDEN_NAME: 'node7',

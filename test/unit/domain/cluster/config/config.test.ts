@@ -216,7 +216,27 @@ describe('domain/cluster/config: validateConfig', () => {
   it('db.parameters may not set listen_addresses, port or cluster_name', () => {
     const problems = validateConfig({ db: { parameters: { listen_addresses: '*', port: 5433, cluster_name: 'x', work_mem: '4MB' } } });
     expect(problems.map((p) => p.path)).to.deep.equal(['db.parameters.listen_addresses', 'db.parameters.port', 'db.parameters.cluster_name']);
-    expect(problems[1]!.message).to.equal("port cannot be set in the dynamic configuration (Warden sets it from the node's local configuration), got 5433");
+    expect(problems[1]!.message).to.equal("port cannot be set in parameters (Warden sets it from the node's local configuration), got 5433");
+  });
+
+  it('db.parameters refuses what would leave postgresql.conf unreadable, and what Warden manages, saying why', () => {
+    const at = (parameters: Record<string, unknown>) => validateConfig({ db: { parameters } }).map((p) => `${p.path}: ${p.message}`);
+    expect(at({ log_line_prefix: 'a\nb = c' })).to.deep.equal([
+      'db.parameters.log_line_prefix: expected a value on one line (postgresql.conf cannot hold line breaks or NUL characters), got "a\\nb = c"',
+    ]);
+    expect(at({ work_mem: '1\u0000', 'bad name': 1, 'a.b.c': 1, data_directory: '/x', hot_standby: 'off' }).map((l) => l.split(':')[0])).to.deep.equal([
+      'db.parameters.work_mem',
+      'db.parameters.bad name',
+      'db.parameters.a.b.c',
+      'db.parameters.data_directory',
+      'db.parameters.hot_standby',
+    ]);
+    expect(at({ hot_standby: 'on', wal_log_hints: true, 'auto_explain.log_min_duration': '1s', Work_Mem: '4MB', log_line_prefix: "%m [%p] 'x' " })).to.deep.equal([]);
+  });
+
+  it('resolveConfig drops a stored parameter that validateConfig refuses, keeping the others', () => {
+    const resolved = resolveConfig({ db: { parameters: { log_line_prefix: 'a\nb', work_mem: '4MB', primary_conninfo: 'host=x' } } });
+    expect(resolved.db.parameters).to.deep.equal({ work_mem: '4MB' });
   });
 
   it('db.parameters values are strings, numbers or booleans', () => {
