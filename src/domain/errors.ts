@@ -33,13 +33,18 @@ export type ValidationErrorCode =
   | 'invalid_schedule'
   | 'schedule_in_past';
 
+/** Problems as one line: `path: message; path: message`. */
+export function problemsText(problems: readonly Problem[]): string {
+  return problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
+}
+
 /** Input that does not satisfy a schema or a rule; `problems` lists every one found, not just the first. */
 export class ValidationError extends WardenError<ValidationErrorCode> {
   constructor(
     readonly problems: readonly Problem[],
     code: ValidationErrorCode = 'invalid_input',
   ) {
-    super(code, problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; '), problems);
+    super(code, problemsText(problems), problems);
   }
 }
 

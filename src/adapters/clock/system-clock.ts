@@ -1,5 +1,8 @@
 import type { Clock } from '../../ports/clock.js';
 
+/** Longest delay a Node timer takes; a longer one fires after 1 ms (and warns), which would spin a loop. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The real wall clock and timers. */
 export class SystemClock implements Clock {
   now(): number {
@@ -16,7 +19,7 @@ export class SystemClock implements Clock {
       const timer = setTimeout(() => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
-      }, Math.max(0, ms));
+      }, Math.min(MAX_TIMER_MS, Math.max(0, ms)));
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -51,6 +51,7 @@ export function registerActionRoutes(routes: RouteTable, deps: AgentApiDeps, gua
     sendManual(ex, await switchover(commandDeps(deps), manualInput(body)));
   });
   routes.add('/switchover', ['DELETE'], guard, async (ex) => {
+    validateBody('noFields', await readJsonObject(ex));
     setJsonBody(ex, await cancelScheduledSwitchover(commandDeps(deps)));
   });
   routes.add('/failover', ['POST'], guard, async (ex) => {
@@ -66,10 +67,12 @@ export function registerActionRoutes(routes: RouteTable, deps: AgentApiDeps, gua
       sendResult(ex, result, 200);
     }
   });
-  routes.add('/restart', ['DELETE'], guard, (ex) => {
+  routes.add('/restart', ['DELETE'], guard, async (ex) => {
+    validateBody('noFields', await readJsonObject(ex));
     setJsonBody(ex, cancelScheduledRestart({ agent }));
   });
-  routes.add('/reload', ['POST'], guard, (ex) => {
+  routes.add('/reload', ['POST'], guard, async (ex) => {
+    validateBody('noFields', await readJsonObject(ex));
     setJsonBody(ex, reload({ agent }), 202);
   });
   routes.add('/reinitialize', ['POST'], guard, async (ex) => {

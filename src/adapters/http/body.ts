@@ -5,6 +5,9 @@ import type { Exchange } from './exchange.js';
 /** Largest request body accepted (spec §4). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/** Refuses bytes that are not UTF-8 instead of turning them into U+FFFD, which could then be stored. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** A key that would reach Object.prototype through a naive merge; refused anywhere in a body. */
 const FORBIDDEN_KEY = '__proto__';
 
@@ -44,7 +47,13 @@ function readText(req: IncomingMessage, limit: number): Promise<string> {
     };
     const onEnd = () => {
       if (declared !== undefined && received !== declared) done(new HttpError(400, 'invalid_body', 'could not read the request body: request size did not match content length'));
-      else done(null, Buffer.concat(chunks).toString('utf8'));
+      else {
+        try {
+          done(null, UTF8.decode(Buffer.concat(chunks)));
+        } catch {
+          done(new HttpError(400, 'invalid_body', 'request body is not valid UTF-8'));
+        }
+      }
     };
     const onError = (err: Error) => done(new HttpError(400, 'invalid_body', `could not read the request body: ${err.message}`));
     const onAborted = () => done(new HttpError(400, 'invalid_body', 'could not read the request body: request aborted'));
@@ -54,15 +63,19 @@ function readText(req: IncomingMessage, limit: number): Promise<string> {
 
 /**
  * Reads the request body as a JSON object: 413 beyond 64 KiB, 400 when it is not JSON or not
- * an object. An empty body is `{}`, so endpoints whose fields are all optional accept none.
+ * an object. An empty body is `{}`, so endpoints whose fields are all optional accept none;
+ * with `required` (a document that replaces another) it is a 400.
  */
-export async function readJsonObject(ex: Exchange): Promise<Record<string, unknown>> {
+export async function readJsonObject(ex: Exchange, opts: { readonly required?: string } = {}): Promise<Record<string, unknown>> {
   const declared = declaredLength(ex.req);
   if (declared !== undefined && declared > MAX_BODY_BYTES) {
     throw new HttpError(413, 'body_too_large', `request body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}`);
   }
   const text = await readText(ex.req, MAX_BODY_BYTES);
-  if (text.trim() === '') return {};
+  if (text.trim() === '') {
+    if (opts.required !== undefined) throw new HttpError(400, 'invalid_body', `request body is empty: ${opts.required}`);
+    return {};
+  }
   let forbidden = false;
   let parsed: unknown;
   try {
@@ -71,6 +84,7 @@ export async function readJsonObject(ex: Exchange): Promise<Record<string, unkno
       return value;
     });
   } catch (err) {
+    if (err instanceof RangeError) throw new HttpError(400, 'invalid_json', 'request body is not valid JSON: nested too deeply');
     throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(err as Error).message}`);
   }
   if (forbidden) throw new HttpError(400, 'invalid_body', `request body may not contain the key "${FORBIDDEN_KEY}"`);

@@ -16,6 +16,7 @@ export function registerConfigRoutes(routes: RouteTable, deps: AgentApiDeps, gua
     setJsonBody(ex, await patchConfig(ucDeps, await readJsonObject(ex)));
   });
   routes.add('/config', ['PUT'], guard, async (ex) => {
-    setJsonBody(ex, await replaceConfig(ucDeps, { config: await readJsonObject(ex) }));
+    const config = await readJsonObject(ex, { required: 'PUT /config replaces the whole configuration; send it as a JSON object ({} resets every setting to its default)' });
+    setJsonBody(ex, await replaceConfig(ucDeps, { config }));
   });
 }

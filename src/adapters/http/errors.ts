@@ -1,7 +1,7 @@
 import type { AgentCommandErrorCode } from '../../domain/cluster/ha/decision.js';
 import { ManualFailoverError, type ManualFailoverErrorCode } from '../../domain/cluster/rules/manual-failover.js';
 import { SCHEDULE_ERROR_STATUS, type ScheduleErrorCode } from '../../domain/cluster/rules/schedule.js';
-import { DcsUnavailableError, ValidationError, WardenError, type Problem, type ValidationErrorCode } from '../../domain/errors.js';
+import { DcsUnavailableError, problemsText, ValidationError, WardenError, type Problem, type ValidationErrorCode } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
 import type { CommandErrorCode } from '../../usecases/command-error.js';
 import type { Exchange } from './exchange.js';
@@ -136,9 +136,18 @@ export function statusOf(err: unknown): number {
   return 500;
 }
 
+/** Most problems one error answer lists; a count says how many more there were. */
+const MAX_LISTED_PROBLEMS = 50;
+
 /** The JSON error body: `{error, message}`, plus `problems` when validation listed several. */
 export function errorBody(err: unknown): { error: string; message: string; problems?: readonly Problem[]; members?: readonly unknown[] } {
-  if (err instanceof ValidationError) return { error: err.code, message: err.message, problems: err.problems };
+  if (err instanceof ValidationError) {
+    if (err.problems.length <= MAX_LISTED_PROBLEMS) return { error: err.code, message: err.message, problems: err.problems };
+    // A body of thousands of bad keys would otherwise get an answer of megabytes.
+    const more: Problem = { path: '', message: `and ${err.problems.length - MAX_LISTED_PROBLEMS} more problems` };
+    const listed = [...err.problems.slice(0, MAX_LISTED_PROBLEMS), more];
+    return { error: err.code, message: problemsText(listed), problems: listed };
+  }
   // A refused switchover or failover lists every member and why it is or is not eligible.
   const members = (err as { details?: { members?: unknown } } | null)?.details?.members;
   if (err instanceof ManualFailoverError && Array.isArray(members)) return { error: err.code, message: err.message, members };

@@ -49,6 +49,9 @@ const failsafeSchema = {
   },
 } as const;
 
+/** `POST /reload`, `DELETE /switchover`, `DELETE /restart`: no fields (an empty body or `{}`). */
+const noFieldsSchema = { type: 'object', additionalProperties: false, properties: {} } as const;
+
 /** Body of `POST /switchover` and `POST /failover` after validation. */
 export interface SwitchoverBody {
   readonly leader?: string | null;
@@ -83,4 +86,5 @@ export const REQUEST_SCHEMAS = {
   restart: restartSchema,
   reinitialize: reinitializeSchema,
   failsafe: failsafeSchema,
+  noFields: noFieldsSchema,
 } as const;

@@ -22,6 +22,7 @@ interface BodyTypes {
   restart: RestartBody;
   reinitialize: ReinitializeBody;
   failsafe: FailsafeBody;
+  noFields: Record<string, never>;
 }
 
 /** Checks a parsed body against the endpoint's schema; throws ValidationError (400) naming every bad field. */

@@ -9,6 +9,9 @@ export { describeValue, pointerToPath };
 export const FORBIDDEN_DYNAMIC_PARAMETERS = ['listen_addresses', 'port', 'cluster_name'] as const;
 
 const bool = { type: 'boolean' } as const;
+
+/** Longest duration a setting may have, in seconds: the longest a timer can wait (2^31-1 ms, ~24.8 days). */
+export const MAX_DURATION_SECONDS = 2_147_483;
 const nonEmpty = { type: 'string', minLength: 1 } as const;
 const slotName = '^[a-z0-9_]{1,63}$';
 
@@ -63,20 +66,20 @@ export const DYNAMIC_CONFIG_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    ttl: { type: 'integer', minimum: 20 },
-    loop_wait: { type: 'integer', minimum: 1 },
-    retry_timeout: { type: 'integer', minimum: 3 },
+    ttl: { type: 'integer', minimum: 20, maximum: MAX_DURATION_SECONDS },
+    loop_wait: { type: 'integer', minimum: 1, maximum: MAX_DURATION_SECONDS },
+    retry_timeout: { type: 'integer', minimum: 3, maximum: MAX_DURATION_SECONDS },
     maximum_lag_on_failover: { maximumLagSize: true },
     max_timelines_history: { type: 'integer', minimum: 0 },
-    primary_start_timeout: { type: 'number', minimum: 0 },
-    primary_stop_timeout: { type: 'number', minimum: 0 },
+    primary_start_timeout: { type: 'number', minimum: 0, maximum: MAX_DURATION_SECONDS },
+    primary_stop_timeout: { type: 'number', minimum: 0, maximum: MAX_DURATION_SECONDS },
     synchronous_mode: { enum: [true, false, 'quorum'] },
     synchronous_mode_strict: bool,
-    synchronous_node_count: { type: 'integer', minimum: 1 },
+    synchronous_node_count: { type: 'integer', minimum: 1, maximum: 1000 },
     failsafe_mode: bool,
     check_timeline: bool,
     pause: bool,
-    preferred_leader_delay: { type: 'integer', minimum: 0 },
+    preferred_leader_delay: { type: 'integer', minimum: 0, maximum: MAX_DURATION_SECONDS },
     member_slots_ttl: { durationSeconds: true },
     db: {
       type: 'object',
@@ -99,18 +102,18 @@ export const DYNAMIC_CONFIG_SCHEMA = {
 export const DYNAMIC_CONFIG_KEYS: readonly string[] = Object.freeze(Object.keys(DYNAMIC_CONFIG_SCHEMA.properties));
 
 const SIZE_EXPECTED = 'a non-negative integer (bytes) or a size such as "1MB" (units B, kB, MB, GB, TB)';
-const DURATION_EXPECTED = 'a non-negative integer (seconds) or a duration such as "30min" (units s, min, h, d)';
+const DURATION_EXPECTED = 'a non-negative integer (seconds) or a duration such as "30min" (units s, min, h, d), at most 24 days';
 
 const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, min: 60, h: 3600, d: 86400 };
 
 /** Seconds of a duration setting: whole seconds, or `30s`, `30min`, `2h`, `1d`; null when invalid. */
 export function durationSeconds(v: unknown): number | null {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : null;
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 && v <= MAX_DURATION_SECONDS ? v : null;
   if (typeof v !== 'string') return null;
   const m = /^\s*(\d+)\s*(s|min|h|d)?\s*$/.exec(v);
   if (!m) return null;
   const seconds = Number(m[1]) * DURATION_UNITS[m[2] ?? 's']!;
-  return Number.isSafeInteger(seconds) ? seconds : null;
+  return seconds <= MAX_DURATION_SECONDS ? seconds : null;
 }
 
 /** True for a valid `maximum_lag_on_failover`: whole non-negative bytes or a size string. */
@@ -148,7 +151,8 @@ function join(path: string, key: string): string {
 /** Turns one ajv error into a Problem with path, expected and got; null for wrapper errors that repeat another. */
 function toProblem(e: ErrorObject): Problem | null {
   const path = pointerToPath(e.instancePath);
-  const got = describeValue(e.data);
+  // Lazily: for an unknown key e.data is the whole object, and thousands of keys made this quadratic.
+  const got = () => describeValue(e.data);
   const ps = e.parentSchema as { type?: unknown; properties?: Record<string, unknown> } | undefined;
   const params = e.params as Record<string, unknown>;
   if (e.keyword === 'propertyNames' || e.keyword === 'if') return null;
@@ -157,12 +161,12 @@ function toProblem(e: ErrorObject): Problem | null {
   }
   switch (e.keyword) {
     case 'type':
-      return { path, message: `expected ${typeWords(params['type'])}, got ${got}` };
+      return { path, message: `expected ${typeWords(params['type'])}, got ${got()}` };
     case 'minimum':
     case 'maximum':
-      return { path, message: `expected ${typeWords(ps?.type ?? 'number')} ${e.keyword === 'minimum' ? '>=' : '<='} ${String(params['limit'])}, got ${got}` };
+      return { path, message: `expected ${typeWords(ps?.type ?? 'number')} ${e.keyword === 'minimum' ? '>=' : '<='} ${String(params['limit'])}, got ${got()}` };
     case 'enum':
-      return { path, message: `expected one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${got}` };
+      return { path, message: `expected one of ${(params['allowedValues'] as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${got()}` };
     case 'additionalProperties': {
       const key = String(params['additionalProperty']);
       const allowed = Object.keys(ps?.properties ?? {}).join(', ');
@@ -171,19 +175,19 @@ function toProblem(e: ErrorObject): Problem | null {
     case 'required':
       return { path: join(path, String(params['missingProperty'])), message: `expected a value (required here), got nothing` };
     case 'minLength':
-      return { path, message: `expected a non-empty string, got ${got}` };
+      return { path, message: `expected a non-empty string, got ${got()}` };
     case 'minItems':
-      return { path, message: `expected at least ${String(params['limit'])} item(s), got ${got}` };
+      return { path, message: `expected at least ${String(params['limit'])} item(s), got ${got()}` };
     case 'uniqueItems':
-      return { path, message: `expected each item once, got ${got}` };
+      return { path, message: `expected each item once, got ${got()}` };
     case 'pattern':
-      return { path, message: `expected a string matching ${String(params['pattern'])}, got ${got}` };
+      return { path, message: `expected a string matching ${String(params['pattern'])}, got ${got()}` };
     case 'maximumLagSize':
-      return { path, message: `expected ${SIZE_EXPECTED}, got ${got}` };
+      return { path, message: `expected ${SIZE_EXPECTED}, got ${got()}` };
     case 'durationSeconds':
-      return { path, message: `expected ${DURATION_EXPECTED}, got ${got}` };
+      return { path, message: `expected ${DURATION_EXPECTED}, got ${got()}` };
     default:
-      return { path, message: `${e.message ?? 'invalid'}, got ${got}` };
+      return { path, message: `${e.message ?? 'invalid'}, got ${got()}` };
   }
 }
 

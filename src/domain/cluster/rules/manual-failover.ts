@@ -61,7 +61,8 @@ const fail = (code: ManualFailoverErrorCode, message: string): never => {
 export function checkManualRequest(req: ManualFailoverRequest, paused: boolean, now: number): ManualFailoverPlan {
   const leader = req.leader || null;
   const candidate = req.candidate || null;
-  const scheduledAt = req.scheduledAt || null;
+  // An empty scheduled_at is a malformed time (422), not "now": a script with an unset variable must not switch over at once.
+  const scheduledAt = req.scheduledAt ?? null;
   // 1
   if (req.action === 'failover' && !candidate) fail('missing_candidate', 'candidate: failover could be performed only to a specific candidate');
   if (req.action === 'switchover' && !leader) fail('missing_leader', 'leader: switchover could be performed only from a specific leader');

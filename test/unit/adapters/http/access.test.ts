@@ -171,6 +171,28 @@ describe('REST API: access control, bodies, headers', function () {
       expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
     });
 
+    it('bytes that are not UTF-8, or nesting too deep: 400 with a reason', async () => {
+      const bytes = await fetch(api.url + '/switchover', { method: 'POST', body: Buffer.from([0x7b, 0x22, 0x6c, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) });
+      expect(bytes.status).to.equal(400);
+      expect(await bytes.json()).to.deep.include({ error: 'invalid_body', message: 'request body is not valid UTF-8' });
+      const deep = await api.request('POST', '/restart', { raw: '{"a":' + '['.repeat(20_000) + ']'.repeat(20_000) + '}' });
+      expect(deep.status).to.be.oneOf([400, 413]);
+      expect(deep.json.error).to.be.oneOf(['invalid_json', 'invalid_body', 'body_too_large']);
+    });
+
+    it('/reload and the DELETEs take no fields: anything but an empty body or {} is a 400', async () => {
+      for (const [method, path] of [['POST', '/reload'], ['DELETE', '/switchover'], ['DELETE', '/restart']] as const) {
+        for (const raw of ['{', '[]', '{"zzz":1}']) {
+          const res = await api.request(method, path, { raw });
+          expect(res.status, `${method} ${path} ${raw}`).to.equal(400);
+          expect(res.json.error).to.be.oneOf(['invalid_json', 'invalid_body']);
+        }
+        // Accepted: 2xx, or 404 for a DELETE with nothing scheduled.
+        expect((await api.request(method, path, { raw: '{}' })).status, `${method} ${path} {}`).to.be.oneOf([200, 202, 404]);
+        expect((await api.request(method, path)).status, `${method} ${path}`).to.be.oneOf([200, 202, 404]);
+      }
+    });
+
     it('a random-bytes body on every unsafe endpoint never gives a 500', async () => {
       const bodies = ['{', '}', '{"a":1}', '{"force": null}', '{"timeout": -1}', '{"schedule": 5}', '{"members": []}', '\xff\xfe', '{"ttl": 1e400}'];
       for (const [method, path] of [['POST', '/switchover'], ['POST', '/failover'], ['POST', '/restart'], ['POST', '/reinitialize'], ['PATCH', '/config'], ['PUT', '/config'], ['POST', '/failsafe']]) {

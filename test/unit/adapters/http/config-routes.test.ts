@@ -86,6 +86,22 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       }
     });
 
+    it('PUT /config with no body is a 400 (it would reset every setting); {} resets on purpose', async () => {
+      const res = await api.request('PUT', '/config');
+      expect(res.status).to.equal(400);
+      expect(res.json.message).to.match(/^request body is empty: PUT \/config replaces the whole configuration/);
+      expect((await api.request('PUT', '/config', { raw: '{}' })).status).to.equal(200);
+    });
+
+    it('thousands of unknown keys: a 400 that lists 50 problems and counts the rest', async () => {
+      const body = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]));
+      const res = await api.request('PATCH', '/config', { body });
+      expect(res.status).to.equal(400);
+      expect(res.json.problems).to.have.length(51);
+      expect(res.json.problems[50]).to.deep.equal({ path: '', message: 'and 4950 more problems' });
+      expect(res.text.length).to.be.below(100_000);
+    });
+
     it('a body that is not a JSON object is 400', async () => {
       for (const raw of ['[1,2]', '"text"', '42', 'null', '{"ttl":', 'ttl=30']) {
         const res = await api.request('PATCH', '/config', { raw, headers: { 'content-type': 'application/json' } });

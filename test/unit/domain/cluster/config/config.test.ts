@@ -153,7 +153,7 @@ describe('domain/cluster/config: validateConfig', () => {
     expect(resolveConfig({ member_slots_ttl: '2h' }).member_slots_ttl).to.equal(7200);
     expect(resolveConfig({ member_slots_ttl: '1d' }).member_slots_ttl).to.equal(86400);
     expect(resolveConfig({ member_slots_ttl: 'soon' }).member_slots_ttl, 'an invalid value falls back alone').to.equal(1800);
-    expect(validateConfig({ member_slots_ttl: -1 })).to.deep.equal([{ path: 'member_slots_ttl', message: 'expected a non-negative integer (seconds) or a duration such as "30min" (units s, min, h, d), got -1' }]);
+    expect(validateConfig({ member_slots_ttl: -1 })).to.deep.equal([{ path: 'member_slots_ttl', message: 'expected a non-negative integer (seconds) or a duration such as "30min" (units s, min, h, d), at most 24 days, got -1' }]);
     expect(validateConfig({ member_slots_ttl: '5 weeks' })[0]!.path).to.equal('member_slots_ttl');
   });
 
@@ -232,6 +232,14 @@ describe('domain/cluster/config: validateConfig', () => {
       'db.parameters.hot_standby',
     ]);
     expect(at({ hot_standby: 'on', wal_log_hints: true, 'auto_explain.log_min_duration': '1s', Work_Mem: '4MB', log_line_prefix: "%m [%p] 'x' " })).to.deep.equal([]);
+  });
+
+  it('durations stop at the longest a timer can wait (about 24 days); counts at 1000', () => {
+    expect(problemAt({ loop_wait: 2_200_000, ttl: 2_200_010 }, 'loop_wait')).to.equal('expected an integer <= 2147483, got 2200000');
+    expect(problemAt({ primary_start_timeout: 1e308 }, 'primary_start_timeout')).to.match(/^expected a number <= 2147483, got /);
+    expect(problemAt({ synchronous_node_count: 1e300 }, 'synchronous_node_count')).to.match(/<= 1000/);
+    expect(problemAt({ member_slots_ttl: '30d' }, 'member_slots_ttl')).to.match(/at most 24 days, got "30d"$/);
+    expect(validateConfig({ ttl: 2_147_483, loop_wait: 3600, member_slots_ttl: '24d' })).to.deep.equal([]);
   });
 
   it('resolveConfig drops a stored parameter that validateConfig refuses, keeping the others', () => {

@@ -48,10 +48,11 @@ const code = (fn: () => unknown): string => {
 };
 
 describe('manual failover checks (domain, spec §7)', () => {
-  it('a failover naming a leader becomes a switchover; empty strings count as absent', () => {
+  it('a failover naming a leader becomes a switchover; an empty leader or candidate counts as absent, an empty scheduled_at is malformed', () => {
     expect(checkManualRequest({ action: 'failover', leader: 'node0', candidate: 'node1', scheduledAt: null }, false, NOW).action).to.equal('switchover');
     expect(code(() => checkManualRequest({ action: 'switchover', leader: '', candidate: null, scheduledAt: null }, false, NOW))).to.equal('missing_leader');
-    expect(checkManualRequest({ action: 'switchover', leader: 'node0', candidate: '', scheduledAt: '' }, false, NOW)).to.deep.equal({
+    expect(code(() => checkManualRequest({ action: 'switchover', leader: 'node0', candidate: null, scheduledAt: '' }, false, NOW))).to.equal('invalid_schedule');
+    expect(checkManualRequest({ action: 'switchover', leader: 'node0', candidate: '', scheduledAt: null }, false, NOW)).to.deep.equal({
       action: 'switchover',
       leader: 'node0',
       candidate: null,
