@@ -614,7 +614,7 @@ export class PgDatabase implements Database {
         // Every millisecond here is a millisecond of refused writes: poll tightly (one cheap query).
         let nudgeAt = askedAt + PROMOTE_NUDGE_MS;
         let nudges = 0;
-        while (await this.inRecovery().catch(() => true)) {
+        while (await this.inRecoveryWhilePromoting()) {
           if (Date.now() >= deadline) throw new Error(`still in recovery after ${timeoutMs} ms`);
           if (Date.now() >= nudgeAt) {
             nudges++;
@@ -634,6 +634,25 @@ export class PgDatabase implements Database {
         throw this.fail('promote_failed', 'promote failed', e);
       }
     });
+  }
+
+  /**
+   * Whether a server asked to promote is still in recovery. A query that fails counts as "still"
+   * while the postmaster lives (it may be busy ending recovery); a server that exited (say
+   * "recovery aborted because of insufficient parameter settings") fails the promotion at once,
+   * with its last log lines, instead of holding the leader key until the timeout.
+   */
+  private async inRecoveryWhilePromoting(): Promise<boolean> {
+    try {
+      return await this.inRecovery();
+    } catch (e) {
+      if ((await this.ctl.livePid()) !== null) return true;
+      // The reason is a FATAL line a few lines before the shutdown's own lines.
+      const tail = (await this.logSince(0)).trim().split('\n').slice(-30);
+      const fatal = tail.filter((l) => /\b(FATAL|PANIC):/.test(l));
+      const log = (fatal.length ? fatal.slice(-3) : tail.slice(-5)).join('\n');
+      throw new Error(`the server exited during the promotion (${describe(e)})${log ? `; server log:\n${log}` : ''}`);
+    }
   }
 
   /**
