@@ -161,6 +161,25 @@ export class PgDatabase implements Database {
     }
   }
 
+  /**
+   * Why a paused replica cannot replay until it restarts: a setting PostgreSQL demands of a hot
+   * standby is below the value its control file holds, which replay took from the primary (the
+   * primary restarted with more max_connections first). Null for a pause of another kind (an
+   * operator's pg_wal_replay_pause()). Asked only while replay is paused.
+   */
+  private async replayBlock(): Promise<string | null> {
+    try {
+      const minimums = await standbyMinimumsOf(this.o.binDir, this.o.dataDir, this.o.runAsUser);
+      if (!minimums) return null;
+      const rows = await this.session.query<{ name: string; setting: string }>('SELECT name, setting FROM pg_settings WHERE name = ANY($1)', [Object.keys(minimums)]);
+      const low = rows.filter((r) => Number(r.setting) < minimums[r.name]!).map((r) => `${r.name} ${r.setting} is below ${minimums[r.name]} on the primary`);
+      return low.length ? low.join(', ') : null;
+    } catch (e) {
+      this.log.debug('could not tell why replay is paused', { error: describe(e) });
+      return null;
+    }
+  }
+
   private async probeOnce(): Promise<LocalFacts> {
     const started = Date.now();
     // At once: on a loaded machine every wait for the thread pool costs a scheduling delay, and a tick's probe is on the failover's path.
@@ -187,7 +206,8 @@ export class PgDatabase implements Database {
         }),
       ]);
       const state = this.states.observed({ alive: true, pidFile: true, answered: true, refusing: false });
-      return { ...obs, state, initialized, running: true };
+      const replayBlockedBy = obs.inRecovery && obs.replayPaused ? await this.replayBlock() : null;
+      return { ...obs, replayBlockedBy, state, initialized, running: true };
     } catch (e) {
       // a query still hanging on the connection would block the next probe: start afresh
       if (overBudget) this.session.close();

@@ -138,6 +138,8 @@ export interface LoopMemory {
    * when it has stood still behind ours (null: not behind). Absent or null outside sync mode.
    */
   readonly standbyProgress?: Readonly<Record<string, StandbyProgress>> | null;
+  /** When this replica last restarted on its own because replay waited for a restart (epoch ms); absent or null when never. */
+  readonly replayRestartAt?: number | null;
 }
 
 /** A standby's confirmed WAL position as the primary last saw it, and since when (epoch ms) it has stood still behind the primary's; null when it was not behind. */

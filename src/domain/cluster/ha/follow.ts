@@ -177,6 +177,8 @@ function followDecision(ctx: TickContext): Decision {
     const what = target.kind === 'leader' && !target.fallback ? `the new leader ${upstream.name}` : from;
     return decision(`following ${what}`, [{ type: 'follow', upstream: wanted, ...(wanted ? mySlot(ctx) : {}), timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
   }
+  const blocked = replayBlocked(ctx, mine);
+  if (blocked !== null) return blocked;
   if (target.kind === 'archive') {
     // An archive-only replica restores what the primary archives: without a restore_command it gets nothing at all.
     if (String(desiredParameters(ctx)['restore_command'] ?? '') !== '') return decision(`no action: ${mine}`);
@@ -197,6 +199,35 @@ function followDecision(ctx: TickContext): Decision {
     return decision(`no action: ${mine}; waiting for ${waiting} (${waited})`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
   }
   return rewindOrReinitialize(ctx, upstream, `${waited} from leader ${upstream.name}`, { reinitialize: true, cause: 'stuck' });
+}
+
+/** Least time between two restarts of a replica whose replay waits for one: a restart that did not help is not repeated every loop. */
+export const REPLAY_RESTART_PAUSE_MS = 300_000;
+
+/**
+ * A replica whose replay PostgreSQL paused until a restart: a hot-standby setting
+ * (max_connections and its kin) is below the value the primary now runs with, which happens
+ * when the primary restarted with a higher one first. It applies no WAL and its promotion
+ * would abort, so it restarts at once: the restart raises the setting to the primary's value
+ * from the control file. Not in pause, and not twice within REPLAY_RESTART_PAUSE_MS.
+ */
+function replayBlocked(ctx: TickContext, mine: string): Decision | null {
+  const why = ctx.facts.replayBlockedBy ?? null;
+  if (why === null) return null;
+  const waiting = `a restart: replay is paused because ${why}`;
+  if (ctx.paused) return decision(`no action: ${mine}; PAUSE: replay waits for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  const last = ctx.input.memory.replayRestartAt ?? null;
+  if (last !== null && ctx.now - last < REPLAY_RESTART_PAUSE_MS) {
+    return decision(`no action: ${mine}; replay still waits for ${waiting} (restarted for it ${Math.round((ctx.now - last) / 1000)} s ago)`, [], {
+      publish: { failsafeActive: false, waitingFor: waiting },
+      wakeAt: last + REPLAY_RESTART_PAUSE_MS,
+    });
+  }
+  return decision(
+    `restarting: replay is paused until a restart because ${why}`,
+    [{ type: 'remember', patch: { replayRestartAt: ctx.now } }, { type: 'restart', timeoutMs: startTimeoutMs(ctx) }],
+    { job: 'restart' },
+  );
 }
 
 /** The data directory is empty (a new node, or wiped): clone the leader. */

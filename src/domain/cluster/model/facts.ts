@@ -67,6 +67,11 @@ export interface LocalFacts {
   readonly replayedLocation: number | null;
   readonly replayedTimestamp: string | null;
   readonly replayPaused: boolean;
+  /**
+   * Why replay waits for a restart (a hot-standby setting below the primary's, which
+   * PostgreSQL pauses on, and a promotion would abort on); null or absent when it does not.
+   */
+  readonly replayBlockedBy?: string | null;
   readonly replicationState: ReplicationState | null;
   /** Primary: connected standbys. */
   readonly replication: readonly ReplicationRow[];

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { EMPTY_CLUSTER } from '../../../../../src/domain/cluster/model/cluster.js';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import { EMPTY_MEMORY } from '../../../../../src/domain/cluster/ha/decision.js';
+import { REPLAY_RESTART_PAUSE_MS } from '../../../../../src/domain/cluster/ha/follow.js';
 import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
 import { cluster, input, leaderInput, member, NOW, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
 
@@ -272,5 +273,32 @@ describe('decide(): commands and scheduled restarts', () => {
     expect(dropped.job).to.equal(null);
     expect(dropped.actions).to.deep.include({ type: 'remember', patch: { scheduledRestart: null } });
     expect(decide(input({ memory, now: NOW + 60_000 })).actions).to.deep.include({ type: 'remember', patch: { scheduledRestart: null } });
+  });
+});
+
+describe('decide(): a replica whose replay waits for a restart', () => {
+  const blocked = (memory = {}, raw = {}) =>
+    input({ raw, facts: replicaFacts(5000, 'node1', { replayPaused: true, replayBlockedBy: 'max_connections 100 is below 200 on the primary' }), memory: { ...EMPTY_MEMORY, appliedParameters: '{}', ...memory } });
+
+  it('restarts at once, remembering when, so the restart takes the primary value from the control file', () => {
+    const d = decide(blocked());
+    expect(d.job).to.equal('restart');
+    expect(types(d)).to.include.members(['remember', 'restart']);
+    expect(d.message).to.equal('restarting: replay is paused until a restart because max_connections 100 is below 200 on the primary');
+  });
+
+  it('does not restart again within five minutes of the last such restart, and says what it waits for', () => {
+    const d = decide(blocked({ replayRestartAt: NOW - 60_000 }));
+    expect(d.job).to.equal(null);
+    expect(types(d)).to.not.include('restart');
+    expect(d.wakeAt).to.equal(NOW - 60_000 + REPLAY_RESTART_PAUSE_MS);
+    expect(d.publish.waitingFor).to.equal('a restart: replay is paused because max_connections 100 is below 200 on the primary');
+    expect(decide(blocked({ replayRestartAt: NOW - REPLAY_RESTART_PAUSE_MS })).job).to.equal('restart');
+  });
+
+  it('leaves it to the operator in pause; a pause of another kind (no reason known) is left alone', () => {
+    expect(types(decide(blocked({}, { pause: true })))).to.not.include('restart');
+    const operatorPause = input({ facts: replicaFacts(5000, 'node1', { replayPaused: true, replayBlockedBy: null }) });
+    expect(types(decide(operatorPause))).to.not.include('restart');
   });
 });
