@@ -15,3 +15,28 @@ export async function directoryEntries(dir: string): Promise<string[]> {
 export async function emptyDirectory(dir: string): Promise<void> {
   for (const entry of await directoryEntries(dir)) await rm(join(dir, entry), { recursive: true, force: true });
 }
+
+/**
+ * Names a PostgreSQL data directory holds (or an interrupted initdb, base backup or restore
+ * leaves behind), and the agent's own files in it. Anything else is somebody's.
+ */
+const POSTGRES_MADE = /^(PG_VERSION|backup_label(\.old)?|backup_manifest|tablespace_map(\.old)?|postmaster\.(opts|pid)|current_logfiles|postgresql(\.auto|\.base)?\.conf|pg_hba\.conf|pg_ident\.conf|(standby|recovery)\.signal|recovery\.(conf|done)|base|global|log|pg_[a-z_]+|warden\.[a-z_]+)$/;
+
+/**
+ * Entries of `dir` that neither PostgreSQL nor the agent made (at most `max`): a directory
+ * holding any is never emptied to build a database in it. It is the operator's (a wrong
+ * data_dir, a mount point with lost+found), and deleting files the agent did not make is not
+ * its call.
+ */
+export async function foreignEntries(dir: string, max = 5): Promise<string[]> {
+  return (await directoryEntries(dir)).filter((e) => !POSTGRES_MADE.test(e)).sort().slice(0, max);
+}
+
+/** Throws when `dir` holds files the agent did not make (see foreignEntries); says which and what to do. */
+export async function refuseForeignFiles(dir: string): Promise<void> {
+  const foreign = await foreignEntries(dir);
+  if (foreign.length === 0) return;
+  throw new Error(
+    `data directory ${dir} is not empty and holds files that are not PostgreSQL's (${foreign.join(', ')}): Warden does not delete files it did not make; empty it, or set db.data_dir to an empty or new directory`,
+  );
+}

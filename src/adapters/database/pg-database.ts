@@ -13,7 +13,7 @@ import { killDataDirProcesses, serverProcessesInDataDir, waitForDataDirProcesses
 import { killPending } from './kill-pending.js';
 import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
-import { directoryEntries, emptyDirectory } from './data-directory.js';
+import { directoryEntries, emptyDirectory, refuseForeignFiles } from './data-directory.js';
 import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from './pg-custom-bootstrap.js';
 import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
 import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
@@ -268,9 +268,9 @@ export class PgDatabase implements Database {
     return this.exclusive(async () => {
       this.states.set('initdb');
       let pwFile: string | null = null;
+      // Outside the try: its clean-up empties the directory, which must never reach files the agent did not make.
+      await this.refuseNonEmpty('initdb_failed', 'initdb');
       try {
-        const entries = await directoryEntries(this.o.dataDir);
-        if (entries.length) throw new Error(`data directory ${this.o.dataDir} is not empty`);
         await ensureOwnedDir(this.o.dataDir, this.o.runAsUser);
         const args = [...initdbArguments(this.o.initdbOptions), '-U', this.o.superuser.username, '--no-instructions'];
         if (this.o.superuser.password) {
@@ -301,9 +301,8 @@ export class PgDatabase implements Database {
    */
   private async customBootstrap(method: CustomBootstrap): Promise<void> {
     this.states.set('custom_bootstrap');
+    await this.refuseNonEmpty('custom_bootstrap_failed', `custom bootstrap ${method.name}`);
     try {
-      const entries = await directoryEntries(this.o.dataDir);
-      if (entries.length) throw new Error(`data directory ${this.o.dataDir} is not empty`);
       await ensureOwnedDir(this.o.dataDir, this.o.runAsUser);
       this.log.info('running the custom bootstrap', { method: method.name });
       await runShellCommand(this.o, method.command, bootstrapParams(method, this.o.scope, this.o.dataDir), 0);
@@ -386,6 +385,25 @@ export class PgDatabase implements Database {
     if (recovery === null) return;
     const minimums = await standbyMinimumsOf(this.o.binDir, this.o.dataDir, this.o.runAsUser);
     if (minimums) this.minimums = minimums;
+  }
+
+  /**
+   * A new database is built only in an empty data directory. What an interrupted initdb or
+   * base backup left (PostgreSQL's own names, no control file) is cleared first; files the
+   * agent did not make are left alone and the build fails, saying which.
+   */
+  private async refuseNonEmpty(failed: 'initdb_failed' | 'custom_bootstrap_failed', what: string): Promise<void> {
+    try {
+      await refuseForeignFiles(this.o.dataDir);
+      if (await pathExists(join(this.o.dataDir, 'global', 'pg_control'))) throw new Error(`data directory ${this.o.dataDir} already holds a database`);
+      if ((await directoryEntries(this.o.dataDir)).length) {
+        this.log.warn('clearing what an interrupted build left in the data directory', { data_dir: this.o.dataDir });
+        await emptyDirectory(this.o.dataDir);
+      }
+    } catch (e) {
+      this.states.set(failed);
+      throw this.fail('initdb_failed', `${what} failed`, e);
+    }
   }
 
   /** Launches the postmaster and waits until it accepts connections; sets `during` then running or `failed`. */

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { foreignEntries } from './data-directory.js';
 import type { Problem } from '../../domain/errors.js';
 import { osUserIds } from './owned-files.js';
 import { runCommand } from './run-command.js';
@@ -92,7 +93,14 @@ async function checkDataDir(t: PreflightTarget, uid: number | null, major: numbe
     problems.push({ path: 'db.data_dir', message: `${t.dataDir} is owned by uid ${st.uid}, not by ${who}: PostgreSQL refuses to run on it (chown -R ${t.runAsUser ?? uid} ${t.dataDir})` });
   }
   const version = await readFile(join(t.dataDir, 'PG_VERSION'), 'utf8').catch(() => null);
-  if (version === null) return;
+  if (version === null) {
+    // The agent would build a database here (initdb or a copy of the leader): it only does so in a directory it may empty.
+    const foreign = await foreignEntries(t.dataDir).catch(() => []);
+    if (foreign.length) {
+      problems.push({ path: 'db.data_dir', message: `${t.dataDir} holds no PostgreSQL data but is not empty (${foreign.join(', ')}): Warden builds a database only in an empty directory and does not delete files it did not make` });
+    }
+    return;
+  }
   if ((st.mode & 0o027) !== 0) {
     problems.push({ path: 'db.data_dir', message: `${t.dataDir} has mode ${(st.mode & 0o777).toString(8)}: PostgreSQL refuses a data directory open to others or writable by its group (chmod 700 ${t.dataDir})` });
   }

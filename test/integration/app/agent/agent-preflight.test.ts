@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
 import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
@@ -58,6 +58,19 @@ describe('agent: checks before it starts, and failures that repeat', function ()
     expect(err).to.match(/db\.bin_dir: \/usr\/lib\/postgresql\/15\/lib lacks postgres, pg_ctl, initdb, pg_controldata, pg_basebackup, pg_rewind/);
     expect(err).to.match(/db\.data_dir: .* is owned by uid 0, not by postgres: PostgreSQL refuses to run on it/);
     expect(err).to.match(/db\.data_dir: .* has mode 755: PostgreSQL refuses/);
+  });
+
+  it("a data directory holding somebody else's files: exits 2 naming them, and deletes nothing", async () => {
+    const files = await writeNodeConfig(etcd, 'itest-preflight4', {});
+    await mkdir(files.dataDir, { recursive: true });
+    await writeFile(join(files.dataDir, 'junk.txt'), 'not a database\n');
+    await mkdir(join(files.dataDir, 'lost+found'));
+    const a = spawnAgent(files, cleanups);
+    expect(await a.exited).to.equal(2);
+    const err = a.lines.filter((l) => l.startsWith('stderr: ')).join('');
+    expect(err).to.match(/db\.data_dir: .* holds no PostgreSQL data but is not empty \(junk\.txt, lost\+found\): Warden builds a database only in an empty directory/);
+    expect(await readFile(join(files.dataDir, 'junk.txt'), 'utf8')).to.equal('not a database\n');
+    expect(await initializeKey('itest-preflight4')).to.equal(undefined);
   });
 
   it('a bootstrap that keeps failing backs off exponentially with one log line per attempt, and says what it waits for on /node', async () => {
