@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
+import { limitConnections } from './connection-limits.js';
 import type { AddressInfo } from 'node:net';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { TLSSocket } from 'node:tls';
@@ -241,8 +242,7 @@ export async function listenExporter(
 ): Promise<ExporterHttpServer> {
   const server: Server = tls ? (await import('node:https')).createServer(tls.options, handler) : createServer(handler);
   if (tls) server.on('secureConnection', (socket: TLSSocket) => (tls.accept(socket) ? undefined : socket.destroy()));
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  limitConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

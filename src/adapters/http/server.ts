@@ -3,6 +3,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { VerifyClient } from './auth.js';
+import { limitConnections } from './connection-limits.js';
 
 /** HTTPS settings (`restapi.certfile`, `keyfile`, `keyfile_password`, `cafile`, `verify_client`). */
 export interface TlsSettings {
@@ -64,9 +65,7 @@ export function createAgentServer(handler: (req: IncomingMessage, res: ServerRes
         handler,
       )
     : createHttpServer(handler);
-  server.keepAliveTimeout = opts.keepAliveTimeoutMs ?? 65_000;
-  // Headers must be allowed to arrive a little after the idle timeout ends (Node's own advice).
-  server.headersTimeout = server.keepAliveTimeout + 1000;
+  limitConnections(server, opts.keepAliveTimeoutMs);
   let bound: AddressInfo | null = null;
 
   return {

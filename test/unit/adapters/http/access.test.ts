@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
+import { MAX_CONNECTIONS } from '../../../../src/adapters/http/connection-limits.js';
 import { MAX_BODY_BYTES } from '../../../../src/adapters/http/body.js';
 import { primaryFacts, snapshot, startApi, type ApiHarness } from './support.js';
 import { makeTlsFiles, type TlsFiles } from './tls-fixtures.js';
@@ -191,6 +193,25 @@ describe('REST API: access control, bodies, headers', function () {
         expect((await api.request(method, path, { raw: '{}' })).status, `${method} ${path} {}`).to.be.oneOf([200, 202, 404]);
         expect((await api.request(method, path)).status, `${method} ${path}`).to.be.oneOf([200, 202, 404]);
       }
+    });
+
+    it('HTTP that Node cannot parse gets a JSON error too (bad Content-Length, headers over 16 KiB), and the connection limits are set', async () => {
+      const raw = (text: string) =>
+        new Promise<string>((resolve, reject) => {
+          const { port } = new URL(api.url);
+          const socket = connect(Number(port), '127.0.0.1', () => socket.end(text));
+          let got = '';
+          socket.on('data', (d) => (got += d.toString()));
+          socket.on('close', () => resolve(got));
+          socket.on('error', reject);
+        });
+      const badLength = await raw('POST /switchover HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}');
+      expect(badLength).to.match(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(JSON.parse(badLength.split('\r\n\r\n')[1]!)).to.deep.include({ error: 'invalid_request' });
+      const bigHeaders = await raw(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(bigHeaders).to.match(/^HTTP\/1\.1 431 /);
+      expect(api.server.server.maxConnections).to.equal(MAX_CONNECTIONS);
+      expect(api.server.server.requestTimeout).to.be.at.most(120_000);
     });
 
     it('a random-bytes body on every unsafe endpoint never gives a 500', async () => {
