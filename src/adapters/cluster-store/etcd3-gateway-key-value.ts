@@ -72,6 +72,13 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', '
 /** Least time one attempt on one member gets, when the retry timeout is shared among several. */
 const MIN_ATTEMPT_MS = 1000;
 
+/** First pause before every member is tried again after all refused; it doubles up to RETRY_PAUSE_MAX_MS. */
+const RETRY_PAUSE_MS = 100;
+const RETRY_PAUSE_MAX_MS = 1000;
+
+/** Least time left before the retry timeout for one more pass over the members to be worth it. */
+const MIN_RETRY_ATTEMPT_MS = 200;
+
 /**
  * The `KeyValueStore` port over etcd v3's JSON gateway (`POST /v3/kv/range`, `/v3/kv/txn`,
  * `/v3/lease/*`, `/v3/watch`) with plain `node:http(s)`: same semantics as `Etcd3KeyValue`
@@ -326,25 +333,45 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
    * answered with, but for a member without a leader.
    */
   private async post(path: string, body: Json, headers: Record<string, string>): Promise<Json> {
+    const deadline = Date.now() + this.retryTimeoutMs;
+    for (let round = 0; ; round++) {
+      const outcome = await this.postRound(path, body, headers, deadline);
+      if ('answer' in outcome) return outcome.answer;
+      // Every member refused (etcd restarting, a leader election): try them all again until the
+      // retry timeout, as long as the request surely did not reach etcd or may be repeated, so
+      // a blip of a second or two is not an outage (the leader would demote at once).
+      const pause = Math.min(RETRY_PAUSE_MAX_MS, RETRY_PAUSE_MS * 2 ** round);
+      if (!outcome.repeatable || Date.now() + pause + MIN_RETRY_ATTEMPT_MS > deadline) throw asUnavailable(path, outcome.error);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+
+  /** One pass over the members (see post): the answer, or the last error and whether the request may be sent again. */
+  private async postRound(path: string, body: Json, headers: Record<string, string>, deadline: number): Promise<{ answer: Json } | { error: unknown; repeatable: boolean }> {
     const n = this.urls.length;
-    const attemptMs = n > 1 ? Math.max(MIN_ATTEMPT_MS, Math.floor(this.retryTimeoutMs / n)) : this.retryTimeoutMs;
+    const left = Math.max(MIN_RETRY_ATTEMPT_MS, deadline - Date.now());
+    const attemptMs = n > 1 ? Math.min(left, Math.max(MIN_ATTEMPT_MS, Math.floor(this.retryTimeoutMs / n))) : left;
     let last: unknown = null;
+    let repeatable = true;
     const first = this.preferred;
     for (let i = 0; i < n; i++) {
       const index = (first + i) % n;
       try {
-        const res = await this.postTo(this.urls[index]!, path, body, headers, attemptMs);
+        const answer = await this.postTo(this.urls[index]!, path, body, headers, attemptMs);
         this.preferred = index;
-        return res;
+        return { answer };
       } catch (e) {
         if (e instanceof GatewayError && !e.unavailable) throw e;
         if (this.preferred === index) this.preferred = (index + 1) % n;
         last = e;
         const notSent = (e instanceof GatewayError && e.refusedWithoutLeader) || NOT_SENT_CODES.has(String((e as NodeJS.ErrnoException).code));
-        if (!notSent && !IDEMPOTENT_PATHS.has(path)) break;
+        if (!notSent && !IDEMPOTENT_PATHS.has(path)) {
+          repeatable = false;
+          break;
+        }
       }
     }
-    throw asUnavailable(path, last);
+    return { error: last, repeatable };
   }
 
   private postTo(url: string, path: string, body: Json, headers: Record<string, string>, timeoutMs: number = this.retryTimeoutMs): Promise<Json> {
