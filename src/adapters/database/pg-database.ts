@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
-import { stoppedFacts, type LocalFacts } from '../../domain/cluster/model/facts.js';
+import { stoppedFacts, type LocalFacts, type ReceiverError } from '../../domain/cluster/model/facts.js';
+import { receiverErrorOf } from './pg-receiver-error.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream } from '../../ports/database.js';
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
@@ -180,6 +181,21 @@ export class PgDatabase implements Database {
     }
   }
 
+  /**
+   * The WAL receiver's last error from the server log (its tail), for a replica that does not
+   * stream: only the log says why (pg_stat_wal_receiver has no row while it cannot connect).
+   */
+  private async receiverError(): Promise<ReceiverError | null> {
+    const lines = (await this.logSince(0).catch(() => '')).split('\n').reverse();
+    for (const line of lines) {
+      const error = receiverErrorOf(line);
+      if (error !== null) return error;
+      // A receiver that streamed after the error: the error is history.
+      if (/started streaming WAL from primary/.test(line)) return null;
+    }
+    return null;
+  }
+
   private async probeOnce(): Promise<LocalFacts> {
     const started = Date.now();
     // At once: on a loaded machine every wait for the thread pool costs a scheduling delay, and a tick's probe is on the failover's path.
@@ -207,7 +223,8 @@ export class PgDatabase implements Database {
       ]);
       const state = this.states.observed({ alive: true, pidFile: true, answered: true, refusing: false });
       const replayBlockedBy = obs.inRecovery && obs.replayPaused ? await this.replayBlock() : null;
-      return { ...obs, replayBlockedBy, state, initialized, running: true };
+      const receiverError = obs.inRecovery && obs.replicationState !== 'streaming' && obs.upstreamConnUrl !== null ? await this.receiverError() : null;
+      return { ...obs, replayBlockedBy, receiverError, state, initialized, running: true };
     } catch (e) {
       // a query still hanging on the connection would block the next probe: start afresh
       if (overBudget) this.session.close();

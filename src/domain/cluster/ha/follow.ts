@@ -193,12 +193,20 @@ function followDecision(ctx: TickContext): Decision {
   const waited = `not streaming for ${Math.round((ctx.now - start) / 1000)} s`;
   const until = start + stuckReplicaMs(ctx);
   if (ctx.now < until) return decision(`no action: ${mine} (${waited})`, [], { wakeAt: until });
+  const error = ctx.facts.receiverError ?? null;
+  if (error?.cause === 'connection') {
+    // A password, pg_hba.conf or the network: a new copy of the data would fail the same way.
+    const waiting = `a replication connection to ${wanted?.name ?? upstream.name} (${error.message})`;
+    return decision(`no action: ${mine}; ${waited}: it cannot connect for replication`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  }
   if (target.kind === 'member') {
     // Its upstream may be behind this node (it streamed from the leader meanwhile): it catches up from the leader on its own.
     const waiting = `${target.upstream!.name} to stream WAL to this node`;
     return decision(`no action: ${mine}; waiting for ${waiting} (${waited})`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
   }
-  return rewindOrReinitialize(ctx, upstream, `${waited} from leader ${upstream.name}`, { reinitialize: true, cause: 'stuck' });
+  // Worded without the growing count of seconds: the reason is published and logged when it changes.
+  const stuck = `not streaming for over ${Math.round(stuckReplicaMs(ctx) / 1000)} s from leader ${upstream.name}${error ? ` (${error.message})` : ''}`;
+  return rewindOrReinitialize(ctx, upstream, stuck, { reinitialize: true, cause: 'stuck' });
 }
 
 /** Least time between two restarts of a replica whose replay waits for one: a restart that did not help is not repeated every loop. */

@@ -73,6 +73,8 @@ export interface LocalFacts {
    */
   readonly replayBlockedBy?: string | null;
   readonly replicationState: ReplicationState | null;
+  /** Replica not streaming: the WAL receiver's last error, when the server said one; absent where the adapter does not tell. */
+  readonly receiverError?: ReceiverError | null;
   /** Primary: connected standbys. */
   readonly replication: readonly ReplicationRow[];
   /** conn_url of the upstream this server is configured to follow; null when none. */
@@ -85,6 +87,16 @@ export interface LocalFacts {
   readonly synchronousStandbyNames: string;
   /** Replication slots on this server (empty when it does not run). */
   readonly slots: readonly SlotFact[];
+}
+
+/**
+ * Why a replica's WAL receiver does not stream: it cannot connect to its upstream (a password,
+ * pg_hba.conf, the network: a new copy of the data would not help), the WAL it needs is gone
+ * from the upstream, or something else. `message` is the server's own words.
+ */
+export interface ReceiverError {
+  readonly cause: 'connection' | 'wal_removed' | 'other';
+  readonly message: string;
 }
 
 /** The most advanced WAL position this node holds (primary: flush; replica: max of received and replayed). */

@@ -47,12 +47,28 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     for (const raw of [{}, { db: { remove_data_directory_on_rewind_failure: true, remove_data_directory_on_diverged_timelines: true } }]) {
       const d = decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering(), raw }));
       expect(types(d)).to.deep.equal([]);
-      expect(d.publish.reinitializeRequired).to.match(/^not streaming for 31 s from leader node1: the data directory must be rebuilt from the leader; run wardenctl reinit node2$/);
+      expect(d.publish.reinitializeRequired).to.match(/^not streaming for over 30 s from leader node1: the data directory must be rebuilt from the leader; run wardenctl reinit node2$/);
     }
+    // The reason stays the same from tick to tick (it is logged when it changes), and names the server's error when there is one.
+    const later = decide(input({ cluster: c, facts: behind, memory: memory({ notStreamingSince: { since: NOW - 95_000, upstream: NODE1, position: null } }), peers: answering() }));
+    expect(later.publish.reinitializeRequired).to.match(/^not streaming for over 30 s from leader node1:/);
+    const gone = { cause: 'wal_removed' as const, message: 'could not receive data from WAL stream: ERROR:  requested WAL segment 000000010000000000000003 has already been removed' };
+    const said = decide(input({ cluster: c, facts: { ...behind, receiverError: gone }, memory: stuck, peers: answering() }));
+    expect(said.publish.reinitializeRequired).to.match(/^not streaming for over 30 s from leader node1 \(could not receive data from WAL stream: .*has already been removed\): the data directory must be rebuilt/);
     // Never in pause.
     const paused = decide(input({ cluster: c, facts: behind, memory: stuck, peers: answering(), raw: { pause: true } }));
     expect(types(paused)).to.deep.equal([]);
     expect(paused.publish.reinitializeRequired).to.equal(undefined);
+  });
+
+  it('a replica that cannot connect for replication (a password, pg_hba.conf) waits and says why: a new copy would fail the same way', () => {
+    const behind = replicaFacts(3000, 'node1', { replicationState: 'in archive recovery', timeline: 2 });
+    const refused = { cause: 'connection' as const, message: 'could not connect to the primary server: connection to server at "10.0.0.1", port 5432 failed: FATAL:  password authentication failed for user "replicator"' };
+    const stuck = memory({ notStreamingSince: { since: NOW - 31_000, upstream: NODE1, position: null } });
+    const d = decide(input({ cluster: onTimeline2({ checkpointAfterPromote: true }), facts: { ...behind, receiverError: refused }, memory: stuck, peers: answering() }));
+    expect(types(d)).to.deep.equal([]);
+    expect(d.publish.reinitializeRequired).to.equal(undefined);
+    expect(d.publish.waitingFor).to.equal(`a replication connection to node1 (${refused.message})`);
   });
 
   it('a former primary of the diverged timeline is rewound at once, without waiting to stream or following first', () => {
