@@ -74,6 +74,19 @@ function cannotConnectNow(e: unknown): boolean {
   return (e as { code?: unknown }).code === '57P03';
 }
 
+/** PostgreSQL refused the login itself (a wrong password, no pg_hba.conf line): asking again does not help. */
+function loginRefused(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return code === '28P01' || code === '28000';
+}
+
+/** The server runs but refuses the agent's own login. */
+class LoginRefused extends Error {
+  constructor(user: string, cause: unknown) {
+    super(`the server runs but refuses the agent's login as ${user} (check db.authentication.superuser and db.pg_hba)`, { cause });
+  }
+}
+
 /** pg_rewind could not connect to its source (it stops before touching the target). */
 function sourceUnreachable(e: unknown): boolean {
   return e instanceof CommandFailure && /could not connect|connection to server .* failed/i.test(e.stderr);
@@ -363,12 +376,19 @@ export class PgDatabase implements Database {
             ? { upstream: null }
             : null;
         if ((await this.ctl.livePid()) !== null) {
+          // Done, unless the server refuses the agent's login: the start that left it so failed, and must keep failing (and backing off), not loop.
+          const refused = await this.session.query('SELECT 1').then(
+            () => null,
+            (e: unknown) => (loginRefused(e) ? e : null),
+          );
+          if (refused !== null) throw new LoginRefused(this.o.superuser.username, refused);
           this.log.info('start requested but the server is already running');
           return;
         }
         await this.writeRole(recovery);
       } catch (e) {
         this.states.set('start_failed');
+        if (e instanceof LoginRefused) throw this.fail('start_failed', e.message, e.cause);
         throw this.fail('start_failed', 'could not prepare the start', e);
       }
       await this.launch(opts.timeoutMs, 'starting', 'start_failed');
@@ -460,6 +480,13 @@ export class PgDatabase implements Database {
           return;
         } catch (e) {
           lastError = e;
+          // The server is up but refuses the agent's own login: asking again every 50 ms until the
+          // timeout only fills its log. It keeps running; the failure says why at once.
+          if (loginRefused(e)) {
+            this.states.set(failed);
+            const refused = new LoginRefused(this.o.superuser.username, e);
+            throw this.fail(failCode(failed), refused.message, e);
+          }
         }
       } else if (seenPid || Date.now() - launchedAt > 5_000 || /\b(FATAL|PANIC):/.test(await this.logSince(logOffset))) {
         this.states.set(failed);
@@ -468,9 +495,7 @@ export class PgDatabase implements Database {
       }
       if (Date.now() >= deadline) {
         // the server keeps starting: the probe reports `running` once it answers
-        throw this.fail(failCode(failed), `the server did not accept connections within ${timeoutMs} ms (${describe(lastError)})`, {
-          timedOut: true,
-        });
+        throw this.fail(failCode(failed), `the server did not accept connections within ${timeoutMs} ms (${describe(lastError)})`);
       }
       await sleep(50);
     }

@@ -6,6 +6,7 @@ import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 import { ActionRunner, describe, firstLongAction, isDatabaseAction, type RunnerPorts } from './action-runner.js';
 import type { AgentMemory } from './agent-memory.js';
+import { RepeatedFailures } from './repeated-failures.js';
 import type { ClusterObserver } from './cluster-observer.js';
 import type { CommandInbox } from './command-inbox.js';
 import type { JobRunner } from './job-runner.js';
@@ -74,12 +75,16 @@ export class TickPipeline {
   /** Peers asked at the start of this tick. */
   private early: EarlyPeers | null = null;
 
+  /** Failures repeated every loop (the member key not written): said once, reminded rarely. */
+  private readonly failures: RepeatedFailures;
+
   constructor(
     private readonly ports: TickPorts,
     private readonly parts: TickParts,
     private readonly options: TickOptions,
   ) {
     this.runner = new ActionRunner(ports, parts, () => this.afterJobStep());
+    this.failures = new RepeatedFailures(ports.logger, ports.clock);
   }
 
   /** The last decision made, or null before the first tick. */
@@ -331,8 +336,9 @@ export class TickPipeline {
     const record = memberRecord(settings.current.node, local.facts, snapshot.current.status, m.scheduledRestart, m.checkpointAfterPromote);
     try {
       await this.ports.store.publishMember(settings.current.node.name, record, cluster.current.config.ttl);
+      this.failures.succeeded('could not publish the member key', 'the member key is published again');
     } catch (error) {
-      this.ports.logger.warn('could not publish the member key', { error: describe(error) });
+      this.failures.failed('could not publish the member key', describe(error));
       this.ports.metrics?.dcsError('write');
     }
   }

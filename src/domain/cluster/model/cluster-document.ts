@@ -89,8 +89,11 @@ function memberDocument(cluster: Cluster, m: Member, leaderPos: number | null): 
     const pos = known.length ? Math.max(...known) : null;
     doc['lsn'] = lsnOrUnknown(pos);
     doc['lag'] = lagOrUnknown(leaderPos, pos);
-    doc['receive_lsn'] = lsnOrUnknown(m.receiveLsn);
-    doc['receive_lag'] = lagOrUnknown(leaderPos, m.receiveLsn);
+    // A restarted WAL receiver reports the start of its first segment until new WAL arrives,
+    // which read as megabytes behind its own replay: a replica holds at least what it replayed.
+    const received = m.receiveLsn !== null && m.replayLsn !== null ? Math.max(m.receiveLsn, m.replayLsn) : m.receiveLsn;
+    doc['receive_lsn'] = lsnOrUnknown(received);
+    doc['receive_lag'] = lagOrUnknown(leaderPos, received);
     doc['replay_lsn'] = lsnOrUnknown(m.replayLsn);
     doc['replay_lag'] = lagOrUnknown(leaderPos, m.replayLsn);
   }

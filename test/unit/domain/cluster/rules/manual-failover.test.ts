@@ -119,4 +119,9 @@ describe('cluster document (domain, spec §6)', () => {
     expect(doc).to.not.have.property('pause');
     expect(doc).to.not.have.property('scheduled_switchover');
   });
+
+  it('a restarted receiver that reports the start of its segment shows what the replica holds (its replay), not megabytes of lag', () => {
+    const doc = clusterDocument('demo', cluster({ leader: null, members: [member('node1', { receiveLsn: 0x4000000, replayLsn: 0x404be90 })] }));
+    expect(doc.members[0]).to.deep.include({ receive_lsn: '0/404BE90', replay_lsn: '0/404BE90' });
+  });
 });
