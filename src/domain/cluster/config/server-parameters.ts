@@ -4,6 +4,8 @@
  * not start), so that nothing reaches the server that leaves it unable to start.
  */
 
+import { isKnownParameter, parameterValueProblem } from './parameter-values.js';
+
 /** Parameters Warden writes from the node's local configuration or its own state. */
 const SET_BY_WARDEN: Readonly<Record<string, string>> = {
   listen_addresses: "Warden sets it from the node's local configuration",
@@ -49,5 +51,9 @@ export function parameterProblem(name: string, value: unknown): string | null {
   // postgresql.conf holds one parameter per line: a line break or a NUL in a value ends or
   // corrupts the file, and the server would not start again.
   if (typeof value === 'string' && /[\r\n\0]/.test(value)) return `expected a value on one line (postgresql.conf cannot hold line breaks or NUL characters), got ${JSON.stringify(value)}`;
+  if (!lower.includes('.') && !isKnownParameter(lower)) {
+    return `unknown parameter: PostgreSQL 13-17 has no setting ${JSON.stringify(name)} (a typo? a module's own is module.name), and the server would not start with it`;
+  }
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return parameterValueProblem(lower, value);
   return null;
 }
