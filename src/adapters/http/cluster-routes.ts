@@ -5,6 +5,7 @@ import { readHistory } from '../../usecases/read-history.js';
 import type { AgentApiDeps } from './api-deps.js';
 import type { StatusBodyCache } from './health-routes.js';
 import { JSON_TYPE, setJsonBody } from './json-body.js';
+import { refuseQuery } from './query-check.js';
 import type { RouteTable } from './routes.js';
 
 /** Serialises the cluster document once per cluster view (a view is the same object until it changes). */
@@ -29,16 +30,20 @@ export function registerClusterRoutes(routes: RouteTable, deps: AgentApiDeps, st
   const { control: agent, store, clock, metrics } = deps;
   const clusterBodies = new ClusterBodyCache();
   routes.get('/node', (ex) => {
+    refuseQuery(ex);
     ex.send(statusCache.get(agent.snapshot().status), JSON_TYPE);
   });
   routes.get('/metrics', (ex) => {
+    refuseQuery(ex);
     ex.send(metrics.render(agent.snapshot()), metrics.contentType);
   });
   routes.get('/cluster', async (ex) => {
+    refuseQuery(ex);
     const cluster = await readCluster({ store, agent, clock });
     ex.send(clusterBodies.get(agent.snapshot().node.scope, cluster), JSON_TYPE);
   });
   routes.get('/history', async (ex) => {
+    refuseQuery(ex);
     setJsonBody(ex, await readHistory({ store, agent }));
   });
 }

@@ -73,6 +73,17 @@ interface Route {
   readonly handler: Handler;
   /** A health or role check (may be left open when basic auth is on). */
   readonly health: boolean;
+  /** The query parameters it takes, each at most once; any other is a 400. */
+  readonly query?: readonly string[];
+}
+
+/** Why a query does not fit a route (unknown or repeated parameters), or null. */
+function queryProblem(route: Route, query: URLSearchParams): string | null {
+  const allowed = route.query ?? [];
+  const unknown = [...new Set(query.keys())].filter((k) => !allowed.includes(k));
+  if (unknown.length) return `unknown query parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')} (${allowed.length ? `known: ${allowed.join(', ')}` : 'this endpoint takes none'})`;
+  const repeated = allowed.filter((k) => query.getAll(k).length > 1);
+  return repeated.length ? `give ${repeated.join(', ')} once` : null;
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
@@ -116,13 +127,13 @@ function sendMetrics(req: IncomingMessage, res: ServerResponse, answer: ScrapeAn
 function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route> {
   const table = new Map<string, Route>();
   const openMetrics = opts.openMetrics ?? true;
-  const get = (path: string, handler: Handler, health = false) => table.set(path, { methods: ['GET', 'HEAD'], handler, health });
+  const get = (path: string, handler: Handler, health = false, query: readonly string[] = []) => table.set(path, { methods: ['GET', 'HEAD'], handler, health, query });
 
   get(opts.telemetryPath, async (req, res) => sendMetrics(req, res, await api.scrape(), openMetrics));
   get('/probe', async (req, res, query) => {
     const targets = query.getAll('target');
     if (targets.length !== 1 || targets[0] === '') {
-      return json(res, 400, { code: 'invalid_query', error: targets.length > 1 ? 'give one target per probe' : 'the target query parameter is required: /probe?target=<name from the targets file>' });
+      return json(res, 400, { code: 'invalid_query', error: 'the target query parameter is required: /probe?target=<name from the targets file>' });
     }
     let answer: ScrapeAnswer;
     try {
@@ -132,7 +143,7 @@ function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route>
       throw e;
     }
     sendMetrics(req, res, answer, openMetrics);
-  });
+  }, false, ['target']);
   for (const [path, check] of Object.entries(ROLE_CHECK_PATHS)) {
     get(
       path,
@@ -167,7 +178,7 @@ function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route>
     if (format === 'json') json(res, 200, statJson(api.stats()));
     else if (format === null || format === 'text') text(res, 200, statTable(api.stats()));
     else json(res, 400, { code: 'invalid_query', error: `unknown format ${JSON.stringify(format)}: expected text or json` });
-  });
+  }, false, ['format']);
   get('/', (_req, res) =>
     text(
       res,
@@ -210,6 +221,8 @@ export function createExporterHandler(api: ExporterApi, opts: ExporterHttpOption
       if (opts.auth && !(route.health && opts.openHealthChecks)) {
         if (!(await opts.auth.check(req.headers.authorization))) return text(res, 401, 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="warden-exporter", charset="UTF-8"' });
       }
+      const bad = q < 0 ? null : queryProblem(route, query);
+      if (bad !== null) return json(res, 400, { code: 'invalid_query', error: bad });
       await route.handler(req, res, query);
     };
     serve().catch((e: unknown) => {

@@ -90,7 +90,8 @@ export class HealthResponder {
   answer(method: string | undefined, path: string, querystring: string): HealthReply | undefined {
     const endpoint = this.endpoints.get(path);
     if (endpoint === undefined) {
-      if (path === '/node' && (method === 'GET' || method === 'HEAD')) {
+      // With a query, /node goes to the route table, which refuses it.
+      if (path === '/node' && (method === 'GET' || method === 'HEAD') && querystring === '') {
         const p = this.prepare(this.control.snapshot().status);
         return { status: 200, headers: p.withBody, body: method === 'GET' ? p.body : null };
       }

@@ -125,6 +125,13 @@ describe('exporter HTTP API', () => {
     const json = await get('/stat?format=json');
     expect(JSON.parse(json.body)).to.deep.equal({ collectors: api.stats() });
     expect((await get('/stat?format=xml')).status).to.equal(400);
+    // A parameter given twice, or one an endpoint does not take, is a 400 too (never silently ignored).
+    const twice = await get('/stat?format=json&format=text');
+    expect(twice.status).to.equal(400);
+    expect(JSON.parse(twice.body)).to.deep.equal({ code: 'invalid_query', error: 'give format once' });
+    const unknown = await get('/primary?lag=abc');
+    expect(unknown.status).to.equal(400);
+    expect(JSON.parse(unknown.body)).to.deep.equal({ code: 'invalid_query', error: 'unknown query parameter "lag" (this endpoint takes none)' });
   });
 
   it('unknown paths 404; POST on a GET endpoint 405 with Allow: GET', async () => {

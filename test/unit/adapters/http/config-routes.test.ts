@@ -102,6 +102,14 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       expect(res.text.length).to.be.below(100_000);
     });
 
+    it('GET endpoints that take no query refuse one, naming it (as the health checks do)', async () => {
+      for (const path of ['/config', '/cluster', '/history', '/node', '/metrics']) {
+        const res = await api.request('GET', `${path}?x=1`);
+        expect(res.status, path).to.equal(400);
+        expect(res.json, path).to.deep.include({ error: 'invalid_query', message: 'x: unknown query parameter (this endpoint takes none)' });
+      }
+    });
+
     it('a body that is not a JSON object is 400', async () => {
       for (const raw of ['[1,2]', '"text"', '42', 'null', '{"ttl":', 'ttl=30']) {
         const res = await api.request('PATCH', '/config', { raw, headers: { 'content-type': 'application/json' } });
