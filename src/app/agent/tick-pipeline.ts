@@ -7,6 +7,7 @@ import type { PeerApi } from '../../ports/peer-api.js';
 import { ActionRunner, describe, firstLongAction, isDatabaseAction, type RunnerPorts } from './action-runner.js';
 import type { AgentMemory } from './agent-memory.js';
 import { RepeatedFailures } from './repeated-failures.js';
+import { failureLine } from './failure-line.js';
 import type { ClusterObserver } from './cluster-observer.js';
 import type { CommandInbox } from './command-inbox.js';
 import type { JobRunner } from './job-runner.js';
@@ -320,7 +321,7 @@ export class TickPipeline {
       return;
     }
     const count = same ? prev.count + 1 : 1;
-    const line = error.split('\n')[0]!.slice(0, 500);
+    const line = failureLine(error);
     memory.remember({ jobFailures: { job: name, count, lastAt: clock.now(), error: line } });
     if (!failureLogged(name, count, same && prev.error !== line)) return;
     const next = BACKED_OFF_JOBS.has(name)
