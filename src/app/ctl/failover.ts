@@ -1,3 +1,4 @@
+import { clusterDocument } from '../../domain/cluster/model/cluster-document.js';
 import { callAny, confirmOrAbort, memberOrFail, preferring, readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';
@@ -36,7 +37,9 @@ export async function failover(ctx: CtlContext, opts: FailoverOptions = {}): Pro
     await confirmOrAbort(ctx, opts.force, `Switch over cluster ${ctx.scope} from ${opts.leader} to ${opts.candidate} now?`);
   } else {
     const warning = leader ? ` The cluster has a healthy leader (${leader}): switchover is the normal choice.` : '';
-    await confirmOrAbort(ctx, opts.force, `Fail over cluster ${ctx.scope} to ${opts.candidate}? A failover can lose recent writes.${warning}`);
+    const lag = clusterDocument(ctx.scope, cluster).members.find((m) => m.name === opts.candidate)?.lag;
+    const loses = typeof lag === 'number' && lag > 0 ? ` ${opts.candidate} is ${lag} bytes behind the last known primary position: writes it has not received are lost.` : ' A failover can lose recent writes.';
+    await confirmOrAbort(ctx, opts.force, `Fail over cluster ${ctx.scope} to ${opts.candidate}?${loses}${warning}`);
   }
   const { member, res } = await callAny(ctx, preferring(cluster, opts.candidate, leader), 'POST', 'failover', body, { timeoutMs: actionTimeoutMs(cluster) });
   await reportOutcome(ctx, opts.leader !== undefined ? 'switchover' : 'failover', member.name, res);

@@ -24,8 +24,10 @@ export interface SwitchoverOptions {
 export function membersLines(body: unknown): string[] {
   const members = (body as { members?: unknown } | null)?.members;
   if (!Array.isArray(members)) return [];
-  return members.map((m: { name?: unknown; eligible?: unknown; reasons?: { detail?: unknown }[] }) => {
-    const why = m.eligible === true ? 'eligible' : (m.reasons ?? []).map((r) => String(r.detail)).join('; ') || 'not eligible';
+  return members.map((m: { name?: unknown; eligible?: unknown; reasons?: { detail?: unknown }[]; lag_bytes?: unknown }) => {
+    // A manual failover takes a lagging member too: what it has not received is what it would lose.
+    const behind = typeof m.lag_bytes === 'number' && m.lag_bytes > 0 ? ` (${m.lag_bytes} bytes behind the last known primary position)` : '';
+    const why = m.eligible === true ? `eligible${behind}` : (m.reasons ?? []).map((r) => String(r.detail)).join('; ') || 'not eligible';
     return `  ${String(m.name).padEnd(12)} ${why}`;
   });
 }

@@ -133,6 +133,16 @@ describe('ctl failover', () => {
     expect(ctx.outs[0]).to.equal('Successfully failed over to "node3"');
   });
 
+  it('names how far behind a lagging candidate is: what a failover to it loses (question and dry run)', async () => {
+    const ctx = await cluster({ leader: null, members: [member(1, { state: 'stopped' }), member(2), member(3, { receiveLsn: 0x3000000, replayLsn: 0x3000000 })] });
+    ctx.answers.push(false);
+    expect((await failure(failover(ctx, { candidate: 'node3' }))).code).to.equal('aborted');
+    expect(ctx.questions[0]).to.equal('Fail over cluster demo to node3? node3 is 16777312 bytes behind the last known primary position: writes it has not received are lost.');
+    ctx.rest.on('POST', 'failover', json(200, { message: 'node3 would be promoted', dry_run: true, candidate: 'node3', members: [{ name: 'node3', eligible: true, reasons: [], lag_bytes: 16777312 }] }));
+    await failover(ctx, { candidate: 'node3', dryRun: true });
+    expect(ctx.outs).to.include('  node3        eligible (16777312 bytes behind the last known primary position)');
+  });
+
   it('warns that a switchover is the normal choice when there is a leader; refuses the leader as candidate', async () => {
     const ctx = await cluster();
     ctx.answers.push(false);
