@@ -44,6 +44,8 @@ export function accessSettingsOf(cfg: LocalConfig): AccessSettings {
 export class FileSettingsSource implements AgentSettingsSource {
   private config: LocalConfig;
   private settings: AgentSettings;
+  /** The file as the agent started with it: what start-only settings are running with. */
+  private readonly started: LocalConfig;
 
   constructor(
     private readonly path: string,
@@ -55,7 +57,12 @@ export class FileSettingsSource implements AgentSettingsSource {
       (await import('./local-config.js')).loadLocalConfig(path, env),
   ) {
     this.config = initial;
+    this.started = initial;
     this.settings = agentSettingsOf(initial, svcVersion);
+  }
+
+  appliedAtNextStart(): readonly string[] {
+    return startOnlyChanges(this.started, this.config);
   }
 
   /** The local configuration in force. */
@@ -73,4 +80,29 @@ export class FileSettingsSource implements AgentSettingsSource {
     this.settings = agentSettingsOf(next, this.svcVersion);
     return this.settings;
   }
+}
+
+/** Parts of the local file a reload applies at once; every other change waits for the next start. */
+const APPLIED_AT_ONCE = ['tags', 'db.parameters', 'db.recovery_conf', 'bootstrap.dcs', 'watchdog.safety_margin', 'restapi.authentication', 'restapi.allowlist', 'restapi.http_extra_headers'];
+
+/**
+ * Paths of the settings that differ between two local files and apply only at start (listen
+ * addresses, TLS files, etcd, the data directory, the database credentials, ...): a reload
+ * reads them, and the log says they wait for a restart instead of letting the operator think
+ * they apply. Values are not named (passwords are among them).
+ */
+export function startOnlyChanges(before: LocalConfig, after: LocalConfig): string[] {
+  const out: string[] = [];
+  const walk = (a: unknown, b: unknown, path: string): void => {
+    if (APPLIED_AT_ONCE.includes(path)) return;
+    const objects = a !== null && b !== null && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b);
+    if (!objects || path.split('.').length >= 3) {
+      if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path);
+      return;
+    }
+    const keys = [...new Set([...Object.keys(a as object), ...Object.keys(b as object)])].sort();
+    for (const k of keys) walk((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k);
+  };
+  walk(before, after, '');
+  return out;
 }

@@ -22,7 +22,9 @@ export class SettingsKeeper {
   async reload(): Promise<boolean> {
     try {
       this.settings = await this.source.reload();
-      this.logger.info('local configuration reloaded');
+      const waiting = this.source.appliedAtNextStart?.() ?? [];
+      if (waiting.length) this.logger.warn(`local configuration reloaded; these changes apply when the agent restarts: ${waiting.join(', ')}`);
+      else this.logger.info('local configuration reloaded');
       return true;
     } catch (error) {
       this.logger.error('reload of the local configuration failed; keeping the previous one', { error: describe(error) });

@@ -16,6 +16,8 @@ export interface AgentSettingsSource {
   current(): AgentSettings;
   /** Re-reads the file; throws (typed, with every problem) when it is invalid, and the old settings stay. */
   reload(): Promise<AgentSettings>;
+  /** Settings the file changed since the agent started that apply only when it starts again (their paths). */
+  appliedAtNextStart?(): readonly string[];
 }
 /** Inversify token of the AgentSettingsSource. */
 export const AgentSettingsSource = Symbol.for('warden.AgentSettingsSource');

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadLocalConfig, LocalConfigError, parseLocalConfig } from '../../../../src/app/agent/local-config.js';
+import { startOnlyChanges } from '../../../../src/app/agent/local-settings.js';
 
 const VALID = `
 scope: demo
@@ -97,6 +98,18 @@ describe('local configuration (spec §1)', () => {
       'parameters: {hot_standby: "off"}}}',
     );
     expect(problemsOf(() => parseLocalConfig(text)).map((p) => p.path)).to.deep.equal(['db.parameters.log_line_prefix', 'db.parameters.port', 'bootstrap.dcs.db.parameters.hot_standby']);
+  });
+
+  it('a reload names the changes that wait for the next start (no values), not those it applies', () => {
+    const before = parseLocalConfig(VALID);
+    const after = parseLocalConfig(
+      VALID.replace('replication: {username: replicator, password: rpw}', 'replication: {username: replicator, password: other}')
+        .replace('hosts: [127.0.0.1:2379]', 'hosts: [127.0.0.1:2380]')
+        .replace('parameters: {max_connections: 100}', 'parameters: {max_connections: 200}')
+        .replace('tags: {nofailover: false, dc: east}', 'tags: {nofailover: true, dc: east}'),
+    );
+    expect(startOnlyChanges(before, after)).to.deep.equal(['db.authentication.replication', 'etcd3.hosts']);
+    expect(startOnlyChanges(before, before)).to.deep.equal([]);
   });
 
   it('environment overrides WARDEN_<SECTION>_<KEY>, typed by the schema', () => {
