@@ -53,20 +53,23 @@ export class FencerSocketServer {
     private readonly logger: Logger,
   ) {}
 
-  /** Starts listening; false when another fencer already guards this socket. */
-  async listen(): Promise<boolean> {
-    if (await answering(this.socketPath)) return false;
-    // A socket file nobody answers on is a dead fencer's.
+  /**
+   * Starts listening: `listening`; `guarded` when another fencer already answers on this socket;
+   * otherwise why the socket could not be made (a directory in its place, no permission, ...).
+   */
+  async listen(): Promise<'listening' | 'guarded' | { readonly error: string }> {
+    if (await answering(this.socketPath)) return 'guarded';
+    // A socket file nobody answers on is a dead fencer's; anything else in its place is not removed.
     await unlink(this.socketPath).catch(() => undefined);
     const server = createServer((s) => this.accept(s));
-    const ok = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(this.socketPath, () => resolve(true));
+    const failure = await new Promise<string | null>((resolve) => {
+      server.once('error', (e: NodeJS.ErrnoException) => resolve(`${e.code ?? 'error'}: ${e.message}`));
+      server.listen(this.socketPath, () => resolve(null));
     });
-    if (!ok) return false;
+    if (failure !== null) return { error: failure };
     await chmod(this.socketPath, 0o600).catch(() => undefined);
     this.server = server;
-    return true;
+    return 'listening';
   }
 
   /** Tells the attached agent (if any) of a fencing stop; a frozen agent reads it when it runs again. */

@@ -123,10 +123,17 @@ export async function main(argv: readonly string[]): Promise<number> {
       void keeper.agentDied().then(() => leaveUnlessAdopted('the agent died'));
     },
   }, logger);
-  if (!(await server.listen())) {
+  const listening = await server.listen();
+  if (listening === 'guarded') {
     logger.info('another fencer already guards this data directory: leaving', { socket: socketPath });
     await store.close();
     return 0;
+  }
+  if (listening !== 'listening') {
+    // Not another fencer: the agent would run unguarded, so it must hear why.
+    logger.error('cannot listen on the fencer socket: leaving', { socket: socketPath, error: listening.error });
+    await store.close();
+    return 1;
   }
   const pidFile = `${socketPath}.pid`;
   await writeFile(pidFile, `${process.pid}\n`).catch(() => undefined);

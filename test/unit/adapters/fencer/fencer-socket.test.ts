@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdir, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SystemClock } from '../../../../src/adapters/clock/system-clock.js';
@@ -43,7 +44,7 @@ describe('fencer socket: agent and fencer over a Unix socket', () => {
 
   async function server(h: FencerHandlers, dataDir = '/data'): Promise<FencerSocketServer> {
     const s = new FencerSocketServer(socket, dataDir, h, new MemoryLogger());
-    expect(await s.listen()).to.equal(true);
+    expect(await s.listen()).to.equal('listening');
     servers.push(s);
     return s;
   }
@@ -85,7 +86,19 @@ describe('fencer socket: agent and fencer over a Unix socket', () => {
     expect(second.status()).to.deep.include({ state: 'unavailable' });
     expect(second.status().reason).to.match(/another agent/);
     const other = new FencerSocketServer(socket, '/data', recorder(), new MemoryLogger());
-    expect(await other.listen()).to.equal(false);
+    expect(await other.listen()).to.equal('guarded');
+  });
+
+  it("something else in the socket's place (a directory) is not removed: listen() says why", async () => {
+    await mkdir(socket);
+    try {
+      const blocked = new FencerSocketServer(socket, '/data', recorder(), new MemoryLogger());
+      const result = await blocked.listen();
+      expect(result).to.be.an('object');
+      expect((result as { error: string }).error).to.match(/^EADDRINUSE|^EISDIR|^ENOTSOCK|^EACCES/);
+    } finally {
+      await rmdir(socket);
+    }
   });
 
   it('a stale socket file of a dead fencer is taken over; no fencer at all leaves the client unavailable, not stuck', async () => {
