@@ -47,6 +47,19 @@ export type CtlErrorCode =
   | 'scope_mismatch'
   | 'wait_timeout';
 
+/** Failures of the command line itself (an option's value, a required option missing): exit code 2, like commander's own. */
+export const USAGE_ERROR_CODES: ReadonlySet<CtlErrorCode> = new Set<CtlErrorCode>([
+  'invalid_assignment',
+  'invalid_choice',
+  'invalid_db_version',
+  'invalid_duration',
+  'invalid_format',
+  'invalid_role',
+  'invalid_schedule',
+  'invalid_watch',
+  'no_candidate',
+]);
+
 /** A wardenctl failure: `code` is stable, `message` is the one line printed on stderr. */
 export class CtlError extends WardenError<CtlErrorCode> {}
 

@@ -5,7 +5,7 @@ import { DcsUnavailableError, WardenError } from '../../domain/errors.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { CtlContext } from './context.js';
 import { loadCtlConfig, requireScope, type CtlConfig, type CtlFlags } from './ctl-config.js';
-import { CtlError } from './errors.js';
+import { CtlError, USAGE_ERROR_CODES, type CtlErrorCode } from './errors.js';
 import { OUTPUT_FORMATS, ROLE_FILTERS } from './options.js';
 import type { RestClient } from './rest-client.js';
 import { CLEAR_SCREEN, editInEditor, Prompter, readInput, sleepUnlessAborted } from './terminal.js';
@@ -422,7 +422,9 @@ export async function runCli(argv: readonly string[], io?: CtlIo): Promise<numbe
     }
     theIo.stderr(`wardenctl: ${errorLine(e)}`);
     if (theIo.env['WARDENCTL_DEBUG'] && e instanceof Error && e.stack) theIo.stderr(e.stack);
-    return 1;
+    // By code: commands are loaded on demand and their error class need not be this module's copy.
+    const code = (e as { code?: unknown } | null)?.code;
+    return typeof code === 'string' && USAGE_ERROR_CODES.has(code as CtlErrorCode) ? 2 : 1;
   } finally {
     theIo.prompter.close();
   }

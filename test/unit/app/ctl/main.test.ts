@@ -91,6 +91,11 @@ describe('ctl main (command line wiring)', () => {
     expect(await h.run('lst')).to.equal(2);
     expect(h.stderr[0]).to.match(/unknown command 'lst'/);
     expect(await h.run('--scope', 'demo', 'list', '-f', 'xml')).to.equal(2);
+    // Values our own checks refuse are usage errors too, printed as one wardenctl line.
+    h.stderr.length = 0;
+    expect(await h.run('--scope', 'demo', 'failover', '--force')).to.equal(2);
+    expect(h.stderr[0]).to.match(/^wardenctl: failover needs --candidate/);
+    expect(await h.run('--scope', 'demo', 'switchover', '--scheduled', '1/2/2030', '--force')).to.equal(2);
     expect(await h.run('--help')).to.equal(0);
     expect(h.stdout.join('\n')).to.include('edit-config');
     h.stdout.length = 0;
