@@ -10,6 +10,8 @@ export function pointerToPath(pointer: string, root = ''): string {
 /** A short JSON rendering of a found value for "expected X, got Y" messages. */
 export function describeValue(v: unknown): string {
   if (v === undefined) return 'nothing';
+  // JSON has no Infinity: 1e400 parses to it, and JSON.stringify would call it null.
+  if (typeof v === 'number' && !Number.isFinite(v)) return `${String(v)} (a number out of range)`;
   const text = JSON.stringify(v) ?? String(v);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -8,6 +8,7 @@ export function describeValue(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
+  if (typeof v === 'number' && !Number.isFinite(v)) return `number ${String(v)} (out of range)`;
   if (typeof v === 'number' || typeof v === 'boolean') return `${typeof v} ${String(v)}`;
   return typeof v === 'object' ? 'an object' : typeof v;
 }

@@ -242,6 +242,10 @@ describe('domain/cluster/config: validateConfig', () => {
     expect(validateConfig({ ttl: 2_147_483, loop_wait: 3600, member_slots_ttl: '24d' })).to.deep.equal([]);
   });
 
+  it('a number JSON cannot hold (1e400 parses to Infinity) is named as such, not as null', () => {
+    expect(problemAt({ ttl: Number.POSITIVE_INFINITY }, 'ttl')).to.equal('expected an integer, got Infinity (a number out of range)');
+  });
+
   it('resolveConfig drops a stored parameter that validateConfig refuses, keeping the others', () => {
     const resolved = resolveConfig({ db: { parameters: { log_line_prefix: 'a\nb', work_mem: '4MB', primary_conninfo: 'host=x' } } });
     expect(resolved.db.parameters).to.deep.equal({ work_mem: '4MB' });
