@@ -110,6 +110,8 @@ export class PgDatabase implements Database {
   private syncNames: string | undefined;
   /** The hot-standby minimums of the control file (see readStandbyMinimums); null before the first read. */
   private minimums: Readonly<Record<string, number>> | null = null;
+  /** The control file's mtime when minimumsMoved last looked, and what it found; null: look again. */
+  private minimumsSeen: { readonly mtimeMs: number; readonly moved: boolean } | null = null;
   /** undefined until known: read back from the files on disk when needed. */
   private recovery: RecoveryTarget | null | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -236,8 +238,9 @@ export class PgDatabase implements Database {
       ]);
       const state = this.states.observed({ alive: true, pidFile: true, answered: true, refusing: false });
       const replayBlockedBy = obs.inRecovery && obs.replayPaused ? await this.replayBlock() : null;
+      const standbyMinimumsChanged = obs.inRecovery ? await this.minimumsMoved() : false;
       const receiverError = obs.inRecovery && obs.replicationState !== 'streaming' && obs.upstreamConnUrl !== null ? await this.receiverError() : null;
-      return { ...obs, replayBlockedBy, receiverError, state, initialized, running: true };
+      return { ...obs, replayBlockedBy, receiverError, standbyMinimumsChanged, state, initialized, running: true };
     } catch (e) {
       // a query still hanging on the connection would block the next probe: start afresh
       if (overBudget) this.session.close();
@@ -422,6 +425,25 @@ export class PgDatabase implements Database {
     if (recovery === null) return;
     const minimums = await standbyMinimumsOf(this.o.binDir, this.o.dataDir, this.o.runAsUser);
     if (minimums) this.minimums = minimums;
+    this.minimumsSeen = null;
+  }
+
+  /**
+   * Whether the control file's hot-standby minimums moved away from those the configuration
+   * was written with (replay of the primary's parameter change): looked at again only when
+   * pg_control changed (a restartpoint, a parameter change), read directly.
+   */
+  private async minimumsMoved(): Promise<boolean> {
+    const written = this.minimums;
+    if (written === null) return false;
+    const mtimeMs = await stat(join(this.o.dataDir, 'global', 'pg_control')).then((st) => st.mtimeMs, () => null);
+    if (mtimeMs === null) return false;
+    if (this.minimumsSeen?.mtimeMs !== mtimeMs) {
+      const now = (await readControlFile(this.o.dataDir).catch(() => null))?.standbyMinimums ?? null;
+      const moved = now !== null && Object.entries(now).some(([k, v]) => written[k] !== v);
+      this.minimumsSeen = { mtimeMs, moved };
+    }
+    return this.minimumsSeen.moved;
   }
 
   /**

@@ -48,7 +48,7 @@ export function configureActions(ctx: TickContext): Action[] {
   if (!ctx.facts.initialized) return [];
   const parameters = desiredParameters(ctx);
   const key = canonicalJson(parameters);
-  return key === ctx.input.memory.appliedParameters ? [] : [{ type: 'configure', parameters, key }];
+  return key === ctx.input.memory.appliedParameters && ctx.facts.standbyMinimumsChanged !== true ? [] : [{ type: 'configure', parameters, key }];
 }
 
 /**

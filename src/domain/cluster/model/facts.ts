@@ -72,6 +72,12 @@ export interface LocalFacts {
    * PostgreSQL pauses on, and a promotion would abort on); null or absent when it does not.
    */
   readonly replayBlockedBy?: string | null;
+  /**
+   * Replica: the hot-standby minimums in its control file (the primary's max_connections and
+   * kin, replayed) differ from those its configuration was written with; a configure writes
+   * them, and a lowered value then shows as a pending restart. Absent where the adapter does not tell.
+   */
+  readonly standbyMinimumsChanged?: boolean;
   readonly replicationState: ReplicationState | null;
   /** Replica not streaming: the WAL receiver's last error, when the server said one; absent where the adapter does not tell. */
   readonly receiverError?: ReceiverError | null;

@@ -53,6 +53,18 @@ describe("PgDatabase: a standby below its primary's hot-standby settings (real P
     expect(Number(row!.max_connections)).to.equal(raised);
   });
 
+  it('lowered on the primary: the replica sees its control file move, and a configure shows the lower value as a pending restart', async () => {
+    const [row] = await sql<{ max_connections: string }>(b, 'SHOW max_connections');
+    const running = Number(row!.max_connections);
+    await sql(a, `ALTER SYSTEM SET max_connections = ${running - 20}`);
+    await a.db.stop('fast', START_MS);
+    await a.db.start({ upstream: null, timeoutMs: START_MS });
+    await probeUntil(b, (f) => f.standbyMinimumsChanged === true, 30_000);
+    await b.db.configure({});
+    const after = await probeUntil(b, (f) => f.standbyMinimumsChanged === false && f.pendingRestart, 30_000);
+    expect(after.pendingRestartReason['max_connections']).to.deep.equal({ old_value: String(running), new_value: String(running - 20) });
+  });
+
   it('a promotion the server aborts fails within seconds, with its FATAL line', async () => {
     await raisePrimary();
     await probeUntil(b, (f) => f.replayPaused, 30_000);

@@ -302,3 +302,11 @@ describe('decide(): a replica whose replay waits for a restart', () => {
     expect(types(decide(operatorPause))).to.not.include('restart');
   });
 });
+
+describe('decide(): a replica whose control file moved its hot-standby minimums', () => {
+  it('writes its configuration again (a lowered value then shows as a pending restart), once', () => {
+    const moved = input({ facts: replicaFacts(5000, 'node1', { standbyMinimumsChanged: true }) });
+    expect(types(decide(moved))).to.include('configure');
+    expect(types(decide(input({ facts: replicaFacts(5000, 'node1', { standbyMinimumsChanged: false }) })))).to.not.include('configure');
+  });
+});
