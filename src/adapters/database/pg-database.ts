@@ -74,6 +74,9 @@ function cannotConnectNow(e: unknown): boolean {
   return (e as { code?: unknown }).code === '57P03';
 }
 
+/** How long a replica goes without streaming before the probe reads the server log for why (the agent acts on it after 30 s). */
+const RECEIVER_ERROR_AFTER_MS = 5000;
+
 /** PostgreSQL refused the login itself (a wrong password, no pg_hba.conf line): asking again does not help. */
 function loginRefused(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
@@ -110,6 +113,8 @@ export class PgDatabase implements Database {
   private syncNames: string | undefined;
   /** The hot-standby minimums of the control file (see readStandbyMinimums); null before the first read. */
   private minimums: Readonly<Record<string, number>> | null = null;
+  /** Since when (epoch ms) the probe has seen this replica not streaming; null while it streams. */
+  private notStreamingSince: number | null = null;
   /** The control file's mtime when minimumsMoved last looked, and what it found; null: look again. */
   private minimumsSeen: { readonly mtimeMs: number; readonly moved: boolean } | null = null;
   /** undefined until known: read back from the files on disk when needed. */
@@ -196,6 +201,21 @@ export class PgDatabase implements Database {
     }
   }
 
+  /** Forgets since when the replica has not streamed (it streams, or is not a replica); null. */
+  private clearNotStreaming(): null {
+    this.notStreamingSince = null;
+    return null;
+  }
+
+  /**
+   * receiverError(), once the replica has not streamed for RECEIVER_ERROR_AFTER_MS: a replica
+   * between two upstreams (a switchover) does not read the log on every probe for nothing.
+   */
+  private async receiverErrorOnceStuck(): Promise<ReceiverError | null> {
+    this.notStreamingSince ??= Date.now();
+    return Date.now() - this.notStreamingSince >= RECEIVER_ERROR_AFTER_MS ? this.receiverError() : null;
+  }
+
   /**
    * The WAL receiver's last error from the server log (its tail), for a replica that does not
    * stream: only the log says why (pg_stat_wal_receiver has no row while it cannot connect).
@@ -239,7 +259,7 @@ export class PgDatabase implements Database {
       const state = this.states.observed({ alive: true, pidFile: true, answered: true, refusing: false });
       const replayBlockedBy = obs.inRecovery && obs.replayPaused ? await this.replayBlock() : null;
       const standbyMinimumsChanged = obs.inRecovery ? await this.minimumsMoved() : false;
-      const receiverError = obs.inRecovery && obs.replicationState !== 'streaming' && obs.upstreamConnUrl !== null ? await this.receiverError() : null;
+      const receiverError = obs.inRecovery && obs.replicationState !== 'streaming' && obs.upstreamConnUrl !== null ? await this.receiverErrorOnceStuck() : this.clearNotStreaming();
       return { ...obs, replayBlockedBy, receiverError, standbyMinimumsChanged, state, initialized, running: true };
     } catch (e) {
       // a query still hanging on the connection would block the next probe: start afresh
