@@ -1,5 +1,5 @@
 import type { Problem } from '../../errors.js';
-import { tagIsTrue, type TagValue } from './node.js';
+import { RESERVED_TAGS, tagIsTrue, type TagValue } from './node.js';
 
 /** A member's tags as written in YAML (or published in its member key). */
 type Tags = Readonly<Record<string, TagValue>>;
@@ -90,6 +90,10 @@ export function topologyTagProblems(tags: Tags, ownName: string): Problem[] {
   };
   contradiction('nofailover', 'failover_priority', 'never leads');
   contradiction('nosync', 'sync_priority', 'is never synchronous');
+  for (const key of Object.keys(tags)) {
+    const meant = nearTagName(key);
+    if (meant !== null) out.push({ path: `tags.${key}`, message: `not a tag Warden knows, and close to ${meant} (a typo? it would do nothing); a tag of your own needs a name further from Warden's` });
+  }
   const from = tags['replicatefrom'];
   if (from !== undefined) {
     if (typeof from !== 'string' || !/^[A-Za-z0-9._-]+$/.test(from)) {
@@ -101,4 +105,26 @@ export function topologyTagProblems(tags: Tags, ownName: string): Problem[] {
     }
   }
   return out;
+}
+
+/** The tags Warden acts on; any other tag is the operator's own, shown but not interpreted. */
+const KNOWN_TAGS = [...RESERVED_TAGS, 'replicatefrom', 'failover_priority', 'sync_priority'];
+
+/** The known tag `key` is one or two typing errors away from (not itself), or null. */
+function nearTagName(key: string): string | null {
+  if (KNOWN_TAGS.includes(key as (typeof KNOWN_TAGS)[number])) return null;
+  // Tag names are read as written: NoSync is not nosync.
+  const k = key.toLowerCase();
+  return KNOWN_TAGS.find((t) => editDistance(k, t) <= 2) ?? null;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions) of two short strings. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    prev = row;
+  }
+  return prev[b.length]!;
 }

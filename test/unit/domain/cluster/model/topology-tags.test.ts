@@ -46,4 +46,10 @@ describe('domain/cluster/model/topology-tags', () => {
     expect(topologyTagProblems({ replicatefrom: 'n' }, 'n')[0]!.message).to.match(/another member than this node itself/);
     expect(topologyTagProblems({ replicatefrom: 'a b' }, 'n')[0]!.message).to.match(/expected a member name/);
   });
+
+  it("a tag one or two typing errors from one Warden knows is refused (it would silently do nothing); the operator's own tags pass", () => {
+    const problems = topologyTagProblems({ nofailovr: true, NoSync: true, replicat_from: 'x', dc: 'east', rack: 3, nofailover: false }, 'n');
+    expect(problems.map((p) => p.path)).to.deep.equal(['tags.nofailovr', 'tags.NoSync', 'tags.replicat_from']);
+    expect(problems[0]!.message).to.match(/^not a tag Warden knows, and close to nofailover \(a typo\? it would do nothing\)/);
+  });
 });
