@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import { DatabaseError } from '../../../../src/domain/errors.js';
-import { destroyNodes, makeNode, probeUntil, sql, type TestCredentials, type TestNode } from './pg-test-nodes.js';
+import { destroyNodes, probeUntil, sql, streamingPair, type TestCredentials, type TestNode } from './pg-test-nodes.js';
 
 const creds: TestCredentials = {
   superuser: { username: 'postgres', password: 'su-secret' },
@@ -21,14 +21,7 @@ describe("PgDatabase: a standby below its primary's hot-standby settings (real P
   let b: TestNode;
 
   before(async () => {
-    a = await makeNode('abort_a', creds);
-    b = await makeNode('abort_b', creds);
-    await a.db.initdb();
-    await a.db.start({ upstream: null, timeoutMs: START_MS });
-    await a.db.syncSlots({ drop: [], create: [{ name: 'abort_b', type: 'physical' }], advance: [] });
-    await b.db.createReplica({ name: 'abort_a', connUrl: a.connUrl });
-    await b.db.start({ upstream: { name: 'abort_a', connUrl: a.connUrl }, slotName: 'abort_b', timeoutMs: START_MS });
-    await probeUntil(b, (f) => f.replicationState === 'streaming');
+    ({ a, b } = await streamingPair('abort', creds, START_MS));
   });
   after(destroyNodes);
 

@@ -4,7 +4,7 @@
  * does not take it for WAL gone from the leader.
  */
 import { expect } from 'chai';
-import { destroyNodes, makeNode, probeUntil, sql, type TestCredentials, type TestNode } from './pg-test-nodes.js';
+import { destroyNodes, probeUntil, sql, streamingPair, type TestCredentials, type TestNode } from './pg-test-nodes.js';
 
 const creds: TestCredentials = {
   superuser: { username: 'postgres', password: 'su-secret' },
@@ -18,13 +18,7 @@ describe('PgDatabase: why a replica does not stream (real PostgreSQL 15)', funct
   let b: TestNode;
 
   before(async () => {
-    a = await makeNode('recv_a', creds);
-    b = await makeNode('recv_b', creds);
-    await a.db.initdb();
-    await a.db.start({ upstream: null, timeoutMs: START_MS });
-    await a.db.syncSlots({ drop: [], create: [{ name: 'recv_b', type: 'physical' }], advance: [] });
-    await b.db.createReplica({ name: 'recv_a', connUrl: a.connUrl });
-    await b.db.start({ upstream: { name: 'recv_a', connUrl: a.connUrl }, slotName: 'recv_b', timeoutMs: START_MS });
+    ({ a, b } = await streamingPair('recv', creds, START_MS));
   });
   after(destroyNodes);
 

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { readControlData } from '../../../../src/adapters/database/pg-controldata.js';
 import { parseLsn } from '../../../../src/domain/cluster/model/lsn.js';
-import { destroyNodes, makeNode, probeUntil, sql, type TestCredentials, type TestNode } from './pg-test-nodes.js';
+import { destroyNodes, probeUntil, sql, streamingPair, type TestCredentials, type TestNode } from './pg-test-nodes.js';
 
 const creds: TestCredentials = { superuser: { username: 'postgres', password: 'su' }, replication: { username: 'replicator', password: 'rep' } };
 const START_MS = 30_000;
@@ -18,14 +18,7 @@ describe('PgDatabase: the switchover path (real PostgreSQL 15)', function () {
   let b: TestNode;
 
   before(async () => {
-    a = await makeNode('sw_a', creds);
-    b = await makeNode('sw_b', creds);
-    await a.db.initdb();
-    await a.db.start({ upstream: null, timeoutMs: START_MS });
-    await a.db.syncSlots({ drop: [], create: [{ name: 'sw_b', type: 'physical' }], advance: [] });
-    await b.db.createReplica({ name: 'sw_a', connUrl: a.connUrl });
-    await b.db.start({ upstream: { name: 'sw_a', connUrl: a.connUrl }, slotName: 'sw_b', timeoutMs: START_MS });
-    await probeUntil(b, (f) => f.replicationState === 'streaming');
+    ({ a, b } = await streamingPair('sw', creds, START_MS));
   });
   after(destroyNodes);
 

@@ -104,3 +104,19 @@ export async function probeUntil(node: TestNode, ok: (f: LocalFacts) => boolean,
   }
   return facts;
 }
+
+/**
+ * A primary `<prefix>_a` and a replica `<prefix>_b` streaming from it through a slot (before()
+ * of the suites that need a pair; destroyNodes() stops them).
+ */
+export async function streamingPair(prefix: string, creds: TestCredentials, startMs = 30_000): Promise<{ a: TestNode; b: TestNode }> {
+  const a = await makeNode(`${prefix}_a`, creds);
+  const b = await makeNode(`${prefix}_b`, creds);
+  await a.db.initdb();
+  await a.db.start({ upstream: null, timeoutMs: startMs });
+  await a.db.syncSlots({ drop: [], create: [{ name: b.name, type: 'physical' }], advance: [] });
+  await b.db.createReplica({ name: a.name, connUrl: a.connUrl });
+  await b.db.start({ upstream: { name: a.name, connUrl: a.connUrl }, slotName: b.name, timeoutMs: startMs });
+  await probeUntil(b, (f) => f.replicationState === 'streaming');
+  return { a, b };
+}
