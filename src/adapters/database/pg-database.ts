@@ -74,6 +74,9 @@ function cannotConnectNow(e: unknown): boolean {
   return (e as { code?: unknown }).code === '57P03';
 }
 
+/** Least time between two looks at the control file's hot-standby minimums from the probe. */
+const MINIMUMS_CHECK_MS = 5000;
+
 /** How long a replica goes without streaming before the probe reads the server log for why (the agent acts on it after 30 s). */
 const RECEIVER_ERROR_AFTER_MS = 5000;
 
@@ -115,8 +118,8 @@ export class PgDatabase implements Database {
   private minimums: Readonly<Record<string, number>> | null = null;
   /** Since when (epoch ms) the probe has seen this replica not streaming; null while it streams. */
   private notStreamingSince: number | null = null;
-  /** The control file's mtime when minimumsMoved last looked, and what it found; null: look again. */
-  private minimumsSeen: { readonly mtimeMs: number; readonly moved: boolean } | null = null;
+  /** The control file's mtime when minimumsMoved last looked, what it found and when (epoch ms); null: look again. */
+  private minimumsSeen: { readonly mtimeMs: number; readonly moved: boolean; readonly at: number } | null = null;
   /** undefined until known: read back from the files on disk when needed. */
   private recovery: RecoveryTarget | null | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -456,14 +459,18 @@ export class PgDatabase implements Database {
   private async minimumsMoved(): Promise<boolean> {
     const written = this.minimums;
     if (written === null) return false;
+    // At most every few seconds: the probe runs on the failover's path, and this is no hurry.
+    const seen = this.minimumsSeen;
+    if (seen !== null && Date.now() - seen.at < MINIMUMS_CHECK_MS) return seen.moved;
     const mtimeMs = await stat(join(this.o.dataDir, 'global', 'pg_control')).then((st) => st.mtimeMs, () => null);
     if (mtimeMs === null) return false;
-    if (this.minimumsSeen?.mtimeMs !== mtimeMs) {
+    let moved = seen?.moved ?? false;
+    if (seen?.mtimeMs !== mtimeMs) {
       const now = (await readControlFile(this.o.dataDir).catch(() => null))?.standbyMinimums ?? null;
-      const moved = now !== null && Object.entries(now).some(([k, v]) => written[k] !== v);
-      this.minimumsSeen = { mtimeMs, moved };
+      moved = now !== null && Object.entries(now).some(([k, v]) => written[k] !== v);
     }
-    return this.minimumsSeen.moved;
+    this.minimumsSeen = { mtimeMs, moved, at: Date.now() };
+    return moved;
   }
 
   /**
