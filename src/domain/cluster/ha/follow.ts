@@ -223,7 +223,7 @@ function replayBlocked(ctx: TickContext, mine: string): Decision | null {
   const why = ctx.facts.replayBlockedBy ?? null;
   if (why === null) return null;
   const waiting = `a restart: replay is paused because ${why}`;
-  if (ctx.paused) return decision(`no action: ${mine}; PAUSE: replay waits for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  if (ctx.paused) return decision(`no action: ${mine}; replay waits for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
   const last = ctx.input.memory.replayRestartAt ?? null;
   if (last !== null && ctx.now - last < REPLAY_RESTART_PAUSE_MS) {
     return decision(`no action: ${mine}; replay still waits for ${waiting} (restarted for it ${Math.round((ctx.now - last) / 1000)} s ago)`, [], {
