@@ -1,6 +1,7 @@
 import type { AgentCommandErrorCode, RestartConditions } from '../domain/cluster/ha/decision.js';
 import type { HistoryLine, ScheduledRestart } from '../domain/cluster/model/cluster.js';
 import type { NodeSnapshot } from '../domain/cluster/model/snapshot.js';
+import type { Problem } from '../domain/errors.js';
 
 /** Outcome of a command the agent ran: `ok` false carries a stable code and a message. */
 export type ActionResult =
@@ -34,6 +35,8 @@ export interface AgentControl {
   reinitialize(opts: { readonly force: boolean; readonly fromLeader: boolean }): Promise<ActionResult>;
   /** Re-reads the local configuration file on the next run of the loop. Never throws. */
   requestReload(): void;
+  /** Reads the local configuration file now and lists its problems ([] when it is valid), changing nothing. Never throws. */
+  checkLocalConfig(): Promise<readonly Problem[]>;
   /** Timeline history from the local server's history files. Never throws: [] when unknown. */
   localHistory(): Promise<readonly HistoryLine[]>;
   /** A leader's failsafe ping: accepted while this node agrees it is the leader. Never throws. */

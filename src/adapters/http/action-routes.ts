@@ -73,7 +73,7 @@ export function registerActionRoutes(routes: RouteTable, deps: AgentApiDeps, gua
   });
   routes.add('/reload', ['POST'], guard, async (ex) => {
     validateBody('noFields', await readJsonObject(ex));
-    setJsonBody(ex, reload({ agent }), 202);
+    setJsonBody(ex, await reload({ agent }), 202);
   });
   routes.add('/reinitialize', ['POST'], guard, async (ex) => {
     const body = validateBody('reinitialize', await readJsonObject(ex));

@@ -36,6 +36,7 @@ import { CallbackRunner } from '../../ports/callbacks.js';
 import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
 import { NoCallbacks } from '../../adapters/callbacks/child-process-callback-runner.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
+import type { Problem } from '../../domain/errors.js';
 
 /** Changes that wake the loop at once (the leader key: see onClusterChange). */
 const WAKING_KINDS = new Set<ClusterChange['kind']>(['failover', 'config', 'initialize', 'sync', 'resync']);
@@ -274,6 +275,10 @@ export class HaLoop implements AgentControl {
 
   requestReload(): void {
     this.inbox.requestReload();
+  }
+
+  checkLocalConfig(): Promise<readonly Problem[]> {
+    return this.settings.check();
   }
 
   localHistory(): Promise<readonly HistoryLine[]> {

@@ -1,7 +1,8 @@
 import type { NodeSettings } from '../../domain/cluster/model/node.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
-import type { LocalConfig } from './local-config-types.js';
 import type { AgentSettings, AgentSettingsSource } from './tokens.js';
+import type { Problem } from '../../domain/errors.js';
+import { LocalConfigError, type LocalConfig } from './local-config-types.js';
 
 /** `http(s)://<restapi.connect_address>`: how peers and tools reach this node's API. */
 export function apiUrlOf(cfg: LocalConfig): string {
@@ -59,6 +60,16 @@ export class FileSettingsSource implements AgentSettingsSource {
     this.config = initial;
     this.started = initial;
     this.settings = agentSettingsOf(initial, svcVersion);
+  }
+
+  async check(): Promise<readonly Problem[]> {
+    try {
+      await this.load(this.path, this.env);
+      return [];
+    } catch (e) {
+      if (e instanceof LocalConfigError) return e.problems;
+      return [{ path: '', message: e instanceof Error ? e.message : String(e) }];
+    }
   }
 
   appliedAtNextStart(): readonly string[] {

@@ -1,3 +1,4 @@
+import type { Problem } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
 import { describe } from './action-runner.js';
 import type { AgentSettings, AgentSettingsSource } from './tokens.js';
@@ -16,6 +17,15 @@ export class SettingsKeeper {
   /** The settings in force. */
   get current(): AgentSettings {
     return this.settings;
+  }
+
+  /** Reads the file and lists its problems without applying it ([] when valid, or when the source has no file). Never throws. */
+  async check(): Promise<readonly Problem[]> {
+    try {
+      return (await this.source.check?.()) ?? [];
+    } catch (error) {
+      return [{ path: '', message: describe(error) }];
+    }
   }
 
   /** Re-reads the file; true when new settings apply. Never throws. */

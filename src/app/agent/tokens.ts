@@ -1,5 +1,6 @@
 import type { LocalOptions } from '../../domain/cluster/ha/decision.js';
 import type { NodeSettings } from '../../domain/cluster/model/node.js';
+import type { Problem } from '../../domain/errors.js';
 
 /** The node-local settings the HA loop works with (from the YAML file). */
 export interface AgentSettings {
@@ -16,6 +17,8 @@ export interface AgentSettingsSource {
   current(): AgentSettings;
   /** Re-reads the file; throws (typed, with every problem) when it is invalid, and the old settings stay. */
   reload(): Promise<AgentSettings>;
+  /** Reads the file and lists its problems without applying it; [] when it is valid. */
+  check?(): Promise<readonly Problem[]>;
   /** Settings the file changed since the agent started that apply only when it starts again (their paths). */
   appliedAtNextStart?(): readonly string[];
 }

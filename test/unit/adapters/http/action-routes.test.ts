@@ -106,6 +106,14 @@ describe('REST API: /restart, /reload, /reinitialize, /failsafe', function () {
       expect(res.json).to.deep.equal({ message: 'reload scheduled' });
       expect(api.control.reloads).to.equal(1);
     });
+
+    it('an invalid local file is refused with its problems, and nothing is scheduled', async () => {
+      api.control.localConfigProblems = [{ path: 'tags.nofailovr', message: 'not a tag Warden knows, and close to nofailover' }];
+      const res = await api.request('POST', '/reload');
+      expect(res.status).to.equal(400);
+      expect(res.json).to.deep.include({ error: 'invalid_local_config', message: 'tags.nofailovr: not a tag Warden knows, and close to nofailover' });
+      expect(api.control.reloads).to.equal(0);
+    });
   });
 
   describe('POST /reinitialize', () => {

@@ -14,6 +14,7 @@ import { AgentMetrics } from '../../../../src/adapters/metrics/agent-metrics.js'
 import { InMemoryEventLog } from '../../../../src/adapters/events/in-memory-event-log.js';
 import type { ActionResult, AgentControl, FailsafePing } from '../../../../src/ports/agent-control.js';
 import type { RestartConditions } from '../../../../src/domain/cluster/ha/decision.js';
+import type { Problem } from '../../../../src/domain/errors.js';
 import type { Clock } from '../../../../src/ports/clock.js';
 import type { Logger, LogFields } from '../../../../src/ports/logger.js';
 import type { PeerApi } from '../../../../src/ports/peer-api.js';
@@ -183,6 +184,11 @@ export class FakeControl implements AgentControl {
   }
   requestReload(): void {
     this.reloads++;
+  }
+  /** What checkLocalConfig answers (set by a test). */
+  localConfigProblems: Problem[] = [];
+  async checkLocalConfig(): Promise<readonly Problem[]> {
+    return this.localConfigProblems;
   }
   async localHistory(): Promise<readonly HistoryLine[]> {
     return this.historyLines;

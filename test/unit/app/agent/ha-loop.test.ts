@@ -112,7 +112,7 @@ describe('HaLoop: AgentControl, driven through the use cases', () => {
 
   it('reload answers at once; history comes from the DCS key', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2'] });
-    expect(reload({ agent: sim.node('node1').loop })).to.deep.equal({ message: 'reload scheduled' });
+    expect(await reload({ agent: sim.node('node1').loop })).to.deep.equal({ message: 'reload scheduled' });
     sim.node('node1').crash();
     await sim.until(() => primaryName(sim) === 'node2', 3 * ttlMs(sim), 'node2 to lead');
     await sim.advance(loopWaitMs(sim));
