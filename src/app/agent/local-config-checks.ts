@@ -5,6 +5,7 @@ import { checkPostgresSetup } from '../../adapters/database/pg-preflight.js';
 import { stringify } from 'yaml';
 import type { Problem } from '../../domain/errors.js';
 import type { LocalConfig } from './local-config.js';
+import { DEFAULT_DB_BIN_DIR, defaultLogDir } from './local-config-types.js';
 
 function readable(path: string): string | null {
   try {
@@ -51,6 +52,24 @@ export async function hostProblems(config: LocalConfig): Promise<Problem[]> {
   }
   out.push(...(await checkPostgresSetup({ binDir: config.db.bin_dir, dataDir: config.db.data_dir, logDir: config.db.log_dir, runAsUser: defaultRunAsUser() })));
   return out;
+}
+
+/**
+ * The machine checks a start makes (programs in `db.bin_dir`, the server's user, the data and
+ * log directories), for a file that has problems of its own: run on the `db` values that are
+ * usable, so that one start lists every problem instead of one kind per attempt.
+ */
+export async function hostProblemsOfDocument(doc: Readonly<Record<string, unknown>>): Promise<Problem[]> {
+  const db = doc['db'];
+  if (db === null || typeof db !== 'object' || Array.isArray(db)) return [];
+  const { bin_dir: binDir, data_dir: dataDir, log_dir: logDir } = db as Record<string, unknown>;
+  if (typeof dataDir !== 'string' || dataDir === '') return [];
+  return checkPostgresSetup({
+    binDir: typeof binDir === 'string' && binDir !== '' ? binDir : DEFAULT_DB_BIN_DIR,
+    dataDir,
+    logDir: typeof logDir === 'string' && logDir !== '' ? logDir : defaultLogDir(dataDir),
+    runAsUser: defaultRunAsUser(),
+  });
 }
 
 const SECRET_KEYS = new Set(['password', 'keyfile_password']);

@@ -97,6 +97,8 @@ export class LocalConfigError extends ValidationError {
   constructor(
     readonly source: string,
     problems: readonly Problem[],
+    /** The parsed file (environment overrides applied) when it was YAML: what the machine checks can still read from it. */
+    readonly document?: Readonly<Record<string, unknown>>,
   ) {
     super(problems, 'invalid_local_config');
     this.message = `invalid configuration ${source}:\n${problems.map((p) => `  - ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n')}`;

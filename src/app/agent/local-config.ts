@@ -217,7 +217,7 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
       const variable = [...origin].find(([path]) => p.path === path || p.path.startsWith(`${path}.`) || p.path.startsWith(`${path}[`))?.[1];
       return variable ? { path: p.path, message: `${p.message} (from ${variable})` } : p;
     });
-    throw new LocalConfigError(source, named);
+    throw new LocalConfigError(source, named, doc);
   }
   return withDefaults(doc);
 }

@@ -45,6 +45,15 @@ describe('agent: checks before it starts, and failures that repeat', function ()
     expect(await initializeKey('itest-preflight1')).to.equal(undefined);
   });
 
+  it('a file with problems of its own gets the machine checks too: one start lists every problem', async () => {
+    const files = await writeNodeConfig(etcd, 'itest-preflight5', { db: '  bin_dir: /usr/lib/postgresql/99/bin\n  pg_hba: 5' });
+    const a = spawnAgent(files, cleanups);
+    expect(await a.exited).to.equal(2);
+    const err = a.lines.filter((l) => l.startsWith('stderr: ')).join('');
+    expect(err).to.match(/- db\.pg_hba: /);
+    expect(err).to.match(/- db\.bin_dir: \/usr\/lib\/postgresql\/99\/bin is not a directory/);
+  });
+
   it('lists every problem: programs missing from bin_dir, and a data directory with the wrong owner and mode', async function () {
     if (process.getuid?.() !== 0) this.skip();
     const files = await writeNodeConfig(etcd, 'itest-preflight2', { db: `  bin_dir: /usr/lib/postgresql/15/lib` });
