@@ -18,7 +18,7 @@ import { encodeAnswer, type AgentConfigAnswer } from './config-protocol.js';
 import { loadLocalConfig, LocalConfigError } from './local-config.js';
 import { svcVersion } from './package-version.js';
 import { validateConfigCommand } from './validate-config.js';
-import { hostProblemsOfDocument } from './local-config-checks.js';
+import { withHostProblems } from './local-config-checks.js';
 
 /** What a command said, kept for the answer: the agent writes it to its own stdout and stderr. */
 function collected(): CommandOutput & { exit(code: number): AgentConfigAnswer } {
@@ -51,10 +51,7 @@ async function start(argv: readonly string[]): Promise<AgentConfigAnswer> {
   } catch (e) {
     if (!(e instanceof LocalConfigError)) throw e;
     // The machine checks too, on what the file says: one attempt lists every problem.
-    const seen = new Set(e.problems.map((p) => p.path));
-    const host = e.document ? (await hostProblemsOfDocument(e.document).catch(() => [])).filter((p) => !seen.has(p.path)) : [];
-    const all = host.length ? new LocalConfigError(`${e.source} (also checked on this machine)`, [...e.problems, ...host]) : e;
-    output.err(`warden: ${all.message}\n`);
+    output.err(`warden: ${(await withHostProblems(e)).message}\n`);
     return output.exit(EXIT_INVALID_CONFIG);
   }
 }

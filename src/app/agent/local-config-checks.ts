@@ -5,7 +5,7 @@ import { checkPostgresSetup } from '../../adapters/database/pg-preflight.js';
 import { stringify } from 'yaml';
 import type { Problem } from '../../domain/errors.js';
 import type { LocalConfig } from './local-config.js';
-import { DEFAULT_DB_BIN_DIR, defaultLogDir } from './local-config-types.js';
+import { DEFAULT_DB_BIN_DIR, defaultLogDir, LocalConfigError } from './local-config-types.js';
 
 function readable(path: string): string | null {
   try {
@@ -70,6 +70,14 @@ export async function hostProblemsOfDocument(doc: Readonly<Record<string, unknow
     logDir: typeof logDir === 'string' && logDir !== '' ? logDir : defaultLogDir(dataDir),
     runAsUser: defaultRunAsUser(),
   });
+}
+
+/** `e` with the machine checks of its file added (see hostProblemsOfDocument); `e` itself when they find nothing more. */
+export async function withHostProblems(e: LocalConfigError): Promise<LocalConfigError> {
+  if (!e.document) return e;
+  const seen = new Set(e.problems.map((p) => p.path));
+  const host = (await hostProblemsOfDocument(e.document).catch(() => [])).filter((p) => !seen.has(p.path));
+  return host.length ? new LocalConfigError(`${e.source} (also checked on this machine)`, [...e.problems, ...host]) : e;
 }
 
 const SECRET_KEYS = new Set(['password', 'keyfile_password']);

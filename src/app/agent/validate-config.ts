@@ -1,5 +1,5 @@
 import { STANDARD_OUTPUT, type CommandOutput } from './agent-args.js';
-import { effectiveConfigYaml, hostProblems } from './local-config-checks.js';
+import { effectiveConfigYaml, hostProblems, withHostProblems } from './local-config-checks.js';
 import { loadLocalConfig, LocalConfigError, type LocalConfig } from './local-config.js';
 
 /**
@@ -13,7 +13,7 @@ export async function validateConfigCommand(configPath: string, print: boolean, 
     config = await loadLocalConfig(configPath, env);
   } catch (e) {
     if (!(e instanceof LocalConfigError)) throw e;
-    output.err(`warden: ${e.message}\n`);
+    output.err(`warden: ${(await withHostProblems(e)).message}\n`);
     return 1;
   }
   const problems = await hostProblems(config);
