@@ -31,12 +31,15 @@ export function isKnownParameter(name: string): boolean {
   return specOf(name) !== undefined;
 }
 
-/** PostgreSQL's boolean spellings: on/off, true/false, yes/no (unique prefixes), 1/0. */
-function isBoolText(text: string): boolean {
-  const t = text.trim().toLowerCase();
-  if (t === '1' || t === '0') return true;
-  if (t.length >= 2 && ('on'.startsWith(t) || 'off'.startsWith(t))) return true;
-  return t.length >= 1 && ['true', 'false', 'yes', 'no'].some((w) => w.startsWith(t));
+/** A boolean as PostgreSQL reads it (on/off, true/false, yes/no and their unique prefixes, 1/0), or null when it is none. */
+export function booleanOf(value: string | number | boolean): boolean | null {
+  if (typeof value === 'boolean') return value;
+  const t = String(value).trim().toLowerCase();
+  if (t === '1' || t === 'on') return true;
+  if (t === '0' || (t.length >= 2 && 'off'.startsWith(t))) return false;
+  if (t.length >= 1 && ('true'.startsWith(t) || 'yes'.startsWith(t))) return true;
+  if (t.length >= 1 && ('false'.startsWith(t) || 'no'.startsWith(t))) return false;
+  return null;
 }
 
 /** The size of one of the parameter's own units in bytes or microseconds, and the units its text may carry. */
@@ -82,11 +85,11 @@ export function parameterValueProblem(name: string, value: string | number | boo
   const text = typeof value === 'boolean' ? (value ? 'on' : 'off') : String(value);
   switch (type) {
     case 'bool':
-      return isBoolText(text) ? null : `expected ${expected(spec)}, got ${got}`;
+      return booleanOf(text) !== null ? null : `expected ${expected(spec)}, got ${got}`;
     case 'enum': {
       const t = text.trim().toLowerCase();
       const choices = [...values, ...(HIDDEN_CHOICES[name.toLowerCase()] ?? [])].map((v) => v.toLowerCase());
-      const boolish = choices.includes('on') && choices.includes('off') && isBoolText(t);
+      const boolish = choices.includes('on') && choices.includes('off') && booleanOf(t) !== null;
       return choices.includes(t) || boolish ? null : `expected ${expected(spec)}, got ${got}`;
     }
     case 'integer':

@@ -4,7 +4,7 @@
  * not start), so that nothing reaches the server that leaves it unable to start.
  */
 
-import { isKnownParameter, parameterValueProblem } from './parameter-values.js';
+import { booleanOf, isKnownParameter, parameterValueProblem } from './parameter-values.js';
 
 /** Parameters Warden writes from the node's local configuration or its own state. */
 const SET_BY_WARDEN: Readonly<Record<string, string>> = {
@@ -31,21 +31,12 @@ export const MANAGED_PARAMETERS: ReadonlySet<string> = new Set([...Object.keys(S
 /** PostgreSQL's syntax of a parameter name: an identifier, or two joined by a dot (a module's own). */
 const NAME = /^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$/;
 
-/** Whether `name` is a parameter name postgresql.conf can hold. */
-export function isParameterName(name: string): boolean {
-  return NAME.test(name);
-}
-
-function isOn(value: unknown): boolean {
-  if (value === true || value === 1) return true;
-  return typeof value === 'string' && ['on', 'true', 'yes', '1'].includes(value.trim().toLowerCase());
-}
-
 /** Why `name: value` cannot be a server parameter of a configuration, or null when it can. */
 export function parameterProblem(name: string, value: unknown): string | null {
-  if (!isParameterName(name)) return `invalid parameter name: expected letters, digits and _ (a module's own as module.name), got ${JSON.stringify(name)}`;
+  if (!NAME.test(name)) return `invalid parameter name: expected letters, digits and _ (a module's own as module.name), got ${JSON.stringify(name)}`;
   const lower = name.toLowerCase();
-  if (KEPT_ON.has(lower) && !isOn(value)) return `${lower} cannot be turned off: Warden keeps it on, got ${JSON.stringify(value)}`;
+  const on = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? booleanOf(value) : null;
+  if (KEPT_ON.has(lower) && on !== true) return `${lower} cannot be turned off: Warden keeps it on, got ${JSON.stringify(value)}`;
   const why = SET_BY_WARDEN[lower];
   if (why !== undefined) return `${lower} cannot be set in parameters (${why}), got ${JSON.stringify(value)}`;
   // postgresql.conf holds one parameter per line: a line break or a NUL in a value ends or
