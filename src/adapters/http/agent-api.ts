@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseUrl } from 'node:url';
 import { registerActionRoutes } from './action-routes.js';
 import type { AgentApiDeps } from './api-deps.js';
 import { createAccessCheck, type AccessSettings } from './auth.js';
@@ -11,7 +10,7 @@ import { Exchange } from './exchange.js';
 import { registerUiRoutes } from './ui-routes.js';
 import { registerFailsafeRoutes } from './failsafe-routes.js';
 import { InMemoryEventLog } from '../events/in-memory-event-log.js';
-import { splitOriginForm, type RequestListener } from './health-fast-path.js';
+import { requestTarget, type RequestListener } from './health-fast-path.js';
 import { HealthResponder, registerHealthRoutes, StatusBodyCache, writeHealthReply } from './health-routes.js';
 import { RouteTable, type Handler } from './routes.js';
 
@@ -50,14 +49,6 @@ function accessGuard(access: AgentApiDeps['access']): Handler {
     }
     check(ex);
   };
-}
-
-/** Path and query of a request target: origin form split directly, other forms (absolute, `*`, a fragment) through node's URL parser. */
-function targetOf(url: string): { path: string; query: string } {
-  const split = splitOriginForm(url);
-  if (split !== null) return split;
-  const parsed = parseUrl(url);
-  return { path: parsed.pathname ?? url, query: parsed.query === null || typeof parsed.query !== 'string' ? '' : parsed.query };
 }
 
 /**
@@ -107,7 +98,7 @@ export function createAgentApi(deps: AgentApiDeps): AgentApi {
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
-    const { path, query } = targetOf(req.url ?? '/');
+    const { path, query } = requestTarget(req.url ?? '/');
     let reply;
     try {
       reply = responder.answer(req.method, path, query);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { limitConnections } from './connection-limits.js';
+import { requestTarget } from './health-fast-path.js';
 import type { AddressInfo } from 'node:net';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
 import type { TLSSocket } from 'node:tls';
@@ -127,7 +128,7 @@ function sendMetrics(req: IncomingMessage, res: ServerResponse, answer: ScrapeAn
 function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route> {
   const table = new Map<string, Route>();
   const openMetrics = opts.openMetrics ?? true;
-  const get = (path: string, handler: Handler, health = false, query: readonly string[] = []) => table.set(path, { methods: ['GET', 'HEAD'], handler, health, query });
+  const get = (path: string, handler: Handler, health = false, query: readonly string[] = []) => table.set(routeKey(path), { methods: ['GET', 'HEAD'], handler, health, query });
 
   get(opts.telemetryPath, async (req, res) => sendMetrics(req, res, await api.scrape(), openMetrics));
   get('/probe', async (req, res, query) => {
@@ -200,6 +201,11 @@ function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route>
   return table;
 }
 
+/** A path as the route table holds it: one trailing slash is the same path (a scrape or check configured with `/metrics/`). */
+function routeKey(path: string): string {
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
 /**
  * The exporter's request handler over plain node:http: a flat path table (no framework, no
  * pattern matching on the hot /metrics path). Unknown paths 404; a known path with another
@@ -210,18 +216,17 @@ export function createExporterHandler(api: ExporterApi, opts: ExporterHttpOption
   const extraHeaders = Object.entries(opts.headers ?? {});
   return (req, res) => {
     for (const [k, v] of extraHeaders) res.setHeader(k, v);
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const route = table.get(path);
+    const target = requestTarget(req.url ?? '/');
+    const path = target.path;
+    const route = table.get(routeKey(path));
     if (!route) return text(res, 404, 'not found\n');
     if (!route.methods.includes(req.method ?? '')) return text(res, 405, 'method not allowed\n', { Allow: route.methods.filter((m) => m !== 'HEAD').join(', ') });
-    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    const query = new URLSearchParams(target.query);
     const serve = async (): Promise<void> => {
       if (opts.auth && !(route.health && opts.openHealthChecks)) {
         if (!(await opts.auth.check(req.headers.authorization))) return text(res, 401, 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="warden-exporter", charset="UTF-8"' });
       }
-      const bad = q < 0 ? null : queryProblem(route, query);
+      const bad = target.query === '' ? null : queryProblem(route, query);
       if (bad !== null) return json(res, 400, { code: 'invalid_query', error: bad });
       await route.handler(req, res, query);
     };

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseUrl } from 'node:url';
 
 /** A node:http request listener. */
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -29,4 +30,12 @@ export function splitOriginForm(target: string): { path: string; query: string }
     }
   }
   return q < 0 ? { path: target, query: '' } : { path: target.slice(0, q), query: target.slice(q + 1) };
+}
+
+/** Path and query of a request target: origin form split directly, other forms (absolute, `*`, a fragment) through node's URL parser. */
+export function requestTarget(url: string): { path: string; query: string } {
+  const split = splitOriginForm(url);
+  if (split !== null) return split;
+  const parsed = parseUrl(url);
+  return { path: parsed.pathname ?? url, query: parsed.query === null || typeof parsed.query !== 'string' ? '' : parsed.query };
 }

@@ -148,13 +148,14 @@ export function writeHealthReply(res: ServerResponse, reply: HealthReply): void 
 }
 
 /**
- * The health paths in the route table, for requests the fast path leaves to the routes (a
- * trailing slash or other case, which the health checks do not answer: 404; another method:
- * 405 with `Allow`).
+ * The health paths in the route table, for requests the fast path leaves to the routes: a
+ * trailing slash or another case is answered as the path itself, as every other route is
+ * (a load balancer configured with `/primary/` must not see a 404 as "down"); another method
+ * is 405 with `Allow`.
  */
 export function registerHealthRoutes(routes: RouteTable, responder: HealthResponder): void {
   for (const path of Object.keys(HEALTH_PATHS)) routes.add(path, ['GET', 'HEAD', 'OPTIONS'], (ex) => {
-    const reply = responder.answer(ex.method, ex.path, ex.querystring);
+    const reply = responder.answer(ex.method, path, ex.querystring);
     if (reply === undefined) return;
     writeHealthReply(ex.res, reply);
     ex.respond = false;

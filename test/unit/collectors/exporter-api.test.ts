@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import { get as httpGet } from 'node:http';
 import { gunzipSync } from 'node:zlib';
@@ -140,6 +141,22 @@ describe('exporter HTTP API', () => {
     const r = await get('/primary', { method: 'POST' });
     expect(r).to.include({ status: 405, allow: 'GET' });
     expect((await get('/metrics', { method: 'HEAD' })).status).to.equal(200);
+  });
+
+  it('a trailing slash is the same path; an absolute-form request target is its path', async () => {
+    expect((await get('/metrics/')).status).to.equal(200);
+    api.status = 'replica';
+    expect((await get('/replica/')).status).to.equal(200);
+    const primary = await get('/primary/');
+    expect(primary, 'the check answered, not an unknown path').to.include({ status: 404, body: 'replica\n' });
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(http.address.port, '127.0.0.1', () => socket.end(`GET ${base}/replica HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+      let data = '';
+      socket.on('data', (d) => (data += d.toString()));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    expect(raw.split('\r\n')[0]).to.equal('HTTP/1.1 200 OK');
   });
 
   it('serves the telemetry path given by --web.telemetry-path', async () => {

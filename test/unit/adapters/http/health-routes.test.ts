@@ -198,6 +198,15 @@ describe('REST API: health checks', function () {
       }
     });
 
+    it('a health path with a trailing slash or in another case is answered as the path itself', async () => {
+      api.control.snap = ROLES.replica!();
+      for (const [path, code] of [['/primary/', X], ['/Replica', O], ['/REPLICA/', O], ['/replica/?lag=abc', 400]] as const) {
+        const res = await api.request('GET', path);
+        expect(res.status, path).to.equal(code);
+      }
+      expect((await api.request('POST', '/replica/')).status).to.equal(405);
+    });
+
     it('an unknown path is 404 JSON, for any method', async () => {
       for (const method of ['GET', 'POST', 'DELETE']) {
         const res = await api.request(method, '/nope');
