@@ -89,7 +89,7 @@ return errors === 0;
 }
 
 export const restart = validate11;
-const schema12 = {"type":"object","additionalProperties":false,"properties":{"restart_pending":{"type":"boolean"},"role":{"enum":["primary","standby_leader","replica"]},"db_version":{"type":"string","pattern":"^\\d+\\.\\d+(\\.\\d+)?$","description":"a version X.Y or X.Y.Z"},"timeout":{"description":"seconds as a positive number, or a duration string such as \"30s\" or \"5min\"","oneOf":[{"type":"number","exclusiveMinimum":0},{"type":"string"}]},"schedule":{"type":"string"}}};
+const schema12 = {"type":"object","additionalProperties":false,"properties":{"restart_pending":{"type":"boolean"},"role":{"enum":["primary","standby_leader","replica"]},"db_version":{"type":"string","pattern":"^\\d+\\.\\d+(\\.\\d+)?$","description":"a version X.Y or X.Y.Z"},"timeout":{"description":"seconds as a positive number, or a duration string such as \"30s\" or \"5min\"","type":["number","string"]},"schedule":{"type":"string"}}};
 const pattern0 = new RegExp("^\\d+\\.\\d+(\\.\\d+)?$", "u");
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -161,13 +161,8 @@ errors++;
 }
 if(data.timeout !== undefined){
 let data3 = data.timeout;
-const _errs8 = errors;
-let valid1 = false;
-let passing0 = null;
-const _errs9 = errors;
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 <= 0 || isNaN(data3)){
-const err5 = {instancePath:instancePath+"/timeout",schemaPath:"#/properties/timeout/oneOf/0/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema12.properties.timeout.oneOf[0],data:data3};
+if((!((typeof data3 == "number") && (isFinite(data3)))) && (typeof data3 !== "string")){
+const err5 = {instancePath:instancePath+"/timeout",schemaPath:"#/properties/timeout/type",keyword:"type",params:{type: schema12.properties.timeout.type},message:"must be number,string",schema:schema12.properties.timeout.type,parentSchema:schema12.properties.timeout,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -177,8 +172,10 @@ vErrors.push(err5);
 errors++;
 }
 }
-else {
-const err6 = {instancePath:instancePath+"/timeout",schemaPath:"#/properties/timeout/oneOf/0/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema12.properties.timeout.oneOf[0].type,parentSchema:schema12.properties.timeout.oneOf[0],data:data3};
+if(data.schedule !== undefined){
+let data4 = data.schedule;
+if(typeof data4 !== "string"){
+const err6 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.properties.schedule.type,parentSchema:schema12.properties.schedule,data:data4};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -187,76 +184,15 @@ vErrors.push(err6);
 }
 errors++;
 }
-var _valid0 = _errs9 === errors;
-if(_valid0){
-valid1 = true;
-passing0 = 0;
 }
-const _errs11 = errors;
-if(typeof data3 !== "string"){
-const err7 = {instancePath:instancePath+"/timeout",schemaPath:"#/properties/timeout/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.properties.timeout.oneOf[1].type,parentSchema:schema12.properties.timeout.oneOf[1],data:data3};
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema12.type,parentSchema:schema12,data};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
-}
-errors++;
-}
-var _valid0 = _errs11 === errors;
-if(_valid0 && valid1){
-valid1 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid1 = true;
-passing0 = 1;
-}
-}
-if(!valid1){
-const err8 = {instancePath:instancePath+"/timeout",schemaPath:"#/properties/timeout/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema12.properties.timeout.oneOf,parentSchema:schema12.properties.timeout,data:data3};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-else {
-errors = _errs8;
-if(vErrors !== null){
-if(_errs8){
-vErrors.length = _errs8;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.schedule !== undefined){
-let data4 = data.schedule;
-if(typeof data4 !== "string"){
-const err9 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.properties.schedule.type,parentSchema:schema12.properties.schedule,data:data4};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-else {
-const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema12.type,parentSchema:schema12,data};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
 }
 errors++;
 }

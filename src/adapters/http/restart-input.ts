@@ -1,3 +1,4 @@
+import { MAX_DURATION_SECONDS } from '../../domain/cluster/config/config-schema.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { RestartInput } from '../../usecases/restart.js';
 import type { RestartBody } from './schemas.js';
@@ -7,12 +8,11 @@ const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|sec|min|h)?$/;
 
 /** Seconds of a restart `timeout`: a positive number, or `"30s"`, `"5min"`, `"1h"`, `"500ms"`. ValidationError naming `timeout` otherwise. */
 export function parseTimeoutSeconds(value: number | string): number {
-  if (typeof value === 'number') return value;
-  const m = DURATION.exec(value.trim());
-  const seconds = m ? Number(m[1]) * DURATION_UNITS[m[2] ?? 's']! : NaN;
-  if (!(seconds > 0)) {
+  const m = typeof value === 'number' ? null : DURATION.exec(value.trim());
+  const seconds = typeof value === 'number' ? value : m ? Number(m[1]) * DURATION_UNITS[m[2] ?? 's']! : NaN;
+  if (!(seconds > 0 && seconds <= MAX_DURATION_SECONDS)) {
     throw new ValidationError(
-      [{ path: 'timeout', message: `expected seconds as a positive number, or a duration such as "30s" or "5min", got ${JSON.stringify(value)}` }],
+      [{ path: 'timeout', message: `expected seconds as a positive number up to ${MAX_DURATION_SECONDS}, or a duration such as "30s" or "5min", got ${JSON.stringify(value)}` }],
       'invalid_body',
     );
   }

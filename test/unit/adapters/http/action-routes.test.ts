@@ -37,6 +37,9 @@ describe('REST API: /restart, /reload, /reinitialize, /failsafe', function () {
       ['a malformed db_version', { db_version: 'sixteen' }, 'db_version'],
       ['a malformed timeout', { timeout: 'soon' }, 'timeout'],
       ['a zero timeout', { timeout: 0 }, 'timeout'],
+      ['a negative timeout', { timeout: -5 }, 'timeout'],
+      ['a timeout beyond a timer', { timeout: '1000h' }, 'timeout'],
+      ['a boolean timeout', { timeout: true }, 'timeout'],
       ['restart_pending not boolean', { restart_pending: 'yes' }, 'restart_pending'],
       ['an unknown field', { now: true }, 'now'],
     ] as const) {
@@ -45,6 +48,7 @@ describe('REST API: /restart, /reload, /reinitialize, /failsafe', function () {
         expect(res.status).to.equal(400);
         expect(res.json.error).to.equal('invalid_body');
         expect(res.json.message).to.include(field);
+        expect(res.json.problems, 'one problem for one field').to.have.length(1);
         expect(api.control.restarts).to.deep.equal([]);
       });
     }
