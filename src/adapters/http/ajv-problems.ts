@@ -54,6 +54,27 @@ export function ajvProblems(errors: readonly ErrorObject[] | null | undefined, r
       case 'anyOf':
         push(at, `expected ${unionExpected(e)}, got ${describeValue(e.data)}`);
         break;
+      case 'minLength':
+        push(at, `expected ${Number(p['limit']) === 1 ? 'a non-empty string' : `a string of at least ${String(p['limit'])} characters`}, got ${describeValue(e.data)}`);
+        break;
+      case 'maxLength':
+        push(at, `expected a string of at most ${String(p['limit'])} characters, got one of ${String((e.data as string).length)}`);
+        break;
+      case 'minItems':
+        push(at, `expected at least ${String(p['limit'])} item${Number(p['limit']) === 1 ? '' : 's'}, got ${(e.data as unknown[]).length === 0 ? 'an empty list' : `${String((e.data as unknown[]).length)}`}`);
+        break;
+      case 'maxItems':
+        push(at, `expected at most ${String(p['limit'])} items, got ${String((e.data as unknown[]).length)}`);
+        break;
+      case 'uniqueItems':
+        push(at, `expected each item once, got the same value as items ${Math.min(Number(p['i']), Number(p['j'])) + 1} and ${Math.max(Number(p['i']), Number(p['j'])) + 1}`);
+        break;
+      case 'minimum':
+      case 'maximum':
+      case 'exclusiveMinimum':
+      case 'exclusiveMaximum':
+        push(at, `expected a number ${String(p['comparison'])} ${String(p['limit'])}, got ${describeValue(e.data)}`);
+        break;
       default:
         push(at, `${e.message ?? 'invalid'}, got ${describeValue(e.data)}`);
     }

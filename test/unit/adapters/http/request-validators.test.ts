@@ -29,7 +29,7 @@ describe('request body validators (generated ahead of time)', () => {
     expect(error).to.be.instanceOf(ValidationError);
     expect((error as ValidationError).problems).to.deep.equal([
       { path: 'extra', message: 'unknown field' },
-      { path: 'name', message: 'must NOT have fewer than 1 characters, got string ""' },
+      { path: 'name', message: 'expected a non-empty string, got string ""' },
       { path: 'members.a', message: 'expected string, got number 1' },
     ]);
     expect(validateBody('failover', { leader: 'a', candidate: null })).to.deep.equal({ leader: 'a', candidate: null });
