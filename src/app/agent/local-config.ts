@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
 import { parseDocument } from 'yaml';
+import { yamlMessage } from '../yaml-message.js';
 import { validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config/config.js';
 import { topologyTagProblems } from '../../domain/cluster/model/topology-tags.js';
 import { parameterProblem } from '../../domain/cluster/config/server-parameters.js';
@@ -200,7 +201,7 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
   if (yaml.errors.length) {
     throw new LocalConfigError(
       source,
-      yaml.errors.map((e) => ({ path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '', message: e.message.split('\n')[0]! })),
+      yaml.errors.map((e) => ({ path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '', message: yamlMessage(e.message) })),
     );
   }
   const parsed: unknown = yaml.toJS();

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { yamlMessage } from '../yaml-message.js';
 import type { CollectorDefinition } from '../../domain/collectors/collector.js';
 import { loadDefinitions, type DefinitionDocument } from '../../domain/collectors/definitions.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
@@ -39,7 +40,7 @@ export function parseYamlDocument(text: string, source: string, problems: Proble
   if (!doc) return null;
   for (const e of doc.errors) {
     const line = e.linePos?.[0];
-    problems.push({ path: line ? `${source}:${line.line}:${line.col}` : source, message: e.message.split('\n')[0]! });
+    problems.push({ path: line ? `${source}:${line.line}:${line.col}` : source, message: yamlMessage(e.message) });
   }
   return doc.errors.length ? null : doc.toJS({ maxAliasCount: 100 });
 }

@@ -79,6 +79,7 @@ describe('local configuration (spec §1)', () => {
   it('YAML syntax errors give the line and column', () => {
     const problems = problemsOf(() => parseLocalConfig('scope: demo\nname: [unclosed\n'));
     expect(problems[0]!.path).to.match(/^line \d+, column \d+$/);
+    for (const p of problems) expect(p.message, 'the position is said once, in the path').not.to.match(/line \d+, column \d+/);
   });
 
   it('semantic rules: ports, TLS files, allowlist entries', () => {
