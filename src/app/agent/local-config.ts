@@ -210,8 +210,9 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
   const origin = applyEnvOverrides(doc, env);
   const { rest, replica, bootstrap } = splitMethodSections(doc);
   const problems = validateSchema(rest) ? [] : ajvProblems(validateSchema.errors);
-  // A tag the schema already refused is not reported twice.
-  problems.push(...semanticProblems(doc).filter((p) => !p.path.startsWith('tags.') || !problems.some((q) => q.path === p.path)));
+  // A value the schema already refused is not reported twice (the rules look at it again).
+  const refused = new Set(problems.map((p) => p.path));
+  problems.push(...semanticProblems(doc).filter((p) => !refused.has(p.path)));
   problems.push(...methodProblems(doc, replica, bootstrap));
   if (problems.length) {
     const named = problems.map((p) => {

@@ -76,6 +76,14 @@ describe('local configuration (spec §1)', () => {
     expect(problems.map((p) => p.path)).to.include.members(['name', 'restapi', 'etcd3', 'db']);
   });
 
+  it('a value refused by the schema is one problem, from the file or from the environment', () => {
+    const fromEnv = problemsOf(() => parseLocalConfig(VALID, { WARDEN_RESTAPI_LISTEN: 'abc' }));
+    expect(fromEnv.map((p) => p.path)).to.deep.equal(['restapi.listen']);
+    expect(fromEnv[0]!.message).to.match(/^expected host:port.*\(from WARDEN_RESTAPI_LISTEN\)$/);
+    const fromFile = problemsOf(() => parseLocalConfig(VALID.replace('listen: 127.0.0.1:8008', 'listen: abc')));
+    expect(fromFile.map((p) => p.path)).to.deep.equal(['restapi.listen']);
+  });
+
   it('YAML syntax errors give the line and column', () => {
     const problems = problemsOf(() => parseLocalConfig('scope: demo\nname: [unclosed\n'));
     expect(problems[0]!.path).to.match(/^line \d+, column \d+$/);
