@@ -84,6 +84,13 @@ export function applyEnvOverrides(doc: Json, env: Readonly<Record<string, string
   return origin;
 }
 
+/** `etcd3.hosts` written as one comma-separated string (as wardenctl and the environment take it) becomes the list. */
+function hostListFromString(doc: Json): void {
+  const etcd3 = doc['etcd3'];
+  if (!isObject(etcd3) || typeof etcd3['hosts'] !== 'string') return;
+  etcd3['hosts'] = etcd3['hosts'].split(',').map((h) => h.trim()).filter((h) => h !== '');
+}
+
 function portProblem(path: string, value: unknown): Problem | null {
   if (typeof value !== 'string') return null;
   const port = Number(/:(\d+)$/.exec(value)?.[1]);
@@ -208,6 +215,7 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
   const doc: Json = parsed === null || parsed === undefined ? {} : (parsed as Json);
   if (!isObject(doc)) throw new LocalConfigError(source, [{ path: '', message: `expected a mapping of sections, got ${Array.isArray(doc) ? 'a list' : typeof doc}` }]);
   const origin = applyEnvOverrides(doc, env);
+  hostListFromString(doc);
   const { rest, replica, bootstrap } = splitMethodSections(doc);
   const problems = validateSchema(rest) ? [] : ajvProblems(validateSchema.errors);
   // A value the schema already refused is not reported twice (the rules look at it again).

@@ -76,6 +76,12 @@ describe('local configuration (spec §1)', () => {
     expect(problems.map((p) => p.path)).to.include.members(['name', 'restapi', 'etcd3', 'db']);
   });
 
+  it('etcd3.hosts as one comma-separated string is the list, as in the environment', () => {
+    const c = parseLocalConfig(VALID.replace('hosts: [127.0.0.1:2379]', 'hosts: "127.0.0.1:2379, 127.0.0.2:2379"'));
+    expect(c.etcd3.hosts).to.deep.equal(['127.0.0.1:2379', '127.0.0.2:2379']);
+    expect(problemsOf(() => parseLocalConfig(VALID.replace('hosts: [127.0.0.1:2379]', 'hosts: " , "'))).map((p) => p.path)).to.deep.equal(['etcd3.hosts']);
+  });
+
   it('a value refused by the schema is one problem, from the file or from the environment', () => {
     const fromEnv = problemsOf(() => parseLocalConfig(VALID, { WARDEN_RESTAPI_LISTEN: 'abc' }));
     expect(fromEnv.map((p) => p.path)).to.deep.equal(['restapi.listen']);
