@@ -17,6 +17,33 @@ function readable(path: string): string | null {
 }
 
 /**
+ * Why the agent could not open `file` for its log, or null. The logger creates missing
+ * directories, so what counts is the nearest folder that exists: a directory the agent may
+ * write in (a file in a folder's place, or a read-only folder, fails the start).
+ */
+function logFileProblem(file: string): string | null {
+  let dir = dirname(file);
+  for (;;) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(dir).isDirectory();
+    } catch {
+      const parent = dirname(dir);
+      if (parent === dir) return null;
+      dir = parent;
+      continue;
+    }
+    if (!isDir) return `expected ${dir} to be a directory (the log file's folder is created under it), got a file`;
+    try {
+      accessSync(dir, constants.W_OK | constants.X_OK);
+      return null;
+    } catch (e) {
+      return `expected ${dir} to be writable by the agent (the log file or its folder is created there), got ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`;
+    }
+  }
+}
+
+/**
  * What `warden --validate-config` checks on this host beyond the file itself: the TLS and
  * CA files can be read, the log file's directory exists, and PostgreSQL can run as the agent
  * would run it (the checks every start makes: programs in `db.bin_dir`, the server's user,
@@ -38,17 +65,8 @@ export async function hostProblems(config: LocalConfig): Promise<Problem[]> {
     if (why) out.push({ path, message: `expected a readable file, got ${JSON.stringify(file)} (${why})` });
   }
   if (config.log.file !== null) {
-    const dir = dirname(config.log.file);
-    try {
-      statSync(dir);
-    } catch {
-      // The logger creates a missing directory; say so only when it cannot be created where its parent is missing too.
-      try {
-        statSync(dirname(dir));
-      } catch {
-        out.push({ path: 'log.file', message: `expected ${dir} (or its parent) to exist, got nothing there` });
-      }
-    }
+    const why = logFileProblem(config.log.file);
+    if (why) out.push({ path: 'log.file', message: why });
   }
   out.push(...(await checkPostgresSetup({ binDir: config.db.bin_dir, dataDir: config.db.data_dir, logDir: config.db.log_dir, runAsUser: defaultRunAsUser() })));
   return out;

@@ -88,9 +88,14 @@ describe('warden --validate-config', () => {
     mkdirSync(join(dir, 'data', 'node1'), { mode: 0o700 });
     writeFileSync(join(dir, 'data', 'node1', 'PG_VERSION'), '14\n');
     if (process.getuid?.() === 0) chownSync(join(dir, 'data', 'node1'), Number(execFileSync('id', ['-u', 'postgres']).toString()), 0);
+    // Folders the logger would create are fine; a file where a folder must go is not.
+    const creatable = await hostProblems(parseLocalConfig(nodeYaml(dir) + `log: {file: ${dir}/x/y/z/warden.log}\n`));
+    expect(creatable.map((p) => p.path)).to.deep.equal(['db.data_dir']);
+    writeFileSync(join(dir, 'x'), 'not a folder');
     const config = parseLocalConfig(nodeYaml(dir) + `log: {file: ${dir}/x/y/warden.log}\n`);
     const problems = await hostProblems(config);
     expect(problems.map((p) => p.path)).to.deep.equal(['log.file', 'db.data_dir']);
+    expect(problems[0]!.message).to.equal(`expected ${dir}/x to be a directory (the log file's folder is created under it), got a file`);
     expect(problems[1]!.message).to.match(/holds PostgreSQL 14 data but db.bin_dir has PostgreSQL 15/);
     expect(effectiveConfigYaml(config)).to.include('file: ');
   });
