@@ -76,6 +76,8 @@ export class EventReporter {
   private settledRole: string | null = null;
   private reason = 'agent started';
   private leaderGoneAt: number | null = null;
+  /** Who held the key that went at `leaderGoneAt`: a node that takes its own key again did not fail over. */
+  private leaderGoneFrom: string | null = null;
   private holder: string | null | undefined = undefined;
   private request: SeenRequest | null = null;
   private baseline: ClusterBaseline | null = null;
@@ -109,8 +111,10 @@ export class EventReporter {
   /** The watch reported the leader key's holder (null: deleted or expired). */
   leaderKeyHolder(holder: string | null, at = this.deps.clock.now()): void {
     if (holder === this.holder) return;
-    if (holder === null && this.holder !== null) this.leaderGoneAt = at;
-    else if (holder !== null && holder !== this.deps.me()) this.leaderGoneAt = null;
+    if (holder === null && this.holder !== null) {
+      this.leaderGoneAt = at;
+      this.leaderGoneFrom = this.holder ?? null;
+    } else if (holder !== null && holder !== this.deps.me()) this.leaderGoneAt = null;
     this.holder = holder;
   }
 
@@ -246,13 +250,19 @@ export class EventReporter {
       const from = req.leader ? ` from ${req.leader}` : '';
       this.emit(`${req.kind}_completed`, `${req.kind}${from} to ${me} completed: ${me} is writable`, { from: req.leader, to: me, duration_ms: ms });
       this.deps.metrics?.operationDuration(req.kind, ms / 1000);
-    } else if (this.leaderGoneAt !== null) {
+    } else if (this.leaderGoneAt !== null && this.leaderGoneFrom !== me) {
       const ms = now - this.leaderGoneAt;
-      this.emit('failover_completed', `automatic failover to ${me} completed: the leader key was gone ${ms} ms before ${me} was writable`, { to: me, automatic: true, duration_ms: ms });
+      const from = this.leaderGoneFrom;
+      this.emit(
+        'failover_completed',
+        `automatic failover${from ? ` from ${from}` : ''} to ${me} completed: the leader key was gone ${ms} ms before ${me} was writable`,
+        { ...(from ? { from } : {}), to: me, automatic: true, duration_ms: ms },
+      );
       this.deps.metrics?.operationDuration('failover', ms / 1000);
     }
     this.request = null;
     this.leaderGoneAt = null;
+    this.leaderGoneFrom = null;
   }
 
   private emit(type: ClusterEventType, reason: string, data?: Readonly<Record<string, unknown>>): void {

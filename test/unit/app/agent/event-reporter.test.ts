@@ -75,8 +75,21 @@ describe('app/agent: EventReporter', () => {
     reporter.actionStarted('promote');
     reporter.jobEnded('promote', true, null);
     const done = events.since(null).find((e) => e.type === 'failover_completed')!;
-    expect(done.data).to.deep.include({ automatic: true, duration_ms: 1500 });
+    expect(done.data).to.deep.include({ from: 'node1', automatic: true, duration_ms: 1500 });
+    expect(done.reason).to.match(/^automatic failover from node1 to /);
     expect(metrics.seen.map(([op]) => op)).to.deep.equal(['promote', 'failover']);
+  });
+
+  it('a node that takes its own leader key again and promotes did not fail over', () => {
+    const { clock, reporter, metrics, events } = setup();
+    reporter.snapshotPublished(replica, null);
+    reporter.leaderKeyHolder('node2');
+    reporter.leaderKeyHolder(null);
+    clock.set(clock.now() + 1500);
+    reporter.actionStarted('promote');
+    reporter.jobEnded('promote', true, null);
+    expect(events.since(null).map((e) => e.type)).not.to.include('failover_completed');
+    expect(metrics.seen.map(([op]) => op)).to.deep.equal(['promote']);
   });
 
   it('demote job: started/finished with its duration; the stop inside it calls no on_stop, the new role calls on_role_change', () => {
