@@ -112,12 +112,6 @@ export function fencerSocketPath(layout: ClusterLayout, name: string): string {
   return `${layout.dir}/${name}/fencer.sock`;
 }
 
-/** `nofailover: false, noloadbalance: false` under a node's own tags, leaving out the nofailover a failover_priority would contradict. */
-function defaultTags(own: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const defaults: Record<string, unknown> = 'failover_priority' in own ? { noloadbalance: false } : { nofailover: false, noloadbalance: false };
-  return { ...defaults, ...own };
-}
-
 /** The node's local YAML configuration. */
 export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?: Record<string, unknown> } = {}): string {
   const api = `${nodeHost(node)}:${node.apiPort}`;
@@ -145,7 +139,8 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
       parameters: { ...(layout.dbParameters ?? {}) },
       ...(layout.callbacks ? { callbacks: Object.fromEntries(Object.entries(layout.callbacks).map(([k, v]) => [k, v.replaceAll('{name}', node.name)])) } : {}),
     },
-    tags: defaultTags({ ...(node.tags ?? {}), ...(extra.tags ?? {}) }),
+    // Only the node's own tags: defaults written out would show in every `list` as a Tags column that says nothing.
+    tags: { ...(node.tags ?? {}), ...(extra.tags ?? {}) },
     watchdog: { mode: 'off' },
     // Inside the cluster's folder, so the runner finds the fencer's PID file and stops it too.
     fencer: { socket: fencerSocketPath(layout, node.name) },
