@@ -103,13 +103,18 @@ export async function restart(ctx: CtlContext, names: readonly string[], opts: R
   const startTimeout = Number(cluster.config?.value['primary_start_timeout'] ?? 300);
   const timeoutMs = ((timeout ?? (Number.isFinite(startTimeout) ? startTimeout : 300)) + 60) * 1000;
   await onEachMember(ctx, 'restart', targets, async (m) => {
+    let replaced = '';
     if (at && opts.force && m.scheduledRestart) {
       const del = await callMember(ctx, m, 'DELETE', 'restart');
       if (del.status !== 404) okMessage(del);
+      replaced = `the restart scheduled at ${m.scheduledRestart.schedule} is replaced; `;
     }
     const res = await callMember(ctx, m, 'POST', 'restart', body, { timeoutMs });
-    if (opts.pending && res.status === 503 && errorCode(res) === 'restart_conditions_not_met') return 'no restart pending any more: nothing done';
+    // The member's own conditions said no: what was asked for ("only where..."), not a failure.
+    if (res.status === 503 && errorCode(res) === 'restart_conditions_not_met') {
+      return opts.pending ? 'no restart pending any more: nothing done' : `not restarted: ${responseMessage(res).replace(/^restart conditions are not satisfied: /, '')}`;
+    }
     if (res.status === 409) throw new CtlError('already_scheduled', `${responseMessage(res)}: a restart is already scheduled (cancel it with "wardenctl flush restart", or give --force to replace it)`);
-    return okMessage(res);
+    return replaced + okMessage(res);
   });
 }

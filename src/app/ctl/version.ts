@@ -2,15 +2,12 @@ import { callMember, memberOrFail, readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
 import { CtlError } from './errors.js';
 
+import { formatServerVersion } from '../../domain/cluster/rules/restart-conditions.js';
 import { ctlVersion } from './ctl-version.js';
 
 export { ctlVersion } from './ctl-version.js';
 
-/** `150018` → `15.18`; `90624` → `9.6.24`. */
-export function formatServerVersion(v: number): string {
-  if (v >= 100000) return `${Math.floor(v / 10000)}.${v % 10000}`;
-  return `${Math.floor(v / 10000)}.${Math.floor(v / 100) % 100}.${v % 100}`;
-}
+export { formatServerVersion };
 
 /**
  * `version`: wardenctl's version, then each member's agent and server version when a

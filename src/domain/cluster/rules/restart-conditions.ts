@@ -12,6 +12,12 @@ export function versionNumber(text: string): number | null {
   return major >= 10 ? major * 10000 + minor : major * 10000 + minor * 100 + patch;
 }
 
+/** A server_version_num as people write it: `150018` -> `15.18`; `90624` -> `9.6.24`. */
+export function formatServerVersion(v: number): string {
+  if (v >= 100000) return `${Math.floor(v / 10000)}.${v % 10000}`;
+  return `${Math.floor(v / 10000)}.${Math.floor(v / 100) % 100}.${v % 100}`;
+}
+
 /** The role a restart's `role` condition compares with. */
 export function restartRole(facts: LocalFacts): string {
   if (!facts.running) return 'replica';
@@ -31,7 +37,7 @@ export function restartConditionProblem(c: RestartConditions, facts: LocalFacts)
     const wanted = versionNumber(c.db_version);
     if (wanted === null) return `db_version ${JSON.stringify(c.db_version)} is not X.Y or X.Y.Z`;
     if (facts.serverVersion !== null && facts.serverVersion >= wanted) {
-      return `the server version ${facts.serverVersion} is not lower than ${c.db_version}`;
+      return `the server version ${formatServerVersion(facts.serverVersion)} is not lower than ${c.db_version}`;
     }
   }
   return null;

@@ -74,6 +74,17 @@ describe('ctl restart', () => {
     ctx.rest.on('DELETE', 'restart', json(200, { message: 'deleted' })).on('POST', 'restart', json(202, { message: 'scheduled' }));
     await restart(ctx, [], { scheduled: '2024-01-01T12:20:00Z', force: true });
     expect(ctx.rest.summary()).to.deep.equal(['DELETE :8008/restart', 'POST :8008/restart', 'POST :8009/restart']);
+    expect(ctx.outs).to.deep.equal(['node1: the restart scheduled at 2024-01-01T12:10:00Z is replaced; scheduled', 'node2: scheduled']);
+  });
+
+  it('--db-version: a member whose server is not older is not restarted, and that is no failure', async () => {
+    const ctx = await cluster();
+    ctx.rest
+      .on('POST', 'restart', json(503, { error: 'restart_conditions_not_met', message: 'restart conditions are not satisfied: the server version 15.18 is not lower than 15.1' }), apiOf(2))
+      .on('POST', 'restart', json(200, { message: 'restarted' }));
+    await restart(ctx, [], { dbVersion: '15.1', force: true });
+    expect(ctx.outs).to.deep.equal(['node1: restarted', 'node2: not restarted: the server version 15.18 is not lower than 15.1', 'node3: restarted']);
+    expect(ctx.warns).to.deep.equal([]);
   });
 
   it('--scheduled refuses members with a restart already scheduled, unless --force', async () => {
@@ -98,13 +109,13 @@ describe('ctl restart', () => {
   it('goes on after a failing member, prints why on stderr, and ends with one summary error', async () => {
     const ctx = await cluster();
     ctx.rest
-      .on('POST', 'restart', json(503, { error: 'restart_conditions_not_met', message: 'restart conditions are not satisfied' }), apiOf(2))
+      .on('POST', 'restart', json(503, { error: 'restart_failed', message: 'restart failed: the server did not start' }), apiOf(2))
       .on('POST', 'restart', 'unreachable', apiOf(3))
       .on('POST', 'restart', json(200, { message: 'ok' }));
     const err = await failure(restart(ctx, [], { force: true }));
     expect(err.message).to.equal('restart failed on 2 of 3 member(s): node2, node3');
     expect(ctx.outs).to.deep.equal(['node1: ok']);
-    expect(ctx.warns[0]).to.equal('node2: HTTP 503: restart conditions are not satisfied');
+    expect(ctx.warns[0]).to.equal('node2: HTTP 503: restart failed: the server did not start');
     expect(ctx.warns[1]).to.match(/^node3: POST http:\/\/127\.0\.0\.1:8010\/restart: connect ECONNREFUSED$/);
   });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { hasDiverged, historyAfterPromotion, historyFromServer, PROMOTION_REASON } from '../../../../../src/domain/cluster/model/history.js';
-import { restartConditionProblem, versionNumber } from '../../../../../src/domain/cluster/rules/restart-conditions.js';
+import { formatServerVersion, restartConditionProblem, versionNumber } from '../../../../../src/domain/cluster/rules/restart-conditions.js';
 import { primaryFacts, replicaFacts } from '../ha/fixtures.js';
 
 describe('timeline history and divergence', () => {
@@ -43,6 +43,7 @@ describe('restart conditions', () => {
     expect(versionNumber('15.2')).to.equal(150002);
     expect(versionNumber('9.6.24')).to.equal(90624);
     expect(versionNumber('x')).to.equal(null);
+    expect([150018, 170000, 90624].map(formatServerVersion)).to.deep.equal(['15.18', '17.0', '9.6.24']);
   });
 
   it('checks restart_pending, role and db_version', () => {
@@ -50,7 +51,7 @@ describe('restart conditions', () => {
     expect(restartConditionProblem({ restart_pending: true }, replicaFacts())).to.match(/pending/);
     expect(restartConditionProblem({ restart_pending: true }, replicaFacts(1, 'node1', { pendingRestart: true }))).to.equal(null);
     expect(restartConditionProblem({ role: 'primary' }, primaryFacts())).to.equal(null);
-    expect(restartConditionProblem({ db_version: '15.0' }, primaryFacts())).to.match(/not lower/);
+    expect(restartConditionProblem({ db_version: '15.0' }, { ...primaryFacts(), serverVersion: 150018 })).to.equal('the server version 15.18 is not lower than 15.0');
     expect(restartConditionProblem({ db_version: '16.1' }, primaryFacts())).to.equal(null);
   });
 });
