@@ -51,7 +51,8 @@ export async function reinit(ctx: CtlContext, names: readonly string[], opts: Re
     const r = clusterRole(cluster, m);
     if (r === 'leader' || r === 'standby_leader') throw new CtlError('is_leader', `${m.name} is the leader: only replicas can be reinitialized`);
   }
-  await confirmOrAbort(ctx, opts.force, `Reinitialize ${targets.map((m) => m.name).join(', ')}? Their data directories are wiped and copied again.`);
+  const whose = targets.length === 1 ? 'Its data directory is' : 'Their data directories are';
+  await confirmOrAbort(ctx, opts.force, `Reinitialize ${targets.map((m) => m.name).join(', ')}? ${whose} wiped and copied again.`);
   await onEachMember(ctx, 'reinitialize', targets, async (m) => {
     const before = opts.wait ? (await nodeState(ctx, m)).started : null;
     const body = { force: !!opts.force, 'from-leader': !!opts.fromLeader };

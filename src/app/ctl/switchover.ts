@@ -37,7 +37,10 @@ export function reportDryRun(ctx: CtlContext, action: string, member: string, re
   if (!isOk(res)) {
     const lines = membersLines(res.body);
     const err = apiError(`${action} (dry run)`, member, res);
-    throw lines.length ? new CtlError(err.code, `${action} would be refused: HTTP ${res.status}: ${(res.body as { error?: string }).error ?? ''}\n${lines.join('\n')}`) : err;
+    if (!lines.length) throw err;
+    // The members' lines say what the message repeats in parentheses.
+    const why = responseMessage(res).replace(/ \(.*\)$/s, '');
+    throw new CtlError(err.code, `${why} (dry run: nothing was changed)\n${lines.join('\n')}`);
   }
   ctx.out(`${responseMessage(res)} (dry run: nothing was changed)`);
   const lines = membersLines(res.body);

@@ -167,7 +167,7 @@ describe('ctl reinit', () => {
     ctx.answers.push(true);
     ctx.rest.on('POST', 'reinitialize', json(200, { message: 'reinitialize started' }));
     await reinit(ctx, ['node2'], { fromLeader: true });
-    expect(ctx.questions[0]).to.match(/^Reinitialize node2\?/);
+    expect(ctx.questions[0]).to.equal('Reinitialize node2? Its data directory is wiped and copied again.');
     expect(ctx.rest.calls[0]!.body).to.deep.equal({ force: false, 'from-leader': true });
     expect(ctx.outs).to.deep.equal(['node2: reinitialize started']);
   });

@@ -133,6 +133,29 @@ describe('ctl failover', () => {
     expect(ctx.outs[0]).to.equal('Successfully failed over to "node3"');
   });
 
+  it('a dry run that would be refused says why in words, then every member', async () => {
+    const ctx = makeCtx();
+    await seedCluster(ctx.kv);
+    ctx.rest.on(
+      'POST',
+      'switchover',
+      json(412, {
+        error: 'no_eligible_candidate',
+        message: 'switchover is not possible: no good candidates have been found (node2: tagged nofailover; node3: tagged nofailover)',
+        members: [
+          { name: 'node2', eligible: false, reasons: [{ detail: 'tagged nofailover' }] },
+          { name: 'node3', eligible: false, reasons: [{ detail: 'tagged nofailover' }] },
+        ],
+      }),
+    );
+    const err = await failure(switchover(ctx, { dryRun: true, force: true }));
+    expect(err.message.split('\n')).to.deep.equal([
+      'switchover is not possible: no good candidates have been found (dry run: nothing was changed)',
+      '  node2        tagged nofailover',
+      '  node3        tagged nofailover',
+    ]);
+  });
+
   it('names how far behind a lagging candidate is: what a failover to it loses (question and dry run)', async () => {
     const ctx = await cluster({ leader: null, members: [member(1, { state: 'stopped' }), member(2), member(3, { receiveLsn: 0x3000000, replayLsn: 0x3000000 })] });
     ctx.answers.push(false);
