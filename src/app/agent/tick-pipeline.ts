@@ -1,5 +1,5 @@
 import { decide } from '../../domain/cluster/ha/decide.js';
-import { BACKED_OFF_JOBS, failureLogged, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
+import { BACKED_OFF_JOBS, failureLogged, jobFailuresAfter, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
 import { NO_COMMANDS, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
@@ -311,19 +311,18 @@ export class TickPipeline {
   private jobEnded(name: string, error: string | null): void {
     const { memory, cluster } = this.parts;
     const { logger, clock } = this.ports;
-    const prev = memory.memory.jobFailures;
-    const same = prev !== null && prev.job === name;
+    const prev = memory.memory.jobFailures.find((f) => f.job === name);
     if (error === null) {
-      if (same) {
+      if (prev !== undefined) {
         logger.info(`${name} succeeded after ${prev.count} failed attempt${prev.count > 1 ? 's' : ''}`);
-        memory.remember({ jobFailures: null });
+        memory.remember({ jobFailures: jobFailuresAfter(memory.memory.jobFailures, name, null, clock.now()) });
       }
       return;
     }
-    const count = same ? prev.count + 1 : 1;
     const line = failureLine(error);
-    memory.remember({ jobFailures: { job: name, count, lastAt: clock.now(), error: line } });
-    if (!failureLogged(name, count, same && prev.error !== line)) return;
+    const count = (prev?.count ?? 0) + 1;
+    memory.remember({ jobFailures: jobFailuresAfter(memory.memory.jobFailures, name, line, clock.now()) });
+    if (!failureLogged(name, count, prev !== undefined && prev.error !== line)) return;
     const next = BACKED_OFF_JOBS.has(name)
       ? `; next attempt in ${Math.round(retryDelayMs(count, cluster.current.config.loop_wait * 1000) / 1000)} s`
       : `; retried every loop, this error logged again at attempt ${nextLoggedRepeat(count)}`;

@@ -123,8 +123,12 @@ export interface LoopMemory {
   readonly positionConfirmed: PositionConfirmation | null;
   /** The last timeline this data ran as a primary on (kept across a demotion): such a node's WAL may go past the new leader's branch point. */
   readonly primaryOnTimeline: number | null;
-  /** The background job that failed last, while it keeps failing (repeated failures back off, see withBackoff); null after it succeeds. */
-  readonly jobFailures: JobFailures | null;
+  /**
+   * Background jobs failing in a row, one entry per job, the latest failure last (repeated
+   * failures back off, see withBackoff). A job's entry goes when it succeeds, not when another
+   * job runs: two jobs that fail by turns (start, rewind, start...) keep their counts.
+   */
+  readonly jobFailures: readonly JobFailures[];
   /** Since when this node, in a leaderless cluster, has left the race to the candidate of the failover key at `revision`. */
   readonly candidateWait: { readonly revision: string | null; readonly since: number } | null;
   /**
@@ -166,7 +170,7 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   checkpointAfterPromote: null,
   positionConfirmed: null,
   primaryOnTimeline: null,
-  jobFailures: null,
+  jobFailures: [],
   candidateWait: null,
   restartpointAt: null,
 });

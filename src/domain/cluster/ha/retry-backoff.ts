@@ -33,6 +33,14 @@ export function retryDelayMs(count: number, loopWaitMs: number): number {
   return Math.min(MAX_RETRY_DELAY_MS, base * 2 ** Math.max(0, Math.min(count - 1, 20)));
 }
 
+/** `failures` after `job` failed (at `at`, because of `error`) or succeeded (`error` null): its entry counted up, moved last, or gone. */
+export function jobFailuresAfter(failures: readonly JobFailures[], job: string, error: string | null, at: number): readonly JobFailures[] {
+  const others = failures.filter((f) => f.job !== job);
+  if (error === null) return others.length === failures.length ? failures : others;
+  const prev = failures.find((f) => f.job === job);
+  return [...others, { job, count: (prev?.count ?? 0) + 1, lastAt: at, error }];
+}
+
 /**
  * Whether the `count`-th failure in a row of a job gets a log line. A job that backs off says
  * why at every attempt (its pauses space the lines out); one retried at the loop's pace (a
@@ -52,8 +60,8 @@ const KEPT_WHILE_WAITING = new Set<Action['type']>(['refreshLeader', 'kickWatchd
  * command is never held.
  */
 export function withBackoff(ctx: TickContext, d: Decision): Decision {
-  const failures = ctx.input.memory.jobFailures;
-  if (failures === null || d.job === null || d.job !== failures.job || !BACKED_OFF_JOBS.has(d.job)) return d;
+  const failures = d.job === null ? undefined : ctx.input.memory.jobFailures.find((f) => f.job === d.job);
+  if (failures === undefined || !BACKED_OFF_JOBS.has(failures.job)) return d;
   if (d.actions.some((a) => a.type === 'resolveCommand')) return d;
   const retryAt = failures.lastAt + retryDelayMs(failures.count, ctx.loopWaitMs);
   if (ctx.now >= retryAt) return d;

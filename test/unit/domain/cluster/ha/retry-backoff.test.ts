@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import { EMPTY_MEMORY, NO_COMMANDS } from '../../../../../src/domain/cluster/ha/decision.js';
-import { failureLogged, MAX_RETRY_DELAY_MS, retryDelayMs } from '../../../../../src/domain/cluster/ha/retry-backoff.js';
+import { failureLogged, jobFailuresAfter, MAX_RETRY_DELAY_MS, retryDelayMs } from '../../../../../src/domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../../../../src/domain/cluster/rules/repeat-log.js';
 import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
 import { cluster, input, member, NOW, types } from './fixtures.js';
@@ -27,7 +27,7 @@ describe('decide(): a job that keeps failing backs off', () => {
     input({
       cluster: { ...cluster(null), initialize: null, members: [] },
       facts: stoppedFacts('stopped', false),
-      memory: { ...EMPTY_MEMORY, jobFailures: failures && { job: 'bootstrap', error: 'initdb: exited with code 1', ...failures } },
+      memory: { ...EMPTY_MEMORY, jobFailures: failures ? [{ job: 'bootstrap', error: 'initdb: exited with code 1', ...failures }] : [] },
       ...extra,
     });
 
@@ -45,11 +45,11 @@ describe('decide(): a job that keeps failing backs off', () => {
   });
 
   it('only the job that failed is held back, and never an operator command', () => {
-    const otherJob = input({ facts: stoppedFacts('stopped', true), memory: { ...EMPTY_MEMORY, appliedParameters: '{}', jobFailures: { job: 'bootstrap', count: 5, lastAt: NOW, error: 'x' } } });
+    const otherJob = input({ facts: stoppedFacts('stopped', true), memory: { ...EMPTY_MEMORY, appliedParameters: '{}', jobFailures: [{ job: 'bootstrap', count: 5, lastAt: NOW, error: 'x' }] } });
     expect(decide(otherJob).job).to.equal('start');
     // A replica whose start keeps failing: held back; a restart the operator asks for is not.
     const c = cluster('node1', { members: [member('node1', { role: 'primary' }), member('node2'), member('node3')] });
-    const failing = { ...EMPTY_MEMORY, appliedParameters: '{}', jobFailures: { job: 'start', count: 4, lastAt: NOW - 1000, error: 'pg_ctl: could not start server' } };
+    const failing = { ...EMPTY_MEMORY, appliedParameters: '{}', jobFailures: [{ job: 'start', count: 4, lastAt: NOW - 1000, error: 'pg_ctl: could not start server' }] };
     const held = decide(input({ cluster: c, facts: stoppedFacts('start_failed', true), memory: failing }));
     expect(types(held)).to.deep.equal([]);
     expect(held.message).to.match(/waiting 79 s before the next attempt/);
@@ -57,9 +57,27 @@ describe('decide(): a job that keeps failing backs off', () => {
     expect(asked.actions.some((a) => a.type === 'resolveCommand') || asked.job !== null).to.equal(true);
   });
 
+  it('two jobs that fail by turns keep their own counts, and each is held back by its own', () => {
+    let failures = jobFailuresAfter([], 'start', 'pg_ctl: could not start server', NOW - 30_000);
+    failures = jobFailuresAfter(failures, 'rewind', 'pg_rewind: source and target clusters are from different systems', NOW - 20_000);
+    failures = jobFailuresAfter(failures, 'start', 'pg_ctl: could not start server', NOW - 10_000);
+    failures = jobFailuresAfter(failures, 'rewind', 'pg_rewind: source and target clusters are from different systems', NOW - 1000);
+    expect(failures.map((f) => [f.job, f.count])).to.deep.equal([
+      ['start', 2],
+      ['rewind', 2],
+    ]);
+    // The start failed twice, last 10 s ago: with loop_wait 10 s it waits 20 s after that.
+    const c = cluster('node1', { members: [member('node1', { role: 'primary' }), member('node2'), member('node3')] });
+    const held = decide(input({ cluster: c, facts: stoppedFacts('start_failed', true), memory: { ...EMPTY_MEMORY, appliedParameters: '{}', jobFailures: failures } }));
+    expect(held.message).to.match(/waiting 10 s before the next attempt \(start failed 2 times in a row/);
+    // A success removes only that job's entry.
+    expect(jobFailuresAfter(failures, 'start', null, NOW).map((f) => f.job)).to.deep.equal(['rewind']);
+    expect(jobFailuresAfter(failures, 'follow', null, NOW)).to.equal(failures);
+  });
+
   it('a leader whose crashed primary does not start keeps refreshing its key while it waits', () => {
     const c = cluster('node2', { members: [member('node1'), member('node2', { role: 'primary' }), member('node3')] });
-    const memory = { ...EMPTY_MEMORY, appliedParameters: '{}', lastRole: 'primary' as const, primaryStartAt: NOW - 20_000, jobFailures: { job: 'start', count: 2, lastAt: NOW - 1000, error: 'x' } };
+    const memory = { ...EMPTY_MEMORY, appliedParameters: '{}', lastRole: 'primary' as const, primaryStartAt: NOW - 20_000, jobFailures: [{ job: 'start', count: 2, lastAt: NOW - 1000, error: 'x' }] };
     const d = decide(input({ cluster: c, facts: stoppedFacts('crashed', true), memory, lockDeadline: NOW + 20_000 }));
     expect(types(d)).to.deep.equal(['refreshLeader']);
   });
