@@ -1,7 +1,7 @@
 /**
- * Writes the catalog of PostgreSQL's server parameters (13-17) that db.parameters are checked
+ * Writes the catalog of PostgreSQL's server parameters (13-18) that db.parameters are checked
  * against: each version's pg_settings, read from a real server of that version (the npm
- * packages pg13..pg17), merged. Run as root or as a user that may start PostgreSQL:
+ * packages pg13..pg18), merged. Run as root or as a user that may start PostgreSQL:
  * `npm run generate:parameter-catalog`.
  */
 import { writeFileSync } from 'node:fs';

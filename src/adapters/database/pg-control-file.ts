@@ -4,7 +4,7 @@ import { join } from 'node:path';
 /** What the agent reads from global/pg_control without starting pg_controldata. */
 export interface ControlFile {
   readonly systemIdentifier: string;
-  /** `pg_control_version` (1300 for PostgreSQL 13-16, 1700 for 17). */
+  /** `pg_control_version` (1300 for PostgreSQL 13-16, 1700 for 17, 1800 for 18). */
   readonly version: number;
   /** DBState: 1 shut down, 2 shut down in recovery, 3 shutting down, 4 in crash recovery, 5 in archive recovery, 6 in production. */
   readonly state: number;
@@ -54,7 +54,7 @@ export function shutDownCleanly(cf: ControlFile): boolean {
 
 /**
  * Where the hot-standby settings sit (MaxConnections and the four ints after it), the same in
- * pg_control_version 1300 (PostgreSQL 13-16) and 1700 (17): checked on real servers of each.
+ * pg_control_version 1300 (PostgreSQL 13-16), 1700 (17) and 1800 (18): checked on real servers of each.
  */
 const STANDBY_SETTING_OFFSETS: Readonly<Record<string, number>> = {
   max_connections: 180,
@@ -63,7 +63,7 @@ const STANDBY_SETTING_OFFSETS: Readonly<Record<string, number>> = {
   max_prepared_transactions: 192,
   max_locks_per_transaction: 196,
 };
-const STANDBY_LAYOUT_VERSIONS: ReadonlySet<number> = new Set([1300, 1700]);
+const STANDBY_LAYOUT_VERSIONS: ReadonlySet<number> = new Set([1300, 1700, 1800]);
 
 function readStandbyMinimums(buf: Buffer, version: number): Record<string, number> | null {
   if (!STANDBY_LAYOUT_VERSIONS.has(version) || buf.length < 200) return null;
@@ -97,7 +97,7 @@ function crcMatches(buf: Buffer): boolean {
  * Reads global/pg_control directly (no pg_controldata process: the agent reads it right after a
  * shutdown, on the switchover's critical path, and before every start as a replica; starting a
  * process costs the agent's event loop a fork of its memory). The leading fields' layout is the
- * same from PostgreSQL 11 (pg_control_version 1100) through 17; null for another version, a
+ * same from PostgreSQL 11 (pg_control_version 1100) through 18; null for another version, a
  * checksum that does not match, or a file that cannot be read: the caller then asks
  * pg_controldata.
  */
@@ -105,7 +105,7 @@ export async function readControlFile(dataDir: string): Promise<ControlFile | nu
   const buf = await readFile(join(dataDir, 'global', 'pg_control')).catch(() => null);
   if (buf === null || buf.length < FIELDS_END + 4) return null;
   const version = buf.readUInt32LE(8);
-  if (version < 1100 || version > 1799 || !crcMatches(buf)) return null;
+  if (version < 1100 || version > 1899 || !crcMatches(buf)) return null;
   return {
     systemIdentifier: buf.readBigUInt64LE(0).toString(),
     version,

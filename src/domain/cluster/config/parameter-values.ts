@@ -2,7 +2,7 @@ import { PARAMETER_CATALOG, type ParameterSpecRow } from './parameter-catalog.ge
 
 /**
  * Whether a value is one PostgreSQL accepts for a parameter, by its catalog entry (types,
- * units, ranges and choices of PostgreSQL 13-17, generated from pg_settings). A value it
+ * units, ranges and choices of PostgreSQL 13-18, generated from pg_settings). A value it
  * refuses in postgresql.conf keeps the server from starting, so it is refused before it is
  * written anywhere.
  */
@@ -26,7 +26,7 @@ function specOf(name: string): ParameterSpecRow | undefined {
   return byLowerName.get(name.toLowerCase());
 }
 
-/** Whether PostgreSQL 13-17 knows `name` (a module's own `module.name` is not in the catalog). */
+/** Whether PostgreSQL 13-18 knows `name` (a module's own `module.name` is not in the catalog). */
 export function isKnownParameter(name: string): boolean {
   return specOf(name) !== undefined;
 }

@@ -43,7 +43,7 @@ export function parameterProblem(name: string, value: unknown): string | null {
   // corrupts the file, and the server would not start again.
   if (typeof value === 'string' && /[\r\n\0]/.test(value)) return `expected a value on one line (postgresql.conf cannot hold line breaks or NUL characters), got ${JSON.stringify(value)}`;
   if (!lower.includes('.') && !isKnownParameter(lower)) {
-    return `unknown parameter: PostgreSQL 13-17 has no setting ${JSON.stringify(name)} (a typo? a module's own is module.name), and the server would not start with it`;
+    return `unknown parameter: PostgreSQL 13-18 has no setting ${JSON.stringify(name)} (a typo? a module's own is module.name), and the server would not start with it`;
   }
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return parameterValueProblem(lower, value);
   return null;

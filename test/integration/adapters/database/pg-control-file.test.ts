@@ -1,6 +1,6 @@
 /**
  * The control file read without pg_controldata, on real servers of every supported major
- * version (13-17): the fields the agent uses must sit where the reader looks in each of them.
+ * version (13-18): the fields the agent uses must sit where the reader looks in each of them.
  */
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
@@ -17,7 +17,7 @@ async function stopFast(srv: MatrixServer): Promise<void> {
   while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
 }
 
-describe('readControlFile on PostgreSQL 13-17', function () {
+describe('readControlFile on PostgreSQL 13-18', function () {
   this.timeout(180_000);
   for (const major of MATRIX_VERSIONS) {
     it(`PostgreSQL ${major}: the system identifier, the state, the last checkpoint and its timeline, the hot-standby settings, running and after a clean shutdown`, async () => {
@@ -33,7 +33,7 @@ describe('readControlFile on PostgreSQL 13-17', function () {
         );
         expect(settings).to.deep.equal({ max_connections: 37, max_worker_processes: 9, max_wal_senders: 7, max_prepared_transactions: 3, max_locks_per_transaction: 71 });
         expect(running).to.deep.equal({ systemIdentifier: sysid, version: running?.version, state: 6, checkpointLsn: parseLsn(lsn), timeline: Number(tli), standbyMinimums: settings });
-        expect(running!.version).to.equal(major >= 17 ? 1700 : 1300);
+        expect(running!.version).to.equal(major >= 18 ? 1800 : major >= 17 ? 1700 : 1300);
         await stopFast(srv);
         const down = await readControlFile(srv.dataDir);
         // 1: "shut down", the shutdown checkpoint written after the one above.

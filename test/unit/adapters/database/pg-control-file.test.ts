@@ -46,9 +46,9 @@ describe('readControlFile (global/pg_control without pg_controldata)', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('reads the system identifier, state, last checkpoint and its timeline, whatever the struct size of the version', async () => {
-    for (const [version, structSize] of [[1100, 248], [1300, 292], [1700, 304]] as const) {
+    for (const [version, structSize] of [[1100, 248], [1300, 292], [1700, 304], [1800, 312]] as const) {
       write(controlFile({ version, structSize }));
-      // The hot-standby settings only for the layouts whose offsets were checked (13-17).
+      // The hot-standby settings only for the layouts whose offsets were checked (13-18).
       const standbyMinimums = version === 1100 ? null : MINIMUMS;
       expect(await readControlFile(dir), `version ${version}`).to.deep.equal({ systemIdentifier: '7712788954545598133', version, state: 1, checkpointLsn: 0x4071980, timeline: 6, standbyMinimums });
     }
@@ -61,6 +61,8 @@ describe('readControlFile (global/pg_control without pg_controldata)', () => {
     expect(await readControlFile(dir)).to.equal(null);
     write(controlFile({ version: 1002 }));
     expect(await readControlFile(dir)).to.equal(null);
+    write(controlFile({ version: 1900 }));
+    expect(await readControlFile(dir), 'a layout not checked yet').to.equal(null);
     write(controlFile().subarray(0, 40));
     expect(await readControlFile(dir)).to.equal(null);
     rmSync(join(dir, 'global', 'pg_control'));

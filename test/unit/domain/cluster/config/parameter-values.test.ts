@@ -7,14 +7,14 @@ function problems(parameters: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(validateConfig({ db: { parameters } }).map((p) => [p.path.replace('db.parameters.', ''), p.message]));
 }
 
-describe('db.parameters values: what PostgreSQL 13-17 would refuse in postgresql.conf is refused before it is written', () => {
+describe('db.parameters values: what PostgreSQL 13-18 would refuse in postgresql.conf is refused before it is written', () => {
   it('refuses the values an operator typo leaves, with what was expected', () => {
     const found = problems({ max_connections: -5, shared_buffers: 'lots', fsync: 'maybe', foo_bar: 1, wal_level: 'bogus', work_mem: '4XB', block_size: 4096 });
     expect(Object.keys(found)).to.deep.equal(['max_connections', 'shared_buffers', 'fsync', 'foo_bar', 'wal_level', 'work_mem', 'block_size']);
     expect(found['max_connections']).to.equal('expected an integer from 1 to 262143, got -5');
     expect(found['shared_buffers']).to.match(/^expected an integer from 16 to \d+ \(in units of 8kB\), with a unit \(B, kB, MB, GB, TB\) or without, got "lots"$/);
     expect(found['fsync']).to.equal('expected on or off (true/false, yes/no, 1/0), got "maybe"');
-    expect(found['foo_bar']).to.match(/^unknown parameter: PostgreSQL 13-17 has no setting "foo_bar"/);
+    expect(found['foo_bar']).to.match(/^unknown parameter: PostgreSQL 13-18 has no setting "foo_bar"/);
     expect(found['wal_level']).to.equal('expected one of minimal, replica, logical, got "bogus"');
     expect(found['block_size']).to.match(/cannot be set: PostgreSQL fixes it/);
   });
