@@ -1,5 +1,5 @@
 import { decide } from '../../domain/cluster/ha/decide.js';
-import { BACKED_OFF_JOBS, failureLogged, jobFailuresAfter, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
+import { BACKED_OFF_JOBS, failureLogged, jobFailuresAfter, nextFailureCount, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
 import { NO_COMMANDS, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
@@ -320,7 +320,7 @@ export class TickPipeline {
       return;
     }
     const line = failureLine(error);
-    const count = (prev?.count ?? 0) + 1;
+    const count = nextFailureCount(memory.memory.jobFailures, name, clock.now());
     memory.remember({ jobFailures: jobFailuresAfter(memory.memory.jobFailures, name, line, clock.now()) });
     if (!failureLogged(name, count, prev !== undefined && prev.error !== line)) return;
     const next = BACKED_OFF_JOBS.has(name)

@@ -33,12 +33,20 @@ export function retryDelayMs(count: number, loopWaitMs: number): number {
   return Math.min(MAX_RETRY_DELAY_MS, base * 2 ** Math.max(0, Math.min(count - 1, 20)));
 }
 
+/** A failure this long after the job's last one starts a new count: the job did not fail "in a row" (its longest pause is MAX_RETRY_DELAY_MS). */
+export const FAILURE_STREAK_GAP_MS = 2 * MAX_RETRY_DELAY_MS;
+
+/** The failures in a row `job` will have counted after one more at `at`. */
+export function nextFailureCount(failures: readonly JobFailures[], job: string, at: number): number {
+  const prev = failures.find((f) => f.job === job);
+  return prev !== undefined && at - prev.lastAt <= FAILURE_STREAK_GAP_MS ? prev.count + 1 : 1;
+}
+
 /** `failures` after `job` failed (at `at`, because of `error`) or succeeded (`error` null): its entry counted up, moved last, or gone. */
 export function jobFailuresAfter(failures: readonly JobFailures[], job: string, error: string | null, at: number): readonly JobFailures[] {
   const others = failures.filter((f) => f.job !== job);
   if (error === null) return others.length === failures.length ? failures : others;
-  const prev = failures.find((f) => f.job === job);
-  return [...others, { job, count: (prev?.count ?? 0) + 1, lastAt: at, error }];
+  return [...others, { job, count: nextFailureCount(failures, job, at), lastAt: at, error }];
 }
 
 /**

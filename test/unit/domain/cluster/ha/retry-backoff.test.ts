@@ -73,6 +73,9 @@ describe('decide(): a job that keeps failing backs off', () => {
     // A success removes only that job's entry.
     expect(jobFailuresAfter(failures, 'start', null, NOW).map((f) => f.job)).to.deep.equal(['rewind']);
     expect(jobFailuresAfter(failures, 'follow', null, NOW)).to.equal(failures);
+    // A failure long after the last one is a first failure again.
+    expect(jobFailuresAfter(failures, 'start', 'x', NOW - 10_000 + 2 * MAX_RETRY_DELAY_MS).find((f) => f.job === 'start')!.count).to.equal(3);
+    expect(jobFailuresAfter(failures, 'start', 'x', NOW + 3 * MAX_RETRY_DELAY_MS).find((f) => f.job === 'start')!.count).to.equal(1);
   });
 
   it('a leader whose crashed primary does not start keeps refreshing its key while it waits', () => {
