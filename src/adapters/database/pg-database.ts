@@ -98,6 +98,15 @@ function sourceUnreachable(e: unknown): boolean {
   return e instanceof CommandFailure && /could not connect|connection to server .* failed/i.test(e.stderr);
 }
 
+/**
+ * Whether a failed rewind may have left the target half-rewritten: only pg_rewind itself
+ * changes files, and only after it says where it rewinds from. A failure before that (no
+ * source, a refused check, an address that is not one) leaves the data as it was.
+ */
+function targetMayBeHalfRewound(e: unknown): boolean {
+  return e instanceof CommandFailure && /rewinding from last common checkpoint/i.test(`${e.stdout}\n${e.stderr}`);
+}
+
 
 /**
  * The Database port over a real PostgreSQL 15: pg_ctl/initdb/pg_basebackup/pg_rewind as the
@@ -902,8 +911,7 @@ export class PgDatabase implements Database {
         this.controlCache = null;
         this.log.info('pg_rewind finished', { outcome, source: source.name });
       } catch (e) {
-        // an unreachable source leaves the target untouched; any other failure may have half-rewritten it
-        if (!sourceUnreachable(e)) {
+        if (targetMayBeHalfRewound(e)) {
           await writeOwnedFile(marker, `${new Date().toISOString()} ${describe(e)}\n`, this.o.runAsUser).catch(() => undefined);
         }
         throw this.fail(sourceUnreachable(e) ? 'rewind_source_unreachable' : 'rewind_failed', `pg_rewind from ${source.name} failed`, e);

@@ -39,11 +39,19 @@ const ignoredSlot = {
 /** A replica creation method's name (`basebackup`, or one the members' local files define under `db.<name>`). */
 const methodName = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' } as const;
 
+/** A host name or an IPv4 or IPv6 address, one of them: a typo (a space, a line break) is refused, not written into primary_conninfo. */
+const hostName = {
+  type: 'string',
+  pattern: '^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9_.-]+)?)$',
+  maxLength: 253,
+  description: 'a host name or an IP address',
+} as const;
+
 const standbyCluster = {
   type: ['object', 'null'],
   additionalProperties: false,
   properties: {
-    host: nonEmpty,
+    host: hostName,
     port: { type: 'integer', minimum: 1, maximum: 65535 },
     primary_slot_name: { type: 'string', pattern: slotName },
     restore_command: nonEmpty,
@@ -53,6 +61,9 @@ const standbyCluster = {
     create_replica_methods: { type: 'array', minItems: 1, uniqueItems: true, items: methodName },
   },
 } as const;
+
+/** The keys `standby_cluster` takes. */
+export const STANDBY_CLUSTER_KEYS: ReadonlySet<string> = new Set(Object.keys(standbyCluster.properties));
 
 /**
  * JSON schema of the dynamic configuration (the DCS `config` key, spec §2). Unknown keys are
@@ -180,8 +191,10 @@ function toProblem(e: ErrorObject): Problem | null {
       return { path, message: `expected at least ${String(params['limit'])} item(s), got ${got()}` };
     case 'uniqueItems':
       return { path, message: `expected each item once, got ${got()}` };
-    case 'pattern':
-      return { path, message: `expected a string matching ${String(params['pattern'])}, got ${got()}` };
+    case 'pattern': {
+      const described = (e.parentSchema as { description?: unknown } | undefined)?.description;
+      return { path, message: `expected ${typeof described === 'string' ? described : `a string matching ${String(params['pattern'])}`}, got ${got()}` };
+    }
     case 'maximumLagSize':
       return { path, message: `expected ${SIZE_EXPECTED}, got ${got()}` };
     case 'durationSeconds':

@@ -1,5 +1,5 @@
 import { ValidationError, type Problem } from '../../errors.js';
-import { describeValue, durationSeconds, isLagValue, partValidators, schemaProblems } from './config-schema.js';
+import { describeValue, durationSeconds, isLagValue, partValidators, schemaProblems, STANDBY_CLUSTER_KEYS } from './config-schema.js';
 import { parameterProblem } from './server-parameters.js';
 import { parseSize } from '../model/size.js';
 
@@ -225,8 +225,20 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
     ignore_slots: Object.freeze(
       (Array.isArray(r['ignore_slots']) ? r['ignore_slots'] : []).filter((s) => partValidators.ignoredSlot(s)).map((s) => Object.freeze({ ...(s as Record<string, string>) })),
     ),
-    standby_cluster: isObject(sc) && v.standby_cluster(sc) && (sc['host'] !== undefined || sc['restore_command'] !== undefined)
-      ? Object.freeze({ ...sc } as StandbyClusterConfig)
-      : null,
+    standby_cluster: resolveStandbyCluster(sc),
   });
+}
+
+/**
+ * The stored `standby_cluster`, tolerant the safe way: anything but absent or null keeps the
+ * cluster a standby cluster, because reading a value written by hand as "no standby cluster"
+ * would promote its standby leader beside the remote primary. Fields that are not valid are
+ * left out; without a usable host or restore_command the standby leader stays in recovery
+ * with nothing to replay until the value is mended.
+ */
+function resolveStandbyCluster(sc: unknown): StandbyClusterConfig | null {
+  if (sc === undefined || sc === null) return null;
+  if (!isObject(sc)) return Object.freeze({});
+  const valid = partValidators.key.standby_cluster;
+  return Object.freeze(Object.fromEntries(Object.entries(sc).filter(([k, value]) => STANDBY_CLUSTER_KEYS.has(k) && valid({ [k]: value }))) as StandbyClusterConfig);
 }

@@ -4,10 +4,11 @@
  * The steps depend on each other and run in order.
  */
 import { expect } from 'chai';
-import { readdir, readFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseError } from '../../../../src/domain/errors.js';
-import { freePort, startPrimary } from '../../../support/postgres-server.js';
+import { freePort, PG_BIN_DIR, startPrimary } from '../../../support/postgres-server.js';
 import { connect, destroyNodes, makeNode, probeUntil, sql, type TestCredentials, type TestNode } from './pg-test-nodes.js';
 
 const creds: TestCredentials = {
@@ -180,7 +181,7 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     expect(await a.db.probe()).to.include({ state: 'running', replicationState: 'streaming' });
   });
 
-  it('reports a failed pg_rewind and never starts that data directory; reinitializing recovers', async () => {
+  it('a pg_rewind refused before it changed anything (another system) leaves the data directory startable', async () => {
     const stranger = await startPrimary(); // another cluster: pg_rewind refuses a foreign system
     try {
       await a.db.stop('fast');
@@ -195,21 +196,40 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     } finally {
       await stranger.destroy();
     }
-    let startError: unknown;
-    try {
-      await a.db.follow({ name: 'node_b', connUrl: b.connUrl }, { slotName: 'node_a', timeoutMs: START_MS });
-    } catch (e) {
-      startError = e;
-    }
-    expect((startError as DatabaseError).code).to.equal('follow_failed');
-    expect((startError as Error).message).to.include('pg_rewind failed');
-    expect(await a.db.probe()).to.include({ state: 'start_failed', running: false });
-
-    await a.db.removeDataDirectory();
-    expect((await a.db.probe()).initialized).to.equal(false);
-    await a.db.createReplica({ name: 'node_b', connUrl: b.connUrl });
-    await a.db.start({ upstream: { name: 'node_b', connUrl: b.connUrl }, slotName: 'node_a', timeoutMs: START_MS });
+    // An address that is not one fails before pg_rewind runs: nothing changed either.
+    const bad = await a.db.rewind({ name: 'typo', connUrl: "postgres://127.0.0.1\nlisten_addresses = '*':5432/postgres" }).then(() => null, (e: unknown) => e);
+    expect((bad as DatabaseError).code).to.equal('rewind_failed');
+    expect(await readdir(a.dataDir)).not.to.include('warden.rewind_failed');
+    await a.db.follow({ name: 'node_b', connUrl: b.connUrl }, { slotName: 'node_a', timeoutMs: START_MS });
     await probeUntil(a, (f) => f.replicationState === 'streaming' && f.timeline === 2);
+  });
+
+  it('a pg_rewind that failed after it began rewriting marks the data directory: never started, reinitializing recovers', async () => {
+    // A pg_rewind that says where it rewinds from, then dies (as one killed mid-copy would).
+    const binDir = await mkdtemp(join(tmpdir(), 'warden-fake-rewind-'));
+    for (const f of await readdir(PG_BIN_DIR)) await symlink(join(PG_BIN_DIR, f), join(binDir, f));
+    await rm(join(binDir, 'pg_rewind'));
+    await writeFile(join(binDir, 'pg_rewind'), '#!/bin/sh\necho "pg_rewind: rewinding from last common checkpoint at 0/2000060 on timeline 1" >&2\nexit 1\n', { mode: 0o755 });
+    await chmod(binDir, 0o755);
+    try {
+      const d = await makeNode('node_d', creds, { binDir });
+      await d.db.initdb();
+      let error: unknown;
+      try {
+        await d.db.rewind({ name: 'node_b', connUrl: b.connUrl });
+      } catch (e) {
+        error = e;
+      }
+      expect((error as DatabaseError).code).to.equal('rewind_failed');
+      expect(await readdir(d.dataDir)).to.include('warden.rewind_failed');
+      const startError = await d.db.start({ upstream: { name: 'node_b', connUrl: b.connUrl }, timeoutMs: START_MS }).then(() => null, (e: unknown) => e);
+      expect((startError as Error).message).to.include('pg_rewind failed');
+      expect(await d.db.probe()).to.include({ state: 'start_failed', running: false });
+      await d.db.removeDataDirectory();
+      expect((await d.db.probe()).initialized).to.equal(false);
+    } finally {
+      await rm(binDir, { recursive: true, force: true });
+    }
   });
 
   it('rewinds an old primary that crashed (kill -9) and makes it follow', async () => {

@@ -70,10 +70,14 @@ describe('domain/cluster/config: resolveConfig (defaults, tolerant)', () => {
     expect(c.ignore_slots).to.deep.equal([{ name: 'ext_slot' }]);
   });
 
-  it('resolves standby_cluster only when it names where to get WAL from', () => {
+  it('a stored standby_cluster it cannot read keeps the cluster a standby cluster (never promoted), with the fields that are valid', () => {
     expect(resolveConfig({ standby_cluster: { host: '10.0.0.1', port: 5432 } }).standby_cluster).to.deep.equal({ host: '10.0.0.1', port: 5432 });
-    expect(resolveConfig({ standby_cluster: {} }).standby_cluster).to.equal(null);
-    expect(resolveConfig({ standby_cluster: { host: 'h', port: 'x' } }).standby_cluster).to.equal(null);
+    expect(resolveConfig({ standby_cluster: null }).standby_cluster).to.equal(null);
+    expect(resolveConfig({}).standby_cluster).to.equal(null);
+    expect(resolveConfig({ standby_cluster: {} }).standby_cluster).to.deep.equal({});
+    expect(resolveConfig({ standby_cluster: { host: 'h', port: 'x' } }).standby_cluster).to.deep.equal({ host: 'h' });
+    expect(resolveConfig({ standby_cluster: { host: 'h\nx', restore_command: 'cp a b', colour: 1 } }).standby_cluster).to.deep.equal({ restore_command: 'cp a b' });
+    expect(resolveConfig({ standby_cluster: 'remote' }).standby_cluster).to.deep.equal({});
   });
 
   it('ignores a document that is not an object', () => {
@@ -143,6 +147,15 @@ describe('domain/cluster/config: validateConfig', () => {
     };
     expect(validateConfig(full)).to.deep.equal([]);
     expect(Object.keys(full).sort()).to.deep.equal([...DYNAMIC_CONFIG_KEYS].sort());
+  });
+
+  it('standby_cluster.host: a host name or an IP address, nothing else (a line break or a space would land in primary_conninfo)', () => {
+    for (const host of ['10.0.0.1', 'db1.example.com', 'db-1', '::1', 'fe80::1%eth0']) expect(validateConfig({ standby_cluster: { host, port: 5432 } }), host).to.deep.equal([]);
+    for (const host of ['10.0.0.1 ', "127.0.0.1\nlisten_addresses = '*'", 'two words', '-x', 'a..b']) {
+      expect(validateConfig({ standby_cluster: { host, port: 5432 } }), host).to.deep.equal([
+        { path: 'standby_cluster.host', message: `expected a host name or an IP address, got ${JSON.stringify(host)}` },
+      ]);
+    }
   });
 
   it('member_slots_ttl: seconds or a duration (s, min, h, d), default 30 minutes; anything else refused', () => {
