@@ -1,4 +1,5 @@
 import type { NodeStatus } from '../domain/cluster/model/status.js';
+import type { ClusterEvent } from './events.js';
 
 /** The REST API of other members, as the leader race and failsafe mode use it. */
 export interface PeerApi {
@@ -6,6 +7,8 @@ export interface PeerApi {
   fetchStatus(apiUrl: string, timeoutMs: number): Promise<NodeStatus | null>;
   /** POST `<apiUrl>/failsafe` with the failsafe members; true only on a 200 within `timeoutMs`. Never throws. */
   postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }, timeoutMs: number): Promise<boolean>;
+  /** GET `<apiUrl>/events` (the status page shows every member's); empty when unreachable, refused or slower than `timeoutMs`. Never throws. */
+  fetchEvents(apiUrl: string, timeoutMs: number): Promise<readonly ClusterEvent[]>;
 }
 /** Inversify token of the PeerApi port. */
 export const PeerApi = Symbol.for('warden.PeerApi');

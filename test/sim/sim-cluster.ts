@@ -1,3 +1,4 @@
+import type { ClusterEvent } from '../../src/ports/events.js';
 import { FakeClock } from '../../src/adapters/clock/fake-clock.js';
 import { FakeDatabase, FakeDatabaseNetwork } from '../../src/adapters/database/fake-database.js';
 import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../src/adapters/cluster-store/in-memory-key-value.js';
@@ -237,6 +238,10 @@ class SimPeerApi implements PeerApi {
   async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {
     const node = this.sim.byApiUrl(apiUrl);
     return node !== undefined && node.answering && node.loop.acceptFailsafe(body);
+  }
+
+  async fetchEvents(): Promise<readonly ClusterEvent[]> {
+    return [];
   }
 }
 

@@ -29,8 +29,6 @@ export interface AgentApiDeps {
   readonly options?: AgentApiOptions;
   /** The agent's event stream (`GET /events`); the operator commands report to it. Absent: `/events` answers an empty history. */
   readonly events?: EventLog;
-  /** `Authorization` header value the status page uses to read the other members' events (the cluster's `restapi.authentication`). */
-  readonly peerAuthorization?: string | null;
 }
 
 /** The use cases' dependencies for a request of this API. */

@@ -24,18 +24,6 @@ interface UiData {
   readonly ctl: string;
 }
 
-/** Asks a peer for its recent events (`GET /events?format=json`); [] when it does not answer. */
-async function peerEvents(apiUrl: string, auth: string | null): Promise<ClusterEvent[]> {
-  try {
-    const res = await fetch(`${apiUrl.replace(/\/$/, '')}/events?format=json`, { signal: AbortSignal.timeout(PEER_TIMEOUT_MS), headers: auth ? { authorization: auth } : {} });
-    if (!res.ok) return [];
-    const list = (await res.json()) as ClusterEvent[];
-    return Array.isArray(list) ? list.slice(-EVENTS_PER_MEMBER) : [];
-  } catch {
-    return [];
-  }
-}
-
 /**
  * `GET /ui` (the status page) and `GET /ui/data` (what it polls every second). Both go
  * through `guard`, the access control of the agent: with `restapi.authentication` set, the
@@ -51,7 +39,7 @@ export function registerUiRoutes(routes: RouteTable, deps: AgentApiDeps, guard: 
     const entries = await Promise.all(
       cluster.members.map(async (m): Promise<[string, NodeStatus | null, ClusterEvent[]]> => {
         if (m.name === me.node.name) return [m.name, me.status, (deps.events?.since(null) ?? []).slice(-EVENTS_PER_MEMBER)];
-        const [status, events] = await Promise.all([m.apiUrl ? peers.fetchStatus(m.apiUrl, PEER_TIMEOUT_MS) : null, m.apiUrl ? peerEvents(m.apiUrl, deps.peerAuthorization ?? null) : []]);
+        const [status, events] = await Promise.all([m.apiUrl ? peers.fetchStatus(m.apiUrl, PEER_TIMEOUT_MS) : null, m.apiUrl ? peers.fetchEvents(m.apiUrl, PEER_TIMEOUT_MS).then((list) => list.slice(-EVENTS_PER_MEMBER)) : []]);
         return [m.name, status, events];
       }),
     );

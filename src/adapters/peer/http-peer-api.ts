@@ -1,12 +1,16 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
+import type { ClusterEvent } from '../../ports/events.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 
 /** How to reach peers: Basic auth and TLS settings of the cluster's REST APIs. */
 export interface HttpPeerApiOptions {
-  /** Sent as Basic auth on every request (peers require it on POST /failsafe when configured). */
-  readonly auth?: { readonly username: string; readonly password: string };
+  /**
+   * Sent as Basic auth on every request (peers require it on POST /failsafe when configured).
+   * A function is asked per request, so credentials changed by a reload apply at once.
+   */
+  readonly auth?: PeerCredentials | (() => PeerCredentials | undefined);
   readonly tls?: {
     /** Verify the peer's certificate (default true). */
     readonly rejectUnauthorized?: boolean;
@@ -18,6 +22,12 @@ export interface HttpPeerApiOptions {
   };
   /** Largest response body read, bytes (default 1 MiB); a larger one counts as a failure. */
   readonly maxBodyBytes?: number;
+}
+
+/** The cluster's REST API credentials. */
+export interface PeerCredentials {
+  readonly username: string;
+  readonly password: string;
 }
 
 interface Reply {
@@ -35,7 +45,9 @@ interface Reply {
 export class HttpPeerApi implements PeerApi {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   private readonly httpsAgent: https.Agent;
-  private readonly authHeader: string | null;
+  private readonly auth: () => PeerCredentials | undefined;
+  private authFor: PeerCredentials | undefined;
+  private authHeader: string | null = null;
   private readonly maxBodyBytes: number;
 
   constructor(opts: HttpPeerApiOptions = {}) {
@@ -47,9 +59,8 @@ export class HttpPeerApi implements PeerApi {
       ...(opts.tls?.cert !== undefined ? { cert: opts.tls.cert } : {}),
       ...(opts.tls?.key !== undefined ? { key: opts.tls.key } : {}),
     });
-    this.authHeader = opts.auth
-      ? `Basic ${Buffer.from(`${opts.auth.username}:${opts.auth.password}`, 'utf8').toString('base64')}`
-      : null;
+    const auth = opts.auth;
+    this.auth = typeof auth === 'function' ? auth : () => auth;
     this.maxBodyBytes = opts.maxBodyBytes ?? 1024 * 1024;
   }
 
@@ -75,6 +86,27 @@ export class HttpPeerApi implements PeerApi {
     return reply?.status === 200;
   }
 
+  async fetchEvents(apiUrl: string, timeoutMs: number): Promise<readonly ClusterEvent[]> {
+    const reply = await this.request('GET', apiUrl, 'events?format=json', null, timeoutMs);
+    if (!reply || reply.status !== 200) return [];
+    try {
+      const list: unknown = JSON.parse(reply.body);
+      return Array.isArray(list) ? (list as ClusterEvent[]) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  /** The Authorization header of the credentials in force (encoded again only when they change). */
+  private authorization(): string | null {
+    const auth = this.auth();
+    if (auth !== this.authFor) {
+      this.authFor = auth;
+      this.authHeader = auth ? `Basic ${Buffer.from(`${auth.username}:${auth.password}`, 'utf8').toString('base64')}` : null;
+    }
+    return this.authHeader;
+  }
+
   /** Closes idle keep-alive connections. */
   close(): void {
     this.httpAgent.destroy();
@@ -91,7 +123,8 @@ export class HttpPeerApi implements PeerApi {
     const secure = url.protocol === 'https:';
     if (!secure && url.protocol !== 'http:') return Promise.resolve(null);
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.authHeader) headers['authorization'] = this.authHeader;
+    const authorization = this.authorization();
+    if (authorization) headers['authorization'] = authorization;
     if (body !== null) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(body));

@@ -13,7 +13,7 @@ import { createAgentServer, type AgentServer } from '../../adapters/http/server.
 import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { AgentMetrics } from '../../adapters/metrics/agent-metrics.js';
 import { EventLoopDelayMonitor } from '../../adapters/metrics/event-loop-delay.js';
-import { HttpPeerApi } from '../../adapters/peer/http-peer-api.js';
+import { HttpPeerApi, type PeerCredentials } from '../../adapters/peer/http-peer-api.js';
 import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
 import { NoopWatchdog } from '../../adapters/watchdog/noop-watchdog.js';
 import { AgentControl } from '../../ports/agent-control.js';
@@ -90,11 +90,21 @@ function retryTimeoutMs(cfg: LocalConfig): number {
   return (typeof v === 'number' && v > 0 ? v : DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000;
 }
 
-function peerApiOf(cfg: LocalConfig): HttpPeerApi {
+/** Peers' APIs with the cluster's credentials as the local file says now (a reload changes them at once) and its TLS settings (read at start). */
+function peerApiOf(cfg: LocalConfig, settings: FileSettingsSource): HttpPeerApi {
   const r = cfg.restapi;
   const presentsCert = r.certfile !== undefined && r.verify_client !== 'none';
+  let credentialsOf: LocalConfig['restapi']['authentication'] | null = null;
+  let credentials: PeerCredentials | undefined;
   return new HttpPeerApi({
-    ...(r.authentication ? { auth: { username: r.authentication.username, password: r.authentication.password ?? '' } } : {}),
+    auth: () => {
+      const a = settings.local.restapi.authentication;
+      if (a !== credentialsOf) {
+        credentialsOf = a;
+        credentials = a ? { username: a.username, password: a.password ?? '' } : undefined;
+      }
+      return credentials;
+    },
     tls: {
       // Peers' certificates are verified when a CA is configured (self-signed setups otherwise).
       rejectUnauthorized: r.cafile !== undefined,
@@ -180,7 +190,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     const fencer = ctx.get<Fencer>(Fencer);
     return fencer instanceof FencerClient ? fencer : new LinuxWatchdog({ device: cfg.watchdog.device });
   });
-  c.bind<PeerApi>(PeerApi).toDynamicValue(() => overrides.peers ?? peerApiOf(cfg));
+  c.bind<PeerApi>(PeerApi).toDynamicValue(() => overrides.peers ?? peerApiOf(cfg, settings));
   if (overrides.haLoopOptions) c.bind<HaLoopOptions>(HaLoopOptions).toConstantValue(overrides.haLoopOptions);
 
   c.bind<FileSettingsSource>(AgentTokens.LocalSettings).toConstantValue(settings);
@@ -234,9 +244,6 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
       access,
       extraHeaders: () => settings.local.restapi.http_extra_headers,
       events: ctx.get<EventLog>(EventLog),
-      peerAuthorization: cfg.restapi.authentication
-        ? `Basic ${Buffer.from(`${cfg.restapi.authentication.username}:${cfg.restapi.authentication.password ?? ''}`).toString('base64')}`
-        : null,
     }),
   );
   c.bind<AgentServer>(AgentTokens.Server).toDynamicValue((ctx) => {

@@ -1,4 +1,5 @@
 import { FakeClock } from '../../adapters/clock/fake-clock.js';
+import type { ClusterEvent } from '../../ports/events.js';
 import { parseCluster } from '../../adapters/cluster-store/codec.js';
 import { InMemoryClusterStore } from '../../adapters/cluster-store/in-memory-cluster-store.js';
 import { InMemoryKeyValueSpace } from '../../adapters/cluster-store/in-memory-key-value.js';
@@ -114,6 +115,10 @@ class LoopPeers implements PeerApi {
 
   async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {
     return this.cluster.byApiUrl(apiUrl)?.loop?.acceptFailsafe(body) ?? false;
+  }
+
+  async fetchEvents(): Promise<readonly ClusterEvent[]> {
+    return [];
   }
 }
 

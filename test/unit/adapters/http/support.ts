@@ -1,3 +1,4 @@
+import type { ClusterEvent } from '../../../../src/ports/events.js';
 import { nodeSettings as baseNodeSettings, primaryFacts } from '../../domain/cluster/fixtures.js';
 import { EMPTY_CLUSTER, type Cluster, type HistoryLine, type ScheduledRestart } from '../../../../src/domain/cluster/model/cluster.js';
 import { resolveConfig, type RawConfig } from '../../../../src/domain/cluster/config/config.js';
@@ -209,6 +210,9 @@ export class TablePeers implements PeerApi {
   }
   async postFailsafe(): Promise<boolean> {
     return true;
+  }
+  async fetchEvents(): Promise<readonly ClusterEvent[]> {
+    return [];
   }
 }
 

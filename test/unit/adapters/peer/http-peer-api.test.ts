@@ -111,6 +111,36 @@ describe('HttpPeerApi', () => {
     authed.close();
   });
 
+  it('credentials given as a function are asked per request: a reload that changes them applies at once', async () => {
+    let creds: { username: string; password: string } | undefined = { username: 'admin', password: 'old' };
+    const api2 = new HttpPeerApi({ auth: () => creds });
+    const seen: (string | undefined)[] = [];
+    handler = (req, _body, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200).end('{}');
+    };
+    const body = { name: 'a', members: {} };
+    await api2.postFailsafe(base, body, 1000);
+    creds = { username: 'admin', password: 'new' };
+    await api2.postFailsafe(base, body, 1000);
+    creds = undefined;
+    await api2.postFailsafe(base, body, 1000);
+    expect(seen).to.deep.equal([`Basic ${Buffer.from('admin:old').toString('base64')}`, `Basic ${Buffer.from('admin:new').toString('base64')}`, undefined]);
+    api2.close();
+  });
+
+  it('fetchEvents reads a peer\'s events, [] when it does not answer or refuses', async () => {
+    handler = (req, _body, res) => {
+      expect(req.url).to.equal('/events?format=json');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ id: '1', type: 'paused' }]));
+    };
+    expect(await api.fetchEvents(base, 1000)).to.deep.equal([{ id: '1', type: 'paused' }]);
+    handler = (_req, _body, res) => res.writeHead(401).end('{}');
+    expect(await api.fetchEvents(base, 1000)).to.deep.equal([]);
+    handler = (_req, _body, res) => res.writeHead(200).end('not json');
+    expect(await api.fetchEvents(base, 1000)).to.deep.equal([]);
+  });
+
   it('reuses connections (keep-alive)', async () => {
     const ports = new Set<number>();
     handler = (req, _b, res) => {

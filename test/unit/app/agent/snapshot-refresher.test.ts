@@ -18,7 +18,7 @@ describe('HaLoop: the snapshot stays fresh between ticks', () => {
       clock,
       new FakeWatchdog(),
       new NullLogger(),
-      { fetchStatus: async () => null, postFailsafe: async () => false },
+      { fetchStatus: async () => null, postFailsafe: async () => false, fetchEvents: async () => [] },
       fixedSettings({
         node: { scope: 'demo', name: 'node1', apiUrl: 'http://10.0.0.1:8008', connUrl: 'postgres://10.0.0.1:5432/postgres', tags: {}, watchdogMode: 'off', svcVersion: '0.1.0' },
         local: { bootstrapDcs: { ttl: 30, loop_wait: 10 }, parameters: {}, watchdogSafetyMargin: 5 },
