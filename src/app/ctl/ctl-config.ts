@@ -122,6 +122,11 @@ export function parseCtlConfig(text: string | null, source: string, flags: CtlFl
   const protocol = r.string('etcd3.protocol') ?? 'http';
   if (protocol !== 'http' && protocol !== 'https') r.problems.push({ path: 'etcd3.protocol', message: `expected http or https, got ${protocol}` });
   const superuser = r.credentials('db.authentication.superuser');
+  // An agent's node file: where its API asks for client certificates, the node's own (which it
+  // presents to its peers) is wardenctl's too, unless the file names one for wardenctl.
+  const verifyClient = r.string('restapi.verify_client');
+  const nodeCert = verifyClient === 'optional' || verifyClient === 'required' ? r.string('restapi.certfile') : undefined;
+  const nodeKey = nodeCert !== undefined ? (r.string('restapi.keyfile') ?? nodeCert) : undefined;
   const ctlDb = r.credentials('ctl.db');
   const config: CtlConfig = {
     scope: flags.scope ?? r.string('scope') ?? null,
@@ -138,8 +143,8 @@ export function parseCtlConfig(text: string | null, source: string, flags: CtlFl
     rest: {
       ...opt('auth', r.credentials('ctl.authentication') ?? r.credentials('restapi.authentication')),
       ...opt('cacert', r.string('ctl.cacert') ?? r.string('restapi.cafile')),
-      ...opt('certfile', r.string('ctl.certfile')),
-      ...opt('keyfile', r.string('ctl.keyfile')),
+      ...opt('certfile', r.string('ctl.certfile') ?? nodeCert),
+      ...opt('keyfile', r.string('ctl.certfile') !== undefined ? r.string('ctl.keyfile') : nodeKey),
       insecure: r.boolean('ctl.insecure') || !!flags.insecure,
     },
     db: {

@@ -32,6 +32,15 @@ describe('ctl config', () => {
     expect(c.db).to.deep.equal({ username: 'postgres', password: 'pgpw' });
   });
 
+  it("a node file whose API asks for client certificates gives wardenctl the node's own; a ctl certificate wins", () => {
+    const tls = (verify: string) => nodeYaml.replace('restapi:\n', `restapi:\n  certfile: /etc/pg1.pem\n  keyfile: /etc/pg1.key\n  verify_client: ${verify}\n`);
+    expect(parseCtlConfig(tls('required'), 'f', {}).rest).to.deep.include({ certfile: '/etc/pg1.pem', keyfile: '/etc/pg1.key' });
+    expect(parseCtlConfig(tls('optional'), 'f', {}).rest).to.deep.include({ certfile: '/etc/pg1.pem', keyfile: '/etc/pg1.key' });
+    expect(parseCtlConfig(tls('none'), 'f', {}).rest).not.to.have.property('certfile');
+    const own = parseCtlConfig(`${tls('required')}ctl:\n  certfile: /home/alice.pem\n  keyfile: /home/alice.key\n`, 'f', {}).rest;
+    expect(own).to.deep.include({ certfile: '/home/alice.pem', keyfile: '/home/alice.key' });
+  });
+
   it('a ctl section wins over restapi; flags win over the file', () => {
     const c = parseCtlConfig(`${nodeYaml}ctl:\n  authentication: {username: ops, password: x}\n  insecure: true\n  db: {username: ro, password: y, dbname: app}\n`, 'f', {
       dcs: '10.0.0.1:2379, 10.0.0.2:2379',
