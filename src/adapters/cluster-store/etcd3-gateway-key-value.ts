@@ -44,6 +44,18 @@ function prefixEnd(prefix: string): string {
 }
 
 /** An error etcd answered with (HTTP status and its message). */
+/**
+ * What etcd said when it did not answer JSON (its gateway answers some refusals in plain
+ * text): the text itself, and the way out for the one operators meet in a TLS setup.
+ */
+export function plainTextAnswer(status: number, text: string): string {
+  const said = text.trim().replace(/\s+/g, ' ').slice(0, 300);
+  const hint = /CommonName/i.test(said)
+    ? ': with authentication on, etcd refuses a client certificate that has a common name (CN) on its JSON gateway; give etcd3.cert a certificate without a CN (the etcd user is etcd3.username)'
+    : '';
+  return said ? `etcd answered ${status}: ${said}${hint}` : `etcd answered ${status} with an empty body`;
+}
+
 class GatewayError extends Error {
   constructor(
     readonly status: number,
@@ -387,7 +399,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
             // A streaming endpoint (lease keepalive) answers one JSON object per line.
             parsed = text.trim() ? (JSON.parse(text.trim().split('\n')[0]!) as Json) : {};
           } catch {
-            return reject(new Error(`etcd answered ${res.statusCode} with a body that is not JSON`));
+            return reject(new Error(plainTextAnswer(res.statusCode ?? 0, text)));
           }
           const error = parsed['error'] as Json | string | undefined;
           if ((res.statusCode ?? 0) >= 400 || error !== undefined) {

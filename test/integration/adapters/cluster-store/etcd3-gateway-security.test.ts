@@ -104,6 +104,58 @@ describe('Etcd3GatewayKeyValue (JSON gateway): TLS and password auth (real etcd)
     });
   });
 
+  describe('client certificates and a password together (the security guide)', () => {
+    let pki: TestPki;
+    let server: EtcdServer;
+
+    before(async () => {
+      pki = await makeTestPki();
+      server = await startEtcd({
+        tls: { certFile: pki.serverCertFile, keyFile: pki.serverKeyFile, caFile: pki.caFile, clientCertAuth: true, clientCertFile: pki.clientCertFile, clientKeyFile: pki.clientKeyFile },
+      });
+      const etcdctl = (...args: string[]) =>
+        promisify(execFile)('etcdctl', ['--endpoints', server.endpoint, '--cacert', pki.caFile, '--cert', pki.serverCertFile, '--key', pki.serverKeyFile, ...args], {
+          env: { ...process.env, ETCDCTL_API: '3' },
+        });
+      await etcdctl('user', 'add', 'root:rootpw');
+      await etcdctl('user', 'add', 'warden:secret');
+      await etcdctl('role', 'add', 'warden');
+      await etcdctl('role', 'grant-permission', 'warden', '--prefix=true', 'readwrite', PREFIX);
+      await etcdctl('user', 'grant-role', 'warden', 'warden');
+      await etcdctl('auth', 'enable');
+    });
+
+    after(async () => {
+      await server?.cleanup();
+      if (pki) await rm(pki.dir, { recursive: true, force: true });
+    });
+
+    const tlsAuth = (cert: string, key: string): Etcd3KeyValueOptions => ({
+      hosts: [server.host],
+      prefix: PREFIX,
+      retryTimeoutMs: RETRY_TIMEOUT_MS,
+      protocol: 'https',
+      cacert: pki.caFile,
+      cert,
+      key,
+      username: 'warden',
+      password: 'secret',
+    });
+
+    it('works with a client certificate without a CN', async () => {
+      expect(await roundTrip(tlsAuth(pki.noCnCertFile, pki.noCnKeyFile))).to.equal('node1');
+    });
+
+    it('a client certificate with a CN is refused by etcd, and the error says what to do', async () => {
+      const error = await roundTrip(tlsAuth(pki.clientCertFile, pki.clientKeyFile)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).to.be.instanceOf(DcsUnavailableError);
+      expect(String((error as Error).message)).to.match(/CommonName.*certificate without a CN/);
+    });
+  });
+
   describe('username and password', () => {
     let server: EtcdServer;
     const etcdctl = (...args: string[]) =>

@@ -15,6 +15,9 @@ export interface TestPki {
   readonly serverKeyFile: string;
   readonly clientCertFile: string;
   readonly clientKeyFile: string;
+  /** A client certificate without a common name (subject O=warden), as etcd's gateway needs one with authentication on. */
+  readonly noCnCertFile: string;
+  readonly noCnKeyFile: string;
 }
 
 async function openssl(args: string[], cwd: string): Promise<void> {
@@ -34,9 +37,9 @@ const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes
 export async function makeTestPki(): Promise<TestPki> {
   const dir = await mkdtemp(join(tmpdir(), 'warden-pki-'));
   await openssl(['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=warden-test-ca'], dir);
-  const leaf = async (name: string, cn: string, ext: string) => {
+  const leaf = async (name: string, cn: string, ext: string, subject = `/CN=${cn}`) => {
     await writeFile(join(dir, `${name}.ext`), ext);
-    await openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`], dir);
+    await openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject], dir);
     await openssl(
       ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`],
       dir,
@@ -44,6 +47,7 @@ export async function makeTestPki(): Promise<TestPki> {
   };
   await leaf('server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
   await leaf('client', 'warden', 'extendedKeyUsage=clientAuth\n');
+  await leaf('client-nocn', '', 'extendedKeyUsage=clientAuth\n', '/O=warden');
   return {
     dir,
     caFile: join(dir, 'ca.crt'),
@@ -51,5 +55,7 @@ export async function makeTestPki(): Promise<TestPki> {
     serverKeyFile: join(dir, 'server.key'),
     clientCertFile: join(dir, 'client.crt'),
     clientKeyFile: join(dir, 'client.key'),
+    noCnCertFile: join(dir, 'client-nocn.crt'),
+    noCnKeyFile: join(dir, 'client-nocn.key'),
   };
 }
