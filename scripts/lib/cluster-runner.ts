@@ -86,7 +86,7 @@ export class ClusterRunner {
       const nodeDir = join(this.layout.dir, n.name);
       mkdirSync(nodeDir, { recursive: true });
       if (pgUid) chownSync(nodeDir, pgUid.uid, pgUid.gid);
-      writeFileSync(nodeConfigPath(this.layout, n.name), nodeYaml(this.layout, n));
+      writeFileSync(nodeConfigPath(this.layout, n.name), nodeYaml(this.layout, n), { mode: 0o600 });
     }
   }
 

@@ -9,6 +9,7 @@ import { readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { MANAGED_PARAMETERS, parameterProblem } from '../../domain/cluster/config/server-parameters.js';
+import { booleanOf } from '../../domain/cluster/config/parameter-values.js';
 import { buildConninfo, parseConninfo, type Endpoint } from './conninfo.js';
 import type { ResolvedPgOptions } from './pg-options.js';
 import { writeOwnedFile } from './owned-files.js';
@@ -120,19 +121,23 @@ export function renderPostgresqlConf(opts: ResolvedPgOptions, input: ConfigInput
 }
 
 /** The generated pg_hba.conf: user lines first (first match wins), then superuser and replication access. */
-export function renderPgHba(opts: ResolvedPgOptions): string {
-  const su = opts.superuser;
-  const repl = opts.replication;
+export function renderPgHba(opts: ResolvedPgOptions, ssl = false): string {
+  // Quoted: a role named like a keyword (all, replication) is that role, not every one.
+  const su = `"${opts.superuser.username}"`;
+  const repl = `"${opts.replication.username}"`;
   const method = (password?: string) => (password ? 'scram-sha-256' : 'trust');
   const lines = [GENERATED_HEADER, ...opts.pgHba, 'local   all          all   peer', 'local   replication  all   peer'];
   for (const net of ['127.0.0.1/32', '::1/128']) {
-    lines.push(`host    all          ${su.username}   ${net}   ${method(su.password)}`);
-    lines.push(`host    replication  ${repl.username}   ${net}   ${method(repl.password)}`);
+    lines.push(`host    all          ${su}   ${net}   ${method(opts.superuser.password)}`);
+    lines.push(`host    replication  ${repl}   ${net}   ${method(opts.replication.password)}`);
   }
-  // Without a password nobody but loopback is trusted; with one, other members may connect.
+  // Without a password nobody but loopback is trusted; with one, other members may connect
+  // (pg_rewind as the superuser, streaming as the replication user): over TLS only when the
+  // server has it on, so the operator's hostssl rules are not undone by a plain host line.
+  const remote = ssl ? 'hostssl' : 'host   ';
   for (const net of ['0.0.0.0/0', '::/0']) {
-    if (su.password) lines.push(`host    all          ${su.username}   ${net}   scram-sha-256`);
-    if (repl.password) lines.push(`host    replication  ${repl.username}   ${net}   scram-sha-256`);
+    if (opts.superuser.password) lines.push(`${remote} all          ${su}   ${net}   scram-sha-256`);
+    if (opts.replication.password) lines.push(`${remote} replication  ${repl}   ${net}   scram-sha-256`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -170,7 +175,7 @@ export class PgConfigFiles {
   async write(input: ConfigInput): Promise<boolean> {
     await this.adoptForeignConf();
     const a = await this.writeIfChanged('postgresql.conf', renderPostgresqlConf(this.opts, input));
-    const b = await this.writeIfChanged('pg_hba.conf', renderPgHba(this.opts));
+    const b = await this.writeIfChanged('pg_hba.conf', renderPgHba(this.opts, booleanOf(effectiveParameters(this.opts, input)['ssl'] ?? false) === true));
     return a || b;
   }
 

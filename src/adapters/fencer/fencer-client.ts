@@ -175,7 +175,7 @@ export class FencerClient implements Fencer, Watchdog {
   private start(how: FencerSpawn): void {
     let fd: number | null = null;
     try {
-      fd = openSync(how.logFile, 'a');
+      fd = openSync(how.logFile, 'a', 0o640);
       const child = spawn(how.command, [...how.args], { detached: true, stdio: ['ignore', fd, fd] });
       child.on('error', (e) => this.unavailable(`cannot start the fencer: ${e.message}`));
       child.unref();

@@ -51,7 +51,8 @@ class LogFile {
 
   constructor(private readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
-    this.fd = openSync(path, 'a');
+    // 0640: logs name members, addresses and errors; not for every user of the machine.
+    this.fd = openSync(path, 'a', 0o640);
   }
 
   readonly write = (line: string): void => {
@@ -59,7 +60,7 @@ class LogFile {
   };
 
   reopen(): void {
-    const next = openSync(this.path, 'a');
+    const next = openSync(this.path, 'a', 0o640);
     const old = this.fd;
     this.fd = next;
     closeSync(old);

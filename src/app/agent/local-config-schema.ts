@@ -8,6 +8,21 @@ const nonEmpty = { type: 'string', minLength: 1 } as const;
 const scalar = { type: ['string', 'number', 'boolean'] } as const;
 /** Levels of `log.level` and `log.levels.<component>`. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+/**
+ * A PostgreSQL role the agent logs in as: a plain name (letters, digits, `_ . @ $ -`, at most
+ * 63), so that it reads the same in pg_hba.conf, a conninfo and SQL, never as a pg_hba keyword
+ * list (`a,b`) or a second field.
+ */
+const roleCredentials = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['username'],
+  properties: {
+    username: { type: 'string', pattern: '^[A-Za-z0-9_][A-Za-z0-9_.@$-]{0,62}$', description: 'a role name of letters, digits and _ . @ $ - (at most 63)' },
+    password: { type: 'string' },
+  },
+} as const;
+
 const credentials = {
   type: 'object',
   additionalProperties: false,
@@ -92,7 +107,7 @@ export const LOCAL_CONFIG_SCHEMA = {
           type: 'object',
           additionalProperties: false,
           required: ['superuser', 'replication'],
-          properties: { superuser: credentials, replication: credentials },
+          properties: { superuser: roleCredentials, replication: roleCredentials },
         },
         parameters: { type: 'object', additionalProperties: scalar },
         pg_hba: { type: 'array', items: { type: 'string' } },

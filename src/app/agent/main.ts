@@ -15,6 +15,7 @@ import { SystemdNotifier } from '../../adapters/service-manager/systemd-notifier
 import { runConfigProcess, loadConfigApart } from './config-client.js';
 import { LocalConfigError, type LocalConfig } from './local-config-types.js';
 import { svcVersion } from './package-version.js';
+import { configWarnings } from './config-warnings.js';
 
 export { svcVersion } from './package-version.js';
 
@@ -72,6 +73,7 @@ export async function startAgent(opts: {
   const server = container.get<AgentServer>(AgentTokens.Server);
   const fencer = container.get<Fencer>(Fencer);
   const eventLoop = container.get<EventLoopDelayMonitor>(AgentTokens.EventLoop).start();
+  for (const w of configWarnings(config, opts.configPath)) logger.warn(w);
   await fencer.attach();
   await server.listen();
   logger.info('REST API listening', { url: server.url() });

@@ -1,4 +1,5 @@
 import { STANDARD_OUTPUT, type CommandOutput } from './agent-args.js';
+import { configWarnings } from './config-warnings.js';
 import { effectiveConfigYaml, hostProblems, withHostProblems } from './local-config-checks.js';
 import { loadLocalConfig, LocalConfigError, type LocalConfig } from './local-config.js';
 
@@ -22,6 +23,7 @@ export async function validateConfigCommand(configPath: string, print: boolean, 
     output.err(`warden: ${new LocalConfigError(configPath, problems).message}\n`);
     return 1;
   }
+  for (const w of configWarnings(config, configPath)) output.err(`warden: warning: ${w}\n`);
   output.err(`warden: ${configPath} is valid\n`);
   return 0;
 }

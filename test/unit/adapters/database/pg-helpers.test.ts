@@ -99,11 +99,19 @@ describe('PostgreSQL adapter helpers', () => {
     expect(parseConninfo(back['primary_conninfo']!)['password']).to.equal("it's \\ secret");
   });
 
-  it('renders pg_hba.conf: user lines first, passwords give scram from anywhere', () => {
+  it('renders pg_hba.conf: user lines first, passwords give scram from anywhere, role names quoted', () => {
     const lines = renderPgHba(opts).split('\n');
     expect(lines[1]).to.equal('hostssl all all 10.0.0.0/8 scram-sha-256');
-    expect(lines.some((l) => /^host\s+replication\s+replicator\s+0\.0\.0\.0\/0\s+scram-sha-256$/.test(l))).to.equal(true);
+    expect(lines.some((l) => /^host\s+replication\s+"replicator"\s+0\.0\.0\.0\/0\s+scram-sha-256$/.test(l))).to.equal(true);
     expect(lines.some((l) => /trust/.test(l))).to.equal(false);
+  });
+
+  it('with ssl on, the lines for other members ask for TLS (hostssl), so they never open what the operator\'s hostssl rules close', () => {
+    const remote = renderPgHba(opts, true)
+      .split('\n')
+      .filter((l) => /0\.0\.0\.0\/0|::\/0/.test(l));
+    expect(remote).to.have.length(4);
+    for (const l of remote) expect(l).to.match(/^hostssl /);
   });
 
   it('turns bootstrap.initdb into arguments, with data checksums by default', () => {

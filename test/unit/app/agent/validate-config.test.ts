@@ -71,6 +71,34 @@ describe('warden --validate-config', () => {
     expect(r.out).not.to.include('secret');
   });
 
+  it('warns, and still accepts the file, about what an operator may not mean: no passwords, an open API on the network, a readable file with passwords', async () => {
+    const open = nodeYaml(dir)
+      .replace('restapi: {listen: 127.0.0.1:8008, authentication: {username: admin, password: secret}}', 'restapi: {listen: 0.0.0.0:8008}')
+      .replace('{superuser: {username: postgres, password: pw}, replication: {username: replicator, password: rpw}}', '{superuser: {username: postgres}, replication: {username: replicator, password: rpw}}');
+    writeFileSync(join(dir, 'node.yml'), open, { mode: 0o644 });
+    chmodSync(join(dir, 'node.yml'), 0o644);
+    const r = await run(join(dir, 'node.yml'), false);
+    expect(r.code, r.err).to.equal(0);
+    const warnings = r.err.split('\n').filter((l) => l.startsWith('warden: warning: '));
+    expect(warnings.map((w) => w.slice('warden: warning: '.length).split(':')[0])).to.deep.equal([
+      'db.authentication.superuser has no password',
+      'restapi.authentication is not set',
+      `${join(dir, 'node.yml')} holds passwords and every user of this machine may read it (mode 0644); chmod 0600 it`.split(':')[0],
+    ]);
+    chmodSync(join(dir, 'node.yml'), 0o600);
+    writeFileSync(join(dir, 'node.yml'), nodeYaml(dir));
+    expect((await run(join(dir, 'node.yml'), false)).err).not.to.include('warning');
+  });
+
+  it('a role name that pg_hba.conf or a conninfo would read otherwise is refused', async () => {
+    for (const name of ['all,app', 'repl all', 'a"b']) {
+      writeFileSync(join(dir, 'node.yml'), nodeYaml(dir).replace('{username: replicator, password: rpw}', `{username: ${JSON.stringify(name)}, password: rpw}`));
+      const r = await run(join(dir, 'node.yml'), false);
+      expect(r.code, name).to.equal(1);
+      expect(r.err).to.include('db.authentication.replication.username: expected a role name of letters, digits');
+    }
+  });
+
   it('lists every problem of the file and of the host, exit 1', async () => {
     writeFileSync(join(dir, 'node.yml'), nodeYaml(dir, 'log: {level: loud}\ncolour: red\n'));
     const bad = await run(join(dir, 'node.yml'), false);

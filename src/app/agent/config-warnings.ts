@@ -1,0 +1,42 @@
+import { statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import type { LocalConfig } from './local-config-types.js';
+
+/** Whether `host:port` listens on loopback only. */
+function loopbackOnly(listen: string): boolean {
+  const host = listen.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+}
+
+/**
+ * What a configuration allows that an operator may not mean to: said at every start and by
+ * `warden --validate-config`, which still accepts the file.
+ */
+export function configWarnings(config: LocalConfig, configPath?: string): string[] {
+  const out: string[] = [];
+  const { superuser, replication } = config.db.authentication;
+  if (!superuser.password) {
+    out.push(`db.authentication.superuser has no password: PostgreSQL trusts every connection from this machine as ${superuser.username} (any local user can log in as the superuser); set one`);
+  }
+  if (!replication.password) {
+    out.push(`db.authentication.replication has no password: only this machine may connect for replication (other members cannot stream from it); set one`);
+  }
+  const r = config.restapi;
+  if (!r.authentication && r.verify_client !== 'required' && !loopbackOnly(r.listen)) {
+    out.push(
+      `restapi.authentication is not set: anyone who reaches ${r.listen}${r.allowlist.length ? ` from ${r.allowlist.join(', ')}` : ''} may change the configuration, restart PostgreSQL or fail over; set it (and TLS)`,
+    );
+  }
+  if (r.certfile !== undefined && r.cafile === undefined && r.authentication) {
+    out.push('restapi.cafile is not set: the agent sends the API credentials to its peers without verifying their certificates; set it to the CA that signed them');
+  }
+  if (configPath !== undefined && (superuser.password || replication.password || r.authentication?.password)) {
+    try {
+      const mode = statSync(configPath).mode & 0o777;
+      if (mode & 0o004) out.push(`${configPath} holds passwords and every user of this machine may read it (mode ${mode.toString(8).padStart(4, '0')}); chmod 0600 it`);
+    } catch {
+      // A file that cannot be read was reported already.
+    }
+  }
+  return out;
+}
