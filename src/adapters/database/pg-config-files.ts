@@ -58,6 +58,22 @@ const HA_DEFAULTS: Readonly<Record<string, ParameterValue>> = {
   wal_keep_size: '128MB',
 };
 
+/** The password file of primary_conninfo, in the data directory (mode 0600, the server's user). */
+export const PASSFILE = 'warden.pgpass';
+
+/** Where the password file of primary_conninfo is. */
+export function passfilePath(opts: ResolvedPgOptions): string {
+  return join(opts.dataDir, PASSFILE);
+}
+
+/** The password file's one line: the replication user's password for any host, port and database (`:` and `\` escaped). */
+export function renderPassfile(opts: ResolvedPgOptions): string | null {
+  const { username, password } = opts.replication;
+  if (!password) return null;
+  const esc = (v: string) => v.replace(/[\\:]/g, (c) => `\\${c}`);
+  return `*:*:*:${esc(username)}:${esc(password)}\n`;
+}
+
 /** Parameters actually written: HA defaults < dynamic < local < values the agent manages. */
 export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput): Record<string, ParameterValue> {
   const out: Record<string, ParameterValue> = { ...HA_DEFAULTS };
@@ -88,7 +104,9 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
         host: up.host,
         port: up.port,
         user: opts.replication.username,
-        password: opts.replication.password,
+        // The password from a file only the server's user reads: primary_conninfo is shown to
+        // every pg_monitor member (SHOW) and logged when it changes.
+        ...(opts.replication.password ? { passfile: passfilePath(opts) } : {}),
         application_name: opts.name,
         sslmode: 'prefer',
         connect_timeout: 5,
@@ -176,6 +194,10 @@ export class PgConfigFiles {
     await this.adoptForeignConf();
     const a = await this.writeIfChanged('postgresql.conf', renderPostgresqlConf(this.opts, input));
     const b = await this.writeIfChanged('pg_hba.conf', renderPgHba(this.opts, booleanOf(effectiveParameters(this.opts, input)['ssl'] ?? false) === true));
+    const passfile = renderPassfile(this.opts);
+    // Not a reason to reload: the server reads it at each connection of its WAL receiver.
+    if (passfile !== null) await this.writeIfChanged(PASSFILE, passfile);
+    else await rm(this.path(PASSFILE), { force: true });
     return a || b;
   }
 

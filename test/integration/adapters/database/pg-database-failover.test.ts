@@ -4,7 +4,7 @@
  * The steps depend on each other and run in order.
  */
 import { expect } from 'chai';
-import { chmod, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseError } from '../../../../src/domain/errors.js';
@@ -157,6 +157,13 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     // the port and our generated files survived pg_rewind's copy of the source's files
     const [port] = await sql<{ port: string }>(a, 'SHOW port');
     expect(Number(port!.port)).to.equal(a.port);
+  });
+
+  it("the replica's primary_conninfo names a password file, never the password (SHOW is open to pg_monitor)", async () => {
+    const [row] = await sql<{ primary_conninfo: string }>(a, 'SHOW primary_conninfo');
+    expect(row!.primary_conninfo).to.include('passfile=').and.not.to.include('secret');
+    const mode = (await stat(join(a.dataDir, 'warden.pgpass'))).mode & 0o777;
+    expect(mode.toString(8)).to.equal('600');
   });
 
   it('follow() on a running replica switches upstream with a reload, not a restart', async () => {

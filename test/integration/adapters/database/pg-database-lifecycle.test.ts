@@ -52,7 +52,7 @@ describe('PgDatabase: configuration, states and crashes (real PostgreSQL 15)', f
     const f = await n.db.probe();
     expect(f.pendingRestartReason).to.not.have.property('shared_buffers');
     const hba = await readFile(join(n.dataDir, 'pg_hba.conf'), 'utf8');
-    expect(hba).to.match(/^host\s+replication\s+replicator\s+127\.0\.0\.1\/32\s+trust$/m);
+    expect(hba).to.match(/^host\s+replication\s+"replicator"\s+127\.0\.0\.1\/32\s+trust$/m);
     expect(hba).to.not.match(/0\.0\.0\.0\/0/);
   });
 

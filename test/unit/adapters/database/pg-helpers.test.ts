@@ -1,7 +1,7 @@
 /** Pure helpers of the PostgreSQL adapter (no server needed). */
 import { expect } from 'chai';
 import { buildConninfo, endpointFromUrl, parseConninfo, upstreamUrlFromConninfo } from '../../../../src/adapters/database/conninfo.js';
-import { effectiveParameters, readConfValues, renderPgHba, renderPostgresqlConf } from '../../../../src/adapters/database/pg-config-files.js';
+import { effectiveParameters, passfilePath, readConfValues, renderPassfile, renderPgHba, renderPostgresqlConf } from '../../../../src/adapters/database/pg-config-files.js';
 import { initdbArguments } from '../../../../src/adapters/database/pg-initdb-args.js';
 import { resolveOptions } from '../../../../src/adapters/database/pg-options.js';
 import { pgTimestampToIso } from '../../../../src/adapters/database/pg-probe.js';
@@ -59,7 +59,7 @@ describe('PostgreSQL adapter helpers', () => {
       host: '10.0.0.2',
       port: '5432',
       user: 'replicator',
-      password: "it's \\ secret",
+      passfile: '/data/warden.pgpass',
       application_name: 'node1',
     });
   });
@@ -96,7 +96,10 @@ describe('PostgreSQL adapter helpers', () => {
     expect(text).to.include("include_if_exists 'postgresql.base.conf'");
     const back = readConfValues(text);
     expect(back['hot_standby']).to.equal('on');
-    expect(parseConninfo(back['primary_conninfo']!)['password']).to.equal("it's \\ secret");
+    const conninfo = parseConninfo(back['primary_conninfo']!);
+    expect(conninfo['password'], 'never in postgresql.conf: SHOW primary_conninfo is open to pg_monitor').to.equal(undefined);
+    expect(conninfo['passfile']).to.equal(passfilePath(opts));
+    expect(renderPassfile(opts)).to.equal(`*:*:*:${opts.replication.username}:it's \\\\ secret\n`);
   });
 
   it('renders pg_hba.conf: user lines first, passwords give scram from anywhere, role names quoted', () => {
