@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { childEnvironment } from '../process/child-environment.js';
 import type { CallbackAction, CallbackRunner } from '../../ports/callbacks.js';
 import type { Logger } from '../../ports/logger.js';
 
@@ -68,6 +69,7 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
     const child = spawn('/bin/sh', ['-c', `${command} "$@"`, 'warden-callback', action, role, this.o.scope], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: childEnvironment(),
     });
     const output: string[] = [];
     const keep = (chunk: Buffer) => {

@@ -1,3 +1,4 @@
+import { childEnvironment } from '../process/child-environment.js';
 import { execFile } from 'node:child_process';
 
 /** Result of a finished external command. */
@@ -44,7 +45,7 @@ export function runCommand(file: string, args: readonly string[], opts: RunOptio
       {
         // a directory every user can enter: some tools refuse to run from an unreadable cwd
         cwd: '/',
-        env: { ...process.env, ...opts.env },
+        env: childEnvironment(opts.env),
         timeout: opts.timeoutMs,
         maxBuffer: 64 * 1024 * 1024,
       },
