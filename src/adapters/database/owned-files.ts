@@ -23,7 +23,8 @@ export async function osUserIds(user: string): Promise<{ uid: number; gid: numbe
 export async function writeOwnedFile(path: string, content: string | Uint8Array, owner: string | null): Promise<void> {
   const tmp = join(dirname(path), `.${Date.now()}.${process.pid}.warden.tmp`);
   try {
-    await writeFile(tmp, content, { mode: 0o600 });
+    // wx: a new file, never through a link someone left at the name.
+    await writeFile(tmp, content, { mode: 0o600, flag: 'wx' });
     if (owner) {
       const { uid, gid } = await osUserIds(owner);
       await chown(tmp, uid, gid);

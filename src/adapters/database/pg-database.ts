@@ -1,4 +1,4 @@
-import { open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
@@ -332,14 +332,17 @@ export class PgDatabase implements Database {
     if (custom) return this.exclusive(() => this.customBootstrap(custom));
     return this.exclusive(async () => {
       this.states.set('initdb');
-      let pwFile: string | null = null;
+      let pwDir: string | null = null;
       // Outside the try: its clean-up empties the directory, which must never reach files the agent did not make.
       await this.refuseNonEmpty('initdb_failed', 'initdb');
       try {
         await ensureOwnedDir(this.o.dataDir, this.o.runAsUser);
         const args = [...initdbArguments(this.o.initdbOptions), '-U', this.o.superuser.username, '--no-instructions'];
         if (this.o.superuser.password) {
-          pwFile = join(tmpdir(), `warden-initdb-${process.pid}-${Date.now()}.pw`);
+          // In a folder of its own with an unpredictable name, only the server's user may enter.
+          pwDir = await mkdtemp(join(tmpdir(), 'warden-initdb-'));
+          await ensureOwnedDir(pwDir, this.o.runAsUser);
+          const pwFile = join(pwDir, 'pw');
           await writeOwnedFile(pwFile, `${this.o.superuser.password}\n`, this.o.runAsUser);
           args.push(`--pwfile=${pwFile}`);
         }
@@ -350,7 +353,7 @@ export class PgDatabase implements Database {
         this.states.set('initdb_failed');
         throw this.fail('initdb_failed', 'initdb failed', e);
       } finally {
-        if (pwFile) await rm(pwFile, { force: true });
+        if (pwDir) await rm(pwDir, { recursive: true, force: true });
       }
     });
   }

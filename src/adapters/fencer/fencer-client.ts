@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
+import { ensurePrivateSocketDir, foreignSocketProblem } from './fencer-socket-path.js';
 import { connect, type Socket } from 'node:net';
 import type { Clock } from '../../ports/clock.js';
 import type { Fencer, FencerStatus, FencingReport } from '../../ports/fencer.js';
@@ -73,6 +74,13 @@ export class FencerClient implements Fencer, Watchdog {
   async attach(): Promise<boolean> {
     this.detached = false;
     if (this.socket) return true;
+    try {
+      ensurePrivateSocketDir(this.o.socketPath);
+    } catch (e) {
+      return this.unavailable(`its socket's folder is not private: ${(e as Error).message}`);
+    }
+    const foreign = foreignSocketProblem(this.o.socketPath);
+    if (foreign !== null) return this.unavailable(foreign);
     let socket = await this.connect();
     if (!socket && this.o.spawn) {
       this.start(this.o.spawn);
@@ -175,7 +183,8 @@ export class FencerClient implements Fencer, Watchdog {
   private start(how: FencerSpawn): void {
     let fd: number | null = null;
     try {
-      fd = openSync(how.logFile, 'a', 0o640);
+      // Never through a link someone put in the log's place.
+      fd = openSync(how.logFile, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o640);
       const child = spawn(how.command, [...how.args], { detached: true, stdio: ['ignore', fd, fd] });
       child.on('error', (e) => this.unavailable(`cannot start the fencer: ${e.message}`));
       child.unref();

@@ -6,7 +6,7 @@ import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { PgFence } from '../../adapters/database/pg-fence.js';
-import { defaultFencerSocket } from '../../adapters/fencer/fencer-socket-path.js';
+import { defaultFencerSocket, ensurePrivateSocketDir } from '../../adapters/fencer/fencer-socket-path.js';
 import { FencerSocketServer } from '../../adapters/fencer/fencer-socket-server.js';
 import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
@@ -123,6 +123,13 @@ export async function main(argv: readonly string[]): Promise<number> {
       void keeper.agentDied().then(() => leaveUnlessAdopted('the agent died'));
     },
   }, logger);
+  try {
+    ensurePrivateSocketDir(socketPath);
+  } catch (e) {
+    logger.error("the socket's folder is not private: leaving", { socket: socketPath, error: (e as Error).message });
+    await store.close();
+    return 1;
+  }
   const listening = await server.listen();
   if (listening === 'guarded') {
     logger.info('another fencer already guards this data directory: leaving', { socket: socketPath });
@@ -136,7 +143,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   const pidFile = `${socketPath}.pid`;
-  await writeFile(pidFile, `${process.pid}\n`).catch(() => undefined);
+  // A new file, never through a link left in its place.
+  await unlink(pidFile).catch(() => undefined);
+  await writeFile(pidFile, `${process.pid}\n`, { flag: 'wx', mode: 0o644 }).catch(() => undefined);
   logger.info('fencer listening', { socket: socketPath, data_dir: cfg.db.data_dir, pid: process.pid });
   leaveUnlessAdopted('started');
   const checker = setInterval(() => void keeper.check(), CHECK_MS);
