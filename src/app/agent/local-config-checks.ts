@@ -1,4 +1,5 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { dirname } from 'node:path';
 import { defaultRunAsUser } from '../../adapters/database/pg-options.js';
 import { checkPostgresSetup } from '../../adapters/database/pg-preflight.js';
@@ -44,6 +45,28 @@ function logFileProblem(file: string): string | null {
 }
 
 /**
+ * Whether the REST API's certificate, key and key password make a TLS context, as the start
+ * needs (a wrong password or a key of another certificate fails only there otherwise). Not
+ * checked when a file was already reported unreadable.
+ */
+function restApiTlsProblem(config: LocalConfig, reported: readonly Problem[]): Problem | null {
+  const r = config.restapi;
+  if (r.certfile === undefined || reported.some((p) => p.path === 'restapi.certfile' || p.path === 'restapi.keyfile')) return null;
+  try {
+    createSecureContext({
+      cert: readFileSync(r.certfile),
+      key: readFileSync(r.keyfile ?? r.certfile),
+      ...(r.keyfile_password !== undefined ? { passphrase: r.keyfile_password } : {}),
+    });
+    return null;
+  } catch (e) {
+    const why = (e as Error).message;
+    const path = /decrypt|passphrase|password/i.test(why) ? 'restapi.keyfile_password' : 'restapi.keyfile';
+    return { path, message: `expected a key that goes with restapi.certfile${r.keyfile_password !== undefined ? ' and opens with keyfile_password' : ''}, got an error: ${why}` };
+  }
+}
+
+/**
  * What `warden --validate-config` checks on this host beyond the file itself: the TLS and
  * CA files can be read, the log file's directory exists, and PostgreSQL can run as the agent
  * would run it (the checks every start makes: programs in `db.bin_dir`, the server's user,
@@ -64,6 +87,8 @@ export async function hostProblems(config: LocalConfig): Promise<Problem[]> {
     const why = readable(file);
     if (why) out.push({ path, message: `expected a readable file, got ${JSON.stringify(file)} (${why})` });
   }
+  const tlsProblem = restApiTlsProblem(config, out);
+  if (tlsProblem) out.push(tlsProblem);
   if (config.log.file !== null) {
     const why = logFileProblem(config.log.file);
     if (why) out.push({ path: 'log.file', message: why });

@@ -90,6 +90,29 @@ describe('warden --validate-config', () => {
     expect((await run(join(dir, 'node.yml'), false)).err).not.to.include('warning');
   });
 
+  it('the API certificate, key and key password must make a TLS context, as the start needs', async () => {
+    const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+    ssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'plain.key', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=x']);
+    ssl(['pkey', '-in', 'plain.key', '-aes256', '-passout', 'pass:right', '-out', 'enc.key']);
+    ssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', 'other.key']);
+    const withTls = (key: string, password?: string) =>
+      nodeYaml(dir).replace(
+        'restapi: {listen: 127.0.0.1:8008, authentication: {username: admin, password: secret}}',
+        `restapi: {listen: 127.0.0.1:8008, authentication: {username: admin, password: secret}, certfile: ${dir}/cert.pem, keyfile: ${dir}/${key}${password ? `, keyfile_password: ${password}` : ''}}`,
+      );
+    for (const [key, password, code, path] of [
+      ['enc.key', 'right', 0, null],
+      ['plain.key', undefined, 0, null],
+      ['enc.key', 'wrong', 1, 'restapi.keyfile_password'],
+      ['other.key', undefined, 1, 'restapi.keyfile'],
+    ] as const) {
+      writeFileSync(join(dir, 'node.yml'), withTls(key, password), { mode: 0o600 });
+      const r = await run(join(dir, 'node.yml'), false);
+      expect(r.code, `${key} ${password}: ${r.err}`).to.equal(code);
+      if (path) expect(r.err).to.include(`${path}: expected a key that goes with restapi.certfile`);
+    }
+  });
+
   it('a role name that pg_hba.conf or a conninfo would read otherwise is refused', async () => {
     for (const name of ['all,app', 'repl all', 'a"b']) {
       writeFileSync(join(dir, 'node.yml'), nodeYaml(dir).replace('{username: replicator, password: rpw}', `{username: ${JSON.stringify(name)}, password: rpw}`));
