@@ -17,7 +17,8 @@ export async function serverProcessesInDataDir(dataDir: string): Promise<number[
       .filter((e) => /^\d+$/.test(e))
       .map(async (e) => {
         const cwd = await readlink(`/proc/${e}/cwd`).catch(() => null);
-        if (cwd !== dir) return;
+        // A data directory deleted under the server reads "<path> (deleted)".
+        if (cwd !== dir && cwd !== `${dir} (deleted)`) return;
         // The kernel's name of the executable (PostgreSQL changes what ps shows, not this).
         const comm = await readFile(`/proc/${e}/comm`, 'utf8').catch(() => '');
         if (comm.trim() === 'postgres') found.push(Number(e));

@@ -251,6 +251,7 @@ export class PgDatabase implements Database {
       pathExists(join(this.o.dataDir, 'postmaster.pid')),
       this.ctl.livePid(),
     ]);
+    if (pid === null && !initialized && !pidFile && !this.states.operating) await this.killServerWithoutData();
     if (pid === null) {
       const state = this.states.observed({ alive: false, pidFile, answered: false, refusing: false });
       return { ...stoppedFacts(state, initialized), ...(initialized ? await this.controlFacts() : {}) };
@@ -282,6 +283,21 @@ export class PgDatabase implements Database {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * A server whose data directory was deleted (or emptied) under it runs on, a primary
+   * acknowledging commits, until its own check notices a minute later, and nothing can stop it
+   * through pg_ctl any more: with no operation of ours running, any PostgreSQL process still
+   * working there is killed at once, before the HA loop gives up the leader key, so that a new
+   * primary never runs beside it.
+   */
+  private async killServerWithoutData(): Promise<void> {
+    const pids = await serverProcessesInDataDir(this.o.dataDir);
+    if (pids.length === 0) return;
+    this.log.error('PostgreSQL runs without its data directory (deleted or emptied under it): killing it', { pids, data_dir: this.o.dataDir });
+    this.session.close();
+    await killDataDirProcesses(this.o.dataDir);
   }
 
   /**

@@ -41,6 +41,11 @@ export class PgStateTracker {
     this.operations++;
   }
 
+  /** Whether an operation (initdb, a copy, a start...) is running. */
+  get operating(): boolean {
+    return this.operations > 0;
+  }
+
   endOperation(): void {
     this.operations--;
   }
