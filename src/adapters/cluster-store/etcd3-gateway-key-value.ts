@@ -6,7 +6,7 @@ import { asUnavailable, withinDeadline } from './etcd3-deadline.js';
 import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
 // Types only: etcd3-options.js loads the gRPC client this adapter exists to avoid.
 import type { Etcd3KeyValueOptions } from './etcd3-options.js';
-import { maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { compareRevisions, maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 
 /** TTL of a lease granted by a leased write before any keepAlive (the default `ttl`). */
@@ -156,6 +156,10 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
 
   writtenRevision(): string {
     return this.written;
+  }
+
+  storeWentBack(revision: string): void {
+    if (compareRevisions(this.written, revision) > 0) this.written = revision;
   }
 
   keepAlive(ttlSeconds: number): Promise<boolean> {

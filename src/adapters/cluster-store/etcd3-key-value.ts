@@ -1,7 +1,7 @@
 import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace, type WatchClient } from 'etcd3';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
-import { maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { compareRevisions, maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import { withinDeadline } from './etcd3-deadline.js';
 import { Etcd3AgentLease } from './etcd3-lease.js';
 import { etcd3ClientOptions, type Etcd3KeyValueOptions } from './etcd3-options.js';
@@ -74,6 +74,10 @@ export class Etcd3KeyValue implements KeyValueStore {
 
   writtenRevision(): string {
     return this.written;
+  }
+
+  storeWentBack(revision: string): void {
+    if (compareRevisions(this.written, revision) > 0) this.written = revision;
   }
 
   keepAlive(ttlSeconds: number): Promise<boolean> {

@@ -1,7 +1,7 @@
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { KeyValueStore, PutOptions, RevisionedSnapshot, WatchInfo, WriteCondition } from './key-value.js';
+import { compareRevisions, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 
 /** TTL given to a lease created by a leased write before any keepAlive (the default `ttl`). */
 const DEFAULT_LEASE_TTL_SECONDS = 30;
@@ -319,6 +319,10 @@ export class InMemoryKeyValue implements KeyValueStore {
 
   writtenRevision(): string {
     return this.written;
+  }
+
+  storeWentBack(revision: string): void {
+    if (compareRevisions(this.written, revision) > 0) this.written = revision;
   }
 
   watching(): boolean {

@@ -59,6 +59,11 @@ export interface KeyValueStore {
    */
   writtenRevision(): string;
   /**
+   * The store's revision went back to `revision` (its data was lost or restored from a
+   * snapshot): writes acknowledged above it are not in the store any more. Never throws.
+   */
+  storeWentBack(revision: string): void;
+  /**
    * Calls `listener` with the relative key, its new value (null: deleted) and the change's
    * revision and lease, on every change under the prefix; after each (re)connect it calls it
    * with key `''`, null and the revision the new stream starts at (every later change is

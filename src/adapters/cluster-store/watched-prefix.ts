@@ -126,6 +126,9 @@ export class WatchedPrefix {
     }
     if (this.misses > 0 || this.pauseReported) this.answered();
     if (generation !== this.generation || !this.live) return false;
+    // Below what the copy was read at: a member behind, or a store that lost its data; the
+    // caller's full read (linearizable) tells which (see wentBack).
+    if (this.loadedRevision !== null && compareRevisions(revision, this.loadedRevision) < 0) return false;
     // A watch served by a member behind this client's own writes would hide them.
     if (compareRevisions(revision, minRevision) < 0) return false;
     this.confirmed({ at, revision });
@@ -140,6 +143,7 @@ export class WatchedPrefix {
     // Before its first stream is up the watch would miss what changes right after the read: wait a moment for it.
     if (this.unwatch && this.watchFrom === null && !this.kv.watching()) await this.kv.whenWatching(FIRST_STREAM_WAIT_MS);
     const { entries, revision } = await this.kv.readAllAt();
+    if (this.loadedRevision !== null && compareRevisions(revision, this.loadedRevision) < 0) this.wentBack(revision);
     for (const [key, e] of entries) this.apply(key, e.value, e.revision, e.lease ?? null);
     // A key the read did not see, known at or below its revision, was deleted by then.
     for (const [key, k] of [...this.known]) {
@@ -153,6 +157,23 @@ export class WatchedPrefix {
       this.live = true;
       this.confirmed({ at, revision });
     }
+  }
+
+  /**
+   * A full read answered below an earlier one: etcd lost its data or was restored from a
+   * snapshot while the agent ran. Every key the copy holds may be gone or older there, and its
+   * revisions say nothing about the new store's (a stale leader key would outrank every change
+   * until the new revisions passed the old ones): the copy starts afresh from this read.
+   */
+  private wentBack(revision: string): void {
+    this.logger.warn(`etcd's revision went back from ${this.loadedRevision} to ${revision} (its data was lost or restored): reading the cluster afresh`);
+    if ([...this.known.values()].some((k) => k.value !== null)) this.version++;
+    this.known.clear();
+    this.loadedRevision = null;
+    this.confirmedAt = null;
+    this.live = false;
+    this.kv.storeWentBack(revision);
+    this.onChange('', null);
   }
 
   /** A live watch left a progress request unanswered. */
