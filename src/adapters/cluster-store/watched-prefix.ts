@@ -52,6 +52,8 @@ export class WatchedPrefix {
   private watchFrom: string | null = null;
   /** The revision of the newest full read. */
   private loadedRevision: string | null = null;
+  /** The highest store revision the copy has seen (reads, confirmations, changes): a full read below it means the store went back. */
+  private highest: string | null = null;
   private misses = 0;
   private pausedUntil = 0;
   private pauseReported = false;
@@ -128,7 +130,7 @@ export class WatchedPrefix {
     if (generation !== this.generation || !this.live) return false;
     // Below what the copy was read at: a member behind, or a store that lost its data; the
     // caller's full read (linearizable) tells which (see wentBack).
-    if (this.loadedRevision !== null && compareRevisions(revision, this.loadedRevision) < 0) return false;
+    if (this.highest !== null && compareRevisions(revision, this.highest) < 0) return false;
     // A watch served by a member behind this client's own writes would hide them.
     if (compareRevisions(revision, minRevision) < 0) return false;
     this.confirmed({ at, revision });
@@ -143,7 +145,8 @@ export class WatchedPrefix {
     // Before its first stream is up the watch would miss what changes right after the read: wait a moment for it.
     if (this.unwatch && this.watchFrom === null && !this.kv.watching()) await this.kv.whenWatching(FIRST_STREAM_WAIT_MS);
     const { entries, revision } = await this.kv.readAllAt();
-    if (this.loadedRevision !== null && compareRevisions(revision, this.loadedRevision) < 0) this.wentBack(revision);
+    if (this.highest !== null && compareRevisions(revision, this.highest) < 0) this.wentBack(revision);
+    this.saw(revision);
     for (const [key, e] of entries) this.apply(key, e.value, e.revision, e.lease ?? null);
     // A key the read did not see, known at or below its revision, was deleted by then.
     for (const [key, k] of [...this.known]) {
@@ -166,10 +169,11 @@ export class WatchedPrefix {
    * until the new revisions passed the old ones): the copy starts afresh from this read.
    */
   private wentBack(revision: string): void {
-    this.logger.warn(`etcd's revision went back from ${this.loadedRevision} to ${revision} (its data was lost or restored): reading the cluster afresh`);
+    this.logger.warn(`etcd's revision went back from ${this.highest} to ${revision} (its data was lost or restored): reading the cluster afresh`);
     if ([...this.known.values()].some((k) => k.value !== null)) this.version++;
     this.known.clear();
     this.loadedRevision = null;
+    this.highest = null;
     this.confirmedAt = null;
     this.live = false;
     this.kv.storeWentBack(revision);
@@ -194,7 +198,12 @@ export class WatchedPrefix {
   }
 
   private confirmed(c: Confirmation): void {
+    this.saw(c.revision);
     if (this.confirmedAt === null || c.at >= this.confirmedAt.at) this.confirmedAt = c;
+  }
+
+  private saw(revision: string): void {
+    if (this.highest === null || compareRevisions(revision, this.highest) > 0) this.highest = revision;
   }
 
   private event(key: string, value: string | null, info: WatchInfo): void {
@@ -214,6 +223,7 @@ export class WatchedPrefix {
   private apply(key: string, value: string | null, revision: string, lease: string | null): boolean {
     const k = this.known.get(key);
     if (k && compareRevisions(k.revision, revision) >= 0) return false;
+    this.saw(revision);
     this.known.set(key, { value, revision, lease });
     if (value !== null || (k !== undefined && k.value !== null)) this.version++;
     return true;

@@ -38,7 +38,9 @@ for (const [name, make] of Object.entries(transports)) {
       const logger = new MemoryLogger();
       const store: KeyValueClusterStore = make({ hosts: [etcd.host], prefix, retryTimeoutMs: 5000, clock: new SystemClock(), logger, watchedCopy: true });
       try {
-        // Revisions well above what the new store will reach.
+        // The copy is read once early, then follows the store's changes to revisions well
+        // above what the new store will reach, and above its first read's.
+        await store.read();
         for (let i = 0; i < 200; i++) await raw.put(`noise/${i % 5}`, String(i));
         await raw.put('leader', 'node2');
         await raw.put('config', '{"ttl":30}');
@@ -46,6 +48,8 @@ for (const [name, make] of Object.entries(transports)) {
         await etcd.stop();
         await rm(join(etcd.dataDir, 'etcd'), { recursive: true, force: true });
         await etcd.restart();
+        // The new store passes the revision of the copy's first read.
+        for (let i = 0; i < 20; i++) await raw.put(`noise/${i % 5}`, String(i));
         await raw.put('config', '{"ttl":40}');
         let leader: string | null | undefined = 'node2';
         const until = Date.now() + 20_000;
