@@ -365,7 +365,8 @@ export function recoverStopped(ctx: TickContext): Decision {
           { type: 'remember', patch: { primaryStartAt: null, lastRole: 'replica' } },
           ...configure,
           asReplicaOf(null),
-        ], { job: 'start' });
+          // Not a start that backs off: the restarts that failed before must not hold the key past the timeout.
+        ], { job: 'demote' });
       }
       const left = since === null ? timeoutMs : Math.max(1000, timeoutMs - (ctx.now - since));
       return decision('starting the primary again after a crash (holding the leader key)', [

@@ -117,6 +117,10 @@ describe('decide(): a stopped server', () => {
       expect(types(d).slice(0, 3)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader']);
       expect(d.actions[0]).to.deep.include({ mode: 'immediate' });
     }
+    // Restarts that kept failing back off; the give-up does not wait for their next attempt.
+    const failing = { ...memory, jobFailures: [{ job: 'start', count: 8, lastAt: NOW - 1000, error: 'No space left on device' }] };
+    const held = decide(leaderInput({ facts: stopped({ state: 'start_failed' }), memory: failing }));
+    expect(types(held).slice(0, 3)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader']);
   });
 
   it('a server that runs but does not answer is never started over; its leader holds the key until primary_start_timeout, then stops it before giving the key up', () => {
