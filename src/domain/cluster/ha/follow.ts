@@ -1,3 +1,4 @@
+import { startFailureOutsideData } from '../rules/start-failure.js';
 import { decision, needs, type Action, type Decision, type UpstreamRef } from './decision.js';
 import { releaseLock } from './demote.js';
 import { hasDiverged } from '../model/history.js';
@@ -83,6 +84,19 @@ export function reinitializeRequired(ctx: TickContext, why: string, cause: Rebui
  * leader, so it must answer as a running primary now (asked through `peers`).
  * `reinitialize` skips the rewind (it was tried and the server still does not start).
  */
+/**
+ * Whether pg_rewind failed on this node's timeline in a way that says the data needs a rebuild.
+ * One that failed for a cause outside the data (its crash recovery refused the configuration,
+ * a full disk) is tried again (backing off), never a reason to rebuild: the data may hold the
+ * only copy of commits.
+ */
+function rewindFailedOnThisTimeline(ctx: TickContext): boolean {
+  const timeline = ctx.facts.timeline;
+  if (timeline === null || ctx.input.memory.rewindFailedOnTimeline !== timeline) return false;
+  const lastRewindError = ctx.input.memory.jobFailures.find((f) => f.job === 'rewind')?.error ?? '';
+  return startFailureOutsideData(lastRewindError) === null;
+}
+
 export function rewindOrReinitialize(
   ctx: TickContext,
   upstream: UpstreamRef,
@@ -92,7 +106,7 @@ export function rewindOrReinitialize(
   const timeline = ctx.facts.timeline;
   const start: Action = { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) };
   const before = opts.before ?? [];
-  const rewindFailed = ctx.input.memory.rewindFailedOnTimeline === timeline && timeline !== null;
+  const rewindFailed = rewindFailedOnThisTimeline(ctx);
   const rewind = ctx.config.db.use_pg_rewind && !rewindFailed && !opts.reinitialize;
   if (!rewind) {
     const cause: RebuildCause = opts.cause ?? (rewindFailed ? 'rewind_failed' : 'diverged');
@@ -307,7 +321,7 @@ function repairAfterFailedStarts(ctx: TickContext, upstream: UpstreamRef): Decis
   const why = `the server failed to start as a replica ${failures} times`;
   // Counted first: a rewind that does not cure it leads to a reinitialize next time.
   const count: Action = { type: 'remember', patch: { startFailures: failures + 1 } };
-  const rewindPossible = ctx.config.db.use_pg_rewind && ctx.input.memory.rewindFailedOnTimeline !== ctx.facts.timeline;
+  const rewindPossible = ctx.config.db.use_pg_rewind && !rewindFailedOnThisTimeline(ctx);
   if (failures === START_FAILURES_BEFORE_REPAIR && rewindPossible) return rewindOrReinitialize(ctx, upstream, why, { before: [count], cause: 'rewind_failed' });
   if (ctx.config.db.remove_data_directory_on_rewind_failure) return rewindOrReinitialize(ctx, upstream, why, { reinitialize: true, before: [count], cause: 'rewind_failed' });
   return startAsReplica(ctx, upstream, `; if its data directory is damaged, run wardenctl reinit ${ctx.me} (or set db.remove_data_directory_on_rewind_failure to let the agent rebuild it)`);
@@ -381,9 +395,15 @@ export function recoverStopped(ctx: TickContext): Decision {
   }
   const upstream = leaderUpstream(ctx);
   if (upstream) {
-    if (ctx.input.memory.startFailures >= START_FAILURES_BEFORE_REPAIR) return repairAfterFailedStarts(ctx, upstream);
+    if (ctx.input.memory.startFailures >= START_FAILURES_BEFORE_REPAIR) {
+      const lastError = ctx.input.memory.jobFailures.find((f) => f.job === 'start')?.error ?? '';
+      const outside = startFailureOutsideData(lastError);
+      // Nothing in the data to repair: keep trying (backing off) and say what to fix.
+      if (outside !== null) return startAsReplica(ctx, upstream, `; it fails because of ${outside}, not its data: fix that (nothing is rewound or rebuilt)`);
+      return repairAfterFailedStarts(ctx, upstream);
+    }
     const behind = formerPrimaryBehind(ctx);
-    if (behind && ctx.config.db.use_pg_rewind && ctx.input.memory.rewindFailedOnTimeline !== ctx.facts.timeline) {
+    if (behind && ctx.config.db.use_pg_rewind && !rewindFailedOnThisTimeline(ctx)) {
       return rewindOrReinitialize(ctx, upstream, behind);
     }
     return startAsReplica(ctx, upstream);

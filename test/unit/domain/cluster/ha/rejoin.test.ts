@@ -1,3 +1,4 @@
+import { startFailureOutsideData } from '../../../../../src/domain/cluster/rules/start-failure.js';
 import { expect } from 'chai';
 import type { HistoryLine } from '../../../../../src/domain/cluster/model/cluster.js';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
@@ -149,6 +150,40 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     expect(types(fourth)).to.deep.equal(['remember', 'stop', 'removeData', 'remember', 'configure', 'createReplica', 'start']);
     const noRewind = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering(), raw: { db: { use_pg_rewind: false, ...optIn.db } } }));
     expect(noRewind.job).to.equal('reinitialize');
+  });
+
+  it('failed starts for a cause outside the data (configuration, port, disk) are never repaired: no rewind, no rebuild even with the opt-in', () => {
+    const c = onTimeline2({ checkpointAfterPromote: true });
+    const optIn = { db: { remove_data_directory_on_rewind_failure: true } };
+    for (const error of [
+      'pg_ctl: could not start server: FATAL:  configuration file "/data/postgresql.auto.conf" contains errors',
+      'FATAL:  could not create any TCP/IP sockets',
+      'PANIC:  could not write to file "pg_wal/xlogtemp.123": No space left on device',
+    ]) {
+      const jobFailures = [{ job: 'start', count: 4, lastAt: NOW - 600_000, error }];
+      for (const startFailures of [3, 4]) {
+        const d = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures, jobFailures }), peers: answering(), raw: optIn }));
+        expect(types(d), `${error} (${startFailures})`).to.deep.equal(['start']);
+        expect(d.message).to.match(/not its data: fix that \(nothing is rewound or rebuilt\)$/);
+      }
+    }
+    expect(startFailureOutsideData('FATAL:  could not locate a valid checkpoint record')).to.equal(null);
+  });
+
+  it('a rewind that failed for a cause outside the data is tried again, never a reason to rebuild', () => {
+    // node2 was promoted into timeline 2; node3 was promoted into 3 and leads.
+    const lines: HistoryLine[] = [[1, 4000, 'r', null, 'node2'], [2, 9000, 'r', null, 'node3']];
+    const c = cluster('node3', { history: { lines, revision: '7' }, members: [member('node1'), member('node2'), member('node3', { role: 'primary', timeline: 3 })] });
+    const optIn = { db: { remove_data_directory_on_rewind_failure: true } };
+    const failed = (error: string) =>
+      decide(
+        input({ cluster: c, facts: stopped({ timeline: 2 }), memory: memory({ lastRole: 'primary', rewindFailedOnTimeline: 2, jobFailures: [{ job: 'rewind', count: 1, lastAt: NOW - 600_000, error }] }), peers: answering('node3', 3), raw: optIn }),
+      );
+    const outside = failed('pg_rewind: error: postgres single-user mode in target cluster failed: FATAL:  configuration file "x" contains errors');
+    expect(outside.job, outside.message).to.equal('rewind');
+    expect(types(outside)).not.to.include('removeData');
+    // A rewind that failed on the data itself is not tried again (its failed starts then lead to a rebuild, see above).
+    expect(failed('pg_rewind: fatal: could not find common ancestor of the source and target cluster\'s timelines').job).to.equal('start');
   });
 
   it("a fresh agent starts its server with the cluster's parameters (a standby below the primary's max_connections does not start)", () => {
