@@ -48,7 +48,8 @@ export class PgSqlClient implements SqlClient {
     }
     try {
       if (this.opts.serverSideTimeouts !== false && this.timeouts.get(client) !== q.timeoutMs) {
-        await client.query(`SET statement_timeout = ${Math.max(1, Math.round(q.timeoutMs))}`);
+        // Bounded like the query: a connection whose server stopped answering must not hold the scrape.
+        await client.query({ text: `SET statement_timeout = ${Math.max(1, Math.round(q.timeoutMs))}`, query_timeout: q.timeoutMs + BACKSTOP_MS } as pg.QueryConfig);
         this.timeouts.set(client, q.timeoutMs);
       }
       const backstop = this.opts.serverSideTimeouts === false ? 0 : BACKSTOP_MS;
@@ -101,6 +102,9 @@ export class PgSqlClient implements SqlClient {
     });
     // Idle connections die when the server restarts; pg emits that here, and unhandled it would crash the process.
     pool.on('error', (err) => this.opts.logger.debug('idle connection closed', { database: db || '(main)', error: err.message }));
+    // A checked-out client can hear its server end the connection between two queries (a restart, pg_terminate_backend):
+    // the pool listens only to idle ones, and an 'error' nobody hears would crash the process. The next query fails and drops it.
+    pool.on('connect', (client) => client.on('error', (err) => this.opts.logger.debug('connection closed by the server', { database: db || '(main)', error: err.message })));
     this.pools.set(db, pool);
     return pool;
   }

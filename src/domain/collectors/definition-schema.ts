@@ -67,17 +67,23 @@ export function compileSchema(schema: object): ValidateFunction {
 /** Problems of `raw` against a compiled schema, each path starting with `root`. */
 export function problemsOf(validate: ValidateFunction, root: string, raw: unknown): Problem[] {
   if (validate(raw)) return [];
-  return (validate.errors ?? []).map((e) => toProblem(root, e));
+  return (validate.errors ?? []).map((e) => toProblem(root, e)).filter((p): p is Problem => p !== null);
 }
 
 function join(base: string, key: string): string {
   return key ? `${base}.${key}` : base;
 }
 
-function toProblem(key: string, e: ErrorObject): Problem {
+function toProblem(key: string, e: ErrorObject): Problem | null {
   const path = join(key, pointerToPath(e.instancePath));
   const params = e.params as Record<string, unknown>;
-  const got = describeValue(e.data);
+  // A mapping or list is named, never printed: it may hold connection URLs with passwords.
+  const got = typeof e.data === 'object' && e.data !== null ? (Array.isArray(e.data) ? 'a list' : 'a mapping') : describeValue(e.data);
+  // A key's name refused (propertyNames): said once, at the key, by its pattern error.
+  if (e.keyword === 'propertyNames') return null;
+  if (e.propertyName !== undefined) {
+    return { path: `${path}.${e.propertyName}`, message: `invalid name ${JSON.stringify(e.propertyName)}: expected letters, digits, _ . - (starting with a letter or digit)` };
+  }
   switch (e.keyword) {
     case 'additionalProperties': {
       const allowed = Object.keys((e.parentSchema as { properties?: object }).properties ?? {}).join(', ');
@@ -104,5 +110,5 @@ function toProblem(key: string, e: ErrorObject): Problem {
 /** Schema problems of one raw definition, each path starting with the collector key. */
 export function schemaProblems(key: string, raw: unknown): Problem[] {
   if (validateCollector(raw)) return [];
-  return (validateCollector.errors ?? []).map((e) => toProblem(key, e));
+  return (validateCollector.errors ?? []).map((e) => toProblem(key, e)).filter((p): p is Problem => p !== null);
 }

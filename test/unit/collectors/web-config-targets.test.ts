@@ -74,6 +74,10 @@ describe('targets file', () => {
     ).join('\n');
     expect(p).to.contain('t.yml.targets.a.url: give the connection as url or as url_file').and.contain('t.yml.targets.b.url').and.contain('scheme mysql:').and.contain('bad-label');
     expect(problems(() => parseTargets({ targets: { 'bad name': { url: 'postgres://x/y' } } }, 't.yml'))).to.have.length.greaterThan(0);
+    // A refused name never prints the targets (their URLs may hold passwords).
+    const named = problems(() => parseTargets({ targets: { 'bad name': { url: 'postgres://mon:SuperSecret123@db/x' } } }, 't.yml'));
+    expect(JSON.stringify(named)).not.to.include('SuperSecret123');
+    expect(named).to.have.length(1);
     expect(problems(() => parseTargets({ targets: { a: { url: 'postgres://x/y', passwd: 'p' } } }, 't.yml')).join('\n')).to.contain('unknown field');
     expect(problems(() => parseTargets({}, 't.yml')).join('\n')).to.contain('t.yml.targets: is required');
   });
