@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
-import { limitConnections } from './connection-limits.js';
+import { FIRST_REQUEST_MS, limitConnections } from './connection-limits.js';
 import { requestTarget } from './health-fast-path.js';
 import type { AddressInfo } from 'node:net';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
@@ -258,7 +258,7 @@ export async function listenExporter(
   port: number,
   tls?: { readonly options: HttpsServerOptions; accept(socket: TLSSocket): boolean },
 ): Promise<ExporterHttpServer> {
-  const server: Server = tls ? (await import('node:https')).createServer(tls.options, handler) : createServer(handler);
+  const server: Server = tls ? (await import('node:https')).createServer({ handshakeTimeout: FIRST_REQUEST_MS, ...tls.options }, handler) : createServer(handler);
   if (tls) server.on('secureConnection', (socket: TLSSocket) => (tls.accept(socket) ? undefined : socket.destroy()));
   limitConnections(server);
   await new Promise<void>((resolve, reject) => {

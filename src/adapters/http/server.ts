@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { VerifyClient } from './auth.js';
-import { limitConnections } from './connection-limits.js';
+import { FIRST_REQUEST_MS, limitConnections } from './connection-limits.js';
 
 /** HTTPS settings (`restapi.certfile`, `keyfile`, `keyfile_password`, `cafile`, `verify_client`). */
 export interface TlsSettings {
@@ -61,6 +61,7 @@ export function createAgentServer(handler: (req: IncomingMessage, res: ServerRes
           ...(tls.cafile ? { ca: readFileSync(tls.cafile) } : {}),
           requestCert: (tls.verifyClient ?? 'none') !== 'none',
           rejectUnauthorized: tls.verifyClient === 'required',
+          handshakeTimeout: FIRST_REQUEST_MS,
         },
         handler,
       )
