@@ -99,6 +99,8 @@ export interface LoopMemory {
   readonly reinitializeQueued: { readonly fromLeader: boolean } | null;
   /** A rewind failed on this timeline: reinitialize instead of trying again. */
   readonly rewindFailedOnTimeline: number | null;
+  /** Where this node's WAL was when pg_rewind last succeeded on it: a server still there needs no other rewind (pg_rewind found nothing to do). */
+  readonly rewoundAt?: { readonly timeline: number; readonly position: number } | null;
   /** The empty `initialize` key (a bootstrap in progress) with the time it was first seen, to clean up after a dead bootstrapper. */
   readonly initializeSeen: { readonly revision: string; readonly since: number } | null;
   /**

@@ -124,7 +124,15 @@ export function rewindOrReinitialize(
     return decision(`${why}: waiting to ${rewind ? 'rewind' : 'reinitialize'}: leader ${upstream.name} does not answer as a running ${servingLeaderRole(ctx).replace('_', ' ')}`);
   }
   if (rewind) {
-    const actions: Action[] = [...before, ...configureBeforeStart(ctx), { type: 'stop', mode: 'fast' }, { type: 'rewind', source: upstream }, start];
+    const here = timeline !== null && ctx.myWal !== null ? { timeline, position: ctx.myWal } : null;
+    const actions: Action[] = [
+      ...before,
+      ...configureBeforeStart(ctx),
+      { type: 'stop', mode: 'fast' },
+      { type: 'rewind', source: upstream },
+      { type: 'remember', patch: { rewoundAt: here } },
+      start,
+    ];
     const rewindAt = actions.findIndex((a) => a.type === 'rewind');
     return decision(`${why}: rewinding from ${upstream.name}`, actions, {
       job: 'rewind',
@@ -177,7 +185,11 @@ function followDecision(ctx: TickContext): Decision {
   const target = followTarget(ctx);
   const from = targetText(target, upstream.name);
   const mine = `I am ${ctx.me}, a replica following ${from}${ctx.paused ? '; PAUSE' : ''}`;
-  if (diverged) {
+  // pg_rewind ran here and found nothing to undo (the position said otherwise: a receiver that restarted reports the
+  // start of its segment): rewinding again would loop stop, rewind, start every tick.
+  const rewound = ctx.input.memory.rewoundAt ?? null;
+  const rewoundHere = rewound !== null && rewound.timeline === tl && ctx.myWal !== null && ctx.myWal <= rewound.position;
+  if (diverged && !rewoundHere) {
     if (ctx.paused) return decision(`no action: ${mine}; timeline ${tl} diverged from the leader's (timeline ${leaderTl})`);
     const formerPrimary = ctx.input.memory.primaryOnTimeline === tl;
     const why = formerPrimary

@@ -75,6 +75,7 @@ export const BOOTSTRAP_ROLLBACK: readonly Action[] = [
 /** What the loop forgets about data directories it replaces (a base backup of the leader). */
 export const FRESH_DATA: Partial<LoopMemory> = Object.freeze({
   rewindFailedOnTimeline: null,
+  rewoundAt: null,
   lastRole: null,
   appliedParameters: null,
   timelineSeen: null,

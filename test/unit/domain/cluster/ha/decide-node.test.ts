@@ -198,7 +198,7 @@ describe('decide(): a replica', () => {
     const waited = { ...EMPTY_MEMORY, appliedParameters: '{}', notStreamingSince: { since: NOW - 60_000, upstream: 'postgres://node1:5432/postgres', position: 5000 } };
     const peers = new Map([['node1', peerStatus('primary', 6000, { timeline: 2 })], ['node3', null]]);
     expect(decide(input({ cluster: c, facts: diverged, memory: waited })).need).to.equal('peers');
-    expect(types(decide(input({ cluster: c, facts: diverged, memory: waited, peers })))).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(decide(input({ cluster: c, facts: diverged, memory: waited, peers })))).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
     // Without pg_rewind, or after a failed rewind, the data directory is rebuilt only where an opt-in allows it.
     const noRewind = decide(input({ cluster: c, facts: diverged, memory: waited, peers, raw: { db: { use_pg_rewind: false } } }));
     expect(types(noRewind)).to.deep.equal([]);

@@ -24,10 +24,10 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
   it('a replica whose WAL goes past the branch point is rewound at once, even while it shows streaming (a WAL receiver the leader refuses)', () => {
     // The leader must answer first: its member key outlives a dead one.
     expect(decide(input({ cluster: onTimeline2(), facts: pastBranch })).need).to.equal('peers');
-    expect(types(decide(input({ cluster: onTimeline2(), facts: pastBranch, peers: answering() })))).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(decide(input({ cluster: onTimeline2(), facts: pastBranch, peers: answering() })))).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
     const flickering = replicaFacts(5000, 'node1', { replicationState: 'streaming' });
     const d = decide(input({ cluster: onTimeline2(), facts: flickering, peers: answering() }));
-    expect(types(d)).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(d)).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
     expect(d.message).to.match(/^timeline 1 diverged from leader node1 \(timeline 2\): its WAL goes past the branch point: rewinding from node1$/);
     // Up to the branch point it has not diverged: it follows the timeline switch by itself.
     expect(types(decide(input({ cluster: onTimeline2(), facts: replicaFacts(4000, 'node1', { replicationState: null }), peers: answering() })))).to.deep.equal([]);
@@ -77,15 +77,26 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const m = memory({ primaryOnTimeline: 1, lastRole: 'replica' });
     expect(decide(input({ cluster: onTimeline2(), facts: oldPrimary, memory: m })).need).to.equal('peers');
     const d = decide(input({ cluster: onTimeline2(), facts: oldPrimary, memory: m, peers: answering() }));
-    expect(types(d)).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(d)).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
     expect(d.message).to.match(/was the primary of timeline 1/);
+    expect(d.actions[2]).to.deep.equal({ type: 'remember', patch: { rewoundAt: { timeline: 1, position: 5000 } } });
+  });
+
+  it('a server pg_rewind already found nothing to undo on, still where it was, is not rewound again (it looped stop, rewind, start)', () => {
+    const oldPrimary = replicaFacts(5000, null, { replicationState: null });
+    const m = memory({ primaryOnTimeline: 1, lastRole: 'replica', rewoundAt: { timeline: 1, position: 5000 } });
+    const d = decide(input({ cluster: onTimeline2(), facts: oldPrimary, memory: m, peers: answering() }));
+    expect(types(d), d.message).not.to.include('rewind');
+    // Past where the rewind left it: diverged anew, rewound again.
+    const further = decide(input({ cluster: onTimeline2(), facts: replicaFacts(6000, null, { replicationState: null }), memory: m, peers: answering() }));
+    expect(types(further)).to.include('rewind');
   });
 
   it('a replica pointed at the old primary follows the new leader first, unless it has diverged', () => {
     const atBranch = decide(input({ cluster: onTimeline2(), facts: replicaFacts(4000, 'node3', { replicationState: null }) }));
     expect(types(atBranch)).to.deep.equal(['follow']);
     const past = decide(input({ cluster: onTimeline2(), facts: replicaFacts(5000, 'node3', { replicationState: null }), peers: answering() }));
-    expect(types(past)).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(past)).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
   });
 
   it('a rewind waits until the leader is a running primary on the new timeline whose checkpoint after the promotion is done', () => {
@@ -102,7 +113,7 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const dead = decide(input({ cluster: onTimeline2({ checkpointAfterPromote: true }), facts: pastBranch, memory: waited, peers: new Map([['node1', null]]) }));
     expect(types(dead)).to.deep.equal([]);
     expect(dead.message).to.match(/does not answer/);
-    expect(types(decide(input({ cluster: onTimeline2({ checkpointAfterPromote: true }), facts: pastBranch, memory: waited, peers: answering() })))).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(decide(input({ cluster: onTimeline2({ checkpointAfterPromote: true }), facts: pastBranch, memory: waited, peers: answering() })))).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
   });
 
   it('a crashed former primary is rewound before its first start as a replica (memory or the history key tell it led its timeline)', () => {
@@ -110,15 +121,15 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const lines: HistoryLine[] = [[1, 4000, 'r', null, 'node2'], [2, 9000, 'r', null, 'node3']];
     const c = cluster('node3', { history: { lines, revision: '7' }, members: [member('node1'), member('node2'), member('node3', { role: 'primary', timeline: 3 })] });
     const d = decide(input({ cluster: c, facts: stopped({ state: 'crashed', timeline: 2 }), peers: answering('node3', 3) }));
-    expect(types(d), d.message).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(d), d.message).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
     expect(d.actions[1]).to.deep.include({ source: { name: 'node3', connUrl: 'postgres://node3:5432/postgres' } });
     // Without the history line naming it, the loop's memory of its role tells the same.
     const anonymous: HistoryLine[] = [[1, 4000, 'r', null, 'node1'], [2, 9000, 'r', null, 'node3']];
     const c2 = { ...c, history: { lines: anonymous, revision: '7' } };
-    expect(types(decide(input({ cluster: c2, facts: stopped({ timeline: 2 }), memory: memory({ lastRole: 'primary' }), peers: answering('node3', 3) })))).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(decide(input({ cluster: c2, facts: stopped({ timeline: 2 }), memory: memory({ lastRole: 'primary' }), peers: answering('node3', 3) })))).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
     // Killed before the checkpoint after its promotion: its control file still shows the timeline before.
     const early = decide(input({ cluster: c, facts: stopped({ state: 'crashed', timeline: 1 }), peers: answering('node3', 3) }));
-    expect(types(early), early.message).to.deep.equal(['stop', 'rewind', 'start']);
+    expect(types(early), early.message).to.deep.equal(['stop', 'rewind', 'remember', 'start']);
     expect(early.message).to.match(/primary of timeline 2 and the cluster is on timeline 3/);
     // A former replica just starts; so does a former primary already on the cluster's timeline.
     expect(types(decide(input({ cluster: c2, facts: stopped({ timeline: 2 }) })))).to.deep.equal(['start']);
