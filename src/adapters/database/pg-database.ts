@@ -923,12 +923,19 @@ export class PgDatabase implements Database {
         }
         await this.clearCrashLeftovers(10_000);
         const recovery = await this.currentRecovery();
-        const outcome = await pgRewind(this.o, endpointFromUrl(source.connUrl));
+        const { outcome, divergedAt } = await pgRewind(this.o, endpointFromUrl(source.connUrl));
         // pg_rewind copied the source's configuration files: put ours back
         await this.writeRole(recovery);
         await rm(marker, { force: true });
         this.controlCache = null;
-        this.log.info('pg_rewind finished', { outcome, source: source.name });
+        if (outcome === 'rewound') {
+          // What this node wrote past the branch point is gone: commits acknowledged there only (asynchronous mode) with it.
+          const at = divergedAt ? ` after ${divergedAt.lsn} on timeline ${divergedAt.timeline}` : '';
+          this.log.warn(`pg_rewind rewound this data directory to ${source.name}'s history: the WAL it had${at} was discarded, and any transaction committed there only on this node is gone`, {
+            source: source.name,
+            ...(divergedAt ? { diverged_at: divergedAt.lsn, diverged_timeline: divergedAt.timeline } : {}),
+          });
+        } else this.log.info('pg_rewind finished: nothing to rewind', { source: source.name });
       } catch (e) {
         if (targetMayBeHalfRewound(e)) {
           await writeOwnedFile(marker, `${new Date().toISOString()} ${describe(e)}\n`, this.o.runAsUser).catch(() => undefined);

@@ -9,6 +9,18 @@ import { pathExists } from './path-exists.js';
 /** What pg_rewind did. */
 export type RewindOutcome = 'rewound' | 'not_needed';
 
+/** What pg_rewind did, and where the two servers' WAL parted (as it prints it: an LSN and a timeline). */
+export interface RewindResult {
+  readonly outcome: RewindOutcome;
+  readonly divergedAt: { readonly lsn: string; readonly timeline: number } | null;
+}
+
+/** Where pg_rewind says the servers diverged, from its output; null when it does not say. */
+export function divergencePoint(output: string): RewindResult['divergedAt'] {
+  const m = /servers diverged at WAL location ([0-9A-F]+\/[0-9A-F]+) on timeline (\d+)/i.exec(output);
+  return m ? { lsn: m[1]!, timeline: Number(m[2]) } : null;
+}
+
 const STANDBY_SIGNAL = 'standby.signal';
 /** Where standby.signal waits while pg_rewind runs its single-user crash recovery. */
 const STANDBY_SIGNAL_ASIDE = 'standby.signal.warden-rewind';
@@ -26,7 +38,7 @@ const STANDBY_SIGNAL_ASIDE = 'standby.signal.warden-rewind';
  * caller writes the recovery files afresh after a successful rewind; after a failed one the
  * file is put back.
  */
-export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promise<RewindOutcome> {
+export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promise<RewindResult> {
   const conninfo = buildConninfo({
     host: source.host,
     port: source.port,
@@ -51,7 +63,8 @@ export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promi
       timeoutMs: opts.rewindTimeoutMs,
       env: { LC_ALL: 'C', LANG: 'C', ...(opts.superuser.password ? { PGPASSWORD: opts.superuser.password } : {}) },
     });
-    return /no rewind required/i.test(stdout + stderr) ? 'not_needed' : 'rewound';
+    const output = `${stdout}\n${stderr}`;
+    return { outcome: /no rewind required/i.test(output) ? 'not_needed' : 'rewound', divergedAt: divergencePoint(output) };
   } finally {
     // Put back in every case: after a success the caller rewrites the recovery files anyway.
     if (setAside && !(await pathExists(signal))) await rename(aside, signal).catch(() => undefined);

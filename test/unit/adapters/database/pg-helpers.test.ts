@@ -1,3 +1,4 @@
+import { divergencePoint } from '../../../../src/adapters/database/pg-rewind.js';
 /** Pure helpers of the PostgreSQL adapter (no server needed). */
 import { expect } from 'chai';
 import { buildConninfo, endpointFromUrl, parseConninfo, upstreamUrlFromConninfo } from '../../../../src/adapters/database/conninfo.js';
@@ -156,5 +157,12 @@ describe('PostgreSQL adapter helpers', () => {
     t.endOperation();
     t.set('start_failed');
     expect(t.observed({ alive: false, pidFile: false, answered: false, refusing: false })).to.equal('start_failed');
+  });
+});
+
+describe('pg_rewind output', () => {
+  it('says where the servers diverged (what this node loses after it)', () => {
+    expect(divergencePoint('pg_rewind: servers diverged at WAL location 0/3000060 on timeline 1\npg_rewind: rewinding from last common checkpoint at 0/2000060 on timeline 1\npg_rewind: Done!')).to.deep.equal({ lsn: '0/3000060', timeline: 1 });
+    expect(divergencePoint('pg_rewind: source and target cluster are on the same timeline\npg_rewind: no rewind required')).to.equal(null);
   });
 });
