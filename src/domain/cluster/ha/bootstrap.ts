@@ -25,7 +25,9 @@ export function bootstrapDecision(ctx: TickContext): Decision {
   if (init === null) {
     if (facts.initialized) {
       if (facts.systemIdentifier === null) return waiting('the system identifier of the local data (no initialize key yet)');
-      return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data`, registerLocalData(ctx, facts.systemIdentifier));
+      // Data without an initialize key: the DCS lost its keys (or this is an adopted server). Say what comes back from where.
+      const config = ctx.cluster.config === null ? '; the DCS holds no configuration: bootstrap.dcs is written (settings changed since the first bootstrap, and the history, are not in it)' : '';
+      return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data${config}`, registerLocalData(ctx, facts.systemIdentifier));
     }
     if (ctx.nofailover) return waiting(`another member to bootstrap the cluster: this one is ${ctx.nofailoverReason} and never creates it`);
     if (ctx.watchdogFailed) return waiting('another member to bootstrap the cluster: the watchdog is required here but not usable');
