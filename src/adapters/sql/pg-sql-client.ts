@@ -24,6 +24,12 @@ export interface PgSqlClientOptions {
 /** Client-side backstop beyond the server-side statement_timeout, for a server that stopped answering. */
 const BACKSTOP_MS = 2_000;
 const IDLE_MS = 60_000;
+/**
+ * A discovered database's pool: one connection, closed 5 s after its queries: with a hundred
+ * databases, pools of the main one's size held most of max_connections, and an idle
+ * connection kept each database from being dropped.
+ */
+const OTHER_DATABASE_IDLE_MS = 5_000;
 
 /** Every column comes back as text: no Date/JSON/BigInt parsing on the hot path; the collector core parses numbers. */
 const RAW_TEXT: pg.CustomTypesConfig = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig;
@@ -34,11 +40,30 @@ export class PgSqlClient implements SqlClient {
   /** statement_timeout currently set on each pooled connection, to skip redundant SETs. */
   private readonly timeouts = new WeakMap<pg.PoolClient, number>();
   private closed = false;
+  /** Connections open or being opened over every pool: never more than maxConnections at once, whatever the number of databases. */
+  private inUse = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly opts: PgSqlClientOptions) {}
 
   async query(sql: string, q: SqlQueryOptions): Promise<SqlRows> {
     if (this.closed) throw new SqlError('sql_unavailable', 'client closed');
+    await this.slot();
+    try {
+      return await this.queryInSlot(sql, q);
+    } finally {
+      this.inUse--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  /** Waits for one of the maxConnections places. */
+  private async slot(): Promise<void> {
+    while (this.inUse >= this.opts.maxConnections) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.inUse++;
+  }
+
+  private async queryInSlot(sql: string, q: SqlQueryOptions): Promise<SqlRows> {
     const pool = this.pool(q.database ?? '');
     let client: pg.PoolClient;
     try {
@@ -93,9 +118,9 @@ export class PgSqlClient implements SqlClient {
     if (pool) return pool;
     pool = new pg.Pool({
       ...this.connection(db),
-      max: this.opts.maxConnections,
+      max: db === '' ? this.opts.maxConnections : 1,
       connectionTimeoutMillis: this.opts.connectTimeoutMs,
-      idleTimeoutMillis: IDLE_MS,
+      idleTimeoutMillis: db === '' ? IDLE_MS : OTHER_DATABASE_IDLE_MS,
       application_name: this.opts.applicationName,
       keepAlive: true,
       types: RAW_TEXT,
