@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { yamlMessage } from '../yaml-message.js';
 import type { CollectorDefinition } from '../../domain/collectors/collector.js';
-import { loadDefinitions, type DefinitionDocument } from '../../domain/collectors/definitions.js';
+import { loadDefinitions, reservedNameProblems, type DefinitionDocument } from '../../domain/collectors/definitions.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
 
 /** The collector set shipped with the package: `collectors/` at the package root (same depth from src/ and dist/). */
@@ -49,7 +49,7 @@ export function parseYamlDocument(text: string, source: string, problems: Proble
  * Reads a YAML file, or every *.yml / *.yaml of a folder in lexical order, and validates the
  * collectors. Throws a ValidationError (code invalid_collectors) listing every problem.
  */
-export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR): Promise<LoadedCollectors> {
+export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR, namespace = 'db'): Promise<LoadedCollectors> {
   let files: string[];
   try {
     files = await yamlFiles(path);
@@ -73,6 +73,7 @@ export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR):
   let collectors: readonly CollectorDefinition[] = [];
   try {
     collectors = loadDefinitions(docs);
+    problems.push(...reservedNameProblems(collectors, namespace));
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
     problems.push(...e.problems);

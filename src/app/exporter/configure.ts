@@ -20,7 +20,7 @@ export function configPathFor(options: ExporterOptions, kind: TargetKind): strin
 
 /** Loads the collector configuration of the --url server (the bundled set of its kind when none). Throws ValidationError. */
 export function loadConfigured(options: ExporterOptions): Promise<LoadedCollectors> {
-  return loadCollectorFiles(configPathFor(options, targetKindOfUrl(options.url)));
+  return loadCollectorFiles(configPathFor(options, targetKindOfUrl(options.url)), options.namespace);
 }
 
 function readSecret(path: string, what: string): string {
@@ -47,7 +47,7 @@ export async function loadExporterFiles(options: ExporterOptions): Promise<Expor
       }
       const kind = t.kind ?? targetKindOfUrl(url);
       const configPath = t.config ?? configPathFor(options, kind);
-      if (!loaded.has(configPath)) loaded.set(configPath, loadCollectorFiles(configPath));
+      if (!loaded.has(configPath)) loaded.set(configPath, loadCollectorFiles(configPath, options.namespace));
       targets.push({
         settings: { name: t.name, url, kind, autoDiscovery: t.autoDiscovery, includeDatabases: t.includeDatabases, excludeDatabases: t.excludeDatabases, constLabels: [...options.constLabels, ...t.constLabels] },
         configPath,

@@ -211,6 +211,32 @@ function overlaps(a: CollectorDefinition, b: CollectorDefinition): boolean {
   return !(ra && rb && ra !== rb);
 }
 
+/**
+ * Metric families of collectors that take a name the exporter itself writes (`<ns>_up`,
+ * `<ns>_version`, `<ns>_in_recovery`, `<ns>_exporter_*`, `process_*`, `nodejs_*`): the
+ * exposition would hold the family twice, and Prometheus refuses the whole scrape.
+ */
+export function reservedNameProblems(defs: readonly CollectorDefinition[], namespace: string): Problem[] {
+  const exact = new Set([`${namespace}_up`, `${namespace}_version`, `${namespace}_in_recovery`]);
+  const prefixes = [`${namespace}_exporter_`, 'process_', 'nodejs_'];
+  const problems: Problem[] = [];
+  for (const def of defs) {
+    if (def.skip) continue;
+    for (const col of def.metrics) {
+      if (!isValueUsage(col.usage)) continue;
+      for (const mode of MODES) {
+        const family = familyName(def, col, mode);
+        const base = family.replace(/_total$/, '');
+        if (exact.has(base) || prefixes.some((p) => base.startsWith(p))) {
+          problems.push({ path: `${def.key}.metrics.${col.column}`, message: `metric ${family} is a name the exporter writes itself (${[...exact].join(', ')}, ${prefixes.map((p) => `${p}*`).join(', ')}): rename the collector or the column` });
+          break;
+        }
+      }
+    }
+  }
+  return problems;
+}
+
 /** Metric families produced by two collectors that can run on the same server would collide (under either naming): each is a problem. */
 function crossProblems(defs: readonly CollectorDefinition[]): Problem[] {
   const problems: Problem[] = [];

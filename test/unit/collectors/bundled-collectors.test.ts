@@ -55,3 +55,23 @@ describe('the bundled pgBouncer collector set', () => {
     expect(collectors.some((c) => c.key.startsWith('db_pgbouncer'))).to.equal(false);
   });
 });
+
+describe('collector metric names the exporter writes itself', () => {
+  it('are refused: the exposition would hold the family twice and Prometheus refuses the whole scrape', async () => {
+    const { loadDefinitions, reservedNameProblems } = await import('../../../src/domain/collectors/definitions.js');
+    const defs = loadDefinitions([
+      {
+        source: 'x.yml',
+        doc: {
+          db: { query: 'SELECT 1 AS up', metrics: [{ up: { usage: 'GAUGE', description: 'x' } }] },
+          db_exporter: { query: 'SELECT 1 AS build_info', metrics: [{ build_info: { usage: 'GAUGE', description: 'x' } }] },
+          fine: { query: 'SELECT 1 AS a', metrics: [{ a: { usage: 'GAUGE', description: 'x' } }] },
+        },
+      },
+    ]);
+    expect(reservedNameProblems(defs, 'db').map((p) => p.path)).to.deep.equal(['db.metrics.up', 'db_exporter.metrics.build_info']);
+    expect(reservedNameProblems(defs, 'pg').map((p) => p.path)).to.deep.equal([]);
+    const { collectors } = await loadCollectorFiles();
+    expect(reservedNameProblems(collectors, 'db')).to.deep.equal([]);
+  });
+});
