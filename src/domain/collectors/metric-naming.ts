@@ -36,6 +36,9 @@ export function renderLabelPairs(pairs: readonly (readonly [string, string])[]):
 }
 
 /** Parses `a=b,c=d` into label pairs; a string result names what is wrong. */
+/** Labels the exporter puts on series itself: a constant label of the same name would repeat it. */
+export const EXPORTER_LABELS: ReadonlySet<string> = new Set(['collector', 'datname', 'le', 'quantile']);
+
 export function parseConstLabels(text: string): (readonly [string, string])[] | string {
   const pairs: (readonly [string, string])[] = [];
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
@@ -44,6 +47,7 @@ export function parseConstLabels(text: string): (readonly [string, string])[] | 
     const name = part.slice(0, eq).trim();
     if (!isValidLabelName(name)) return `invalid label name ${JSON.stringify(name)}`;
     if (pairs.some(([k]) => k === name)) return `label ${name} given twice`;
+    if (EXPORTER_LABELS.has(name)) return `label ${name} is one the exporter sets itself (${[...EXPORTER_LABELS].join(', ')}): a series would carry it twice`;
     pairs.push([name, part.slice(eq + 1).trim()]);
   }
   return pairs;

@@ -1,6 +1,6 @@
 import { ValidationError, type Problem } from '../errors.js';
 import { compileSchema, problemsOf } from './definition-schema.js';
-import { isValidLabelName } from './metric-naming.js';
+import { EXPORTER_LABELS, isValidLabelName } from './metric-naming.js';
 import type { TargetKind } from './pgbouncer.js';
 
 /** One named target of the targets file, validated (files it names are read by the exporter). */
@@ -75,7 +75,10 @@ export function parseTargets(raw: unknown, source: string): TargetDefinition[] {
       }
     }
     const labels = Object.entries((t['const_labels'] as Record<string, string> | undefined) ?? {});
-    for (const [k] of labels) if (!isValidLabelName(k)) problems.push({ path: `${path}.const_labels.${k}`, message: `invalid label name ${JSON.stringify(k)}` });
+    for (const [k] of labels) {
+      if (!isValidLabelName(k)) problems.push({ path: `${path}.const_labels.${k}`, message: `invalid label name ${JSON.stringify(k)}` });
+      else if (EXPORTER_LABELS.has(k)) problems.push({ path: `${path}.const_labels.${k}`, message: `label ${k} is one the exporter sets itself (${[...EXPORTER_LABELS].join(', ')}): a series would carry it twice` });
+    }
     out.push({
       name,
       ...(url ? { url } : {}),

@@ -58,6 +58,8 @@ describe('collectors: built-in and self metrics', () => {
   it('parses --const-labels', () => {
     expect(parseConstLabels('a=b, c=d')).to.deep.equal([['a', 'b'], ['c', 'd']]);
     expect(parseConstLabels('')).to.deep.equal([]);
+    expect(parseConstLabels('datname=x')).to.match(/label datname is one the exporter sets itself/);
+    expect(parseConstLabels('env=prod,collector=y')).to.match(/label collector is one the exporter sets itself/);
     expect(parseConstLabels('a')).to.equal('expected name=value, got "a"');
     expect(parseConstLabels('1a=b')).to.equal('invalid label name "1a"');
     expect(parseConstLabels('a=b,a=c')).to.equal('label a given twice');
