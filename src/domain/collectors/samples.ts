@@ -96,6 +96,11 @@ function histogramLines(
   }
   const countText = idx.count >= 0 ? row[idx.count] ?? null : null;
   const count = countText !== null ? parseSampleValue(countText) : counts[counts.length - 1]!;
+  // Cumulative counts never go down, and +Inf holds them all: out of order, a parser refuses the whole scrape.
+  const ordered = counts.every((c, i) => i === 0 || c >= counts[i - 1]!) && (count === null || count >= counts[bounds.length - 1]!);
+  if (!ordered) {
+    throw new CollectorDataError(`collector ${key}: column ${col.column} must hold cumulative bucket counts (never decreasing, the count at least the last bucket), got ${JSON.stringify(raw.slice(0, 60))}${countText !== null ? ` and count ${countText}` : ''}`);
+  }
   const sep = labels ? `${labels},` : '';
   let text = '';
   bounds.forEach((b, i) => {

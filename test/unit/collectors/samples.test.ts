@@ -115,6 +115,9 @@ describe('collectors: rows to samples', () => {
     expect(() => rowsToOutput(cc, { columns: ['k', 'h'], rows: [] }, [])).to.throw(CollectorDataError, 'collector db_t: column v is not in the query result (got k, h)');
     expect(() => rowsToOutput(cc, { columns: ['k', 'v', 'h'], rows: [['a', 'abc', null]] }, [])).to.throw(CollectorDataError, 'column v has non-numeric value "abc"');
     expect(() => rowsToOutput(cc, { columns: ['k', 'v', 'h'], rows: [['a', '1', '{1}']] }, [])).to.throw(CollectorDataError, /column h must hold 2 \(or 3\) cumulative bucket counts/);
+    // Counts that go down are not cumulative: a parser would refuse the whole scrape.
+    expect(() => rowsToOutput(cc, { columns: ['k', 'v', 'h'], rows: [['a', '1', '{5,2}']] }, [])).to.throw(CollectorDataError, /never decreasing/);
+    expect(() => rowsToOutput(cc, { columns: ['k', 'v', 'h'], rows: [['a', '1', '{1,2,1}']] }, [])).to.throw(CollectorDataError, /never decreasing/);
     try {
       rowsToOutput(cc, { columns: ['k', 'v', 'h'], rows: [['a', ' 1', null]] }, []);
       expect.fail('should throw');
