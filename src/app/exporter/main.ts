@@ -57,5 +57,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
+    // SIGHUP reloads the collector configuration, as POST /reload does (systemctl reload; it used to end the process).
+    process.on('SIGHUP', () => {
+      void running.service.reload().then((r) => (r.status === 'success' ? logger.info('reloaded on SIGHUP', { message: r.message }) : logger.error('reload on SIGHUP failed: the configuration in force stays', { message: r.message })));
+    });
   });
 }

@@ -68,7 +68,7 @@ describe('warden-exporter binary', function () {
     const [dbPort, port] = [await freePort(), await freePort()];
     const child = spawn(process.execPath, [BIN, '--web.listen-address', `127.0.0.1:${port}`], {
       env: { ...process.env, DB_EXPORTER_URL: `postgres://postgres@127.0.0.1:${dbPort}/postgres`, DB_EXPORTER_CONST_LABELS: 'env=test' },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
@@ -78,6 +78,12 @@ describe('warden-exporter binary', function () {
       const f = parseExposition(await (await fetch(`${base}/metrics`)).text());
       expect(f.get('db_up')!.samples[0]).to.deep.include({ value: 0, labels: { env: 'test' } });
       expect(f.get('db_exporter_build_info')!.samples[0]!.labels).to.have.keys('version', 'branch', 'revision', 'env');
+      // SIGHUP reloads (systemctl reload); it used to end the process.
+      let stderr = '';
+      for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.kill('SIGHUP');
+      expect(await waitFor(async () => /reloaded on SIGHUP/.test(stderr), 20_000), `reloaded (${stderr.slice(-300)})`).to.equal(true);
+      expect((await fetch(`${base}/liveness`)).status).to.equal(200);
     } finally {
       child.kill('SIGTERM');
     }
