@@ -1,7 +1,7 @@
 import { decide } from '../../domain/cluster/ha/decide.js';
 import { BACKED_OFF_JOBS, failureLogged, jobFailuresAfter, nextFailureCount, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
-import { NO_COMMANDS, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
+import { NO_COMMANDS, type Action, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 import { ActionRunner, describe, firstLongAction, isDatabaseAction, type RunnerPorts } from './action-runner.js';
@@ -23,6 +23,11 @@ import { explainMembers } from '../../domain/cluster/rules/eligibility-explanati
 
 /** Actions a healthy node repeats every tick: logged at debug level only. */
 const ROUTINE = new Set(['refreshLeader', 'writeStatus', 'kickWatchdog', 'remember']);
+
+/** A slot upkeep that only moves slots forward: routine under write load, every loop (logged at debug, as the runbooks say). */
+function slotsAdvancedOnly(a: Action): boolean {
+  return a.type === 'syncSlots' && a.plan.drop.length === 0 && a.plan.create.length === 0;
+}
 
 /** Ports of one tick. */
 export interface TickPorts extends RunnerPorts {
@@ -124,7 +129,7 @@ export class TickPipeline {
       reporter?.decided(d.message);
       inbox.settle(commands, d);
       const types = d.actions.map((a) => a.type);
-      if (types.some((t) => !ROUTINE.has(t))) logger.info(d.message, { actions: types });
+      if (d.actions.some((a) => !ROUTINE.has(a.type) && !slotsAdvancedOnly(a))) logger.info(d.message, { actions: types });
       else logger.debug(d.message, { actions: types });
       this.reportWaiting(d);
       this.last = d;
