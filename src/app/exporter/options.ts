@@ -203,7 +203,10 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
   const listen = parseListenAddress(String(o['webListenAddress']));
   if (typeof listen === 'string') problems.push({ path: '--web.listen-address', message: listen });
   const telemetryPath = String(o['webTelemetryPath']);
-  if (!telemetryPath.startsWith('/')) problems.push({ path: '--web.telemetry-path', message: `must start with /, got ${JSON.stringify(telemetryPath)}` });
+  // A path a request can name: no query, fragment, space or escape (it would start, then answer 404 forever).
+  if (!/^\/[A-Za-z0-9._~\/-]*$/.test(telemetryPath)) {
+    problems.push({ path: '--web.telemetry-path', message: `expected a path such as /metrics (starting with /; letters, digits and . _ ~ - /), got ${JSON.stringify(telemetryPath)}` });
+  }
   const namespace = String(o['namespace']);
   if (!isValidMetricName(namespace)) problems.push({ path: '--namespace', message: `invalid metric prefix ${JSON.stringify(namespace)}` });
   const constLabels = parseConstLabels(String(o['constLabels'] ?? ''));

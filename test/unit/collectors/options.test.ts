@@ -91,6 +91,9 @@ describe('exporter options (flags and environment)', () => {
     const p = problems(['--url', 'http://x', '--web.listen-address', 'nope', '--web.telemetry-path', 'metrics', '--namespace', '1db', '--const-labels', 'x', '--connect-timeout', 'soon', '--log.level', 'loud', '--concurrency', '0'], { DB_EXPORTER_FAIL_FAST: 'maybe' });
     expect(p.map((x) => x.split(':')[0]).sort()).to.deep.equal(['DB_EXPORTER_FAIL_FAST', '--url', '--web.listen-address', '--web.telemetry-path', '--namespace', '--const-labels', '--connect-timeout', '--concurrency', '--log.level'].sort());
     expect(problems(['--bogus'])).to.deep.equal(["flags: unknown option '--bogus'"]);
+    // A telemetry path no request can name is refused (it started, then answered 404 forever).
+    for (const path of ['/metrics?x', '/a b', '/m#x', '/%41']) expect(problems(['--url', 'postgres://u@h/db', '--web.telemetry-path', path]), path).to.have.length(1);
+    expect(problems(['--url', 'postgres://u@h/db', '--web.telemetry-path', '/prom/metrics_v2'])).to.deep.equal([]);
   });
 
   it('parses listen addresses', () => {
