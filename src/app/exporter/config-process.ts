@@ -33,6 +33,22 @@ export function dryRunText(loaded: LoadedCollectors): string {
   return `${lines.join('\n')}\n${loaded.collectors.length} collectors from ${loaded.files.length} file(s) in ${loaded.path}: configuration OK\n`;
 }
 
+/** A stage of the start whose files were refused, with what it reads. */
+class Refused {
+  constructor(
+    readonly what: string,
+    readonly error: ValidationError,
+  ) {}
+}
+
+/** Turns a ValidationError into a Refused (other errors go on). */
+function refusedAs(what: string): (e: unknown) => Refused {
+  return (e) => {
+    if (e instanceof ValidationError) return new Refused(what, e);
+    throw e;
+  };
+}
+
 async function start(argv: readonly string[]): Promise<ConfigAnswer> {
   const build = readBuildInfo();
   let options: ExporterOptions;
@@ -48,25 +64,13 @@ async function start(argv: readonly string[]): Promise<ConfigAnswer> {
     if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return { kind: 'exit', code: 0 };
     throw e;
   }
-  let collectors: LoadedCollectors;
-  try {
-    collectors = await loadConfigured(options);
-  } catch (e) {
-    if (e instanceof ValidationError) {
-      printProblems(`warden-exporter: invalid collector configuration (${e.problems.length} problem${e.problems.length === 1 ? '' : 's'})`, e);
-      return { kind: 'exit', code: EXIT_INVALID };
+  // Both read whatever the other finds: one start lists every problem of every file.
+  const [collectors, files] = await Promise.all([loadConfigured(options).catch(refusedAs('invalid collector configuration')), loadExporterFiles(options).catch(refusedAs('invalid web configuration or targets file'))]);
+  if (collectors instanceof Refused || files instanceof Refused) {
+    for (const r of [collectors, files]) {
+      if (r instanceof Refused) printProblems(`warden-exporter: ${r.what} (${r.error.problems.length} problem${r.error.problems.length === 1 ? '' : 's'})`, r.error);
     }
-    throw e;
-  }
-  let files;
-  try {
-    files = await loadExporterFiles(options);
-  } catch (e) {
-    if (e instanceof ValidationError) {
-      printProblems(`warden-exporter: invalid web configuration or targets file (${e.problems.length} problem${e.problems.length === 1 ? '' : 's'})`, e);
-      return { kind: 'exit', code: EXIT_INVALID };
-    }
-    throw e;
+    return { kind: 'exit', code: EXIT_INVALID };
   }
   if (options.dryRun) {
     process.stdout.write(dryRunText(collectors));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseTargets } from '../../domain/collectors/targets.js';
 import { parseWebConfig } from '../../domain/collectors/web-config.js';
-import { ValidationError } from '../../domain/errors.js';
+import { ValidationError, type Problem } from '../../domain/errors.js';
 import { BUNDLED_COLLECTORS_DIR, BUNDLED_PGBOUNCER_COLLECTORS_DIR, loadCollectorFiles, readYamlFile, type LoadedCollectors } from './config-files.js';
 import type { ExporterOptions } from './options.js';
 import type { ExporterFiles, ResolvedTarget } from './run.js';
@@ -33,27 +33,39 @@ function readSecret(path: string, what: string): string {
 
 /** Reads the web configuration and the targets file named by the options (and the URL and password files the targets name). Throws ValidationError. */
 export async function loadExporterFiles(options: ExporterOptions): Promise<ExporterFiles> {
-  const webConfig = options.webConfigFile ? parseWebConfig(await readYamlFile(options.webConfigFile), options.webConfigFile) : null;
+  // Both files are read whatever the other holds: their problems are listed together.
+  const problems: Problem[] = [];
+  const collect = (e: unknown): null => {
+    if (!(e instanceof ValidationError)) throw e;
+    problems.push(...e.problems);
+    return null;
+  };
+  const webConfig = options.webConfigFile ? await readYamlFile(options.webConfigFile).then((raw) => parseWebConfig(raw, options.webConfigFile!)).catch(collect) : null;
+  const targets = options.targetsFile ? await loadTargets(options, options.targetsFile).catch(collect) : [];
+  if (problems.length) throw new ValidationError(problems, 'invalid_config');
+  return { webConfig, targets: targets ?? [] };
+}
+
+/** The targets file's targets with their connections and collector sets. Throws ValidationError. */
+async function loadTargets(options: ExporterOptions, targetsFile: string): Promise<ResolvedTarget[]> {
   const targets: ResolvedTarget[] = [];
   const loaded = new Map<string, Promise<LoadedCollectors>>();
-  if (options.targetsFile) {
-    for (const t of parseTargets(await readYamlFile(options.targetsFile), options.targetsFile)) {
-      const where = `${options.targetsFile}.targets.${t.name}`;
-      let url = t.url ?? readSecret(t.urlFile!, `${where}.url_file`);
-      if (t.passwordFile) {
-        const u = new URL(url);
-        u.password = encodeURIComponent(readSecret(t.passwordFile, `${where}.password_file`));
-        url = u.toString();
-      }
-      const kind = t.kind ?? targetKindOfUrl(url);
-      const configPath = t.config ?? configPathFor(options, kind);
-      if (!loaded.has(configPath)) loaded.set(configPath, loadCollectorFiles(configPath, options.namespace));
-      targets.push({
-        settings: { name: t.name, url, kind, autoDiscovery: t.autoDiscovery, includeDatabases: t.includeDatabases, excludeDatabases: t.excludeDatabases, constLabels: [...options.constLabels, ...t.constLabels] },
-        configPath,
-        collectors: await loaded.get(configPath)!,
-      });
+  for (const t of parseTargets(await readYamlFile(targetsFile), targetsFile)) {
+    const where = `${targetsFile}.targets.${t.name}`;
+    let url = t.url ?? readSecret(t.urlFile!, `${where}.url_file`);
+    if (t.passwordFile) {
+      const u = new URL(url);
+      u.password = encodeURIComponent(readSecret(t.passwordFile, `${where}.password_file`));
+      url = u.toString();
     }
+    const kind = t.kind ?? targetKindOfUrl(url);
+    const configPath = t.config ?? configPathFor(options, kind);
+    if (!loaded.has(configPath)) loaded.set(configPath, loadCollectorFiles(configPath, options.namespace));
+    targets.push({
+      settings: { name: t.name, url, kind, autoDiscovery: t.autoDiscovery, includeDatabases: t.includeDatabases, excludeDatabases: t.excludeDatabases, constLabels: [...options.constLabels, ...t.constLabels] },
+      configPath,
+      collectors: await loaded.get(configPath)!,
+    });
   }
-  return { webConfig, targets };
+  return targets;
 }
