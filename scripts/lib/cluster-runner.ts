@@ -175,16 +175,28 @@ export class ClusterRunner {
   /** The PID of a node's postmaster (from postmaster.pid), if it runs. */
   postmasterPid(name: string): number | undefined {
     const f = join(this.layout.dir, name, 'data', 'postmaster.pid');
-    if (!existsSync(f)) return undefined;
-    const pid = Number(readFileSync(f, 'utf8').split('\n')[0]);
+    let text: string;
+    try {
+      text = readFileSync(f, 'utf8');
+    } catch {
+      // None, or gone while read: a server stopping removes it.
+      return undefined;
+    }
+    const pid = Number(text.split('\n')[0]);
     return pid > 0 && isAlive(pid) ? pid : undefined;
   }
 
   /** The PID of a node's fencer (from its PID file), if it runs. */
   fencerPid(name: string): number | undefined {
     const f = `${fencerSocketPath(this.layout, name)}.pid`;
-    if (!existsSync(f)) return undefined;
-    const pid = Number(readFileSync(f, 'utf8').trim());
+    let text: string;
+    try {
+      text = readFileSync(f, 'utf8');
+    } catch {
+      // None, or gone while read: a fencer leaving removes it.
+      return undefined;
+    }
+    const pid = Number(text.trim());
     return pid > 0 && isAlive(pid) ? pid : undefined;
   }
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { writeFile, unlink } from 'node:fs/promises';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { Command, CommanderError } from 'commander';
 import { MonotonicClock } from '../../adapters/clock/monotonic-clock.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
@@ -156,7 +156,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   clearInterval(checker);
   clearTimeout(leaveTimer);
   await server.close();
-  await unlink(pidFile).catch(() => undefined);
+  // Only its own: a fencer started after this one closed its socket has written its PID there.
+  if ((await readFile(pidFile, 'utf8').catch(() => '')).trim() === String(process.pid)) await unlink(pidFile).catch(() => undefined);
   await store.close();
   await logger.flush();
   return code;
