@@ -6,6 +6,7 @@ import { BUNDLED_COLLECTORS_DIR, BUNDLED_PGBOUNCER_COLLECTORS_DIR, loadCollector
 import type { ExporterOptions } from './options.js';
 import type { ExporterFiles, ResolvedTarget } from './run.js';
 import { targetKindOfUrl } from './target-settings.js';
+import { webTlsProblems } from './web-tls-check.js';
 import type { TargetKind } from '../../domain/collectors/pgbouncer.js';
 
 // Reading the configuration: YAML files validated with ajv. The exporter runs this in a
@@ -41,6 +42,7 @@ export async function loadExporterFiles(options: ExporterOptions): Promise<Expor
     return null;
   };
   const webConfig = options.webConfigFile ? await readYamlFile(options.webConfigFile).then((raw) => parseWebConfig(raw, options.webConfigFile!)).catch(collect) : null;
+  if (webConfig?.tls) problems.push(...webTlsProblems(webConfig.tls, options.webConfigFile!));
   const targets = options.targetsFile ? await loadTargets(options, options.targetsFile).catch(collect) : [];
   if (problems.length) throw new ValidationError(problems, 'invalid_config');
   return { webConfig, targets: targets ?? [] };
