@@ -52,6 +52,8 @@ describe('exporter against a real pgBouncer admin console', function () {
       ['db_pgbouncer_lists', true],
     ]);
     expect(f.get('db_pgbouncer_pools_client_active_connections')!.samples.some((s) => s.labels['database'] === 'app' && s.labels['user'] === 'postgres')).to.equal(true);
+    // The oldest client's wait is whole seconds plus the fraction (maxwait_us), both in seconds.
+    expect(f.get('db_pgbouncer_pools_client_max_wait_fraction_seconds')!.samples.find((s) => s.labels['database'] === 'app')!.value).to.be.within(0, 1);
     expect(f.get('db_pgbouncer_stats_queries_total')!.samples.find((s) => s.labels['database'] === 'app')!.value).to.be.at.least(5);
     expect(f.get('db_pgbouncer_databases_pool_size')!.samples.find((s) => s.labels['database'] === 'app')!.labels['backend_database']).to.equal('postgres');
     expect(f.get('db_pgbouncer_lists_items')!.samples.map((s) => s.labels['list'])).to.include('pools');
