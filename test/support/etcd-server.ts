@@ -3,13 +3,14 @@
  * temp data dir, stopped by PID. It can stop and restart on the same ports and data to
  * simulate an outage.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { freePort as reservedPort } from './free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 /** A running (or stopped, restartable) test etcd. */
 export interface EtcdServer {
@@ -277,4 +278,19 @@ function allThreadsStopped(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * Turns authentication on in a test etcd as the security guide does: a root user, and a user
+ * `warden` (password `secret`) that may read and write `prefix` only. `tlsArgs` are etcdctl's
+ * --cacert/--cert/--key when the server asks for client certificates.
+ */
+export async function enableEtcdAuth(server: EtcdServer, prefix: string, tlsArgs: readonly string[] = []): Promise<void> {
+  const etcdctl = (...args: string[]) => promisify(execFile)('etcdctl', ['--endpoints', server.endpoint, ...tlsArgs, ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
+  await etcdctl('user', 'add', 'root:rootpw');
+  await etcdctl('user', 'add', 'warden:secret');
+  await etcdctl('role', 'add', 'warden');
+  await etcdctl('role', 'grant-permission', 'warden', '--prefix=true', 'readwrite', prefix);
+  await etcdctl('user', 'grant-role', 'warden', 'warden');
+  await etcdctl('auth', 'enable');
 }

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import type { Etcd3KeyValueOptions } from '../../../../src/adapters/cluster-store/etcd3-options.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
-import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { enableEtcdAuth, startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { makeTestPki, type TestPki } from './tls-certs.js';
 
 const RETRY_TIMEOUT_MS = 1500;
@@ -113,16 +111,7 @@ describe('Etcd3GatewayKeyValue (JSON gateway): TLS and password auth (real etcd)
       server = await startEtcd({
         tls: { certFile: pki.serverCertFile, keyFile: pki.serverKeyFile, caFile: pki.caFile, clientCertAuth: true, clientCertFile: pki.clientCertFile, clientKeyFile: pki.clientKeyFile },
       });
-      const etcdctl = (...args: string[]) =>
-        promisify(execFile)('etcdctl', ['--endpoints', server.endpoint, '--cacert', pki.caFile, '--cert', pki.serverCertFile, '--key', pki.serverKeyFile, ...args], {
-          env: { ...process.env, ETCDCTL_API: '3' },
-        });
-      await etcdctl('user', 'add', 'root:rootpw');
-      await etcdctl('user', 'add', 'warden:secret');
-      await etcdctl('role', 'add', 'warden');
-      await etcdctl('role', 'grant-permission', 'warden', '--prefix=true', 'readwrite', PREFIX);
-      await etcdctl('user', 'grant-role', 'warden', 'warden');
-      await etcdctl('auth', 'enable');
+      await enableEtcdAuth(server, PREFIX, ['--cacert', pki.caFile, '--cert', pki.serverCertFile, '--key', pki.serverKeyFile]);
     });
 
     after(async () => {
@@ -158,17 +147,10 @@ describe('Etcd3GatewayKeyValue (JSON gateway): TLS and password auth (real etcd)
 
   describe('username and password', () => {
     let server: EtcdServer;
-    const etcdctl = (...args: string[]) =>
-      promisify(execFile)('etcdctl', ['--endpoints', server.endpoint, ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
 
     before(async () => {
       server = await startEtcd();
-      await etcdctl('user', 'add', 'root:rootpw');
-      await etcdctl('user', 'add', 'warden:secret');
-      await etcdctl('role', 'add', 'warden');
-      await etcdctl('role', 'grant-permission', 'warden', '--prefix=true', 'readwrite', PREFIX);
-      await etcdctl('user', 'grant-role', 'warden', 'warden');
-      await etcdctl('auth', 'enable');
+      await enableEtcdAuth(server, PREFIX);
     });
 
     after(async () => {

@@ -1,10 +1,8 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { Etcd3KeyValue, type Etcd3KeyValueOptions } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
-import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { enableEtcdAuth, startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { makeTestPki, type TestPki } from './tls-certs.js';
 
 const RETRY_TIMEOUT_MS = 1500;
@@ -92,17 +90,10 @@ describe('Etcd3KeyValue: TLS and password auth (real etcd)', function () {
 
   describe('username and password', () => {
     let server: EtcdServer;
-    const etcdctl = (...args: string[]) =>
-      promisify(execFile)('etcdctl', ['--endpoints', server.endpoint, ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
 
     before(async () => {
       server = await startEtcd();
-      await etcdctl('user', 'add', 'root:rootpw');
-      await etcdctl('user', 'add', 'warden:secret');
-      await etcdctl('role', 'add', 'warden');
-      await etcdctl('role', 'grant-permission', 'warden', '--prefix=true', 'readwrite', PREFIX);
-      await etcdctl('user', 'grant-role', 'warden', 'warden');
-      await etcdctl('auth', 'enable');
+      await enableEtcdAuth(server, PREFIX);
     });
 
     after(async () => {
