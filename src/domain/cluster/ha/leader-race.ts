@@ -125,6 +125,12 @@ function catchUpFrom(ctx: TickContext, member: Member, why: string): Decision {
   return decision(`${d.message}; streaming from it to catch up`, [{ type: 'follow', upstream: { name: member.name, connUrl: member.connUrl }, timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
 }
 
+/** Quorum mode: this switchover candidate has less WAL than the old leader wrote before it released the key. */
+function quorumCandidateBehind(ctx: TickContext): boolean {
+  const last = ctx.cluster.status?.optime ?? null;
+  return ctx.config.synchronous_mode === 'quorum' && last !== null && (ctx.myWal ?? 0) < last;
+}
+
 /**
  * The leader race of an unlocked cluster (spec: "healthy standby" rules). Every other
  * member's /node is asked in parallel (the loop gathers them on request); this node backs
@@ -165,6 +171,14 @@ export function leaderRace(ctx: TickContext): Decision {
       return c.status !== null && !ahead(mineNow, position(c.status)) && eligibility(c, auto).eligible;
     });
     if (someone) return backOff(ctx, `this node stepped down for a switchover and ${someone.name} can take over`);
+  }
+  if (chosen && kind === 'switchover' && quorumCandidateBehind(ctx)) {
+    // Quorum mode: a member of the list need not hold every acknowledged commit (ANY k: the
+    // others may have confirmed what never reached it). Behind the old leader's last position,
+    // the candidate races under the automatic rules, which stream from the members ahead first
+    // (or leave the old leader to take its key back).
+    kind = 'automatic';
+    chosen = false;
   }
   const self_ = { name: ctx.me, status: myStatus(ctx), tags: ctx.input.node.tags };
   let mine = eligibility(self_, electionContext(ctx, kind, false));

@@ -203,6 +203,25 @@ describe('decide(): the leader race', () => {
     expect(promote(decide(input({ cluster: cluster(null, { status: null, failover: failover('node1', 'node2') }), peers: peers() })))).to.not.have.property('walAtLeast');
   });
 
+  it('quorum mode: a switchover candidate behind the old leader\'s last position races under the automatic rules (a member of the list may lack acknowledged commits)', () => {
+    // Found by the simulation (seed 238571342): node3's link was cut while node4 confirmed
+    // every commit (ANY 1 of node3, node4); the switchover to node3 promoted it without them.
+    const sync = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '3' };
+    const status = { optime: 7000, slots: {}, revision: '6' };
+    const base = input({ cluster: cluster(null, { sync, status, failover: failover('node1', 'node2') }), raw: { synchronous_mode: 'quorum' } });
+    const ahead = peers({ node3: peerStatus('replica', 7000, { tags: { failover_priority: 0 } }) });
+    const behind = decide({ ...base, peers: ahead });
+    expect(behind.job, behind.message).to.equal('follow');
+    expect(behind.message).to.match(/node3 is ahead .*streaming from it to catch up/);
+    // Holding the old leader's last position, it takes over as asked.
+    const caughtUp = decide({ ...base, facts: replicaFacts(7000, 'node3'), peers: ahead });
+    expect(caughtUp.job, caughtUp.message).to.equal('promote');
+    expect(caughtUp.message).to.match(/switchover to this node/);
+    // Synchronous mode (FIRST k): a member of the key holds every acknowledged commit; the promotion waits for the rest itself.
+    const strict = decide(input({ raw: { synchronous_mode: true }, cluster: cluster(null, { sync: { ...sync, quorum: 0 }, status, failover: failover('node1', 'node2') }), peers: ahead }));
+    expect(strict.job, strict.message).to.equal('promote');
+  });
+
   it('a requested candidate that fails the switchover rules still races under the automatic ones', () => {
     // node2 is the primary the sync key names (it has every commit) but not one of its standbys.
     const sync = { leader: 'node2', syncStandby: [], quorum: 0, revision: '3' };
