@@ -60,9 +60,11 @@ export * from './domain/errors.js';
 // Ports
 export * from './ports/agent-control.js';
 export * from './ports/agent-metrics.js';
+export * from './ports/callbacks.js';
 export * from './ports/clock.js';
 export * from './ports/cluster-store.js';
 export * from './ports/database.js';
+export * from './ports/events.js';
 export * from './ports/fencer.js';
 export * from './ports/logger.js';
 export * from './ports/peer-api.js';

@@ -22,4 +22,4 @@ export { MemoryLogger, type MemoryLogLine, type LogLevel } from './adapters/logg
 export { NullLogger } from './adapters/logger/null-logger.js';
 export { HaLoop } from './app/agent/ha-loop.js';
 export { AgentSettingsSource, HaLoopOptions, fixedSettings, type AgentSettings } from './app/agent/tokens.js';
-export { TestCluster, type TestClusterOptions, type TestNode, type TestNodeOptions } from './app/testing/test-cluster.js';
+export { TestCluster, type TestClusterOptions, type TestNode, type TestNodeOptions, type TestCut } from './app/testing/test-cluster.js';

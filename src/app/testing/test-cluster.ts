@@ -43,6 +43,18 @@ export interface TestNode {
   readonly watchdog: FakeWatchdog;
   /** Every line the node's agent logged. */
   readonly logger: MemoryLogger;
+  /** Cut off the DCS (see `TestCluster.cut`). */
+  readonly dcsCut: boolean;
+  /** Cut off the other agents' REST APIs, both ways (see `TestCluster.cut`). */
+  readonly peersCut: boolean;
+}
+
+/** What `TestCluster.cut` separates a node from. */
+export interface TestCut {
+  /** Its agent cannot reach the DCS (its lease runs out; failsafe mode decides what it may do). */
+  readonly dcs?: boolean;
+  /** Its agent and the others cannot reach each other's REST API (peer checks, failsafe calls). */
+  readonly peers?: boolean;
 }
 
 class Node implements TestNode {
@@ -51,6 +63,8 @@ class Node implements TestNode {
   readonly db: FakeDatabase;
   readonly watchdog: FakeWatchdog;
   readonly logger = new MemoryLogger();
+  dcsCut = false;
+  peersCut = false;
   private generation = 0;
 
   constructor(
@@ -69,13 +83,14 @@ class Node implements TestNode {
   start(): void {
     if (this.loop) return;
     this.store = new InMemoryClusterStore(this.cluster.space, { clientId: `${this.name}#${++this.generation}`, logger: this.logger });
+    if (this.dcsCut) this.store.setReachable(false);
     this.loop = new HaLoop(
       this.store,
       this.db,
       this.cluster.clock,
       this.watchdog,
       this.logger.child({ node: this.name }),
-      this.cluster.peers,
+      new LoopPeers(this.cluster, this.name),
       fixedSettings({
         node: {
           scope: 'test',
@@ -105,16 +120,25 @@ class Node implements TestNode {
   }
 }
 
-/** Routes the agents' peer calls to each other's published status, without sockets. */
+/** Routes the agents' peer calls to each other's published status, without sockets; a cut node answers nobody and reaches nobody. */
 class LoopPeers implements PeerApi {
-  constructor(private readonly cluster: TestCluster) {}
+  constructor(
+    private readonly cluster: TestCluster,
+    private readonly from: string | null = null,
+  ) {}
+
+  private reach(apiUrl: string): TestNode | undefined {
+    const to = this.cluster.byApiUrl(apiUrl);
+    const caller = this.from === null ? undefined : this.cluster.node(this.from);
+    return to && !to.peersCut && !caller?.peersCut ? to : undefined;
+  }
 
   async fetchStatus(apiUrl: string): Promise<NodeStatus | null> {
-    return this.cluster.byApiUrl(apiUrl)?.loop?.snapshot().status ?? null;
+    return this.reach(apiUrl)?.loop?.snapshot().status ?? null;
   }
 
   async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {
-    return this.cluster.byApiUrl(apiUrl)?.loop?.acceptFailsafe(body) ?? false;
+    return this.reach(apiUrl)?.loop?.acceptFailsafe(body) ?? false;
   }
 
   async fetchEvents(): Promise<readonly ClusterEvent[]> {
@@ -191,6 +215,25 @@ export class TestCluster {
     n.loop = null;
     await loop.stop();
     await n.store?.close();
+  }
+
+  /**
+   * Cuts a node off the DCS and/or the other agents (a network partition of its agent; its
+   * database keeps replicating: cut that with the FakeDatabase's own faults). What is not
+   * named stays as it was; `heal` undoes every cut. A restarted agent stays cut.
+   */
+  cut(name: string, what: TestCut): void {
+    const n = this.node(name) as Node;
+    if (what.dcs !== undefined) {
+      n.dcsCut = what.dcs;
+      n.store?.setReachable(!what.dcs);
+    }
+    if (what.peers !== undefined) n.peersCut = what.peers;
+  }
+
+  /** Undoes every cut of a node. */
+  heal(name: string): void {
+    this.cut(name, { dcs: false, peers: false });
   }
 
   /** The node's machine dies: the agent stops at once without clean-up and the database crashes. */

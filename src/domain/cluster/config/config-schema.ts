@@ -132,23 +132,40 @@ export function isLagValue(v: unknown): boolean {
   return (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) || (typeof v === 'string' && isSize(v));
 }
 
-const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strictTypes: false });
-ajv.addKeyword({ keyword: 'maximumLagSize', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => isLagValue(v) });
-ajv.addKeyword({ keyword: 'durationSeconds', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => durationSeconds(v) !== null });
+/** The compiled validators of the dynamic configuration: the whole document, and the parts resolveConfig takes or drops one by one. */
+export interface DynamicConfigValidators {
+  readonly document: ValidateFunction;
+  readonly key: Record<keyof typeof DYNAMIC_CONFIG_SCHEMA.properties, ValidateFunction>;
+  readonly parameterValue: ValidateFunction;
+  readonly slot: ValidateFunction;
+  readonly ignoredSlot: ValidateFunction;
+  readonly boolean: ValidateFunction;
+}
 
-/** The compiled validator of the whole document. */
-export const validateDynamicConfigSchema: ValidateFunction = ajv.compile(DYNAMIC_CONFIG_SCHEMA);
+let compiled: DynamicConfigValidators | null = null;
 
-/** Compiled validators of the parts resolveConfig accepts or drops one by one. */
-export const partValidators = {
-  key: Object.fromEntries(
-    Object.entries(DYNAMIC_CONFIG_SCHEMA.properties).map(([k, s]) => [k, ajv.compile(s as AnySchemaObject)]),
-  ) as Record<keyof typeof DYNAMIC_CONFIG_SCHEMA.properties, ValidateFunction>,
-  parameterValue: ajv.compile(dbParameters.additionalProperties),
-  slot: ajv.compile(permanentSlot),
-  ignoredSlot: ajv.compile(ignoredSlot),
-  boolean: ajv.compile(bool),
-};
+/**
+ * The validators, compiled on first use: importing the package compiles nothing (ajv generates
+ * code, which takes a fifth of a second and which a host run with
+ * --disallow-code-generation-from-strings refuses).
+ */
+export function dynamicConfigValidators(): DynamicConfigValidators {
+  if (compiled) return compiled;
+  const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strictTypes: false });
+  ajv.addKeyword({ keyword: 'maximumLagSize', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => isLagValue(v) });
+  ajv.addKeyword({ keyword: 'durationSeconds', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => durationSeconds(v) !== null });
+  compiled = {
+    document: ajv.compile(DYNAMIC_CONFIG_SCHEMA),
+    key: Object.fromEntries(
+      Object.entries(DYNAMIC_CONFIG_SCHEMA.properties).map(([k, s]) => [k, ajv.compile(s as AnySchemaObject)]),
+    ) as Record<keyof typeof DYNAMIC_CONFIG_SCHEMA.properties, ValidateFunction>,
+    parameterValue: ajv.compile(dbParameters.additionalProperties),
+    slot: ajv.compile(permanentSlot),
+    ignoredSlot: ajv.compile(ignoredSlot),
+    boolean: ajv.compile(bool),
+  };
+  return compiled;
+}
 
 function typeWords(type: unknown): string {
   const one = (t: string) => ({ integer: 'an integer', object: 'an object', array: 'an array', null: 'null' })[t] ?? `a ${t}`;
@@ -206,6 +223,7 @@ function toProblem(e: ErrorObject): Problem | null {
 
 /** Every schema problem of a dynamic configuration document, in document order. */
 export function schemaProblems(raw: unknown): Problem[] {
-  if (validateDynamicConfigSchema(raw)) return [];
-  return (validateDynamicConfigSchema.errors ?? []).map(toProblem).filter((p): p is Problem => p !== null);
+  const validate = dynamicConfigValidators().document;
+  if (validate(raw)) return [];
+  return (validate.errors ?? []).map(toProblem).filter((p): p is Problem => p !== null);
 }

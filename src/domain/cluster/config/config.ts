@@ -1,5 +1,5 @@
 import { ValidationError, type Problem } from '../../errors.js';
-import { describeValue, durationSeconds, isLagValue, partValidators, schemaProblems, STANDBY_CLUSTER_KEYS } from './config-schema.js';
+import { describeValue, durationSeconds, dynamicConfigValidators, isLagValue, schemaProblems, STANDBY_CLUSTER_KEYS } from './config-schema.js';
 import { parameterProblem } from './server-parameters.js';
 import { parseSize } from '../model/size.js';
 
@@ -137,7 +137,7 @@ export function validateConfig(raw: unknown): Problem[] {
   if (!isObject(raw)) return problems;
   const timing = (k: 'ttl' | 'loop_wait' | 'retry_timeout'): number | null => {
     if (raw[k] === undefined) return DEFAULT_CONFIG[k];
-    return partValidators.key[k](raw[k]) ? (raw[k] as number) : null;
+    return dynamicConfigValidators().key[k](raw[k]) ? (raw[k] as number) : null;
   };
   const [ttl, loopWait, retry] = [timing('ttl'), timing('loop_wait'), timing('retry_timeout')];
   if (ttl !== null && loopWait !== null && retry !== null && loopWait + 2 * retry > ttl) {
@@ -154,7 +154,7 @@ export function validateConfig(raw: unknown): Problem[] {
     }
   }
   const sc = raw['standby_cluster'];
-  if (isObject(sc) && partValidators.key.standby_cluster(sc) && sc['host'] === undefined && sc['restore_command'] === undefined) {
+  if (isObject(sc) && dynamicConfigValidators().key.standby_cluster(sc) && sc['host'] === undefined && sc['restore_command'] === undefined) {
     problems.push({ path: 'standby_cluster', message: `expected host or restore_command (where to get WAL from), got ${describeValue(sc)}` });
   }
   if (isObject(sc) && sc['host'] === undefined) {
@@ -189,7 +189,7 @@ function validEntries<T>(value: unknown, valid: (key: string, v: unknown) => boo
  */
 export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig {
   const r: Readonly<Record<string, unknown>> = isObject(raw) ? raw : {};
-  const v = partValidators.key;
+  const v = dynamicConfigValidators().key;
   const d = DEFAULT_CONFIG;
   const db = isObject(r['db']) ? r['db'] : {};
   const lag = r['maximum_lag_on_failover'];
@@ -211,19 +211,19 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
     preferred_leader_delay: pick(r['preferred_leader_delay'], v.preferred_leader_delay, d.preferred_leader_delay),
     member_slots_ttl: durationSeconds(r['member_slots_ttl']) ?? d.member_slots_ttl,
     db: Object.freeze({
-      use_pg_rewind: pick(db['use_pg_rewind'], partValidators.boolean, d.db.use_pg_rewind),
-      use_slots: pick(db['use_slots'], partValidators.boolean, d.db.use_slots),
-      remove_data_directory_on_rewind_failure: pick(db['remove_data_directory_on_rewind_failure'], partValidators.boolean, d.db.remove_data_directory_on_rewind_failure),
+      use_pg_rewind: pick(db['use_pg_rewind'], dynamicConfigValidators().boolean, d.db.use_pg_rewind),
+      use_slots: pick(db['use_slots'], dynamicConfigValidators().boolean, d.db.use_slots),
+      remove_data_directory_on_rewind_failure: pick(db['remove_data_directory_on_rewind_failure'], dynamicConfigValidators().boolean, d.db.remove_data_directory_on_rewind_failure),
       remove_data_directory_on_diverged_timelines: pick(
         db['remove_data_directory_on_diverged_timelines'],
-        partValidators.boolean,
+        dynamicConfigValidators().boolean,
         d.db.remove_data_directory_on_diverged_timelines,
       ),
-      parameters: validEntries<ParameterValue>(db['parameters'], (k, p) => partValidators.parameterValue(p) && parameterProblem(k, p) === null),
+      parameters: validEntries<ParameterValue>(db['parameters'], (k, p) => dynamicConfigValidators().parameterValue(p) && parameterProblem(k, p) === null),
     }),
-    slots: validEntries<PermanentSlot>(r['slots'], (k, s) => /^[a-z0-9_]{1,63}$/.test(k) && partValidators.slot(s)),
+    slots: validEntries<PermanentSlot>(r['slots'], (k, s) => /^[a-z0-9_]{1,63}$/.test(k) && dynamicConfigValidators().slot(s)),
     ignore_slots: Object.freeze(
-      (Array.isArray(r['ignore_slots']) ? r['ignore_slots'] : []).filter((s) => partValidators.ignoredSlot(s)).map((s) => Object.freeze({ ...(s as Record<string, string>) })),
+      (Array.isArray(r['ignore_slots']) ? r['ignore_slots'] : []).filter((s) => dynamicConfigValidators().ignoredSlot(s)).map((s) => Object.freeze({ ...(s as Record<string, string>) })),
     ),
     standby_cluster: resolveStandbyCluster(sc),
   });
@@ -239,6 +239,6 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
 function resolveStandbyCluster(sc: unknown): StandbyClusterConfig | null {
   if (sc === undefined || sc === null) return null;
   if (!isObject(sc)) return Object.freeze({});
-  const valid = partValidators.key.standby_cluster;
+  const valid = dynamicConfigValidators().key.standby_cluster;
   return Object.freeze(Object.fromEntries(Object.entries(sc).filter(([k, value]) => STANDBY_CLUSTER_KEYS.has(k) && valid({ [k]: value }))) as StandbyClusterConfig);
 }

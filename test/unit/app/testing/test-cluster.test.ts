@@ -36,6 +36,36 @@ describe('TestCluster (warden/testing)', function () {
     expect(cluster.view().members.map((m) => m.name)).to.deep.equal(['b']);
   });
 
+  it('cut: a primary cut off the DCS stops writing and another node leads; healed, it follows', async () => {
+    cluster = new TestCluster({ names: ['a', 'b', 'c'] });
+    cluster.start(['a']);
+    await cluster.until(() => cluster.primary() === 'a', 60_000);
+    cluster.start();
+    await cluster.until(() => cluster.streaming().length === 2, 120_000);
+    cluster.cut('a', { dcs: true });
+    expect(cluster.node('a').dcsCut).to.equal(true);
+    // advance() throws on two writable nodes: the old primary must stop before anyone promotes.
+    await cluster.until(() => !cluster.node('a').db.isWritable, 60_000, 'a to stop writing');
+    await cluster.until(() => cluster.primary() !== null && cluster.primary() !== 'a', 120_000, 'a new primary');
+    cluster.heal('a');
+    await cluster.until(() => cluster.streaming().includes('a'), 120_000, 'a to follow the new primary');
+  });
+
+  it('cut: with failsafe mode, the primary keeps writing through a DCS outage while every member answers, and stops when one does not', async () => {
+    cluster = new TestCluster({ names: ['a', 'b', 'c'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
+    cluster.start(['a']);
+    await cluster.until(() => cluster.primary() === 'a', 60_000);
+    cluster.start();
+    await cluster.until(() => cluster.streaming().length === 2, 120_000);
+    await cluster.advance(20_000);
+    cluster.space.setReachable(false);
+    await cluster.advance(60_000);
+    expect(cluster.node('a').db.isWritable, 'every member answers: a keeps writing').to.equal(true);
+    cluster.cut('c', { peers: true });
+    expect(cluster.node('c').peersCut).to.equal(true);
+    await cluster.until(() => !cluster.node('a').db.isWritable, 60_000, 'a to stop writing once c does not answer');
+  });
+
   it('names an unknown node', () => {
     cluster = new TestCluster({ names: ['a'] });
     expect(() => cluster.node('x')).to.throw('no node x in the test cluster');
