@@ -12,7 +12,8 @@ import type { TagValue, WatchdogMode } from '../../domain/cluster/model/node.js'
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 import { HaLoop } from '../agent/ha-loop.js';
-import { fixedSettings } from '../agent/tokens.js';
+import { fixedSettings, type HaLoopOptions } from '../agent/tokens.js';
+import type { LocalOptions } from '../../domain/cluster/ha/decision.js';
 
 /** Options of one node of a TestCluster. */
 export interface TestNodeOptions {
@@ -20,6 +21,10 @@ export interface TestNodeOptions {
   readonly tags?: Readonly<Record<string, TagValue>>;
   /** Watchdog mode (default `off`). */
   readonly watchdogMode?: WatchdogMode;
+  /** The node's own file settings: `db.parameters`, `db.recovery_conf`, `watchdog.safety_margin` (default none, none, 5). */
+  readonly local?: Partial<Omit<LocalOptions, 'bootstrapDcs'>>;
+  /** HA loop tunables (default peer and failsafe calls bounded at 500 ms, no refresh between ticks). */
+  readonly loop?: HaLoopOptions;
 }
 
 /** Options of a TestCluster. */
@@ -101,10 +106,10 @@ class Node implements TestNode {
           watchdogMode: this.options.watchdogMode ?? 'off',
           svcVersion: '0.0.0',
         },
-        local: { bootstrapDcs: this.cluster.config, parameters: {}, watchdogSafetyMargin: 5 },
+        local: { parameters: {}, watchdogSafetyMargin: 5, ...this.options.local, bootstrapDcs: this.cluster.config },
       }),
       // Refreshes between ticks would let the fake replicas move on probes nobody planned.
-      { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0 },
+      { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0, ...this.options.loop },
     );
     this.loop.start();
   }

@@ -66,6 +66,13 @@ describe('TestCluster (warden/testing)', function () {
     await cluster.until(() => !cluster.node('a').db.isWritable, 60_000, 'a to stop writing once c does not answer');
   });
 
+  it('takes a node\'s own file settings: a local parameter reaches its server', async () => {
+    cluster = new TestCluster({ names: ['a'], nodes: { a: { local: { parameters: { work_mem: '64MB' } }, loop: { peerTimeoutMs: 100 } } } });
+    cluster.start();
+    await cluster.until(() => cluster.primary() === 'a', 60_000);
+    expect(cluster.node('a').db.parameters['work_mem']).to.equal('64MB');
+  });
+
   it('names an unknown node', () => {
     cluster = new TestCluster({ names: ['a'] });
     expect(() => cluster.node('x')).to.throw('no node x in the test cluster');
