@@ -9,8 +9,10 @@ const NETWORK = /ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|EPIPE|
  */
 export function toSqlError(e: unknown, connecting: boolean): SqlError {
   if (e instanceof SqlError) return e;
-  const err = e as { code?: unknown; message?: unknown };
-  const message = typeof err?.message === 'string' ? err.message : String(e);
+  const err = e as { code?: unknown; message?: unknown; detail?: unknown };
+  // The server's DETAIL often says why ("Hot standby mode is disabled." on a replica that takes no queries).
+  const detail = typeof err?.detail === 'string' && err.detail.trim() ? ` (${err.detail.trim().replace(/\.$/, '')})` : '';
+  const message = (typeof err?.message === 'string' ? err.message : String(e)) + detail;
   const state = typeof err?.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : undefined;
   if (state === '57014' || /Query read timeout/i.test(message)) return new SqlError('sql_timeout', message, state);
   if (connecting || (state && (state.startsWith('08') || UNAVAILABLE_STATES.has(state))) || (!state && NETWORK.test(message + String(err?.code ?? '')))) {

@@ -19,6 +19,11 @@ describe('pg adapter: errors and URLs', () => {
     expect(toSqlError(err('42P01', 'relation does not exist'), true).code).to.equal('sql_unavailable');
   });
 
+  it("keeps the server's DETAIL: a replica with hot_standby off says why it takes no queries", () => {
+    const e = toSqlError(Object.assign(err('57P03', 'the database system is not accepting connections'), { detail: 'Hot standby mode is disabled.' }), true);
+    expect(e).to.include({ code: 'sql_unavailable', message: 'the database system is not accepting connections (Hot standby mode is disabled)' });
+  });
+
   it('maps statement errors to sql_failed with the SQLSTATE', () => {
     const e = toSqlError(err('42P01', 'relation "nope" does not exist'), false);
     expect(e).to.be.instanceOf(SqlError);
