@@ -6,7 +6,7 @@ import { eligibility, statusWalPosition, type CandidateInfo, type ElectionKind }
 import { takeLeadership } from './promotion.js';
 import { stateText } from '../model/states.js';
 import type { NodeStatus } from '../model/status.js';
-import { quorumMemberMayHoldMore, quorumReached } from './sync-mode.js';
+import { isQuorumKey, quorumMemberMayHoldMore, quorumReached } from './sync-mode.js';
 import { failoverPriority } from '../model/topology-tags.js';
 import { electionContext, myStatus, startTimeoutMs, type TickContext } from './tick-context.js';
 import { cascadeProblem } from '../rules/upstream.js';
@@ -125,10 +125,10 @@ function catchUpFrom(ctx: TickContext, member: Member, why: string): Decision {
   return decision(`${d.message}; streaming from it to catch up`, [{ type: 'follow', upstream: { name: member.name, connUrl: member.connUrl }, timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
 }
 
-/** Quorum mode: this switchover candidate has less WAL than the old leader wrote before it released the key. */
+/** A quorum key: this switchover candidate has less WAL than the old leader wrote before it released the key. */
 function quorumCandidateBehind(ctx: TickContext): boolean {
   const last = ctx.cluster.status?.optime ?? null;
-  return ctx.config.synchronous_mode === 'quorum' && last !== null && (ctx.myWal ?? 0) < last;
+  return ctx.config.synchronous_mode !== false && isQuorumKey(ctx.cluster.sync) && last !== null && (ctx.myWal ?? 0) < last;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Action, StandbyProgress } from './decision.js';
-import type { Member } from '../model/cluster.js';
+import type { Member, SyncState } from '../model/cluster.js';
 import type { ReplicationRow } from '../model/facts.js';
 import { syncPriority } from '../model/topology-tags.js';
 import type { TickContext } from './tick-context.js';
@@ -197,15 +197,18 @@ export function syncActions(ctx: TickContext): Action[] {
     if (currentSsn !== wanted) out.push({ type: 'setSynchronousStandbyNames', value: wanted });
     return out;
   }
-  const quorum = mode === 'quorum';
   const revision = key?.revision ?? '0';
   if (!key || key.leader !== me) {
     return [{ type: 'writeSync', leader: me, syncStandby: [], quorum: 0, ifRevision: revision }];
   }
   const keyNames = key.syncStandby;
-  const keyK = quorum ? key.quorum : 0;
+  // The key is read as it was written, whatever the mode is now: a quorum key (ANY k) names
+  // members each of whom may lack commits, and must not be shrunk or relaxed as a priority one
+  // after synchronous_mode changed from quorum to true (nor a priority key as a quorum one).
+  const keyQuorum = isQuorumKey(key);
+  const keyK = keyQuorum ? key.quorum : 0;
   const t = target(ctx, keyNames);
-  const write = (names: readonly string[], k: number): Action => ({ type: 'writeSync', leader: me, syncStandby: [...names], quorum: quorum ? k : 0, ifRevision: revision });
+  const write = (names: readonly string[], k: number): Action => ({ type: 'writeSync', leader: me, syncStandby: [...names], quorum: k, ifRevision: revision });
   const setSsn = (value: string): Action[] => (value === currentSsn ? [] : [{ type: 'setSynchronousStandbyNames', value }]);
 
   if (sameSet(keyNames, t.names) && keyK === t.k) return setSsn(t.ssn);
@@ -213,12 +216,12 @@ export function syncActions(ctx: TickContext): Action[] {
 
   const all = allOf(t.names);
   if (currentSsn === all && caughtUp(ctx, t.names)) return [write(t.names, t.k), ...setSsn(t.ssn)];
-  if (safeUnderAll(keyNames, keyK, t.names, quorum)) return setSsn(all);
+  if (safeUnderAll(keyNames, keyK, t.names, keyQuorum)) return setSsn(all);
 
   // Shrink first: drop the members that will not stay (quorum: lower k by as many).
   const kept = keyNames.filter((x) => t.names.includes(x));
-  const keptK = quorum ? keyK - (keyNames.length - kept.length) : 0;
-  const shrunk = kept.length === 0 || (quorum && keptK < 1) ? { names: [] as string[], k: 0 } : { names: kept, k: keptK };
+  const keptK = keyQuorum ? keyK - (keyNames.length - kept.length) : 0;
+  const shrunk = kept.length === 0 || (keyQuorum && keptK < 1) ? { names: [] as string[], k: 0 } : { names: kept, k: keptK };
   return [write(shrunk.names, shrunk.k), ...setSsn(all)];
 }
 
@@ -232,26 +235,36 @@ export function prePromoteSyncActions(ctx: TickContext): Action[] {
 }
 
 /**
- * Quorum mode: a member of the key's list may hold commits acknowledged by it alone, so one
+ * Whether the sync key was written in quorum mode (`ANY k`, k >= 1): any `|L| - k + 1` of its
+ * members include one that holds every acknowledged commit, not each of them. A priority key
+ * (`FIRST n`, quorum 0) names members that each hold every commit.
+ */
+export function isQuorumKey(key: SyncState | null): key is SyncState {
+  return key !== null && key.quorum > 0 && key.syncStandby.length > 0;
+}
+
+/**
+ * Quorum key: a member of the key's list may hold commits acknowledged by it alone, so one
  * ahead of a candidate blocks it even when it cannot lead itself (failover_priority 0,
  * nofailover): the quorum count below assumes the candidate holds all that the members it
- * sees hold. False outside quorum mode, without a key, and for the primary the key names.
+ * sees hold. False without a quorum key (whatever the mode is now, unless it is off), and for
+ * the primary the key names.
  */
 export function quorumMemberMayHoldMore(ctx: TickContext, name: string): boolean {
   const key = ctx.cluster.sync;
-  if (ctx.config.synchronous_mode !== 'quorum' || !key || key.leader === ctx.me) return false;
+  if (ctx.config.synchronous_mode === false || !isQuorumKey(key) || key.leader === ctx.me) return false;
   return key.syncStandby.includes(name);
 }
 
 /**
- * Quorum mode: a candidate must see at least `|L| - k + 1` members of the key's list
+ * A quorum key: a candidate must see at least `|L| - k + 1` members of the key's list
  * (itself included) so that one of them holds every acknowledged commit; `visible` are the
- * members of L whose /node answered. True outside quorum mode, without a key, and for the
- * primary the key names.
+ * members of L whose /node answered. True without a quorum key (whatever the mode is now,
+ * unless it is off), and for the primary the key names.
  */
 export function quorumReached(ctx: TickContext, visible: readonly string[]): boolean {
   const key = ctx.cluster.sync;
-  if (ctx.config.synchronous_mode !== 'quorum' || !key || key.syncStandby.length === 0) return true;
+  if (ctx.config.synchronous_mode === false || !isQuorumKey(key)) return true;
   // The last primary the key names holds every commit it acknowledged.
   if (key.leader === ctx.me) return true;
   const needed = key.syncStandby.length - key.quorum + 1;

@@ -138,6 +138,37 @@ describe('synchronous replication steps (primary side)', () => {
     ]);
   });
 
+  it('quorum mode to synchronous mode: the quorum key is read as written, never shrunk into a priority key whose member may lack commits', () => {
+    // Found by a fault audit on a real cluster: after the switch the primary wrote node2 alone
+    // as a priority key while node3 alone had confirmed the last commits; node2 was promoted.
+    const quorumKey = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1 };
+    const rows = [row('node2', 4000), row('node3', 5000)];
+    // The target (node3, the most advanced) under FIRST 1 keeps the quorum key safe: any 2 of its members include node3.
+    expect(step({ sync: quorumKey, ssn: 'ANY 1 ("node2","node3")', rows, mode: true })).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' }]);
+    // A target the key's safety does not cover: the key goes first (empty), it never names a member alone.
+    const wrote = step({ sync: { ...quorumKey, syncStandby: ['node4', 'node5'] }, ssn: 'ANY 1 ("node4","node5")', rows, mode: true }).filter((a) => a.type === 'writeSync');
+    expect(wrote).to.deep.equal([{ type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' }]);
+    // Once the target confirmed everything under FIRST, the priority key names it.
+    expect(step({ sync: quorumKey, ssn: 'FIRST 1 ("node3")', rows, mode: true, memoryLsn: 5000 })[0]).to.deep.equal({ type: 'writeSync', leader: 'node1', syncStandby: ['node3'], quorum: 0, ifRevision: '3' });
+  });
+
+  it('synchronous mode to quorum mode: a priority key whose members are not all in the new list goes before ssn relaxes', () => {
+    const priorityKey = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    const rows = [row('node3', 5000)];
+    const acts = step({ sync: priorityKey, ssn: 'FIRST 1 ("node2")', rows, mode: 'quorum' });
+    expect(acts[0]).to.deep.equal({ type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' });
+  });
+
+  it('a quorum key keeps its quorum rules in the race after the mode changed to true', () => {
+    const sync = { leader: 'node0', syncStandby: ['node1', 'node2', 'node3'], quorum: 1, revision: '3' };
+    const ctx = tickContext(leaderInput({ raw: { synchronous_mode: true }, cluster: cluster(null, { sync }) }));
+    expect(quorumReached(ctx, ['node2'])).to.equal(false);
+    expect(quorumReached(ctx, ['node2', 'node3'])).to.equal(true);
+    // A priority key in quorum mode: each member holds every commit.
+    const priority = tickContext(leaderInput({ raw: { synchronous_mode: 'quorum' }, cluster: cluster(null, { sync: { ...sync, quorum: 0 } }) }));
+    expect(quorumReached(priority, [])).to.equal(true);
+  });
+
   it('synchronous mode off: the key goes and ssn returns to the configured value', () => {
     const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
     expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [], mode: false }).map((a) => a.type)).to.deep.equal(['deleteSync', 'setSynchronousStandbyNames']);
