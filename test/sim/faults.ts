@@ -34,8 +34,11 @@ export const EVENT_WEIGHTS_V5 = { ...EVENT_WEIGHTS, freezeDatabase: 2, thawDatab
 /** The events of fault model v6: every earlier one, and a replica's replication link cut (it stays connected, nothing arrives) and healed. */
 export const EVENT_WEIGHTS_V6 = { ...EVENT_WEIGHTS_V5, cutReplication: 2, healReplication: 3 } as const;
 
+/** The events of fault model v7: every earlier one, and an operator switching synchronous_mode between true and quorum (and the node count) while it runs. */
+export const EVENT_WEIGHTS_V7 = { ...EVENT_WEIGHTS_V6, changeSyncMode: 1 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V6;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V7;
 
 /**
  * The events of the first fault model (no agent freezes): seeds found with it replay only
@@ -50,16 +53,18 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * only to the primary; `v2` every fault; `v3` also random topology tags on the nodes
  * (failover_priority, sync_priority, replicatefrom, nostream); `v4` also, in one schedule of
  * four, a maximum_lag_on_failover of a few writes; `v5` also databases frozen and thawed;
- * `v6` also replication links cut and healed.
+ * `v6` also replication links cut and healed; `v7` also synchronous_mode changed between
+ * true and quorum, and synchronous_node_count, while the cluster runs.
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7';
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v6';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v7';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v7') return EVENT_WEIGHTS_V7;
   if (model === 'v6') return EVENT_WEIGHTS_V6;
   return model === 'v5' ? EVENT_WEIGHTS_V5 : EVENT_WEIGHTS;
 }
@@ -228,6 +233,14 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
       const force = rnd.chance(0.5);
       void node.loop.reinitialize({ force, fromLeader: rnd.chance(0.5) }).catch(() => undefined);
       return `reinitialize ${node.name}${force ? ' (force)' : ''}`;
+    }
+    case 'changeSyncMode': {
+      // Synchronous replication stays on (the acknowledged-writes check counts on it): true <-> quorum, 1 or 2 standbys.
+      if (baseConfig['synchronous_mode'] === false || baseConfig['synchronous_mode'] === undefined) return 'change synchronous_mode: replication is asynchronous';
+      baseConfig['synchronous_mode'] = baseConfig['synchronous_mode'] === 'quorum' ? true : 'quorum';
+      baseConfig['synchronous_node_count'] = rnd.int(1, 2);
+      if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, ...(faults.paused ? { pause: true } : {}) })))) return 'change synchronous_mode: DCS down';
+      return `synchronous_mode ${String(baseConfig['synchronous_mode'])}, synchronous_node_count ${String(baseConfig['synchronous_node_count'])}`;
     }
     case 'pause':
       if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, pause: true })))) return 'pause: DCS down';

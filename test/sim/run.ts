@@ -40,7 +40,7 @@ async function main(): Promise<number> {
   const standby = process.argv.includes('--standby');
   const replay = arg('replay');
   const named = arg('model');
-  const model = named === 'v1' || named === 'v2' || named === 'v3' || named === 'v4' || named === 'v5' ? named : CURRENT_FAULT_MODEL;
+  const model = named === 'v1' || named === 'v2' || named === 'v3' || named === 'v4' || named === 'v5' || named === 'v6' ? named : CURRENT_FAULT_MODEL;
   if (replay !== undefined) {
     if (process.argv.includes('--verbose')) traceTicks();
     const r = await runSchedule(Number(replay), { profile, model, standby, trace: (line) => console.log(line) });
