@@ -28,7 +28,7 @@ export function webTlsProblems(tls: WebTlsConfig, source: string): Problem[] {
     createSecureContext({ cert, key, ...(ca !== undefined ? { ca } : {}) });
   } catch (e) {
     const why = (e as Error).message;
-    const at = /ca|certificate authority/i.test(why) && ca !== undefined && !/key/i.test(why) ? 'client_ca_file' : /key/i.test(why) ? 'key_file' : 'cert_file';
+    const at = /key/i.test(why) ? 'key_file' : 'cert_file';
     problems.push({ path: `${path}.${at}`, message: `expected a certificate and a private key that go together${ca !== undefined ? ', and a client CA in PEM' : ''}, got an error: ${why}` });
   }
   return problems;

@@ -189,7 +189,8 @@ function validEntries<T>(value: unknown, valid: (key: string, v: unknown) => boo
  */
 export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig {
   const r: Readonly<Record<string, unknown>> = isObject(raw) ? raw : {};
-  const v = dynamicConfigValidators().key;
+  const validators = dynamicConfigValidators();
+  const v = validators.key;
   const d = DEFAULT_CONFIG;
   const db = isObject(r['db']) ? r['db'] : {};
   const lag = r['maximum_lag_on_failover'];
@@ -211,19 +212,19 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
     preferred_leader_delay: pick(r['preferred_leader_delay'], v.preferred_leader_delay, d.preferred_leader_delay),
     member_slots_ttl: durationSeconds(r['member_slots_ttl']) ?? d.member_slots_ttl,
     db: Object.freeze({
-      use_pg_rewind: pick(db['use_pg_rewind'], dynamicConfigValidators().boolean, d.db.use_pg_rewind),
-      use_slots: pick(db['use_slots'], dynamicConfigValidators().boolean, d.db.use_slots),
-      remove_data_directory_on_rewind_failure: pick(db['remove_data_directory_on_rewind_failure'], dynamicConfigValidators().boolean, d.db.remove_data_directory_on_rewind_failure),
+      use_pg_rewind: pick(db['use_pg_rewind'], validators.boolean, d.db.use_pg_rewind),
+      use_slots: pick(db['use_slots'], validators.boolean, d.db.use_slots),
+      remove_data_directory_on_rewind_failure: pick(db['remove_data_directory_on_rewind_failure'], validators.boolean, d.db.remove_data_directory_on_rewind_failure),
       remove_data_directory_on_diverged_timelines: pick(
         db['remove_data_directory_on_diverged_timelines'],
-        dynamicConfigValidators().boolean,
+        validators.boolean,
         d.db.remove_data_directory_on_diverged_timelines,
       ),
-      parameters: validEntries<ParameterValue>(db['parameters'], (k, p) => dynamicConfigValidators().parameterValue(p) && parameterProblem(k, p) === null),
+      parameters: validEntries<ParameterValue>(db['parameters'], (k, p) => validators.parameterValue(p) && parameterProblem(k, p) === null),
     }),
-    slots: validEntries<PermanentSlot>(r['slots'], (k, s) => /^[a-z0-9_]{1,63}$/.test(k) && dynamicConfigValidators().slot(s)),
+    slots: validEntries<PermanentSlot>(r['slots'], (k, s) => /^[a-z0-9_]{1,63}$/.test(k) && validators.slot(s)),
     ignore_slots: Object.freeze(
-      (Array.isArray(r['ignore_slots']) ? r['ignore_slots'] : []).filter((s) => dynamicConfigValidators().ignoredSlot(s)).map((s) => Object.freeze({ ...(s as Record<string, string>) })),
+      (Array.isArray(r['ignore_slots']) ? r['ignore_slots'] : []).filter((s) => validators.ignoredSlot(s)).map((s) => Object.freeze({ ...(s as Record<string, string>) })),
     ),
     standby_cluster: resolveStandbyCluster(sc),
   });

@@ -173,7 +173,7 @@ export function leaderRace(ctx: TickContext): Decision {
     if (someone) return backOff(ctx, `this node stepped down for a switchover and ${someone.name} can take over`);
   }
   if (chosen && kind === 'switchover' && quorumCandidateBehind(ctx)) {
-    // Quorum mode: a member of the list need not hold every acknowledged commit (ANY k: the
+    // A quorum key: a member of its list need not hold every acknowledged commit (ANY k: the
     // others may have confirmed what never reached it). Behind the old leader's last position,
     // the candidate races under the automatic rules, which stream from the members ahead first
     // (or leave the old leader to take its key back).
