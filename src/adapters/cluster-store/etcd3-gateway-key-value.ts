@@ -7,6 +7,7 @@ import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
 // Types only: etcd3-options.js loads the gRPC client this adapter exists to avoid.
 import type { Etcd3KeyValueOptions } from './etcd3-options.js';
 import { compareRevisions, maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { PrefixWatchSet } from './prefix-watch-set.js';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 
 /** TTL of a lease granted by a leased write before any keepAlive (the default `ttl`). */
@@ -110,7 +111,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   private leaseTtl = DEFAULT_LEASE_TTL_SECONDS;
   private granting: Promise<string> | null = null;
   private token: Promise<string> | null = null;
-  private readonly watches = new Set<GatewayPrefixWatch>();
+  private readonly watches = new PrefixWatchSet<GatewayPrefixWatch>();
   private written = '0';
   private isClosed = false;
   /** The member the next call goes to first: the last one that answered, or the one after the last that failed. */
@@ -235,29 +236,21 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   }
 
   watching(): boolean {
-    return !this.isClosed && this.watches.size > 0 && [...this.watches].every((w) => w.isLive);
+    return !this.isClosed && this.watches.live();
   }
 
   async whenWatching(timeoutMs: number): Promise<boolean> {
-    const watches = [...this.watches];
-    if (this.isClosed || watches.length === 0) return false;
-    return (await Promise.all(watches.map((w) => w.whenLive(timeoutMs)))).every(Boolean);
+    return !this.isClosed && (await this.watches.whenLive(timeoutMs));
   }
 
   async progress(): Promise<string | null> {
-    const watches = [...this.watches];
-    if (this.isClosed || watches.length === 0) return null;
-    const revisions = await Promise.all(watches.map((w) => w.progress()));
-    if (revisions.some((r) => r === null)) return null;
-    // Every watch has reported up to the lowest of them.
-    return revisions.reduce<string>((low, r) => (maxRevision(low, r!) === low ? r! : low), revisions[0]!);
+    return this.isClosed ? null : this.watches.progress();
   }
 
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
-    for (const w of [...this.watches]) w.stop();
-    this.watches.clear();
+    for (const w of this.watches.drain()) w.stop();
     this.agent.destroy();
   }
 

@@ -2,6 +2,7 @@ import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarge
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import { compareRevisions, maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { PrefixWatchSet } from './prefix-watch-set.js';
 import { withinDeadline } from './etcd3-deadline.js';
 import { Etcd3AgentLease } from './etcd3-lease.js';
 import { etcd3ClientOptions, type Etcd3KeyValueOptions } from './etcd3-options.js';
@@ -32,7 +33,7 @@ export class Etcd3KeyValue implements KeyValueStore {
   private readonly ns: Namespace;
   private readonly lease: Etcd3AgentLease;
   private retryTimeoutMs: number;
-  private readonly watches = new Set<Etcd3PrefixWatch>();
+  private readonly watches = new PrefixWatchSet<Etcd3PrefixWatch>();
   private readonly watchClient: WatchClient;
   private written = '0';
   private closed = false;
@@ -124,29 +125,21 @@ export class Etcd3KeyValue implements KeyValueStore {
   }
 
   watching(): boolean {
-    return !this.closed && this.watches.size > 0 && [...this.watches].every((w) => w.isLive);
+    return !this.closed && this.watches.live();
   }
 
   async whenWatching(timeoutMs: number): Promise<boolean> {
-    const watches = [...this.watches];
-    if (this.closed || watches.length === 0) return false;
-    return (await Promise.all(watches.map((w) => w.whenLive(timeoutMs)))).every(Boolean);
+    return !this.closed && (await this.watches.whenLive(timeoutMs));
   }
 
   async progress(): Promise<string | null> {
-    const watches = [...this.watches];
-    if (this.closed || watches.length === 0) return null;
-    const revisions = await Promise.all(watches.map((w) => w.progress()));
-    if (revisions.some((r) => r === null)) return null;
-    // Every watch has reported up to the lowest of them.
-    return revisions.reduce<string>((low, r) => (maxRevision(low, r!) === low ? r! : low), revisions[0]!);
+    return this.closed ? null : this.watches.progress();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const watches = [...this.watches];
-    this.watches.clear();
+    const watches = this.watches.drain();
     // Cancelled watchers leave the package's watch manager, so it schedules no more reconnects.
     await Promise.all(watches.map((w) => w.stop(WATCH_CANCEL_WAIT_MS)));
     this.client.close();
