@@ -5,7 +5,7 @@
  * with a short config and with the spec defaults; the killed node is restarted and the cluster
  * waited healthy between runs.
  *
- * Issue 9 asks for ttl 10 / loop_wait 2, but spec §2 fixes the minimum ttl at 20: the short
+ * The speed goals name ttl 10 / loop_wait 2, but the minimum ttl is 20: the short
  * setting is ttl 20 / loop_wait 2 (retry_timeout 5).
  *
  * `--wal-segsize MB` initdb's the cluster with smaller WAL segments (a promotion writes the new

@@ -8,7 +8,7 @@ import { progress } from './report.js';
 /** The dynamic config of the demo cluster (ttl 20, loop_wait 2, retry_timeout 5). */
 export const DEMO_DCS: Readonly<Record<string, unknown>> = demoLayout({}).dcs;
 
-/** Spec §2 defaults: ttl 30, loop_wait 10, retry_timeout 10. */
+/** Default timings: ttl 30, loop_wait 10, retry_timeout 10. */
 export const DEFAULT_DCS: Readonly<Record<string, unknown>> = { ...DEMO_DCS, ttl: 30, loop_wait: 10, retry_timeout: 10 };
 
 /** A running benchmark cluster and the node that came up as primary. */
@@ -57,7 +57,7 @@ export function othersOf(runner: ClusterRunner, name: string): string[] {
   return runner.layout.nodes.map((n) => n.name).filter((n) => n !== name);
 }
 
-/** The DCS key of the leader lock (spec §10). */
+/** The DCS key of the leader lock */
 export function leaderKey(runner: ClusterRunner): string {
   return `${runner.layout.namespace}/${runner.layout.scope}/leader`;
 }

@@ -60,7 +60,7 @@ export interface ClusterLayout {
   readonly callbacks?: Readonly<Record<string, string>>;
 }
 
-/** Demo defaults of issue 7: etcd 2379, APIs 8008-8010, PostgreSQL 15432-15434, each overridable. */
+/** Demo defaults: etcd 2379, APIs 8008-8010, PostgreSQL 15432-15434, each overridable. */
 export function demoLayout(env: NodeJS.ProcessEnv = process.env): ClusterLayout {
   const num = (key: string, dflt: number) => (env[key] ? Number(env[key]) : dflt);
   const apiBase = num('WARDEN_DEMO_API_PORT', 8008);

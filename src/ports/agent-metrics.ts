@@ -1,6 +1,6 @@
 /**
- * The agent's own measurements, fed by the HA loop and exposed on `GET /metrics` (spec §9:
- * loop duration, DCS errors, leader changes). Every method returns at once and never throws.
+ * The agent's own measurements, fed by the HA loop and exposed on `GET /metrics`
+ * (loop duration, DCS errors, leader changes). Every method returns at once and never throws.
  */
 export interface AgentMetricsSink {
   /** One HA loop run finished after `seconds`. */

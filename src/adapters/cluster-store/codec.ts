@@ -122,7 +122,7 @@ export function parseMember(name: string, text: string, revision: string): Membe
   return r.done(Object.freeze(member));
 }
 
-/** Serializes a member to its key's JSON (spec §10), omitting unknown values. */
+/** Serializes a member to its key's JSON, omitting unknown values. */
 export function memberToJson(m: Omit<Member, 'name' | 'revision'>): string {
   const out: Json = { conn_url: m.connUrl, api_url: m.apiUrl, state: m.state, role: m.role, version: m.version };
   if (m.xlogLocation !== null) out['xlog_location'] = m.xlogLocation;

@@ -10,7 +10,7 @@ export interface DcsEntry {
 /** Every key under the cluster prefix, by name relative to it (`leader`, `members/node1`, ...). */
 export type DcsSnapshot = ReadonlyMap<string, DcsEntry>;
 
-/** Key names under `/<namespace>/<scope>/` (spec §10). */
+/** Key names under `/<namespace>/<scope>/` */
 export const ClusterKey = {
   initialize: 'initialize',
   config: 'config',

@@ -16,7 +16,7 @@ export interface ProcessView {
 const EXPECTS_SERVER: ReadonlySet<DatabaseState> = new Set(['running', 'starting', 'restarting', 'bootstrap_starting']);
 
 /**
- * The process state of the seed's table (15 states). Operations set it; between operations
+ * The process state of the API's table (15 states). Operations set it; between operations
  * each probe reconciles it with what the process table shows, which is how a crash (a dead
  * postmaster behind a stale postmaster.pid) or an outside start/stop is noticed.
  */

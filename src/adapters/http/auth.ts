@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls';
 import { HttpError } from './errors.js';
 import type { Exchange } from './exchange.js';
 
-/** How the listener treats client certificates (spec §1 `restapi.verify_client`). */
+/** How the listener treats client certificates (`restapi.verify_client`). */
 export type VerifyClient = 'none' | 'optional' | 'required';
 
 /** Access-control settings of the REST API (from `restapi` in the local YAML). */
@@ -15,7 +15,7 @@ export interface AccessSettings {
   readonly authentication?: { readonly username: string; readonly password: string } | null;
 }
 
-/** The realm sent in `WWW-Authenticate` (spec §7). */
+/** The realm sent in `WWW-Authenticate` (the API's Basic auth). */
 export const AUTH_REALM = 'svc';
 
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -50,7 +50,7 @@ function digest(text: string): Buffer {
 }
 
 /**
- * Builds the access check of spec §7 for unsafe endpoints: allowlist (403), client
+ * Builds the access check for unsafe endpoints: allowlist (403), client
  * certificate when `verify_client` is set (403), Basic auth when configured (401 with
  * `WWW-Authenticate`). Credentials are compared as SHA-256 digests with timingSafeEqual, so
  * neither the length nor the content of the secret leaks through timing.

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors.js';
 import type { Exchange } from './exchange.js';
 
-/** Largest request body accepted (spec §4). */
+/** Largest request body accepted. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 /** Refuses bytes that are not UTF-8 instead of turning them into U+FFFD, which could then be stored. */

@@ -43,7 +43,7 @@ export class HttpError extends WardenError<HttpErrorCode> {
 }
 
 /**
- * The status of every code (spec §7: 400 unless noted; 412 for a cluster that does not allow
+ * The status of every code (400 unless noted; 412 for a cluster that does not allow
  * it, 503 when it cannot be done now, 409 for a conflicting change, 404 for nothing to act
  * on). The compiler checks that no code is left out.
  */

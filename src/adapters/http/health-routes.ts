@@ -68,7 +68,7 @@ interface PreparedHeaders {
 }
 
 /**
- * The health checks (seed table, spec §4-§5) and `GET|HEAD /node`, answered from the latest
+ * The health checks (the API's table of health checks) and `GET|HEAD /node`, answered from the latest
  * snapshot with as little work as possible: one Map lookup, the check, and body and header
  * lists prepared once per published snapshot. Nothing here awaits the HA loop, the DCS or
  * the database. The headers are those the route table sends for any answer, in the same

@@ -5,7 +5,7 @@
  */
 const optionalString = { type: ['string', 'null'] } as const;
 
-/** `POST /switchover`: `leader` is required, but step 1 of the spec §7 order reports it, so the schema only checks types. */
+/** `POST /switchover`: `leader` is required, but the first of the API's ordered checks reports it, so the schema only checks types. */
 const switchoverSchema = {
   type: 'object',
   additionalProperties: false,

@@ -46,7 +46,7 @@ class LabelledCounts {
 }
 
 /**
- * The agent's Prometheus metrics (spec §9): the `svc_*` node metrics, read from the latest
+ * The agent's Prometheus metrics: the `svc_*` node metrics, read from the latest
  * snapshot at scrape time, and the agent's own loop, DCS-error, leader-change, duration,
  * refusal, callback and event-loop metrics, fed through AgentMetricsSink. Written as text
  * here rather than through prom-client: its registry and label bookkeeping cost more memory

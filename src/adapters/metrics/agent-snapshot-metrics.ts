@@ -1,14 +1,14 @@
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import { stateNumber } from '../../domain/cluster/model/states.js';
 
-/** One node metric of spec §9: name, Prometheus type and HELP text. */
+/** One node metric: name, Prometheus type and HELP text. */
 export interface SnapshotMetric {
   readonly name: string;
   readonly type: 'gauge' | 'counter';
   readonly help: string;
 }
 
-/** Every `svc_*` node metric of spec §9, in the spec's order. */
+/** Every `svc_*` node metric, in the documented order. */
 export const SNAPSHOT_METRICS: readonly SnapshotMetric[] = [
   { name: 'svc_version', type: 'gauge', help: 'Agent version without periods (010200 for 1.2.0).' },
   { name: 'svc_database_running', type: 'gauge', help: 'Value is 1 if the database is running, 0 otherwise.' },

@@ -31,7 +31,7 @@ const credentials = {
 } as const;
 
 /**
- * JSON schema of the node's local YAML file (spec §1). Unknown keys are refused everywhere
+ * JSON schema of the node's local YAML file. Unknown keys are refused everywhere
  * except `tags`, `db.parameters` and `bootstrap.dcs` (the dynamic configuration, checked by
  * its own validator), so a typo is reported instead of silently ignored. Method sections
  * (`db.<name>`, `bootstrap.<name>` with a command) are taken out before this schema applies

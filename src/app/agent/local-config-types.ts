@@ -13,7 +13,7 @@ export interface Credentials {
   readonly password?: string;
 }
 
-/** The node's local YAML configuration (spec §1) with defaults applied. */
+/** The node's local YAML configuration with defaults applied. */
 export interface LocalConfig {
   readonly scope: string;
   readonly namespace: string;

@@ -15,7 +15,7 @@ export function leaderName(cluster: Cluster): string | null {
   return cluster.leader?.name ?? null;
 }
 
-/** Role of a member as the cluster document shows it (spec §6). */
+/** Role of a member as the cluster document shows it. */
 export const clusterRole = clusterRoleOf;
 
 export { ROLE_FILTERS, type RoleFilter } from './options.js';

@@ -41,7 +41,7 @@ export interface ExporterOptions {
   readonly targetsFile?: string;
 }
 
-/** Environment variable of each flag (spec §1: every flag has one). */
+/** Environment variable of each flag (every flag has one). */
 export const ENV: Readonly<Record<string, string>> = {
   url: 'DB_EXPORTER_URL',
   config: 'DB_EXPORTER_CONFIG',

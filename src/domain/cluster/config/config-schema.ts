@@ -66,7 +66,7 @@ const standbyCluster = {
 export const STANDBY_CLUSTER_KEYS: ReadonlySet<string> = new Set(Object.keys(standbyCluster.properties));
 
 /**
- * JSON schema of the dynamic configuration (the DCS `config` key, spec §2). Unknown keys are
+ * JSON schema of the dynamic configuration (the DCS `config` key). Unknown keys are
  * refused at the top level and inside `db`, `slots` entries and `standby_cluster`, so a typo
  * never silently does nothing. `maximumLagSize` is a Warden keyword: bytes or a size string;
  * `durationSeconds` one for seconds or a duration string.

@@ -70,7 +70,7 @@ export interface DynamicConfig {
   readonly standby_cluster: StandbyClusterConfig | null;
 }
 
-/** Defaults of spec §2. */
+/** Defaults of the dynamic configuration. */
 export const DEFAULT_CONFIG: DynamicConfig = Object.freeze({
   ttl: 30,
   loop_wait: 10,
@@ -127,7 +127,7 @@ export function mergePatch(base: RawConfig, patch: RawConfig): RawConfig {
 }
 
 /**
- * Every problem of a dynamic configuration document (spec §2): types, minimums, enums,
+ * Every problem of a dynamic configuration document: types, minimums, enums,
  * unknown keys, forbidden server parameters, and the cross-field rules
  * `loop_wait + 2*retry_timeout <= ttl` and "a standby cluster needs host or restore_command".
  * Empty when valid. Each problem says where, what was expected and what was found.

@@ -7,7 +7,7 @@ import { upstreamNameOf } from '../rules/upstream.js';
 /** `"unknown"` stands for a position or lag nobody has reported. */
 export type Unknown = 'unknown';
 
-/** One member of the cluster document (spec §6). Lag fields appear on non-leaders only. */
+/** One member of the cluster document (`GET /cluster`). Lag fields appear on non-leaders only. */
 export interface ClusterDocumentMember {
   readonly name: string;
   readonly role: ClusterRole;
@@ -29,7 +29,7 @@ export interface ClusterDocumentMember {
   readonly replay_lag?: number | Unknown;
 }
 
-/** The body of `GET /cluster` (spec §6). */
+/** The body of `GET /cluster`. */
 export interface ClusterDocument {
   readonly scope: string;
   readonly members: readonly ClusterDocumentMember[];
@@ -100,7 +100,7 @@ function memberDocument(cluster: Cluster, m: Member, leaderPos: number | null): 
   return doc as unknown as ClusterDocumentMember;
 }
 
-/** Builds the `GET /cluster` document (spec §6) from one DCS view; members sorted by name. */
+/** Builds the `GET /cluster` document from one DCS view; members sorted by name. */
 export function clusterDocument(scope: string, cluster: Cluster): ClusterDocument {
   const leaderPos = leaderWalPosition(cluster);
   const members = [...cluster.members]

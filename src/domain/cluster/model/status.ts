@@ -15,7 +15,7 @@ export type XlogDocument =
     };
 
 /**
- * The node status document (spec §3): body of `GET /node` and of every health check.
+ * The node status document: body of `GET /node` and of every health check.
  * Key order matters for readers: builders must create keys in this order.
  */
 export interface NodeStatus {
@@ -87,7 +87,7 @@ export interface StatusInput {
 
 /**
  * The role a node reports. Running: from pg_is_in_recovery() and the lock. Not running,
- * spec §3 allows only transitional roles: the one the HA loop names, `uninitialized`
+ * The API allows only transitional roles: the one the HA loop names, `uninitialized`
  * without a data directory, else `demoted` (it serves nothing until it starts again).
  */
 export function statusRole(input: Pick<StatusInput, 'facts' | 'isLeader' | 'standbyCluster' | 'transitionalRole'>): Role {
@@ -108,7 +108,7 @@ function xlogOf(facts: LocalFacts, role: Role): XlogDocument {
 }
 
 /**
- * Builds the node status document of spec §3 (body of `/node` and every health check).
+ * Builds the node status document (body of `/node` and every health check).
  * Keys are created in the spec's order; optional keys appear only when they apply, and
  * there is no `xlog` unless the database answers (peers read that as unreachable).
  */
@@ -129,7 +129,7 @@ export function buildStatus(input: StatusInput): NodeStatus {
   if (role === 'primary' && facts.replication.length > 0) doc['replication'] = facts.replication;
   if (config.pause) doc['pause'] = true;
   // A lock we refreshed ourselves means locked, even while the view published with it predates the
-  // acquisition; a lock kept only by failsafe (DCS gone) is the seed's "unlocked with failsafe" case.
+  // acquisition; a lock kept only by failsafe (DCS gone) is the documented "unlocked with failsafe" case.
   const heldInDcs = input.isLeader && !input.failsafeActive;
   if (!heldInDcs && (cluster === null || cluster.leader === null)) doc['cluster_unlocked'] = true;
   if (input.failsafeActive) doc['failsafe_mode_is_active'] = true;

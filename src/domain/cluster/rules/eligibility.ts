@@ -56,7 +56,7 @@ export function candidateLag(status: NodeStatus, leaderOptime: number | null): n
 /**
  * Lag and timeline (rules 4 and 5) apply to a switchover on a healthy cluster and to an
  * automatic failover. A manual failover is the operator's explicit choice: with no leader
- * it may lose data by design (the seed's exception), and with a leader the seed names no
+ * it may lose data by design (the API's documented exception), and with a leader the API names no
  * such check either.
  */
 function checksProgress(ctx: ElectionContext): boolean {

@@ -4,7 +4,7 @@ import { parseSize } from '../model/size.js';
 import { noStream } from '../model/topology-tags.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
-/** One health check of the seed's table (aliases share one). */
+/** One health check of the API's table (aliases share one). */
 export type HealthEndpoint =
   | 'primary'
   | 'standby_leader'
@@ -205,7 +205,7 @@ function readiness(snap: NodeSnapshot, q: ParsedQuery, now: number): boolean {
 }
 
 /**
- * The health check of one endpoint (seed table, spec §4-§5): 200 when it holds, else 503.
+ * The health check of one endpoint (the API's table of health checks): 200 when it holds, else 503.
  * Pure: reads only the snapshot, the query and `now` (epoch ms). Throws ValidationError
  * code `invalid_query` (HTTP 400) naming a bad parameter.
  */

@@ -10,7 +10,7 @@ export type ManualAction = 'switchover' | 'failover';
 
 /**
  * A refused switchover or failover request; `code` is stable and decides the HTTP status
- * (spec §7: 400 unless noted, 412 for a cluster that does not allow it, 503 without a leader).
+ * (400 unless noted, 412 for a cluster that does not allow it, 503 without a leader).
  */
 export class ManualFailoverError extends WardenError<ManualFailoverErrorCode> {}
 
@@ -52,7 +52,7 @@ const fail = (code: ManualFailoverErrorCode, message: string): never => {
 };
 
 /**
- * Steps 1-5 of spec §7, in order, on the request alone (no cluster view needed beyond the
+ * The API's first five checks, in order, on the request alone (no cluster view needed beyond the
  * pause flag): missing fields, scheduling rules, pause without a candidate, failover with
  * a leader handled as a switchover, leader equal to candidate. Throws ManualFailoverError,
  * or a ValidationError from parseScheduleTime (`timezone_required` 400, `invalid_schedule`

@@ -25,7 +25,7 @@ export function restartRole(facts: LocalFacts): string {
 }
 
 /**
- * Why a restart must not run under its conditions (spec §7), or null when it may:
+ * Why a restart must not run under its conditions, or null when it may:
  * `restart_pending` true needs a pending restart, `role` must match, `db_version` must be
  * above the running version.
  */

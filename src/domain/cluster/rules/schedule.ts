@@ -14,7 +14,7 @@ export type ScheduleErrorCode =
   | 'schedule_in_past';
 
 /**
- * HTTP status of each refusal, for both machines (spec §7: 400 unless noted; a timestamp in
+ * HTTP status of each refusal, for both machines (400 unless noted; a timestamp in
  * the past or unparseable 422; a restart already scheduled 409; nothing to delete 404).
  */
 export const SCHEDULE_ERROR_STATUS: Readonly<Record<ScheduleErrorCode, number>> = Object.freeze({

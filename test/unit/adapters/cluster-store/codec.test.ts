@@ -46,7 +46,7 @@ const MEMBER = {
 };
 
 describe('domain/cluster/cluster: member keys', () => {
-  it('parses every field of spec §10', () => {
+  it('parses every field of a member key', () => {
     const m = parseMember('node2', JSON.stringify(MEMBER), '7');
     expect(m).to.deep.include({
       name: 'node2', revision: '7', connUrl: MEMBER.conn_url, apiUrl: MEMBER.api_url, state: 'running', role: 'replica',

@@ -136,7 +136,7 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       });
     });
 
-    it('GET /cluster: the cluster document of spec §6', async () => {
+    it('GET /cluster: the cluster document', async () => {
       const res = await api.request('GET', '/cluster');
       expect(res.status).to.equal(200);
       expect(res.json).to.deep.equal({
@@ -235,7 +235,7 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       api = await startApi({ snapshot: snapshot({ facts: primaryFacts(), leader: true }) });
     });
 
-    it('every svc_* metric of spec §9 with {scope, name} labels and HELP, in Prometheus text', async () => {
+    it('every svc_* metric with {scope, name} labels and HELP, in Prometheus text', async () => {
       const res = await api.request('GET', '/metrics');
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.match(/^text\/plain/);

@@ -50,7 +50,7 @@ async function failoverKey(api: ApiHarness): Promise<unknown> {
   return entry ? JSON.parse(entry.value) : undefined;
 }
 
-describe('REST API: /switchover and /failover (spec §7 order)', function () {
+describe('REST API: /switchover and /failover (the documented order)', function () {
   let api: ApiHarness;
   afterEach(() => api?.close());
 

@@ -40,7 +40,7 @@ function problemsOf(fn: () => unknown): { path: string; message: string }[] {
   throw new Error('expected a LocalConfigError');
 }
 
-describe('local configuration (spec §1)', () => {
+describe('local configuration', () => {
   it('parses the spec example and applies defaults', () => {
     const c = parseLocalConfig(VALID);
     expect(c.scope).to.equal('demo');

@@ -18,7 +18,7 @@ function problemAt(raw: unknown, path: string): string {
 }
 
 describe('domain/cluster/config: resolveConfig (defaults, tolerant)', () => {
-  it('fills every default of spec §2 for null, undefined and {}', () => {
+  it('fills every documented default for null, undefined and {}', () => {
     for (const raw of [null, undefined, {}]) expect(resolveConfig(raw)).to.deep.equal(DEFAULT_CONFIG);
     expect(DEFAULT_CONFIG).to.include({ ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 1048576 });
     expect(DEFAULT_CONFIG).to.include({ max_timelines_history: 0, primary_start_timeout: 300, primary_stop_timeout: 0 });
@@ -135,7 +135,7 @@ describe('domain/cluster/config: validateConfig', () => {
     expect(validateConfig(JSON.parse(JSON.stringify(DEFAULT_CONFIG, (k, v) => (k === 'standby_cluster' ? undefined : v))))).to.deep.equal([]);
   });
 
-  it('accepts every key of spec §2', () => {
+  it('accepts every documented key', () => {
     const full = {
       ttl: 60, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: '16MB', max_timelines_history: 5,
       primary_start_timeout: 300, primary_stop_timeout: 0, synchronous_mode: 'quorum', synchronous_mode_strict: true,

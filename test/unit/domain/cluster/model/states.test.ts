@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { DATABASE_STATES, parseState, stateMetricHelp, stateNumber, stateText } from '../../../../../src/domain/cluster/model/states.js';
 
-/** The seed's table (permanent numbers) with the strings of spec §8. */
+/** The API's table (permanent numbers) with their documented strings. */
 const TABLE: [number, string, string][] = [
   [0, 'initdb', 'initializing new cluster'],
   [1, 'initdb_failed', 'initdb failed'],

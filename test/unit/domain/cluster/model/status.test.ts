@@ -3,7 +3,7 @@ import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
 import { buildStatus, statusRole } from '../../../../../src/domain/cluster/model/status.js';
 import { NOW, clusterView, config, nodeSettings, primaryFacts, replicaFacts, statusInput, sync } from '../fixtures.js';
 
-/** Key order of spec §3. */
+/** Documented key order. */
 const SPEC_ORDER = [
   'state', 'postmaster_start_time', 'role', 'server_version', 'xlog', 'sync_standby', 'quorum_standby', 'timeline',
   'replication_state', 'replication', 'pause', 'cluster_unlocked', 'failsafe_mode_is_active', 'dcs_last_seen', 'tags',
@@ -18,7 +18,7 @@ function expectSpecOrder(doc: object): void {
 const replicaInput = (over = {}) =>
   statusInput({ facts: replicaFacts(), isLeader: false, cluster: clusterView({ leader: 'node0' }), ...over });
 
-describe('domain/cluster/status: buildStatus (spec §3)', () => {
+describe('domain/cluster/status: buildStatus', () => {
   it('a primary: state, start time, role, version, xlog location, timeline, identifiers, svc', () => {
     const doc = buildStatus(statusInput());
     expect(doc).to.deep.equal({
@@ -157,7 +157,7 @@ describe('domain/cluster/status: buildStatus (spec §3)', () => {
       expectSpecOrder(doc);
     });
 
-    it('uses the human state strings of spec §8', () => {
+    it('uses the documented human state strings', () => {
       expect(buildStatus(statusInput({ facts: stoppedFacts('initdb', false) })).state).to.equal('initializing new cluster');
       expect(buildStatus(statusInput({ facts: stoppedFacts('start_failed', true) })).state).to.equal('start failed');
     });

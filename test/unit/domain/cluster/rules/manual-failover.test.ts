@@ -47,7 +47,7 @@ const code = (fn: () => unknown): string => {
   return 'none';
 };
 
-describe('manual failover checks (domain, spec §7)', () => {
+describe('manual failover checks (domain)', () => {
   it('a failover naming a leader becomes a switchover; an empty leader or candidate counts as absent, an empty scheduled_at is malformed', () => {
     expect(checkManualRequest({ action: 'failover', leader: 'node0', candidate: 'node1', scheduledAt: null }, false, NOW).action).to.equal('switchover');
     expect(code(() => checkManualRequest({ action: 'switchover', leader: '', candidate: null, scheduledAt: null }, false, NOW))).to.equal('missing_leader');
@@ -88,7 +88,7 @@ describe('manual failover checks (domain, spec §7)', () => {
   });
 });
 
-describe('cluster document (domain, spec §6)', () => {
+describe('cluster document (domain)', () => {
   it('roles: leader, standby_leader in a standby cluster, sync and quorum standbys', () => {
     const sync = { leader: 'node0', syncStandby: ['node1'], quorum: 1, revision: '2' };
     expect(clusterRoleOf(cluster({ sync }), member('node1'))).to.equal('sync_standby');
