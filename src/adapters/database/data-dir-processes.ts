@@ -60,3 +60,65 @@ export async function killDataDirProcesses(dataDir: string): Promise<boolean> {
   }
   return false;
 }
+
+/** A postmaster the probe saw running: its PID and kernel start time, so a PID reused later is never taken for it. */
+export interface KnownPostmaster {
+  readonly pid: number;
+  readonly startTicks: string;
+}
+
+/** `[comm, ppid, start time]` of a process from /proc/PID/stat; null when it is gone or unreadable. */
+async function procStat(pid: number): Promise<{ readonly comm: string; readonly ppid: number; readonly startTicks: string; readonly state: string } | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  const close = stat.lastIndexOf(')');
+  const comm = stat.slice(stat.indexOf('(') + 1, close);
+  // After ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime
+  const fields = stat.slice(close + 2).split(' ');
+  return { comm, state: fields[0] ?? '', ppid: Number(fields[1]), startTicks: fields[19] ?? '' };
+}
+
+/** The postmaster `pid` as a KnownPostmaster (its start time read now); null when it is not a live postgres process. */
+export async function knownPostmaster(pid: number): Promise<KnownPostmaster | null> {
+  const s = await procStat(pid);
+  return s && s.comm === 'postgres' && s.state !== 'Z' ? { pid, startTicks: s.startTicks } : null;
+}
+
+/**
+ * PIDs of `known` and its live postgres children while it is still that very process (same start
+ * time), wherever their working directory now is: a data directory renamed, or its file system
+ * lazily unmounted (`umount -l`), under a running server moves their cwd away from the
+ * configured path, and postmaster.pid with it. [] once it is gone.
+ */
+export async function processesOfPostmaster(known: KnownPostmaster): Promise<number[]> {
+  const pm = await procStat(known.pid);
+  if (!pm || pm.comm !== 'postgres' || pm.startTicks !== known.startTicks || pm.state === 'Z') return [];
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  const children = await Promise.all(
+    entries
+      .filter((e) => /^\d+$/.test(e))
+      .map(async (e) => {
+        const s = await procStat(Number(e));
+        return s && s.ppid === known.pid && s.comm === 'postgres' && s.state !== 'Z' ? Number(e) : null;
+      }),
+  );
+  return [known.pid, ...children.filter((p): p is number => p !== null)];
+}
+
+/** SIGKILLs `known` and its children until none is left (bounded, ~1 s); true when none is left that could run. */
+export async function killPostmasterProcesses(known: KnownPostmaster): Promise<boolean> {
+  for (let round = 0; round < 50; round++) {
+    const found = await processesOfPostmaster(known);
+    const left = (await Promise.all(found.map(async (p) => ((await killPending(p)) ? null : p)))).filter((p): p is number => p !== null);
+    if (left.length === 0) return true;
+    for (const p of left) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}

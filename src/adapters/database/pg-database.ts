@@ -10,7 +10,7 @@ import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, Stop
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
-import { killDataDirProcesses, serverProcessesInDataDir, waitForDataDirProcesses } from './data-dir-processes.js';
+import { killDataDirProcesses, killPostmasterProcesses, knownPostmaster, processesOfPostmaster, serverProcessesInDataDir, waitForDataDirProcesses, type KnownPostmaster } from './data-dir-processes.js';
 import { killPending } from './kill-pending.js';
 import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
@@ -133,6 +133,8 @@ export class PgDatabase implements Database {
   private recovery: RecoveryTarget | null | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private controlCache: { mtimeMs: number; systemIdentifier: string | null; timeline: number | null } | null = null;
+  /** The postmaster the last probe saw running (PID and start time), to find it again once postmaster.pid is out of reach. */
+  private lastPostmaster: KnownPostmaster | null = null;
   private readonly pendingRestarts = new PendingRestartCache();
 
   constructor(options: PgDatabaseOptions) {
@@ -251,6 +253,7 @@ export class PgDatabase implements Database {
       pathExists(join(this.o.dataDir, 'postmaster.pid')),
       this.ctl.livePid(),
     ]);
+    if (pid !== null && this.lastPostmaster?.pid !== pid) this.lastPostmaster = await knownPostmaster(pid);
     if (pid === null && !initialized && !pidFile && !this.states.operating) await this.killServerWithoutData();
     if (pid === null) {
       const state = this.states.observed({ alive: false, pidFile, answered: false, refusing: false });
@@ -293,11 +296,20 @@ export class PgDatabase implements Database {
    * primary never runs beside it.
    */
   private async killServerWithoutData(): Promise<void> {
-    const pids = await serverProcessesInDataDir(this.o.dataDir);
-    if (pids.length === 0) return;
-    this.log.error('PostgreSQL runs without its data directory (deleted or emptied under it): killing it', { pids, data_dir: this.o.dataDir });
+    // Also the postmaster last seen running, found by PID and start time: a data directory renamed or
+    // lazily unmounted under it moves its processes' working directory (and postmaster.pid) out of reach.
+    const known = this.lastPostmaster;
+    const moved = known ? await processesOfPostmaster(known) : [];
+    const pids = [...new Set([...(await serverProcessesInDataDir(this.o.dataDir)), ...moved])];
+    if (pids.length === 0) {
+      this.lastPostmaster = null;
+      return;
+    }
+    this.log.error('PostgreSQL runs without its data directory (deleted, emptied, moved or unmounted under it): killing it', { pids, data_dir: this.o.dataDir });
     this.session.close();
     await killDataDirProcesses(this.o.dataDir);
+    if (known && moved.length) await killPostmasterProcesses(known);
+    this.lastPostmaster = null;
   }
 
   /**
