@@ -40,3 +40,18 @@ export async function refuseForeignFiles(dir: string): Promise<void> {
     `data directory ${dir} is not empty and holds files that are not PostgreSQL's (${foreign.join(', ')}): Warden does not delete files it did not make; empty it, or set db.data_dir to an empty or new directory`,
   );
 }
+
+/**
+ * Throws when `dir` holds a database whose control file is missing or unreadable: PostgreSQL's
+ * PG_VERSION without the backup_label a base backup (or a restore) writes first. What an
+ * interrupted copy left has one and may be cleared; a database that lost global/pg_control (a
+ * file deleted or moved, permissions, a failing disk) may hold the only copy of commits and
+ * can often be repaired (pg_resetwal, a restored pg_control): deleting it is not the agent's call.
+ */
+export async function refuseDatabaseWithoutControlFile(dir: string, member: string): Promise<void> {
+  const entries = await directoryEntries(dir);
+  if (!entries.includes('PG_VERSION') || entries.includes('backup_label')) return;
+  throw new Error(
+    `data directory ${dir} holds a database whose global/pg_control is missing or unreadable: Warden does not delete it; check the storage and the file's permissions, or rebuild the member from the leader with wardenctl reinit ${member}`,
+  );
+}

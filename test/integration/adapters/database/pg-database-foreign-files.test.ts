@@ -36,4 +36,26 @@ describe("PgDatabase: somebody else's files in the data directory (real PostgreS
     expect(await readdir(n.dataDir)).to.include.members(['PG_VERSION', 'global', 'base']);
     expect((await n.db.probe()).initialized).to.equal(true);
   });
+
+  it('a database that lost global/pg_control is not emptied to copy the leader into it; what an interrupted base backup left is', async () => {
+    const n = await makeNode('foreign_c', creds);
+    await mkdir(join(n.dataDir, 'base', '5'), { recursive: true });
+    await mkdir(join(n.dataDir, 'global'), { recursive: true });
+    await mkdir(join(n.dataDir, 'pg_wal'), { recursive: true });
+    await writeFile(join(n.dataDir, 'PG_VERSION'), '15\n');
+    await writeFile(join(n.dataDir, 'base', '5', '16385'), 'rows only this member holds\n');
+    const copy = await n.db.createReplica({ name: 'node1', connUrl: 'postgres://127.0.0.1:1/postgres' }).then(() => null, (e: unknown) => e);
+    expect(copy).to.be.instanceOf(DatabaseError);
+    expect(String((copy as Error).message)).to.match(/holds a database whose global\/pg_control is missing or unreadable: Warden does not delete it/);
+    expect(await readFile(join(n.dataDir, 'base', '5', '16385'), 'utf8')).to.equal('rows only this member holds\n');
+
+    // An interrupted base backup writes backup_label first: its leftovers are cleared before the next copy.
+    const m = await makeNode('foreign_d', creds);
+    await mkdir(join(m.dataDir, 'base'), { recursive: true });
+    await writeFile(join(m.dataDir, 'PG_VERSION'), '15\n');
+    await writeFile(join(m.dataDir, 'backup_label'), 'START WAL LOCATION: 0/2000028\n');
+    const again = await m.db.createReplica({ name: 'node1', connUrl: 'postgres://127.0.0.1:1/postgres' }).then(() => null, (e: unknown) => e);
+    expect(String((again as Error).message)).to.not.match(/pg_control is missing/);
+    expect(await readdir(m.dataDir)).to.deep.equal([]);
+  });
 });
