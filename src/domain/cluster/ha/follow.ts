@@ -225,6 +225,11 @@ function followDecision(ctx: TickContext): Decision {
     const waiting = `a replication connection to ${wanted?.name ?? upstream.name} (${error.message})`;
     return decision(`no action: ${mine}; ${waited}: it cannot connect for replication`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
   }
+  if (error?.cause === 'storage') {
+    // A full disk, a read-only file system: its data is fine, and a new copy would need the same space.
+    const waiting = `space or write access in this node's pg_wal to store the WAL it receives (${error.message})`;
+    return decision(`no action: ${mine}; ${waited}: it cannot write the WAL it receives`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  }
   if (target.kind === 'member') {
     // Its upstream may be behind this node (it streamed from the leader meanwhile): it catches up from the leader on its own.
     const waiting = `${target.upstream!.name} to stream WAL to this node`;

@@ -97,11 +97,13 @@ export interface LocalFacts {
 
 /**
  * Why a replica's WAL receiver does not stream: it cannot connect to its upstream (a password,
- * pg_hba.conf, the network: a new copy of the data would not help), the WAL it needs is gone
- * from the upstream, or something else. `message` is the server's own words.
+ * pg_hba.conf, the network: a new copy of the data would not help), it cannot write the WAL it
+ * receives to this node's pg_wal (`storage`: a full disk, a read-only file system, permissions;
+ * a new copy would not help either), the WAL it needs is gone from the upstream, or something
+ * else. `message` is the server's own words.
  */
 export interface ReceiverError {
-  readonly cause: 'connection' | 'wal_removed' | 'other';
+  readonly cause: 'connection' | 'storage' | 'wal_removed' | 'other';
   readonly message: string;
 }
 

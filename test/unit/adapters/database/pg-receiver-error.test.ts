@@ -15,4 +15,11 @@ describe('receiverErrorOf: why a WAL receiver does not stream, from a server log
     expect(receiverErrorOf('2026-11-28 14:01:02.003 UTC [126] LOG:  started streaming WAL from primary at 0/3000000 on timeline 1')).to.equal(null);
     expect(receiverErrorOf('2026-11-28 14:01:02.003 UTC [127] FATAL:  the database system is starting up')).to.equal(null);
   });
+
+  it('tells a pg_wal it cannot write to (a full disk, a read-only file system) apart: a new copy would not cure it', () => {
+    const full = '2026-12-01 23:17:46.146 UTC [17373] FATAL:  could not write to file "pg_wal/xlogtemp.17373": No space left on device';
+    expect(receiverErrorOf(full)).to.deep.equal({ cause: 'storage', message: 'could not write to file "pg_wal/xlogtemp.17373": No space left on device' });
+    const ro = '2026-12-01 23:17:46.146 UTC [17374] FATAL:  could not create file "pg_wal/xlogtemp.17374": Read-only file system';
+    expect(receiverErrorOf(ro)?.cause).to.equal('storage');
+  });
 });

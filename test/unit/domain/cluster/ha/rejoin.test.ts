@@ -72,6 +72,16 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     expect(d.publish.waitingFor).to.equal(`a replication connection to node1 (${refused.message})`);
   });
 
+  it('a replica whose pg_wal is full (or read-only) waits and says so: no reinitialize is asked for, a copy would need the same space', () => {
+    const behind = replicaFacts(3000, 'node1', { replicationState: 'in archive recovery', timeline: 2 });
+    const full = { cause: 'storage' as const, message: 'could not write to file "pg_wal/xlogtemp.17373": No space left on device' };
+    const stuck = memory({ notStreamingSince: { since: NOW - 31_000, upstream: NODE1, position: null } });
+    const d = decide(input({ cluster: onTimeline2({ checkpointAfterPromote: true }), facts: { ...behind, receiverError: full }, memory: stuck, peers: answering() }));
+    expect(types(d)).to.deep.equal([]);
+    expect(d.publish.reinitializeRequired).to.equal(undefined);
+    expect(d.publish.waitingFor).to.match(/^space or write access in this node's pg_wal .*No space left on device\)$/);
+  });
+
   it('a former primary of the diverged timeline is rewound at once, without waiting to stream or following first', () => {
     const oldPrimary = replicaFacts(5000, null, { replicationState: null });
     const m = memory({ primaryOnTimeline: 1, lastRole: 'replica' });
@@ -170,6 +180,8 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
       'pg_ctl: could not start server: FATAL:  configuration file "/data/postgresql.auto.conf" contains errors',
       'FATAL:  could not create any TCP/IP sockets',
       'PANIC:  could not write to file "pg_wal/xlogtemp.123": No space left on device',
+      "start: could not launch the server: EROFS: read-only file system, unlink '/data/postmaster.pid'",
+      'FATAL:  database files are incompatible with server\nDETAIL:  The data directory was initialized by PostgreSQL version 14, which is not compatible with this version 15.18.',
     ]) {
       const jobFailures = [{ job: 'start', count: 4, lastAt: NOW - 600_000, error }];
       for (const startFailures of [3, 4]) {
