@@ -42,15 +42,18 @@ export async function refuseForeignFiles(dir: string): Promise<void> {
 }
 
 /**
- * Throws when `dir` holds a database whose control file is missing or unreadable: PostgreSQL's
- * PG_VERSION without the backup_label a base backup (or a restore) writes first. What an
- * interrupted copy left has one and may be cleared; a database that lost global/pg_control (a
- * file deleted or moved, permissions, a failing disk) may hold the only copy of commits and
- * can often be repaired (pg_resetwal, a restored pg_control): deleting it is not the agent's call.
+ * Throws when `dir` holds a database whose control file is missing or unreadable: PG_VERSION and
+ * catalog files in global/ beside no global/pg_control, and no backup_label. initdb writes
+ * global/pg_control before any catalog file, and a base backup (or a restore) writes backup_label
+ * first: what an interrupted build left may be cleared. A database that lost global/pg_control (a
+ * file deleted or moved, permissions, a failing disk) may hold the only copy of commits and can
+ * often be repaired (pg_resetwal, a restored pg_control): deleting it is not the agent's call.
  */
 export async function refuseDatabaseWithoutControlFile(dir: string, member: string): Promise<void> {
   const entries = await directoryEntries(dir);
   if (!entries.includes('PG_VERSION') || entries.includes('backup_label')) return;
+  const catalogs = (await directoryEntries(join(dir, 'global')).catch(() => ['(unreadable)'])).filter((e) => e !== 'pg_control');
+  if (catalogs.length === 0) return;
   throw new Error(
     `data directory ${dir} holds a database whose global/pg_control is missing or unreadable: Warden does not delete it; check the storage and the file's permissions, or rebuild the member from the leader with wardenctl reinit ${member}`,
   );

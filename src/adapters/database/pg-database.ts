@@ -14,7 +14,7 @@ import { killDataDirProcesses, killPostmasterProcesses, knownPostmaster, process
 import { killPending } from './kill-pending.js';
 import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
-import { directoryEntries, emptyDirectory, refuseForeignFiles } from './data-directory.js';
+import { directoryEntries, emptyDirectory, refuseDatabaseWithoutControlFile, refuseForeignFiles } from './data-directory.js';
 import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from './pg-custom-bootstrap.js';
 import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
 import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
@@ -522,6 +522,7 @@ export class PgDatabase implements Database {
     try {
       await refuseForeignFiles(this.o.dataDir);
       if (await pathExists(join(this.o.dataDir, 'global', 'pg_control'))) throw new Error(`data directory ${this.o.dataDir} already holds a database`);
+      await refuseDatabaseWithoutControlFile(this.o.dataDir, this.o.name);
       if ((await directoryEntries(this.o.dataDir)).length) {
         this.log.warn('clearing what an interrupted build left in the data directory', { data_dir: this.o.dataDir });
         await emptyDirectory(this.o.dataDir);

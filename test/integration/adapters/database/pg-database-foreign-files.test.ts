@@ -44,6 +44,9 @@ describe("PgDatabase: somebody else's files in the data directory (real PostgreS
     await mkdir(join(n.dataDir, 'pg_wal'), { recursive: true });
     await writeFile(join(n.dataDir, 'PG_VERSION'), '15\n');
     await writeFile(join(n.dataDir, 'base', '5', '16385'), 'rows only this member holds\n');
+    await writeFile(join(n.dataDir, 'global', '1262'), 'catalog\n');
+    const initdb = await n.db.initdb().then(() => null, (e: unknown) => e);
+    expect(String((initdb as Error).message)).to.match(/holds a database whose global\/pg_control is missing or unreadable: Warden does not delete it/);
     const copy = await n.db.createReplica({ name: 'node1', connUrl: 'postgres://127.0.0.1:1/postgres' }).then(() => null, (e: unknown) => e);
     expect(copy).to.be.instanceOf(DatabaseError);
     expect(String((copy as Error).message)).to.match(/holds a database whose global\/pg_control is missing or unreadable: Warden does not delete it/);
