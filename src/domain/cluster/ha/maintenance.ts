@@ -149,12 +149,26 @@ function restartActions(ctx: TickContext, timeoutMs: number): Action[] {
 }
 
 /**
+ * A restart asked of a stopped server is the start the loop would make anyway, now: one held
+ * back by repeated failures (the operator fixed what failed) is not refused as "in progress",
+ * and the answer waits for the start's outcome.
+ */
+function startOnRequest(ctx: TickContext, base: Decision, restart: NonNullable<TickContext['input']['commands']['restart']>): Decision {
+  const problem = restartConditionProblem(restart.conditions, ctx.facts);
+  if (problem) return prepend(base, [reject(restart.id, 'restart_conditions_not_met', `restart conditions are not satisfied: ${problem}`)]);
+  const timeout = restart.conditions.timeout;
+  const actions = base.actions.map((a) => (a.type === 'start' && timeout !== undefined ? { ...a, timeoutMs: Math.max(1, timeout) * 1000 } : a));
+  return { ...base, message: `${base.message}; starting on request`, actions: [...actions, { type: 'resolveCommand', id: restart.id, ok: true, message: 'started on request' }] };
+}
+
+/**
  * Adds API commands and the scheduled restart to a steady-state decision. A decision that
  * already starts a job (a demote, a follow...) wins: commands are refused as "in progress".
  */
 export function withCommands(ctx: TickContext, base: Decision): Decision {
   const { restart, reinitialize } = ctx.input.commands;
   if (base.need !== null) return base;
+  if (base.job === 'start' && restart && !ctx.running) return startOnRequest(ctx, base, restart);
   if (base.job !== null) return prepend(base, commandsWhileBusy(ctx, base.job));
   const actions = [...base.actions];
   const messages = [base.message];

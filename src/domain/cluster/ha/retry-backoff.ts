@@ -64,20 +64,21 @@ const KEPT_WHILE_WAITING = new Set<Action['type']>(['refreshLeader', 'kickWatchd
 /**
  * Holds back a job that has failed repeatedly until its retry delay has passed: the decision
  * keeps only what maintains the node's standing, says when the next attempt comes and why
- * the last one failed, and asks to be woken then. A decision that answers an operator's
+ * the last one failed, and asks to be woken then. A decision that carries out an operator's
  * command is never held.
  */
 export function withBackoff(ctx: TickContext, d: Decision): Decision {
   const failures = d.job === null ? undefined : ctx.input.memory.jobFailures.find((f) => f.job === d.job);
   if (failures === undefined || !BACKED_OFF_JOBS.has(failures.job)) return d;
-  if (d.actions.some((a) => a.type === 'resolveCommand')) return d;
+  if (d.actions.some((a) => a.type === 'resolveCommand' && a.ok)) return d;
   const retryAt = failures.lastAt + retryDelayMs(failures.count, ctx.loopWaitMs);
   if (ctx.now >= retryAt) return d;
   const inSeconds = Math.ceil((retryAt - ctx.now) / 1000);
   const times = failures.count === 1 ? 'once' : `${failures.count} times in a row`;
   return decision(
     `${d.message}: waiting ${inSeconds} s before the next attempt (${failures.job} failed ${times}; last error: ${failures.error})`,
-    d.actions.filter((a) => KEPT_WHILE_WAITING.has(a.type)),
+    // A refusal is still said: the job it refused around waits as it would have.
+    d.actions.filter((a) => KEPT_WHILE_WAITING.has(a.type) || (a.type === 'resolveCommand' && !a.ok)),
     {
       wakeAt: retryAt,
       publish: { ...d.publish, waitingFor: `the next attempt to ${failures.job} (failed ${times}: ${failures.error})`, backoff: { job: failures.job, retryAt } },

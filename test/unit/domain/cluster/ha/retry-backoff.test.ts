@@ -54,7 +54,18 @@ describe('decide(): a job that keeps failing backs off', () => {
     expect(types(held)).to.deep.equal([]);
     expect(held.message).to.match(/waiting 79 s before the next attempt/);
     const asked = decide(input({ cluster: c, facts: stoppedFacts('start_failed', true), memory: failing, commands: { ...NO_COMMANDS, restart: { id: 7, conditions: {} } } }));
-    expect(asked.actions.some((a) => a.type === 'resolveCommand') || asked.job !== null).to.equal(true);
+    // The restart is the start, now, answered once it ran (not refused as a start "in progress").
+    expect(asked.job).to.equal('start');
+    expect(types(asked).slice(-2)).to.deep.equal(['start', 'resolveCommand']);
+    expect(asked.actions.at(-1)).to.deep.equal({ type: 'resolveCommand', id: 7, ok: true, message: 'started on request' });
+    expect(asked.message).to.match(/starting on request$/);
+    const timed = decide(input({ cluster: c, facts: stoppedFacts('start_failed', true), memory: failing, commands: { ...NO_COMMANDS, restart: { id: 7, conditions: { timeout: 90 } } } }));
+    expect(timed.actions.find((a) => a.type === 'start')).to.deep.include({ timeoutMs: 90_000 });
+    // A refused restart is said, and the start still waits its turn.
+    const refused = decide(input({ cluster: c, facts: stoppedFacts('start_failed', true), memory: failing, commands: { ...NO_COMMANDS, restart: { id: 7, conditions: { role: 'primary' } } } }));
+    expect(types(refused)).to.deep.equal(['resolveCommand']);
+    expect(refused.actions[0]).to.deep.include({ ok: false, error: 'restart_conditions_not_met' });
+    expect(refused.message).to.match(/waiting 79 s before the next attempt/);
   });
 
   it('two jobs that fail by turns keep their own counts, and each is held back by its own', () => {
