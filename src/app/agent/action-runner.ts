@@ -171,10 +171,13 @@ export class ActionRunner {
       }
       case 'refreshLeader': {
         let lock;
+        // A renewal that fails has been failing since it was sent: one that waited retry_timeout for an answer
+        // already used up that much of the lock (decide() steps down once renewals fail for retry_timeout).
+        const sentAt = this.ports.clock.now();
         try {
           lock = await store.renewLeader(ctx.me, ctx.ttlSeconds);
         } catch (e) {
-          lease.renewalFailed(this.ports.clock.now());
+          lease.renewalFailed(sentAt);
           throw e;
         }
         if (lock === null) {

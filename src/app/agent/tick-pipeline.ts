@@ -116,8 +116,12 @@ export class TickPipeline {
     try {
       if (inbox.takeReload() && (await settings.reload())) cluster.settingsChanged();
       this.askPeersEarly();
-      // The DCS read and the local probe at once: a tick woken by the leader key's change acts sooner.
-      await local.observe(cluster.observe());
+      // The DCS read and the local probe at once: a tick woken by the leader key's change acts sooner. A lock
+      // holder whose renewals have failed for retry_timeout does not read first (a read may wait retry_timeout
+      // more, past the lock's deadline): it decides on its last view, and decide() steps down (or asks failsafe).
+      const renewalFailingSince = lease.deadline !== null ? lease.renewalFailingSince : null;
+      const renewalOverdue = renewalFailingSince !== null && clock.now() - renewalFailingSince >= cluster.current.config.retry_timeout * 1000;
+      await local.observe(renewalOverdue ? undefined : cluster.observe());
       const reporter = this.parts.reporter ?? null;
       if (reporter && cluster.current.reachable && cluster.current.cluster) reporter.clusterObserved(cluster.current.cluster, lease.deadline !== null);
       // What the health checks answer follows the view now, not after a decision that may wait on peers.
@@ -138,6 +142,11 @@ export class TickPipeline {
       const appliedBefore = this.parts.memory.memory.appliedParameters;
       if (d.actions[0]?.type === 'acquireLeader') {
         // A race won: the key and the promotion first (the member record the others follow by does not change with them).
+        await this.act(d);
+        await this.publishMember();
+      } else if (d.actions[0]?.type === 'forgetLock') {
+        // A demotion cuts the sessions first: publishing the member record may wait retry_timeout for a DCS that
+        // does not answer, while the server still takes writes and the lock runs out.
         await this.act(d);
         await this.publishMember();
       } else {

@@ -18,6 +18,27 @@ describe('HA scenarios: DCS outages and failsafe mode', () => {
     await sim.until(() => sim.node('node1').db.isStreaming, 4 * loopWaitMs(sim), 'node1 to follow the new leader');
   });
 
+  it('a primary whose DCS link breaks right after a tick read the cluster (every call then fails only after retry_timeout) stops writing on its own before its lock deadline', async () => {
+    // loop_wait + 2 * retry_timeout = 28 s <= ttl 30 s: the documented budget, with 2 s to spare.
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 8, retry_timeout: 10 }, dcsFailDelayMs: 10_000 });
+    const n1 = sim.node('node1');
+    // The agent alone: the fencer (deadline - safety_margin) would hide a late demotion.
+    n1.fencer!.die();
+    const publish = n1.dcs.publishMember.bind(n1.dcs);
+    let deadline: number | null = null;
+    // The link breaks between the tick's read (it succeeded) and its first write: the member record, then the renewal, each wait retry_timeout.
+    n1.dcs.publishMember = async (...args: Parameters<typeof publish>) => {
+      if (deadline === null) {
+        deadline = n1.loop.lockHeldUntil();
+        n1.setDcsLink(false);
+      }
+      return publish(...args);
+    };
+    await sim.until(() => deadline !== null && !n1.db.isWritable, 3 * ttlMs(sim), 'node1 to stop accepting writes');
+    expect(deadline).to.be.a('number');
+    expect(sim.clock.now(), 'node1 stopped writing before its lock deadline').to.be.at.most(deadline!);
+  });
+
   it('a primary cut from the DCS rejoins the new leader and passes the read-only health checks once it streams, though its watch missed the leader change', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'] });
     sim.node('node1').setDcsLink(false);
