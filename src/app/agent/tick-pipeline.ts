@@ -116,12 +116,8 @@ export class TickPipeline {
     try {
       if (inbox.takeReload() && (await settings.reload())) cluster.settingsChanged();
       this.askPeersEarly();
-      // The DCS read and the local probe at once: a tick woken by the leader key's change acts sooner. A lock
-      // holder whose renewals have failed for retry_timeout does not read first (a read may wait retry_timeout
-      // more, past the lock's deadline): it decides on its last view, and decide() steps down (or asks failsafe).
-      const renewalFailingSince = lease.deadline !== null ? lease.renewalFailingSince : null;
-      const renewalOverdue = renewalFailingSince !== null && clock.now() - renewalFailingSince >= cluster.current.config.retry_timeout * 1000;
-      await local.observe(renewalOverdue ? undefined : cluster.observe());
+      // The DCS read and the local probe at once: a tick woken by the leader key's change acts sooner.
+      await local.observe(this.renewalOverdue() ? undefined : cluster.observe());
       const reporter = this.parts.reporter ?? null;
       if (reporter && cluster.current.reachable && cluster.current.cluster) reporter.clusterObserved(cluster.current.cluster, lease.deadline !== null);
       // What the health checks answer follows the view now, not after a decision that may wait on peers.
@@ -355,5 +351,19 @@ export class TickPipeline {
       this.failures.failed('could not publish the member key', describe(error));
       this.ports.metrics?.dcsError('write');
     }
+  }
+
+  /**
+   * A primary holding the lock whose renewals have failed for retry_timeout does not read the
+   * cluster first (a read may wait retry_timeout more, past the lock's deadline): it decides on
+   * its last view, and decide() steps down (or asks failsafe). Past the deadline, or once the
+   * last read failed, it reads again: only a read can show the DCS back.
+   */
+  private renewalOverdue(): boolean {
+    const { lease, cluster, local } = this.parts;
+    const since = lease.renewalFailingSince;
+    const now = this.ports.clock.now();
+    if (since === null || !lease.heldAt(now) || !cluster.current.reachable) return false;
+    return local.facts.running && local.facts.inRecovery === false && now - since >= cluster.current.config.retry_timeout * 1000;
   }
 }
