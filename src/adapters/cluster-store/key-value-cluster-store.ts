@@ -91,6 +91,8 @@ export class KeyValueClusterStore implements ClusterStore {
   private last: ReadView | null = null;
   private generation = 0;
   private inflight: { readonly generation: number; readonly view: Promise<ReadView> } | null = null;
+  /** The confirmation or full read of the copy in flight: when it began and the store's write generation then. */
+  private refreshing: { readonly at: number; readonly generation: number; readonly view: Promise<Cluster> } | null = null;
   /** The member record this store last wrote, and the lease it put it on. */
   private published: { readonly member: string; readonly value: string; readonly lease: string | null } | null = null;
   private renewal: Renewal | null = null;
@@ -270,8 +272,21 @@ export class KeyValueClusterStore implements ClusterStore {
     const c = copy.confirmation;
     if (maxAgeMs > 0 && c !== null && this.clock.now() - c.at < maxAgeMs && compareRevisions(c.revision, written) >= 0) return this.fromCopy(copy, c.at);
     const at = this.clock.now();
-    if (!(await copy.confirm(at, written))) await copy.load(at);
-    return this.fromCopy(copy, at);
+    // Callers content with a recent view (GET /cluster) share a confirmation or full read begun less than maxAgeMs ago
+    // when this store wrote nothing since: while the copy cannot be confirmed (etcd down or slow, the watch
+    // reconnecting) each of them would otherwise start a range read of its own, retried until retry_timeout.
+    const shared = this.refreshing;
+    if (maxAgeMs > 0 && shared !== null && shared.generation === this.generation && at - shared.at < maxAgeMs) return shared.view;
+    const view = (async () => {
+      if (!(await copy.confirm(at, written))) await copy.load(at);
+      return this.fromCopy(copy, at);
+    })();
+    this.refreshing = { at, generation: this.generation, view };
+    try {
+      return await view;
+    } finally {
+      if (this.refreshing?.view === view) this.refreshing = null;
+    }
   }
 
   /** The copy's cluster (parsed again only after a change), recorded as read at `at`. */
