@@ -144,8 +144,11 @@ export class WatchedPrefix {
   async load(at: number = this.clock.now()): Promise<void> {
     // Before its first stream is up the watch would miss what changes right after the read: wait a moment for it.
     if (this.unwatch && this.watchFrom === null && !this.kv.watching()) await this.kv.whenWatching(FIRST_STREAM_WAIT_MS);
+    // A linearizable read answers at or above every revision seen before it was sent; the watch may deliver
+    // later changes (or a confirmation may pass them) while it is in flight, which says nothing of etcd going back.
+    const before = this.highest;
     const { entries, revision } = await this.kv.readAllAt();
-    if (this.highest !== null && compareRevisions(revision, this.highest) < 0) this.wentBack(revision);
+    if (before !== null && compareRevisions(revision, before) < 0) this.wentBack(revision);
     this.saw(revision);
     for (const [key, e] of entries) this.apply(key, e.value, e.revision, e.lease ?? null);
     // A key the read did not see, known at or below its revision, was deleted by then.

@@ -219,4 +219,34 @@ describe('KeyValueClusterStore with a watched copy', () => {
     release();
     await Promise.all([api, loop, late]);
   });
+
+  it('a full read answered at a revision the watch has since passed is no sign that etcd went back', async () => {
+    const a = store('a');
+    const b = store('b');
+    a.watch(() => undefined);
+    await a.read();
+    // Cut off while another member writes, then back: the next read is a full read.
+    a.setReachable(false);
+    await b.writeConfig({ ttl: 50 }, undefined);
+    a.setReachable(true);
+    await settle();
+    const original = a.client.readAllAt.bind(a.client);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    a.client.readAllAt = async () => {
+      // etcd serves the range now; its answer reaches the agent after the watch's next event.
+      const answer = await original();
+      await gate;
+      return answer;
+    };
+    const reading = a.read();
+    await settle();
+    await b.writeConfig({ ttl: 51 }, undefined);
+    await settle();
+    release();
+    await reading;
+    expect(logger.messages('warn').filter((m) => /went back/.test(m)), 'no false alarm').to.deep.equal([]);
+    a.client.readAllAt = original;
+    expect((await a.read()).config!.value).to.deep.equal({ ttl: 51 });
+  });
 });
