@@ -46,14 +46,17 @@ const REGRESSION_SEEDS = [
   { seed: 3004817249, profile: 'deep', model: 'v5' },
   // Quorum mode: a switchover to a member of the list whose link had stalled promoted it without the commits the other member confirmed.
   { seed: 238571342, profile: 'deep', model: 'v6' },
+  // Standby cluster: a standby leader that had skipped its reads while its renewals failed never saw the DCS come back (liveness).
+  { seed: 746483203, profile: 'deep', model: 'v7', standby: true },
 ] as const;
 
 describe('HA randomized simulation', function () {
   this.timeout(300_000);
 
   for (const r of REGRESSION_SEEDS) {
-    it(`regression seed ${r.seed} (${r.profile}, fault model ${r.model})`, async () => {
-      const result = await runSchedule(r.seed, { profile: r.profile, model: r.model });
+    const standby = 'standby' in r && r.standby;
+    it(`regression seed ${r.seed} (${r.profile}, fault model ${r.model}${standby ? ', standby cluster' : ''})`, async () => {
+      const result = await runSchedule(r.seed, { profile: r.profile, model: r.model, standby });
       expect(result.ok, result.violation ?? '').to.equal(true);
     });
   }
