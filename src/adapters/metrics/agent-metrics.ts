@@ -3,6 +3,7 @@ import { stateMetricHelp } from '../../domain/cluster/model/states.js';
 import type { AgentMetricsSink, MeasuredOperation } from '../../ports/agent-metrics.js';
 import { snapshotMetricValues, SNAPSHOT_METRICS } from './agent-snapshot-metrics.js';
 import type { EventLoopDelaySource } from './event-loop-delay.js';
+import type { ProcessMetrics } from './process-metrics.js';
 import { familyHead, HistogramSeries, PROMETHEUS_TEXT_TYPE, sampleLine, type LabelPairs } from './prometheus-text.js';
 
 /** Buckets of the operation durations: from a fast switchover (sub-second) to a long base backup. */
@@ -62,14 +63,16 @@ export class AgentMetrics implements AgentMetricsSink {
   private readonly refused = new LabelledCounts();
   private readonly callbackFailures = new LabelledCounts();
   private readonly eventLoop: EventLoopDelaySource | null;
+  private readonly process: ProcessMetrics | null;
 
-  constructor(labels: Labels, opts: { readonly eventLoop?: EventLoopDelaySource | null } = {}) {
+  constructor(labels: Labels, opts: { readonly eventLoop?: EventLoopDelaySource | null; readonly process?: ProcessMetrics | null } = {}) {
     this.self = [
       ['scope', labels.scope],
       ['name', labels.name],
     ];
     for (const op of Object.keys(DURATION_HELP) as MeasuredOperation[]) this.durations.set(op, new HistogramSeries(DURATION_BUCKETS));
     this.eventLoop = opts.eventLoop ?? null;
+    this.process = opts.process ?? null;
   }
 
   /** Content type of `render()`'s output. */
@@ -120,6 +123,7 @@ export class AgentMetrics implements AgentMetricsSink {
             { name: 'svc_event_loop_delay_max_seconds', type: 'gauge' as const },
           ]
         : []),
+      ...(this.process ? this.process.families().map((f) => ({ name: f.name, type: f.type as AgentMetricFamily['type'] })) : []),
     ];
   }
 
@@ -154,6 +158,8 @@ export class AgentMetrics implements AgentMetricsSink {
       familyHead('svc_callback_failures_total', 'Callback commands (on_start, on_stop, on_restart, on_reload, on_role_change) that failed, timed out or could not start.', 'counter') +
       this.callbackFailures.lines('svc_callback_failures_total', self);
     if (this.eventLoop) out += this.eventLoopLines(this.eventLoop, self);
+    // The process's own figures (memory, descriptors, CPU): what a leak or a runaway agent shows first.
+    if (this.process) out += this.process.text('text');
     return out;
   }
 

@@ -1,3 +1,4 @@
+import { ProcessMetrics } from '../../adapters/metrics/process-metrics.js';
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -197,7 +198,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   c.bind<AgentSettingsSource>(AgentSettingsSource).toService(AgentTokens.LocalSettings);
   const eventLoop = new EventLoopDelayMonitor();
   c.bind<EventLoopDelayMonitor>(AgentTokens.EventLoop).toConstantValue(eventLoop);
-  c.bind<AgentMetrics>(AgentTokens.Metrics).toConstantValue(new AgentMetrics({ scope: cfg.scope, name: cfg.name }, { eventLoop }));
+  c.bind<AgentMetrics>(AgentTokens.Metrics).toConstantValue(new AgentMetrics({ scope: cfg.scope, name: cfg.name }, { eventLoop, process: new ProcessMetrics([]) }));
   c.bind<AgentMetricsSink>(AgentMetricsSink).toService(AgentTokens.Metrics);
   c.bind<EventLog>(EventLog).toDynamicValue(
     (ctx) =>

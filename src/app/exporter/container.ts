@@ -1,4 +1,4 @@
-import { ExporterProcessMetrics } from '../../adapters/metrics/exporter-process-metrics.js';
+import { ProcessMetrics } from '../../adapters/metrics/process-metrics.js';
 import { PgSqlClient } from '../../adapters/sql/pg-sql-client.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
 import type { BuildInfo } from '../../domain/collectors/self-metrics.js';
@@ -69,7 +69,7 @@ const NO_PROCESS_METRICS: ProcessMetricsSource = { text: () => '' };
 export function wireExporterParts(w: ExporterWiring): ExporterParts {
   const clock = w.clock ?? new SystemClock();
   const sqlFactory = w.sqlFactory ?? pgSqlFactory(w.options, w.logger);
-  const processMetrics = w.processMetrics ?? new ExporterProcessMetrics(w.options.constLabels);
+  const processMetrics = w.processMetrics ?? new ProcessMetrics(w.options.constLabels);
   const shared: TargetShared = { options: w.options, build: w.buildInfo, clock, logger: w.logger };
   const main = new TargetRuntime(w.main, w.sql ?? sqlFactory(w.main), w.mainSet, shared, processMetrics);
   const byName = new Map(w.targets.map((t) => [t.settings.name, t]));
@@ -98,7 +98,7 @@ export function wireExporterParts(w: ExporterWiring): ExporterParts {
     processMetrics,
     close: async () => {
       await Promise.all([main, ...started.values()].map((r) => r.close()));
-      if (processMetrics instanceof ExporterProcessMetrics) processMetrics.close();
+      if (processMetrics instanceof ProcessMetrics) processMetrics.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ExporterProcessMetrics } from '../../../src/adapters/metrics/exporter-process-metrics.js';
+import { ProcessMetrics } from '../../../src/adapters/metrics/process-metrics.js';
 import { parseExporterOptions } from '../../../src/app/exporter/options.js';
 import { StateProbe } from '../../../src/app/exporter/probe.js';
 import { parseExposition } from './exposition-parser.js';
@@ -58,7 +58,7 @@ describe('exporter: background probe', () => {
 
 describe('exporter: process metrics', () => {
   it('renders the process and Node.js metrics with the const labels, cached between renderings, in both formats', () => {
-    const pm = new ExporterProcessMetrics([['env', 'test']], 60_000);
+    const pm = new ProcessMetrics([['env', 'test']], 60_000);
     try {
       const text = pm.text('text');
       const f = parseExposition(text);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { AgentMetrics } from '../../../src/adapters/metrics/agent-metrics.js';
 import { EventLoopDelayMonitor } from '../../../src/adapters/metrics/event-loop-delay.js';
-import { ExporterProcessMetrics } from '../../../src/adapters/metrics/exporter-process-metrics.js';
+import { ProcessMetrics } from '../../../src/adapters/metrics/process-metrics.js';
 import { loadCollectorFiles } from '../../../src/app/exporter/config-files.js';
 import { familyName } from '../../../src/domain/collectors/collector.js';
 import { renderBuildInfo, renderScrapeSelfStats, renderServerGauges } from '../../../src/domain/collectors/self-metrics.js';
@@ -45,7 +45,7 @@ export async function exporterMetrics(): Promise<Set<string>> {
     renderServerGauges('db', [], { up: true, version: 150000, inRecovery: false }) +
     renderScrapeSelfStats('db', [], { lastScrapeDurationSeconds: 0, scrapesTotal: 0, scrapeRequestsTotal: 0, scrapeErrorsTotal: 0, lastScrapeTimestampSeconds: 0, collectors: [{ name: 'c', lastDurationSeconds: 0, errors: 0, cacheHits: 0, lastMetrics: 0 }] });
   for (const m of self.matchAll(/^# TYPE (\S+) (\S+)$/gm)) seriesOf(m[1]!, m[2]!).forEach((n) => out.add(n));
-  for (const m of new ExporterProcessMetrics([]).text().matchAll(/^# TYPE (\S+) (\S+)$/gm)) seriesOf(m[1]!, m[2]!).forEach((n) => out.add(n));
+  for (const m of new ProcessMetrics([]).text().matchAll(/^# TYPE (\S+) (\S+)$/gm)) seriesOf(m[1]!, m[2]!).forEach((n) => out.add(n));
   return out;
 }
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { AgentMetrics } from '../../../../src/adapters/metrics/agent-metrics.js';
+import { ProcessMetrics } from '../../../../src/adapters/metrics/process-metrics.js';
 import { EventLoopDelayMonitor, type EventLoopDelaySource } from '../../../../src/adapters/metrics/event-loop-delay.js';
 import { primaryFacts, snapshot } from '../http/support.js';
 
@@ -58,8 +59,10 @@ describe('AgentMetrics: Prometheus text of the agent', () => {
   });
 
   it('every family it lists has one HELP and TYPE, and nothing else is written', () => {
-    const m = new AgentMetrics({ scope: 'demo', name: 'node1' }, { eventLoop: new FixedEventLoop() });
+    const m = new AgentMetrics({ scope: 'demo', name: 'node1' }, { eventLoop: new FixedEventLoop(), process: new ProcessMetrics([]) });
     const text = m.render(snapshot());
+    // The process's own figures, as the exporter writes them: memory, descriptors, heap.
+    for (const name of ['process_private_memory_bytes', 'process_open_fds', 'nodejs_heap_size_used_bytes', 'process_cpu_seconds_total']) expect(value(text, name)).to.be.greaterThan(0);
     const typed = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((x) => ({ name: x[1], type: x[2] }));
     expect(typed).to.deep.equal(m.families());
     expect([...text.matchAll(/^# HELP (\S+) /gm)].map((x) => x[1])).to.deep.equal(m.families().map((f) => f.name));
@@ -89,7 +92,7 @@ describe('AgentMetrics: Prometheus text of the agent', () => {
   (existsSync(PROMTOOL) ? it : it.skip)('promtool check metrics finds no problem but the names of the spec\'s WAL position counters', () => {
     const source = new FixedEventLoop();
     source.window = { p50: 0.0001, p99: 0.002, max: 0.0035, samples: 990 };
-    const m = new AgentMetrics({ scope: 'demo', name: 'node1' }, { eventLoop: source });
+    const m = new AgentMetrics({ scope: 'demo', name: 'node1' }, { eventLoop: source, process: new ProcessMetrics([]) });
     m.dcsError('read');
     m.operationRefused('failover', 'no_candidates');
     const r = spawnSync(PROMTOOL, ['check', 'metrics'], { input: m.render(snapshot({ facts: primaryFacts(), leader: true })), encoding: 'utf8' });
