@@ -92,6 +92,9 @@ const RETRY_PAUSE_MAX_MS = 1000;
 /** Least time left before the retry timeout for one more pass over the members to be worth it. */
 const MIN_RETRY_ATTEMPT_MS = 200;
 
+/** Idle keep-alive connections kept per etcd member. */
+const IDLE_SOCKETS_PER_MEMBER = 4;
+
 /**
  * The `KeyValueStore` port over etcd v3's JSON gateway (`POST /v3/kv/range`, `/v3/kv/txn`,
  * `/v3/lease/*`, `/v3/watch`) with plain `node:http(s)`: same semantics as `Etcd3KeyValue`
@@ -128,7 +131,10 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
       ...(opts.key ? { key: readFileSync(opts.key) } : {}),
     };
     const https_ = this.urls.some((u) => u.startsWith('https:'));
-    this.agent = https_ ? new https.Agent({ keepAlive: true, ...this.tls }) : new http.Agent({ keepAlive: true });
+    // etcd never closes an idle connection: a burst of reads (an outage's end) would leave every socket it opened
+    // open for good. A few idle ones per member serve the steady state; the rest close once used.
+    const pool = { keepAlive: true, maxFreeSockets: IDLE_SOCKETS_PER_MEMBER };
+    this.agent = https_ ? new https.Agent({ ...pool, ...this.tls }) : new http.Agent(pool);
   }
 
   setRetryTimeout(ms: number): void {
