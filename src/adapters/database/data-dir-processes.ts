@@ -44,9 +44,14 @@ export async function waitForDataDirProcesses(dataDir: string, timeoutMs: number
  * that could run: a process stuck in the kernel with its SIGKILL pending (a hung disk or
  * mount) cannot commit or answer anything again and dies the moment the kernel lets it go.
  */
-export async function killDataDirProcesses(dataDir: string): Promise<boolean> {
+export function killDataDirProcesses(dataDir: string): Promise<boolean> {
+  return killUntilGone(() => serverProcessesInDataDir(dataDir));
+}
+
+/** SIGKILLs what `find` lists, again and again (bounded, ~1 s), until nothing it lists could run. */
+async function killUntilGone(find: () => Promise<number[]>): Promise<boolean> {
   for (let round = 0; round < 50; round++) {
-    const found = await serverProcessesInDataDir(dataDir);
+    const found = await find();
     const left = (await Promise.all(found.map(async (p) => ((await killPending(p)) ? null : p)))).filter((p): p is number => p !== null);
     if (left.length === 0) return true;
     for (const p of left) {
@@ -106,19 +111,6 @@ export async function processesOfPostmaster(known: KnownPostmaster): Promise<num
 }
 
 /** SIGKILLs `known` and its children until none is left (bounded, ~1 s); true when none is left that could run. */
-export async function killPostmasterProcesses(known: KnownPostmaster): Promise<boolean> {
-  for (let round = 0; round < 50; round++) {
-    const found = await processesOfPostmaster(known);
-    const left = (await Promise.all(found.map(async (p) => ((await killPending(p)) ? null : p)))).filter((p): p is number => p !== null);
-    if (left.length === 0) return true;
-    for (const p of left) {
-      try {
-        process.kill(p, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
+export function killPostmasterProcesses(known: KnownPostmaster): Promise<boolean> {
+  return killUntilGone(() => processesOfPostmaster(known));
 }
