@@ -1,5 +1,6 @@
 import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 import { killPending } from './kill-pending.js';
+import { readProcStat } from './proc-stat.js';
 
 /**
  * PIDs of PostgreSQL processes whose working directory is `dataDir`. Every server process
@@ -72,20 +73,9 @@ export interface KnownPostmaster {
   readonly startTicks: string;
 }
 
-/** `[comm, ppid, start time]` of a process from /proc/PID/stat; null when it is gone or unreadable. */
-async function procStat(pid: number): Promise<{ readonly comm: string; readonly ppid: number; readonly startTicks: string; readonly state: string } | null> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  if (stat === null) return null;
-  const close = stat.lastIndexOf(')');
-  const comm = stat.slice(stat.indexOf('(') + 1, close);
-  // After ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime
-  const fields = stat.slice(close + 2).split(' ');
-  return { comm, state: fields[0] ?? '', ppid: Number(fields[1]), startTicks: fields[19] ?? '' };
-}
-
 /** The postmaster `pid` as a KnownPostmaster (its start time read now); null when it is not a live postgres process. */
 export async function knownPostmaster(pid: number): Promise<KnownPostmaster | null> {
-  const s = await procStat(pid);
+  const s = await readProcStat(pid);
   return s && s.comm === 'postgres' && s.state !== 'Z' ? { pid, startTicks: s.startTicks } : null;
 }
 
@@ -96,14 +86,14 @@ export async function knownPostmaster(pid: number): Promise<KnownPostmaster | nu
  * configured path, and postmaster.pid with it. [] once it is gone.
  */
 export async function processesOfPostmaster(known: KnownPostmaster): Promise<number[]> {
-  const pm = await procStat(known.pid);
+  const pm = await readProcStat(known.pid);
   if (!pm || pm.comm !== 'postgres' || pm.startTicks !== known.startTicks || pm.state === 'Z') return [];
   const entries = await readdir('/proc').catch(() => [] as string[]);
   const children = await Promise.all(
     entries
       .filter((e) => /^\d+$/.test(e))
       .map(async (e) => {
-        const s = await procStat(Number(e));
+        const s = await readProcStat(Number(e));
         return s && s.ppid === known.pid && s.comm === 'postgres' && s.state !== 'Z' ? Number(e) : null;
       }),
   );

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { killPending } from './kill-pending.js';
+import { readProcStat } from './proc-stat.js';
 
 /** The lines of postmaster.pid that matter (see PostgreSQL's pidfile.h). */
 export interface PostmasterPid {
@@ -37,12 +38,9 @@ export async function postmasterAlive(pid: number): Promise<boolean> {
     // EPERM: exists but belongs to someone else (we are not root): trust /proc below
     if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  const stat = await readProcStat(pid);
   if (stat === null) return process.platform !== 'linux';
-  const open = stat.indexOf('(');
-  const close = stat.lastIndexOf(')');
-  const comm = stat.slice(open + 1, close);
-  const state = stat.charAt(close + 2);
+  const { comm, state } = stat;
   if (state === 'Z' || state === 'X' || (comm !== 'postgres' && comm !== 'postmaster')) return false;
   // Only a process in uninterruptible sleep lingers with a SIGKILL pending: checked there alone (this is polled every few ms).
   return state !== 'D' || !(await killPending(pid));

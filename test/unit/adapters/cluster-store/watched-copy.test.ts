@@ -162,13 +162,16 @@ describe('KeyValueClusterStore with a watched copy', () => {
     expect(logger.messages('info').some((m) => /again/.test(m))).to.equal(true);
   });
 
-  it('while the copy cannot be confirmed (etcd down, the watch reconnecting), API readers content with a recent view share one full read instead of one each', async () => {
+  /**
+   * Member a, cut off while b writes `ttl` and then back, so that its copy is not live until a
+   * full read; every full read of a then waits until `release()`. `started()` counts them.
+   */
+  async function heldFullReads(ttl: number) {
     const a = store('a');
     const b = store('b');
     await a.read();
-    // Cut off while another member writes, then back: the copy is not live until a full read.
     a.setReachable(false);
-    await b.writeConfig({ ttl: 77 }, undefined);
+    await b.writeConfig({ ttl }, undefined);
     a.setReachable(true);
     await settle();
     const original = a.client.readAllAt.bind(a.client);
@@ -180,42 +183,32 @@ describe('KeyValueClusterStore with a watched copy', () => {
       await gate;
       return original();
     };
+    return { a, started: () => started, release };
+  }
+
+  it('while the copy cannot be confirmed (etcd down, the watch reconnecting), API readers content with a recent view share one full read instead of one each', async () => {
+    const { a, started, release } = await heldFullReads(77);
     // A load balancer or dashboard polling GET /cluster ten times while etcd is slow to answer.
     const reads = Array.from({ length: 10 }, () => a.read({ maxAgeMs: 1000 }));
     await settle();
-    expect(started, 'one range read in flight, not one per request').to.equal(1);
+    expect(started(), 'one range read in flight, not one per request').to.equal(1);
     release();
     const views = await Promise.all(reads);
     for (const v of views) expect(v.config!.value).to.deep.equal({ ttl: 77 });
   });
 
   it('a reader that needs a view newer than the read in flight (the HA loop, or after its own write) does not join it', async () => {
-    const a = store('a');
-    const b = store('b');
-    await a.read();
-    a.setReachable(false);
-    await b.writeConfig({ ttl: 78 }, undefined);
-    a.setReachable(true);
-    await settle();
-    const original = a.client.readAllAt.bind(a.client);
-    let started = 0;
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    a.client.readAllAt = async () => {
-      started++;
-      await gate;
-      return original();
-    };
+    const { a, started, release } = await heldFullReads(78);
     const api = a.read({ maxAgeMs: 1000 });
     await settle();
     const loop = a.read();
     await settle();
-    expect(started, 'the loop reads for itself').to.equal(2);
+    expect(started(), 'the loop reads for itself').to.equal(2);
     // Too old for a reader content with a second-old view once a second has passed.
     await clock.advance(1500);
     const late = a.read({ maxAgeMs: 1000 });
     await settle();
-    expect(started, 'a read begun over maxAgeMs ago is not joined').to.equal(3);
+    expect(started(), 'a read begun over maxAgeMs ago is not joined').to.equal(3);
     release();
     await Promise.all([api, loop, late]);
   });
