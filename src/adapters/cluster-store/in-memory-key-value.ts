@@ -277,6 +277,8 @@ export class InMemoryKeyValue implements KeyValueStore {
   private up = true;
   private closed = false;
   private readonly unsubscribers = new Set<() => void>();
+  /** Ms each request and each answer spend on this client's link (0: none); tests of a slow but working link set it. */
+  oneWayDelayMs = 0;
 
   constructor(
     private readonly store: InMemoryKeyValueSpace,
@@ -304,13 +306,13 @@ export class InMemoryKeyValue implements KeyValueStore {
 
   async readAll(): Promise<DcsSnapshot> {
     await this.ensureReachable('readAll');
-    return this.store.range(this.prefix);
+    return this.answer(this.store.range(this.prefix));
   }
 
   async readAllAt(): Promise<RevisionedSnapshot> {
     await this.ensureReachable('readAll');
     const entries = this.store.range(this.prefix);
-    return { entries, revision: this.store.currentRevision };
+    return this.answer({ entries, revision: this.store.currentRevision });
   }
 
   currentLease(): string | null {
@@ -335,6 +337,9 @@ export class InMemoryKeyValue implements KeyValueStore {
   }
 
   async progress(): Promise<string | null> {
+    // Watch events reach this client without the link's delay: a progress answer counts from when it arrives, so it
+    // never stands below an event delivered before it (as etcd's answers on the watch stream never do).
+    if (this.oneWayDelayMs > 0) await this.store.clock.sleep(2 * this.oneWayDelayMs);
     if (this.closed || !this.up || !this.store.reachable || this.unsubscribers.size === 0) return null;
     // A watch that missed events reconnects first; the caller then reads anew.
     if (this.store.missedEvents(this)) {
@@ -352,26 +357,26 @@ export class InMemoryKeyValue implements KeyValueStore {
     this.lastTtl = ttlSeconds;
     if (this.leaseId !== null && this.store.isLeaseAlive(this.leaseId) && this.store.leaseTtl(this.leaseId) === ttlSeconds) {
       this.store.renewLease(this.leaseId);
-      return true;
+      return this.answer(true);
     }
     // A lease of another TTL is left to expire: keys on it move over on their next leased write.
     this.leaseId = this.store.grantLease(ttlSeconds);
-    return false;
+    return this.answer(false);
   }
 
   async create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean> {
     await this.ensureReachable('create');
-    return this.wrote(this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, { revision: '0' }));
+    return this.answer(this.wrote(this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, { revision: '0' })));
   }
 
   async put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
     await this.ensureReachable('put');
-    return this.wrote(this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, opts?.if));
+    return this.answer(this.wrote(this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, opts?.if)));
   }
 
   async delete(key: string, cond?: WriteCondition): Promise<boolean> {
     await this.ensureReachable('delete');
-    return this.wrote(this.store.txnDelete(this.prefix + key, cond));
+    return this.answer(this.wrote(this.store.txnDelete(this.prefix + key, cond)));
   }
 
   async revokeLease(): Promise<void> {
@@ -416,7 +421,16 @@ export class InMemoryKeyValue implements KeyValueStore {
     return result;
   }
 
+  /** The answer, after its trip back over a slow link. */
+  private async answer<T>(value: T): Promise<T> {
+    if (this.oneWayDelayMs > 0) await this.store.clock.sleep(this.oneWayDelayMs);
+    return value;
+  }
+
   private async ensureReachable(op: string): Promise<void> {
+    if (this.closed) throw new DcsUnavailableError(`in-memory DCS client ${this.clientId} is closed (${op})`);
+    // The request's trip to the store: it is applied when it arrives.
+    if (this.oneWayDelayMs > 0 && this.up && this.store.reachable) await this.store.clock.sleep(this.oneWayDelayMs);
     if (this.closed) throw new DcsUnavailableError(`in-memory DCS client ${this.clientId} is closed (${op})`);
     if (this.up && this.store.reachable) return;
     const delay = this.store.unavailableDelayMs;

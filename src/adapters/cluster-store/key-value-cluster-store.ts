@@ -55,9 +55,9 @@ interface Renewal {
 }
 
 /**
- * A lease renewal this recent serves another caller in the same tick (the member record is
- * published just before the leader lock is renewed): one keep-alive per agent and tick. The
- * lock's deadline is then counted from that renewal's start, which is earlier, never later.
+ * A lease renewal this recent (or still on its way) serves another caller in the same tick
+ * (the leader's renewal and its member record): one keep-alive per agent and tick. The lock's
+ * deadline is then counted from that renewal's start, which is earlier, never later.
  */
 const RENEWAL_REUSE_MS = 1000;
 
@@ -96,6 +96,8 @@ export class KeyValueClusterStore implements ClusterStore {
   /** The member record this store last wrote, and the lease it put it on. */
   private published: { readonly member: string; readonly value: string; readonly lease: string | null } | null = null;
   private renewal: Renewal | null = null;
+  /** The keep-alive on its way, if any: a caller content with a renewal begun this recently waits for it instead of sending another. */
+  private renewing: { readonly at: number; readonly ttlSeconds: number; readonly done: Promise<Renewal> } | null = null;
   private readonly copy: WatchedPrefix | null;
   private readonly listeners = new Set<(change: ClusterChange) => void>();
   /** The cluster parsed from the copy, and the copy's change count it reflects. */
@@ -194,6 +196,7 @@ export class KeyValueClusterStore implements ClusterStore {
     this.wrote();
     this.published = null;
     this.renewal = null;
+    this.renewing = null;
     await this.kv.revokeLease();
   }
 
@@ -313,14 +316,24 @@ export class KeyValueClusterStore implements ClusterStore {
 
   /** Renews the lease, or reuses a renewal of the same lease and TTL begun less than `reuseMs` ago. */
   private async keepAlive(ttlSeconds: number, reuseMs: number): Promise<Renewal> {
+    const now = this.clock.now();
     const r = this.renewal;
-    if (r !== null && reuseMs > 0 && r.ttlSeconds === ttlSeconds && r.lease !== null && r.lease === this.kv.currentLease() && this.clock.now() - r.at < reuseMs) return r;
-    const at = this.clock.now();
+    if (r !== null && reuseMs > 0 && r.ttlSeconds === ttlSeconds && r.lease !== null && r.lease === this.kv.currentLease() && now - r.at < reuseMs) return r;
+    const w = this.renewing;
+    if (w !== null && reuseMs > 0 && w.ttlSeconds === ttlSeconds && now - w.at < reuseMs) return w.done;
     this.renewal = null;
-    await this.kv.keepAlive(ttlSeconds);
-    const renewal = { at, ttlSeconds, lease: this.kv.currentLease() };
-    this.renewal = renewal;
-    return renewal;
+    const done = this.kv.keepAlive(ttlSeconds).then(() => {
+      const renewal = { at: now, ttlSeconds, lease: this.kv.currentLease() };
+      if (this.renewing?.done === done) this.renewal = renewal;
+      return renewal;
+    });
+    const mine = { at: now, ttlSeconds, done };
+    this.renewing = mine;
+    try {
+      return await done;
+    } finally {
+      if (this.renewing === mine) this.renewing = null;
+    }
   }
 
   /**

@@ -33,7 +33,12 @@ export interface RunContext {
   readonly ttlSeconds: number;
   /** loop_wait, for the pause a failing slot upkeep announces. */
   readonly loopWaitSeconds?: number;
+  /** The renewal this tick sent at its start: a refreshLeader takes its outcome instead of renewing again. */
+  readonly renewed?: Renewal;
 }
+
+/** How a renewal of the leader lock went: renewed, found the key no longer ours, or failed (the store did not answer). */
+export type Renewal = { readonly outcome: 'renewed' } | { readonly outcome: 'lost' } | { readonly outcome: 'failed'; readonly error: unknown };
 
 /** How a sequence ended. */
 export interface SequenceOutcome {
@@ -159,6 +164,28 @@ export class ActionRunner {
     }
   }
 
+  /** Renews the leader lock, telling the lease how it went; never throws. */
+  async renew(ctx: RunContext): Promise<Renewal> {
+    const { lease } = this.state;
+    // A renewal that fails has been failing since it was sent: one that waited retry_timeout for an answer
+    // already used up that much of the lock (decide() steps down once renewals fail for retry_timeout).
+    const sentAt = this.ports.clock.now();
+    let lock;
+    try {
+      lock = await this.ports.store.renewLeader(ctx.me, ctx.ttlSeconds);
+    } catch (error) {
+      lease.renewalFailed(sentAt);
+      return { outcome: 'failed', error };
+    }
+    if (lock === null) {
+      lease.forget();
+      lease.markLost();
+      return { outcome: 'lost' };
+    }
+    lease.granted(lock.deadline);
+    return { outcome: 'renewed' };
+  }
+
   private async apply(a: Action, ctx: RunContext): Promise<void> {
     const { store, db, watchdog } = this.ports;
     const { lease, memory, inbox } = this.state;
@@ -170,22 +197,9 @@ export class ActionRunner {
         return;
       }
       case 'refreshLeader': {
-        let lock;
-        // A renewal that fails has been failing since it was sent: one that waited retry_timeout for an answer
-        // already used up that much of the lock (decide() steps down once renewals fail for retry_timeout).
-        const sentAt = this.ports.clock.now();
-        try {
-          lock = await store.renewLeader(ctx.me, ctx.ttlSeconds);
-        } catch (e) {
-          lease.renewalFailed(sentAt);
-          throw e;
-        }
-        if (lock === null) {
-          lease.forget();
-          lease.markLost();
-          throw new ConditionFailed(a.type, 'the leader key is no longer ours');
-        }
-        lease.granted(lock.deadline);
+        const r = ctx.renewed ?? (await this.renew(ctx));
+        if (r.outcome === 'failed') throw r.error;
+        if (r.outcome === 'lost') throw new ConditionFailed(a.type, 'the leader key is no longer ours');
         return;
       }
       case 'releaseLeader':

@@ -4,7 +4,7 @@ import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
 import { NO_COMMANDS, type Action, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
-import { ActionRunner, describe, firstLongAction, isDatabaseAction, type RunnerPorts } from './action-runner.js';
+import { ActionRunner, describe, firstLongAction, isDatabaseAction, type Renewal, type RunnerPorts } from './action-runner.js';
 import type { AgentMemory } from './agent-memory.js';
 import { RepeatedFailures } from './repeated-failures.js';
 import { failureLine } from './failure-line.js';
@@ -80,6 +80,8 @@ export class TickPipeline {
   private peersWanted = false;
   /** Peers asked at the start of this tick. */
   private early: EarlyPeers | null = null;
+  /** The lock's renewal sent at the start of this tick (see renewFirst), and the ttl it asked for; null when none. */
+  private renewing: { readonly ttlSeconds: number; readonly outcome: Promise<Renewal> } | null = null;
 
   /** Failures repeated every loop (the member key not written): said once, reminded rarely. */
   private readonly failures: RepeatedFailures;
@@ -116,8 +118,10 @@ export class TickPipeline {
     try {
       if (inbox.takeReload() && (await settings.reload())) cluster.settingsChanged();
       this.askPeersEarly();
+      const overdue = this.renewalOverdue();
+      this.renewing = overdue ? null : this.renewFirst();
       // The DCS read and the local probe at once: a tick woken by the leader key's change acts sooner.
-      await local.observe(this.renewalOverdue() ? undefined : cluster.observe());
+      await local.observe(overdue ? undefined : cluster.observe());
       const reporter = this.parts.reporter ?? null;
       if (reporter && cluster.current.reachable && cluster.current.cluster) reporter.clusterObserved(cluster.current.cluster, lease.deadline !== null);
       // What the health checks answer follows the view now, not after a decision that may wait on peers.
@@ -138,17 +142,18 @@ export class TickPipeline {
       const appliedBefore = this.parts.memory.memory.appliedParameters;
       if (d.actions[0]?.type === 'acquireLeader') {
         // A race won: the key and the promotion first (the member record the others follow by does not change with them).
-        await this.act(d);
+        await this.act(d, await this.renewed());
         await this.publishMember();
       } else if (d.actions[0]?.type === 'forgetLock') {
         // A demotion cuts the sessions first: publishing the member record may wait retry_timeout for a DCS that
         // does not answer, while the server still takes writes and the lock runs out.
-        await this.act(d);
+        await this.act(d, await this.renewed());
         await this.publishMember();
       } else {
         // Before the actions: a leader's renewal wakes the replicas, which must then see its current member record.
+        // The member record shares the lease the renewal sent at the tick's start keeps alive: it waits for that one.
         await this.publishMember();
-        await this.act(d);
+        await this.act(d, await this.renewed());
       }
       if (reporter) this.report(reporter, appliedBefore);
       this.early = null;
@@ -157,6 +162,8 @@ export class TickPipeline {
       return { decision: d, retick: lease.lost };
     } catch (error) {
       this.early = null;
+      // The lease must not change under the next tick.
+      await this.renewed();
       logger.error('HA tick failed', { error: describe(error) });
       snapshot.publish();
       return { decision: this.last ?? decide(this.input(NO_COMMANDS)), retick: false };
@@ -277,8 +284,38 @@ export class TickPipeline {
     this.early = { targets, statuses: gatherPeerStatuses(this.ports.peers, targets, this.options.peerTimeoutMs) };
   }
 
+  /**
+   * A leader renews its lock at the start of its tick, alongside the read and the probe, when
+   * its last tick renewed it and decided to keep leading (that tick's decision holds until this
+   * one's), the last renewal worked and no job runs: renewals then keep loop_wait's pace
+   * however slowly the DCS answers the tick's other calls, and the fencer sees each one in time.
+   * This tick's refreshLeader takes its outcome; a decision to step down comes after it.
+   */
+  private renewFirst(): { readonly ttlSeconds: number; readonly outcome: Promise<Renewal> } | null {
+    const { lease, cluster, jobs, settings } = this.parts;
+    const last = this.last;
+    if (last === null || !lease.heldAt(this.ports.clock.now()) || lease.renewalFailingSince !== null || jobs.name !== null) return null;
+    if (!cluster.current.reachable) return null;
+    const types = new Set(last.actions.map((a) => a.type));
+    if (!types.has('refreshLeader') || types.has('releaseLeader') || types.has('forgetLock')) return null;
+    const ttlSeconds = cluster.current.config.ttl;
+    return { ttlSeconds, outcome: this.runner.renew({ me: settings.current.node.name, ttlSeconds }) };
+  }
+
+  /**
+   * The outcome of this tick's early renewal, once it is known; null when none was sent, or
+   * when it renewed for a ttl this tick's read changed (the tick's refreshLeader renews anew).
+   */
+  private async renewed(): Promise<Renewal | null> {
+    const r = this.renewing;
+    this.renewing = null;
+    if (r === null) return null;
+    const outcome = await r.outcome;
+    return outcome.outcome === 'renewed' && r.ttlSeconds !== this.parts.cluster.current.config.ttl ? null : outcome;
+  }
+
   /** The quick part now; from the first long action on, a background job (only one at a time). */
-  private async act(d: Decision): Promise<void> {
+  private async act(d: Decision, renewed: Renewal | null = null): Promise<void> {
     const { jobs, settings, cluster } = this.parts;
     const ctx = { me: settings.current.node.name, ttlSeconds: cluster.current.config.ttl, loopWaitSeconds: cluster.current.config.loop_wait };
     const split = firstLongAction(d.actions);
@@ -287,7 +324,7 @@ export class TickPipeline {
       this.ports.logger.error('refusing database actions while a job runs', { job: jobs.name });
       return;
     }
-    const out = await this.runner.runRange(d, 0, inlineEnd, ctx);
+    const out = await this.runner.runRange(d, 0, inlineEnd, renewed === null ? ctx : { ...ctx, renewed });
     if (!out.completed || split < 0) return;
     const name = d.job ?? d.actions[split]!.type;
     const long = d.actions.slice(split);

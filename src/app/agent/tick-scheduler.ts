@@ -18,8 +18,9 @@ const MIN_TICK_SPACING_MS = 50;
 const MAX_RETICKS = 3;
 
 /**
- * Decides when the HA loop ticks: every `interval()` ms (loop_wait, read anew each time so a
- * changed setting applies at the next sleep), earlier when a tick asks for a moment, at once
+ * Decides when the HA loop ticks: every `interval()` ms from the start of one tick to the start of
+ * the next (loop_wait, read anew each time so a changed setting applies at the next sleep; a
+ * tick longer than that is followed by the next at once), earlier when a tick asks for a moment, at once
  * when woken (a watch event, an operator command, a finished job) or when a tick found the
  * lock lost. Woken ticks are spaced a little, which bounds any feedback loop. Ticks never
  * overlap: `runExclusive` serializes them with ticks run from outside the loop.
@@ -76,7 +77,9 @@ export class TickScheduler {
       lastStart = this.clock.now();
       const { wakeAt, retick } = await this.runExclusive(this.tick);
       if (!this.running) break;
-      let delay = this.interval();
+      // loop_wait apart from start to start, as long as ticks are shorter: a leader's renewals keep their pace
+      // when the DCS answers slowly, instead of drifting loop_wait plus a slow tick apart.
+      let delay = Math.max(0, this.interval() - (this.clock.now() - lastStart));
       if (wakeAt !== null) delay = Math.min(delay, Math.max(0, wakeAt - this.clock.now()));
       if (retick && reticks < MAX_RETICKS) {
         reticks++;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { SimCluster } from '../../../../sim/sim-cluster.js';
-import { healthyCluster, loopWaitMs, primaryName, ttlMs } from './helpers.js';
+import { healthyCluster, loopWaitMs, primaryName, ttlMs, write } from './helpers.js';
 
 describe('HA scenarios: DCS outages and failsafe mode', () => {
   let sim: SimCluster;
@@ -37,6 +37,22 @@ describe('HA scenarios: DCS outages and failsafe mode', () => {
     await sim.until(() => deadline !== null && !n1.db.isWritable, 3 * ttlMs(sim), 'node1 to stop accepting writes');
     expect(deadline).to.be.a('number');
     expect(sim.clock.now(), 'node1 stopped writing before its lock deadline').to.be.at.most(deadline!);
+  });
+
+  it('a primary on a slow but working DCS link (2 s each way) keeps its lock and its server: its fencer never stops it', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10 } });
+    const n1 = sim.node('node1');
+    n1.dcs.client.oneWayDelayMs = 2000;
+    const writes = (async () => {
+      for (let i = 0; i < 300 && n1.db.isWritable; i++) {
+        await write(n1);
+        await sim.clock.sleep(1000);
+      }
+    })();
+    await sim.advance(5 * 60_000);
+    await writes;
+    expect(n1.fencer!.fenced, 'times the fencer stopped the primary').to.equal(0);
+    expect(primaryName(sim)).to.equal('node1');
   });
 
   it('a primary cut from the DCS rejoins the new leader and passes the read-only health checks once it streams, though its watch missed the leader change', async () => {
