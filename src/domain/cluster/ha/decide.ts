@@ -35,8 +35,13 @@ function foreignData(ctx: TickContext): Decision | null {
   const why = `the local data (system identifier ${mine}) belongs to another cluster than ${theirs}`;
   if (ctx.leaderIsMe) return releaseLock(ctx, why);
   if (ctx.isPrimary && !ctx.paused) return demoteImmediate(ctx, why);
+  // Without a leader there is nothing to copy from (reinitialize is refused): when every member
+  // was stopped for a pg_upgrade or a restore, the data is right and the stored identifier is not.
+  const remedy = ctx.leaderName === null
+    ? `no member leads the cluster to copy from: if this data is to be the cluster's from now on (after pg_upgrade or a restore), stop every agent, remove the cluster's keys (wardenctl remove ${ctx.input.node.scope}) and start this agent first; otherwise start the member that holds the cluster's data, then run wardenctl reinit ${ctx.me}`
+    : `run wardenctl reinit ${ctx.me} to replace it`;
   return decision(`refusing to use the data directory: ${why}`, [], {
-    publish: { failsafeActive: false, reinitializeRequired: `${why}: run wardenctl reinit ${ctx.me} to replace it` },
+    publish: { failsafeActive: false, reinitializeRequired: `${why}: ${remedy}` },
   });
 }
 

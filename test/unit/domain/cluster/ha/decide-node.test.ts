@@ -92,6 +92,14 @@ describe('decide(): bootstrap', () => {
     expect(types(d)).to.deep.equal([]);
     expect(d.message).to.match(/another cluster/);
   });
+
+  it('data of another cluster in a cluster without a leader: the advice is not a reinitialize, which has nothing to copy from', () => {
+    const withLeader = decide(input({ facts: stopped({ systemIdentifier: '999' }) }));
+    expect(withLeader.publish?.reinitializeRequired).to.match(/run wardenctl reinit node2 to replace it$/);
+    const leaderless = decide(input({ cluster: { ...cluster('node1'), leader: null }, facts: stopped({ systemIdentifier: '999' }) }));
+    expect(types(leaderless)).to.deep.equal([]);
+    expect(leaderless.publish?.reinitializeRequired).to.match(/no member leads the cluster to copy from: .*pg_upgrade.*wardenctl remove demo\b/);
+  });
 });
 
 describe('decide(): a stopped server', () => {
