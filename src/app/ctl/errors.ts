@@ -45,6 +45,7 @@ export type CtlErrorCode =
   | 'paused'
   | 'query_failed'
   | 'scope_mismatch'
+  | 'start_failed'
   | 'wait_timeout';
 
 /** Failures of the command line itself (an option's value, a required option missing): exit code 2, like commander's own. */

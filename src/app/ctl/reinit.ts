@@ -30,14 +30,26 @@ async function nodeState(ctx: CtlContext, m: Member): Promise<{ state: string | 
   }
 }
 
-/** Waits until the member runs a postmaster started after `before` (a new one: the reinitialized copy). */
-async function waitRunningAgain(ctx: CtlContext, m: Member, before: string | null): Promise<void> {
+/** Database states in which a fresh copy does not run and the agent only retries with growing pauses. */
+const FAILED_STATES = new Set(['start failed', 'restart failed']);
+
+/**
+ * Waits until the member runs a postmaster started after `before` (a new one: the
+ * reinitialized copy). Once the job has shown itself (a state other than the one before),
+ * a start that fails ends the wait with an error instead of polling for ever.
+ */
+async function waitRunningAgain(ctx: CtlContext, m: Member, before: { state: string | null; started: string | null }): Promise<void> {
   let sawDown = false;
+  let progressed = false;
   for (;;) {
     if (ctx.signal.aborted) throw new CtlError('interrupted', `stopped waiting for ${m.name}; the reinitialization goes on in the background`);
     const now = await nodeState(ctx, m);
     if (now.state !== 'running') sawDown = true;
-    if (now.state === 'running' && now.started && (before ? now.started !== before : sawDown)) return;
+    if (now.state !== null && now.state !== before.state) progressed = true;
+    if (now.state === 'running' && now.started && (before.started ? now.started !== before.started : sawDown)) return;
+    if (progressed && now.state !== null && FAILED_STATES.has(now.state)) {
+      throw new CtlError('start_failed', `the new copy of ${m.name} does not start (state ${now.state}; the agent retries with growing pauses): see the agent's log for the server's error`);
+    }
     await ctx.sleep(REINIT_POLL_MS);
   }
 }
@@ -54,7 +66,7 @@ export async function reinit(ctx: CtlContext, names: readonly string[], opts: Re
   const whose = targets.length === 1 ? 'Its data directory is' : 'Their data directories are';
   await confirmOrAbort(ctx, opts.force, `Reinitialize ${targets.map((m) => m.name).join(', ')}? ${whose} wiped and copied again.`);
   await onEachMember(ctx, 'reinitialize', targets, async (m) => {
-    const before = opts.wait ? (await nodeState(ctx, m)).started : null;
+    const before = opts.wait ? await nodeState(ctx, m) : { state: null, started: null };
     const body = { force: !!opts.force, 'from-leader': !!opts.fromLeader };
     let res = await callMember(ctx, m, 'POST', 'reinitialize', body);
     if (res.status === 503 && !opts.force && /progress|running/i.test(responseMessage(res))) {

@@ -198,6 +198,16 @@ describe('ctl reinit', () => {
     expect(ctx.outs).to.deep.equal(['node2: reinitialize started; waiting for it to complete', 'node2: reinitialize completed']);
   });
 
+  it('--wait ends with an error when the new copy does not start, instead of waiting for ever', async () => {
+    const ctx = await cluster();
+    const states = [{ state: 'start failed' }, { state: 'start failed' }, { state: 'creating replica' }, { state: 'starting' }];
+    ctx.rest.on('GET', 'node', () => json(200, states.shift() ?? { state: 'start failed' })).on('POST', 'reinitialize', json(200, { message: 'reinitialize started' }));
+    expect((await failure(reinit(ctx, ['node2'], { wait: true, force: true }))).message).to.equal('reinitialize failed on 1 of 1 member(s): node2');
+    expect(ctx.warns[0]).to.match(/^node2: the new copy of node2 does not start \(state start failed;/);
+    // The state it had before the job (start failed) did not end the wait: only the one after it.
+    expect(ctx.rest.summary().filter((c) => c.startsWith('GET'))).to.have.length(5);
+  });
+
   it('--wait stops at Ctrl-C with a clear message', async () => {
     const ctx = await cluster();
     ctx.abortAfterSleeps = 2;
