@@ -38,11 +38,28 @@ function readPem(path: string | undefined, what: string): string | undefined {
   }
 }
 
+/**
+ * Writes lines to `stream` until its reader goes away (`wardenctl ... | head -1`): from the
+ * first EPIPE on, output is dropped instead of crashing the process with an unhandled
+ * 'error' event, so that a command keeps doing what it was asked (restarting the next
+ * member, say) and ends with its own exit code.
+ */
+export function lineWriter(stream: NodeJS.WritableStream): (s: string) => void {
+  let closed = false;
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    closed = true;
+  });
+  return (s) => {
+    if (!closed) stream.write(s.endsWith('\n') ? s : s + '\n');
+  };
+}
+
 /** The real process: etcd, HTTP, the terminal. */
 export function processIo(signal: AbortSignal): CtlIo {
   const warn = (s: string) => process.stderr.write(s + '\n');
   return {
-    stdout: (s) => process.stdout.write(s.endsWith('\n') ? s : s + '\n'),
+    stdout: lineWriter(process.stdout),
     stderr: (s) => process.stderr.write(s.endsWith('\n') ? s : s + '\n'),
     env: process.env,
     makeStore: async (config, scope) => {

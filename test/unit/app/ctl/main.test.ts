@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
 import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
 import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
-import { runCli, type CtlIo } from '../../../../src/app/ctl/main.js';
+import { spawn } from 'node:child_process';
+import { lineWriter, runCli, type CtlIo } from '../../../../src/app/ctl/main.js';
 import type { CtlConfig } from '../../../../src/app/ctl/ctl-config.js';
 import { FakeRest, json, seedCluster } from './fixtures.js';
 
@@ -180,5 +181,20 @@ describe('ctl main (command line wiring)', () => {
     expect(await h.run('version')).to.equal(0);
     expect(h.stdout).to.have.length(1);
     expect(h.configs).to.deep.equal([]);
+  });
+});
+
+describe('ctl output to a pipe whose reader went away (wardenctl ... | head -1)', () => {
+  it('drops the lines after EPIPE instead of an unhandled error event that kills the command', async () => {
+    // A real pipe whose reader closed its end (as head does after its first line).
+    const child = spawn('sh', ['-c', 'exec 0<&-; sleep 1']);
+    await new Promise((r) => setTimeout(r, 200));
+    const out = lineWriter(child.stdin);
+    out('node2: restarted successfully');
+    await new Promise((r) => setTimeout(r, 100));
+    out('node3: restarted successfully');
+    await new Promise((r) => setTimeout(r, 100));
+    child.kill();
+    expect(child.stdin.destroyed).to.equal(true);
   });
 });
