@@ -91,6 +91,11 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
     cluster_name: opts.scope,
     hot_standby: true,
     wal_log_hints: true,
+    // Named here, after the include: a postgresql.base.conf that names other files (Debian's
+    // postgresql.conf names /etc/postgresql/...; a Patroni data directory set up with
+    // config_dir) would otherwise make the server read a pg_hba.conf the agent does not write.
+    hba_file: join(opts.dataDir, 'pg_hba.conf'),
+    ident_file: join(opts.dataDir, 'pg_ident.conf'),
   });
   if (input.synchronousStandbyNames !== undefined) out['synchronous_standby_names'] = input.synchronousStandbyNames;
   for (const [k, v] of Object.entries(input.recoveryParameters ?? {})) {

@@ -54,7 +54,7 @@ describe('PostgreSQL adapter helpers', () => {
       primary_slot_name: 'node1',
       recovery_target_timeline: 'latest',
     });
-    expect(p).to.not.have.property('hba_file');
+    expect(p['hba_file'], 'the dynamic value is ignored').to.equal('/data/pg_hba.conf');
     expect(p).to.not.have.property('bad name');
     expect(parseConninfo(String(p['primary_conninfo']))).to.include({
       host: '10.0.0.2',
@@ -101,6 +101,14 @@ describe('PostgreSQL adapter helpers', () => {
     expect(conninfo['password'], 'never in postgresql.conf: SHOW primary_conninfo is open to pg_monitor').to.equal(undefined);
     expect(conninfo['passfile']).to.equal(passfilePath(opts));
     expect(renderPassfile(opts)).to.equal(`*:*:*:${opts.replication.username}:it's \\\\ secret\n`);
+  });
+
+  it('postgresql.conf names the data directory\'s pg_hba.conf and pg_ident.conf after the include, so a base file naming others does not win', () => {
+    const text = renderPostgresqlConf(opts, { dynamic: {}, recovery: null });
+    const lines = text.split('\n');
+    const include = lines.indexOf("include_if_exists 'postgresql.base.conf'");
+    expect(lines.indexOf("hba_file = '/data/pg_hba.conf'")).to.be.greaterThan(include);
+    expect(lines.indexOf("ident_file = '/data/pg_ident.conf'")).to.be.greaterThan(include);
   });
 
   it('renders pg_hba.conf: user lines first, passwords give scram from anywhere, role names quoted', () => {
