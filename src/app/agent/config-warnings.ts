@@ -1,6 +1,8 @@
-import { statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { isIP } from 'node:net';
 import type { LocalConfig } from './local-config-types.js';
+import { GENERATED_HEADER } from '../../adapters/database/pg-config-files.js';
 
 /** Whether `host:port` listens on loopback only. */
 function loopbackOnly(listen: string): boolean {
@@ -38,5 +40,32 @@ export function configWarnings(config: LocalConfig, configPath?: string): string
       // A file that cannot be read was reported already.
     }
   }
+  const settingsAway = serverSettingsElsewhere(config.db.data_dir);
+  if (settingsAway) out.push(settingsAway);
   return out;
+}
+
+/**
+ * A data directory holding a database but not the server's own settings file: initdb's
+ * postgresql.conf, which the agent keeps as postgresql.base.conf and includes. Without it the
+ * server runs on PostgreSQL's built-in defaults plus the configured parameters; the usual
+ * cause is a layout that keeps the configuration outside the data directory (Patroni's
+ * config_dir, Debian's /etc/postgresql), whose settings the agent never reads.
+ */
+function serverSettingsElsewhere(dataDir: string): string | null {
+  if (!existsSync(join(dataDir, 'PG_VERSION')) || existsSync(join(dataDir, 'postgresql.base.conf'))) return null;
+  let conf: string | null = null;
+  try {
+    conf = readFileSync(join(dataDir, 'postgresql.conf'), 'utf8');
+  } catch {
+    // No postgresql.conf at all: the settings are elsewhere.
+  }
+  // A postgresql.conf the agent did not write becomes the base file at the next start.
+  if (conf !== null && !conf.startsWith(GENERATED_HEADER)) return null;
+  return (
+    `db.data_dir: ${dataDir} holds a database but no postgresql.base.conf: PostgreSQL will run on its built-in defaults plus the configured parameters ` +
+    `(settings such as timezone, lc_messages, shared_buffers or yours are not read). A configuration kept outside the data directory ` +
+    `(Patroni's config_dir, Debian's /etc/postgresql) is not used: copy its postgresql.base.conf (Debian: postgresql.conf) into ${dataDir} ` +
+    `without the data_directory, hba_file, ident_file, external_pid_file and include lines, or move its settings into db.parameters`
+  );
 }
