@@ -11,6 +11,7 @@ import { ajvProblems } from '../../adapters/http/ajv-problems.js';
 import { parseAllowlistEntry, type VerifyClient } from '../../adapters/http/auth.js';
 import { ENV_NESTED_KEYS, ENV_SECTIONS, LOCAL_CONFIG_SCHEMA, SCALAR_KEYS } from './local-config-schema.js';
 import { methodProblems, splitMethodSections } from './local-config-methods.js';
+import { withPatroniHints } from './patroni-keys.js';
 import type { BasebackupOptions } from '../../adapters/database/pg-replica-methods.js';
 import { DEFAULT_CALLBACK_TIMEOUT, DEFAULT_DB_BIN_DIR, DEFAULT_EVENT_HISTORY, defaultLogDir, LocalConfigError, type CallbackActionName, type LocalConfig, type LogLevelName } from './local-config-types.js';
 
@@ -217,7 +218,7 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
   const origin = applyEnvOverrides(doc, env);
   hostListFromString(doc);
   const { rest, replica, bootstrap } = splitMethodSections(doc);
-  const problems = validateSchema(rest) ? [] : ajvProblems(validateSchema.errors);
+  const problems = validateSchema(rest) ? [] : withPatroniHints(ajvProblems(validateSchema.errors));
   // A value the schema already refused is not reported twice (the rules look at it again).
   const refused = new Set(problems.map((p) => p.path));
   problems.push(...semanticProblems(doc).filter((p) => !refused.has(p.path)));

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import YAML from 'yaml';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +70,23 @@ describe('local configuration', () => {
     expect(byPath['colour']).to.equal('unknown field');
     expect(Object.keys(byPath)).to.include('bootstrap.dcs.ttl');
     expect(problems.length).to.be.at.least(5);
+  });
+
+  it('Patroni keys left in a converted file are refused with what to do instead', () => {
+    const text = VALID.replace('name: node1', 'name: node1\netcd: {host: 127.0.0.1:2379}');
+    const doc = YAML.parse(text) as Record<string, any>;
+    doc['db'] = { ...doc['db'], pgpass: '/tmp/pgpass', config_dir: '/etc/postgresql/15/main', use_unix_socket: true, create_replica_method: ['basebackup'] };
+    doc['db']['authentication'] = { ...doc['db']['authentication'], rewind: { username: 'rewind', password: 'x' } };
+    doc['bootstrap'] = { ...doc['bootstrap'], pg_hba: ['host all all 0.0.0.0/0 md5'], users: { admin: { password: 'x' } } };
+    const byPath = Object.fromEntries(problemsOf(() => parseLocalConfig(YAML.stringify(doc))).map((p) => [p.path, p.message]));
+    expect(byPath['etcd']).to.match(/^unknown field: Warden speaks to etcd v3 only/);
+    expect(byPath['db.pgpass']).to.match(/^unknown field: Patroni's pgpass has no equivalent/);
+    expect(byPath['db.config_dir']).to.match(/^unknown field: Patroni's config_dir has no equivalent: .*postgresql\.base\.conf/);
+    expect(byPath['db.use_unix_socket']).to.match(/over TCP/);
+    expect(byPath['db.create_replica_method']).to.match(/rename it create_replica_methods/);
+    expect(byPath['db.authentication.rewind']).to.match(/pg_rewind runs as the superuser/);
+    expect(byPath['bootstrap.pg_hba']).to.match(/db\.pg_hba/);
+    expect(byPath['bootstrap.users']).to.match(/^unknown field: no equivalent/);
   });
 
   it('missing required sections and fields are named', () => {

@@ -1,0 +1,34 @@
+import type { Problem } from '../../domain/errors.js';
+
+/**
+ * Patroni keys that a converted file may still hold, and what to do with each: an "unknown
+ * field" alone leaves the operator guessing whether Warden does the same thing another way.
+ */
+const PATRONI_KEYS: Readonly<Record<string, string>> = {
+  postgresql: "Patroni's postgresql section is called db in Warden",
+  etcd: 'Warden speaks to etcd v3 only: use an etcd3 section (hosts, protocol, username, password, cacert, cert, key)',
+  consul: 'Warden speaks to etcd v3 only: use an etcd3 section',
+  zookeeper: 'Warden speaks to etcd v3 only: use an etcd3 section',
+  kubernetes: 'Warden speaks to etcd v3 only: use an etcd3 section',
+  raft: 'Warden speaks to etcd v3 only: use an etcd3 section',
+  'db.pgpass': 'Patroni\'s pgpass has no equivalent: the agent writes its own password file (warden.pgpass in the data directory); remove it',
+  'db.config_dir':
+    "Patroni's config_dir has no equivalent: the agent keeps postgresql.conf and pg_hba.conf in db.data_dir; copy <config_dir>/postgresql.base.conf into the data directory (without its data_directory, hba_file, ident_file and include lines) or move its settings into db.parameters, then remove the key",
+  'db.pg_ident': "Patroni's pg_ident has no equivalent: the server reads the data directory's own pg_ident.conf; remove it",
+  'db.use_unix_socket': 'the agent connects to its server over TCP, on the loopback address of db.listen; remove it',
+  'db.use_unix_socket_repl': 'replicas connect over TCP to db.connect_address; remove it',
+  'db.create_replica_method': "Patroni's older spelling: rename it create_replica_methods",
+  'db.authentication.rewind': 'pg_rewind runs as the superuser (db.authentication.superuser); remove it',
+  'bootstrap.pg_hba': 'put these lines in db.pg_hba (on every node)',
+  'bootstrap.users': 'no equivalent: create the roles after the bootstrap (wardenctl query); remove it',
+  'bootstrap.post_init': 'no equivalent: run the script after the bootstrap, or from an on_role_change callback; remove it',
+  'bootstrap.post_bootstrap': 'no equivalent: run the script after the bootstrap, or from an on_role_change callback; remove it',
+};
+
+/** The problems, with what to do instead for an unknown field that is a Patroni key. */
+export function withPatroniHints(problems: readonly Problem[]): Problem[] {
+  return problems.map((p) => {
+    const hint = p.message === 'unknown field' ? PATRONI_KEYS[p.path] : undefined;
+    return hint ? { path: p.path, message: `unknown field: ${hint}` } : p;
+  });
+}
