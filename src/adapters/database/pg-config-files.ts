@@ -6,7 +6,7 @@
  * is generated wholesale too. The role lives in standby.signal plus primary_conninfo.
  */
 import { readFile, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { MANAGED_PARAMETERS, parameterProblem } from '../../domain/cluster/config/server-parameters.js';
 import { booleanOf } from '../../domain/cluster/config/parameter-values.js';
@@ -94,8 +94,9 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
     // Named here, after the include: a postgresql.base.conf that names other files (Debian's
     // postgresql.conf names /etc/postgresql/...; a Patroni data directory set up with
     // config_dir) would otherwise make the server read a pg_hba.conf the agent does not write.
-    hba_file: join(opts.dataDir, 'pg_hba.conf'),
-    ident_file: join(opts.dataDir, 'pg_ident.conf'),
+    // Absolute: the server would read a relative one from its own working directory.
+    hba_file: resolve(opts.dataDir, 'pg_hba.conf'),
+    ident_file: resolve(opts.dataDir, 'pg_ident.conf'),
   });
   if (input.synchronousStandbyNames !== undefined) out['synchronous_standby_names'] = input.synchronousStandbyNames;
   for (const [k, v] of Object.entries(input.recoveryParameters ?? {})) {

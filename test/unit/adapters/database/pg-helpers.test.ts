@@ -1,6 +1,7 @@
 import { divergencePoint } from '../../../../src/adapters/database/pg-rewind.js';
 /** Pure helpers of the PostgreSQL adapter (no server needed). */
 import { expect } from 'chai';
+import { join } from 'node:path';
 import { buildConninfo, endpointFromUrl, parseConninfo, upstreamUrlFromConninfo } from '../../../../src/adapters/database/conninfo.js';
 import { effectiveParameters, passfilePath, readConfValues, renderPassfile, renderPgHba, renderPostgresqlConf } from '../../../../src/adapters/database/pg-config-files.js';
 import { initdbArguments } from '../../../../src/adapters/database/pg-initdb-args.js';
@@ -12,7 +13,7 @@ import { bootstrapParams, bootstrapRecoverySettings } from '../../../../src/adap
 import { PgStateTracker } from '../../../../src/adapters/database/pg-state.js';
 import { parseHistoryFile } from '../../../../src/adapters/database/pg-timeline-history.js';
 
-const opts = resolveOptions({
+const optionsInput = {
   name: 'node1',
   scope: 'demo',
   dataDir: '/data',
@@ -23,7 +24,8 @@ const opts = resolveOptions({
   runAsUser: 'postgres',
   localParameters: { work_mem: '4MB' },
   pgHba: ['hostssl all all 10.0.0.0/8 scram-sha-256'],
-});
+};
+const opts = resolveOptions(optionsInput);
 
 describe('PostgreSQL adapter helpers', () => {
   it('builds and parses libpq conninfo strings, quotes included', () => {
@@ -109,6 +111,8 @@ describe('PostgreSQL adapter helpers', () => {
     const include = lines.indexOf("include_if_exists 'postgresql.base.conf'");
     expect(lines.indexOf("hba_file = '/data/pg_hba.conf'")).to.be.greaterThan(include);
     expect(lines.indexOf("ident_file = '/data/pg_ident.conf'")).to.be.greaterThan(include);
+    const relative = effectiveParameters(resolveOptions({ ...optionsInput, dataDir: 'data/node1' }), { dynamic: {}, recovery: null });
+    expect(relative['hba_file'], 'absolute: the server reads a relative path from its working directory').to.equal(join(process.cwd(), 'data/node1/pg_hba.conf'));
   });
 
   it('renders pg_hba.conf: user lines first, passwords give scram from anywhere, role names quoted', () => {
