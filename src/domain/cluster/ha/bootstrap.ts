@@ -25,6 +25,15 @@ export function bootstrapDecision(ctx: TickContext): Decision {
   if (init === null) {
     if (facts.initialized) {
       if (facts.systemIdentifier === null) return waiting('the system identifier of the local data (no initialize key yet)');
+      // A server running as a replica of another one is not what the cluster restarts from: its
+      // primary is, and may be taking writes. Registered here, it would be promoted beside that
+      // primary, which would then be rewound to follow it, its last commits discarded.
+      if (facts.running && facts.inRecovery === true && facts.upstreamConnUrl !== null && ctx.standby === null) {
+        return waiting(
+          `the primary's agent to register the cluster: there is no initialize key and PostgreSQL runs here as a replica of ${facts.upstreamConnUrl}; ` +
+            'start the agent of the primary first (if there is no primary any more, stop PostgreSQL here and this node takes over)',
+        );
+      }
       // Data without an initialize key: the DCS lost its keys (or this is an adopted server). Say what comes back from where.
       const config = ctx.cluster.config === null ? '; the DCS holds no configuration: bootstrap.dcs is written (settings changed since the first bootstrap, and the history, are not in it)' : '';
       return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data${config}`, registerLocalData(ctx, facts.systemIdentifier));

@@ -52,6 +52,16 @@ describe('decide(): bootstrap', () => {
     expect(d.actions[0]).to.deep.include({ value: '7300' });
   });
 
+  it('a running replica with no initialize key waits for its primary\'s agent instead of registering (and being promoted beside it)', () => {
+    const d = decide(input({ cluster: EMPTY_CLUSTER, facts: replicaFacts(5000, '10.0.0.1') }));
+    expect(types(d)).to.deep.equal([]);
+    expect(d.message).to.match(/waiting for the primary's agent to register the cluster: .* runs here as a replica of postgres:\/\/10\.0\.0\.1:5432/);
+    expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: replicaFacts(5000, null) }))), 'a replica following nobody').to.deep.equal(['createInitialize', 'writeConfig']);
+    expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: stopped() }))), 'stopped data').to.deep.equal(['createInitialize', 'writeConfig']);
+    const registered = decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '7300', members: [member('node1')] }, facts: replicaFacts(5000, '10.0.0.1') }));
+    expect(types(registered), 'once the primary registered the cluster').to.not.include('createInitialize');
+  });
+
   it('losers wait for the bootstrap, then clone the leader', () => {
     const boot = { ...EMPTY_CLUSTER, initialize: '', members: [member('node1', { state: 'initializing new cluster' })] };
     const memory = { ...EMPTY_MEMORY, initializeSeen: { revision: '4', since: NOW - 60_000 } };
