@@ -39,7 +39,8 @@ SELECT pg_is_in_recovery() AS in_recovery,
   (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli,
   (SELECT min_recovery_end_timeline FROM pg_control_recovery()) AS min_recovery_tli,
   CASE WHEN pg_is_in_recovery() THEN
-    (SELECT max(('x' || substr(name, 1, 8))::bit(32)::int) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$') END AS wal_file_tli,
+    (SELECT max(('x' || substr(w.name, 1, 8))::bit(32)::int) FROM pg_ls_waldir() w WHERE w.name ~ '^[0-9A-F]{24}$'
+       AND (substr(w.name, 1, 8) = '00000001' OR EXISTS (SELECT 1 FROM pg_ls_waldir() h WHERE h.name = substr(w.name, 1, 8) || '.history'))) END AS wal_file_tli,
   pg_last_wal_receive_lsn()::text AS received,
   pg_last_wal_replay_lsn()::text AS replayed,
   pg_last_xact_replay_timestamp()::text AS replay_ts,
@@ -142,7 +143,10 @@ function lsn(text: string | null): number | null {
  * old). The newest WAL segment in pg_wal names the timeline of the last WAL this server
  * received (or recycled a segment for), which a restarting WAL receiver does not hide.
  * Each is at most the timeline of the newest WAL the server holds, so the highest is the
- * best estimate.
+ * best estimate. A segment counts only on timeline 1 or beside its timeline's history file:
+ * a server gets the history file before any WAL of a new timeline, and pg_rewind leaves
+ * segments of the abandoned branch behind without their history file (counted, they made a
+ * rewound replica look diverged again and rewound at every tick).
  */
 export function replicaTimeline(r: Pick<ObserveRow, 'received_tli' | 'checkpoint_tli' | 'min_recovery_tli' | 'wal_file_tli'>): number | null {
   const known = [r.received_tli, r.checkpoint_tli, r.min_recovery_tli, r.wal_file_tli].filter((v): v is number => v !== null && v > 0);

@@ -176,6 +176,17 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     await probeUntil(a, (x) => x.replicationState === 'streaming' && x.upstreamConnUrl === b.connUrl);
   });
 
+  it('a WAL segment of a timeline the replica has no history file of (pg_rewind leaves the abandoned branch\'s) is not its timeline', async () => {
+    const orphan = join(a.dataDir, 'pg_wal', '000000090000000000000009');
+    await writeFile(orphan, '');
+    try {
+      const f = await a.db.probe();
+      expect(f).to.include({ inRecovery: true, timeline: 2 });
+    } finally {
+      await rm(orphan, { force: true });
+    }
+  });
+
   it('refuses pg_rewind on a running server without harming it', async () => {
     let error: unknown;
     try {
