@@ -170,6 +170,7 @@ export class ActionRunner {
     // A renewal that fails has been failing since it was sent: one that waited retry_timeout for an answer
     // already used up that much of the lock (decide() steps down once renewals fail for retry_timeout).
     const sentAt = this.ports.clock.now();
+    const mark = lease.mark();
     let lock;
     try {
       lock = await this.ports.store.renewLeader(ctx.me, ctx.ttlSeconds);
@@ -182,7 +183,8 @@ export class ActionRunner {
       lease.markLost();
       return { outcome: 'lost' };
     }
-    lease.granted(lock.deadline);
+    // A renewal sent alongside a job (the tick's first one) must not bring back a lock the job gave up meanwhile.
+    lease.renewedSince(mark, lock.deadline);
     return { outcome: 'renewed' };
   }
 

@@ -10,6 +10,7 @@ export class LeaderLease {
   private lostInTick = false;
   private renewalErrorSince: number | null = null;
   private failsafeRoundAt: number | null = null;
+  private forgotten = 0;
 
   /** The lock's deadline (epoch ms), or null when this node does not hold it. */
   get deadline(): number | null {
@@ -27,8 +28,22 @@ export class LeaderLease {
     this.set(deadline);
   }
 
+  /**
+   * Marks a renewal about to be sent: `renewedSince(mark, ...)` then applies its answer only
+   * if the lock was not given up meanwhile (a job released it while the renewal was on its way).
+   */
+  mark(): number {
+    return this.forgotten;
+  }
+
+  /** The store renewed the lock until `deadline` in answer to a renewal sent at `mark`; ignored when the lock was given up since. */
+  renewedSince(mark: number, deadline: number): void {
+    if (mark === this.forgotten) this.granted(deadline);
+  }
+
   /** The lock is given up or known gone. */
   forget(): void {
+    this.forgotten++;
     this.renewalErrorSince = null;
     this.set(null);
   }

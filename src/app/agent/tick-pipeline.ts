@@ -287,14 +287,17 @@ export class TickPipeline {
   /**
    * A leader renews its lock at the start of its tick, alongside the read and the probe, when
    * its last tick renewed it and decided to keep leading (that tick's decision holds until this
-   * one's), the last renewal worked and no job runs: renewals then keep loop_wait's pace
-   * however slowly the DCS answers the tick's other calls, and the fencer sees each one in time.
-   * This tick's refreshLeader takes its outcome; a decision to step down comes after it.
+   * one's) and the last renewal worked: renewals then keep loop_wait's pace however slowly the
+   * DCS answers the tick's other calls, and the fencer sees each one in time. During a job as
+   * decide() does: a restart keeps the lock, a demotion past its checkpoint does not. This
+   * tick's refreshLeader takes its outcome; a decision to step down comes after it.
    */
   private renewFirst(): { readonly ttlSeconds: number; readonly outcome: Promise<Renewal> } | null {
     const { lease, cluster, jobs, settings } = this.parts;
     const last = this.last;
-    if (last === null || !lease.heldAt(this.ports.clock.now()) || lease.renewalFailingSince !== null || jobs.name !== null) return null;
+    if (last === null || !lease.heldAt(this.ports.clock.now()) || lease.renewalFailingSince !== null) return null;
+    const job = jobs.current;
+    if (job !== null && job.name === 'demote' && job.step !== 'checkpoint') return null;
     if (!cluster.current.reachable) return null;
     const types = new Set(last.actions.map((a) => a.type));
     if (!types.has('refreshLeader') || types.has('releaseLeader') || types.has('forgetLock')) return null;
