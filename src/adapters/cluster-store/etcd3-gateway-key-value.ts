@@ -13,7 +13,7 @@ import type { DcsEntry, DcsSnapshot } from './keys.js';
 /** TTL of a lease granted by a leased write before any keepAlive (the default `ttl`). */
 const DEFAULT_LEASE_TTL_SECONDS = 30;
 
-/** Bounds of how long a watch progress request waits for its answer before the stream is reopened. */
+/** Bounds of how long a watch progress request waits for its answer before the stream is reopened, on a quick link. */
 const PROGRESS_TIMEOUT_MIN_MS = 250;
 const PROGRESS_TIMEOUT_MAX_MS = 2000;
 
@@ -230,6 +230,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
         },
         open: (url, path, headers, onResponse) => this.request(url, path, headers, onResponse, true),
         progressTimeoutMs: () => Math.min(PROGRESS_TIMEOUT_MAX_MS, Math.max(PROGRESS_TIMEOUT_MIN_MS, this.retryTimeoutMs / 2)),
+        callTimeoutMs: () => this.retryTimeoutMs,
         closed: () => this.isClosed,
       },
       listener,

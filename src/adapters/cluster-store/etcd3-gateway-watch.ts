@@ -25,8 +25,10 @@ export interface GatewayWatchClient {
   tokenRejected(): void;
   /** Opens a POST on a connection of its own. */
   open(url: string, path: string, headers: Record<string, string>, onResponse: (res: http.IncomingMessage) => void): http.ClientRequest;
-  /** How long a progress request may wait for its answer (ms). */
+  /** How long a progress request may wait for its answer on a quick link (ms). */
   progressTimeoutMs(): number;
+  /** The bound of one etcd call (retry_timeout, ms): no answer the stream waits for is given longer. */
+  callTimeoutMs(): number;
   /** Whether the client was closed. */
   closed(): boolean;
 }
@@ -50,6 +52,12 @@ export class GatewayPrefixWatch {
   /** The answer a progress request waits for (one at a time). */
   private waiting: ((revision: string | null) => void) | null = null;
   private readonly progressRequests = new OneAtATime();
+  /** How long the stream's last answer (its creation or a progress request) took, ms. */
+  private lastAnswerMs = 0;
+  /** Creations in a row that ran out of time: each allows the next one twice as long. */
+  private slowCreations = 0;
+  /** When the create request of the current stream was sent. */
+  private createdSentAt = 0;
 
   constructor(
     private readonly client: GatewayWatchClient,
@@ -81,19 +89,31 @@ export class GatewayPrefixWatch {
     this.drop();
   }
 
+  /**
+   * How long an answer may take: the quick link's bound, or twice the last answer's time on a
+   * slow one (a stream whose answers take 3 s is slow, not dead: reopened at every request, it
+   * would never serve a read), never more than an etcd call's bound.
+   */
+  private answerTimeoutMs(): number {
+    const quick = this.client.progressTimeoutMs();
+    return Math.min(Math.max(quick, this.client.callTimeoutMs()), Math.max(quick, 2 * this.lastAnswerMs));
+  }
+
   private oneProgress(): Promise<string | null> {
     const req = this.req;
     if (!this.liveness.isLive || req === null) return Promise.resolve(null);
+    const sentAt = Date.now();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.waiting = null;
         resolve(null);
         // Unanswered: the stream may be dead without either end knowing. Start anew.
         if (this.req === req) this.reopen();
-      }, this.client.progressTimeoutMs());
+      }, this.answerTimeoutMs());
       this.waiting = (revision) => {
         clearTimeout(timer);
         this.waiting = null;
+        if (revision !== null) this.lastAnswerMs = Date.now() - sentAt;
         resolve(revision);
       };
       req.write(JSON.stringify({ progress_request: {} }) + '\n');
@@ -128,9 +148,13 @@ export class GatewayPrefixWatch {
         });
         this.req = req;
         req.on('error', () => this.broken(req));
+        const allowed = Math.min(Math.max(this.client.progressTimeoutMs(), this.client.callTimeoutMs()), Math.max(this.answerTimeoutMs(), this.client.progressTimeoutMs() * 2 ** this.slowCreations));
+        this.createdSentAt = Date.now();
         this.creating = setTimeout(() => {
-          if (this.req === req && !this.liveness.isLive) this.broken(req);
-        }, this.client.progressTimeoutMs());
+          if (this.req !== req || this.liveness.isLive) return;
+          this.slowCreations++;
+          this.broken(req);
+        }, allowed);
         req.on('socket', (s) => s.setKeepAlive(true, 10_000));
         req.write(JSON.stringify({ create_request: { key: this.client.range.key, range_end: this.client.range.rangeEnd } }) + '\n');
       },
@@ -156,6 +180,8 @@ export class GatewayPrefixWatch {
     if (result['created'] === true) {
       if (this.creating) clearTimeout(this.creating);
       this.creating = null;
+      this.lastAnswerMs = Date.now() - this.createdSentAt;
+      this.slowCreations = 0;
       this.liveness.up();
       this.attempt = 0;
       // Changes may have been missed while no watch was open.
