@@ -4,38 +4,9 @@
  * the client trims its idle pool.
  */
 import { expect } from 'chai';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
-
-/** A TCP relay to etcd that counts the connections open through it. */
-async function countingRelay(target: string): Promise<{ readonly host: string; open(): number; close(): Promise<void> }> {
-  const [targetHost, targetPort] = target.split(':') as [string, string];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(targetPort), targetHost);
-    sockets.add(client);
-    const done = () => {
-      sockets.delete(client);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', done).on('error', done);
-    upstream.on('close', done).on('error', done);
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return {
-    host: `127.0.0.1:${port}`,
-    open: () => sockets.size,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+import { startTcpRelay } from '../../../support/tcp-relay.js';
 
 describe('Etcd3GatewayKeyValue idle connections (real etcd)', function () {
   this.timeout(60_000);
@@ -50,7 +21,7 @@ describe('Etcd3GatewayKeyValue idle connections (real etcd)', function () {
   });
 
   it('a burst of 40 concurrent reads leaves at most 4 idle connections open', async () => {
-    const relay = await countingRelay(etcd.host);
+    const relay = await startTcpRelay(etcd.host);
     const kv = new Etcd3GatewayKeyValue({ hosts: [relay.host], prefix: '/itest-idle/', retryTimeoutMs: 5000 });
     try {
       await Promise.all(Array.from({ length: 40 }, () => kv.readAllAt()));

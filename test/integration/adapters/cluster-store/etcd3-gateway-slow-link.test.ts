@@ -4,42 +4,9 @@
  * and leaving every read to a range read.
  */
 import { expect } from 'chai';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
-
-/** A TCP relay to etcd that hands each chunk on `delayMs` after it came, in order, both ways; it counts the connections made through it. */
-async function slowRelay(target: string, delayMs: number): Promise<{ readonly host: string; opened(): number; close(): Promise<void> }> {
-  const [targetHost, targetPort] = target.split(':') as [string, string];
-  const sockets = new Set<Socket>();
-  let opened = 0;
-  const later = (from: Socket, to: Socket) => from.on('data', (chunk) => setTimeout(() => to.destroyed || to.write(chunk), delayMs));
-  const server: Server = createServer((client) => {
-    opened++;
-    const upstream = connect(Number(targetPort), targetHost);
-    sockets.add(client);
-    const done = () => {
-      sockets.delete(client);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', done).on('error', done);
-    upstream.on('close', done).on('error', done);
-    later(client, upstream);
-    later(upstream, client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return {
-    host: `127.0.0.1:${port}`,
-    opened: () => opened,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+import { startTcpRelay } from '../../../support/tcp-relay.js';
 
 describe('Etcd3GatewayKeyValue over a slow link (real etcd)', function () {
   this.timeout(90_000);
@@ -54,7 +21,7 @@ describe('Etcd3GatewayKeyValue over a slow link (real etcd)', function () {
   });
 
   it('with 1.5 s each way the watch becomes live and answers progress requests without being reopened', async () => {
-    const relay = await slowRelay(etcd.host, 1500);
+    const relay = await startTcpRelay(etcd.host, { delayMs: 1500 });
     const kv = new Etcd3GatewayKeyValue({ hosts: [relay.host], prefix: '/itest-slow/', retryTimeoutMs: 5000 });
     const off = kv.watch(() => {});
     try {
