@@ -125,6 +125,9 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
       if (!(configured >= min)) out[name] = min;
     }
   }
+  // Kept on a primary too (only a recovery reads it): a server-start parameter taken out of the file makes every
+  // reload after a promotion log that the configuration file contains errors.
+  out['recovery_target_timeline'] ??= 'latest';
   return out;
 }
 

@@ -4,6 +4,7 @@
  * candidate promotes once it holds the WAL up to there, losing no committed row. The steps
  * depend on each other and run in order.
  */
+import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { readControlData } from '../../../../src/adapters/database/pg-controldata.js';
 import { parseLsn } from '../../../../src/domain/cluster/model/lsn.js';
@@ -57,6 +58,9 @@ describe('PgDatabase: the switchover path (real PostgreSQL 15)', function () {
     // The new timeline branches after the old primary's shutdown checkpoint: it can follow without pg_rewind.
     const [history] = await b.db.timelineHistory();
     expect(history![1]).to.be.greaterThan(lsn);
+    // The reload after the promotion took every change of the file (no server-start parameter left it).
+    const log = await readFile(`${b.dataDir}-log/postgresql.log`, 'utf8');
+    expect(log).to.not.match(/contains errors|cannot be changed without restarting/);
   });
 
   it("a replica's clean stop and an immediate stop leave no shutdown checkpoint to hand over", async () => {

@@ -67,6 +67,10 @@ describe('PostgreSQL adapter helpers', () => {
     });
   });
 
+  it('recovery_target_timeline stays in the file of a primary: taking a server-start parameter out makes the reload after a promotion report errors', () => {
+    expect(effectiveParameters(opts, { dynamic: {}, recovery: null })).to.include({ recovery_target_timeline: 'latest' });
+  });
+
   it('a targeted recovery\'s settings win over the parameters, never over the managed ones', () => {
     const p = effectiveParameters(opts, { dynamic: { restore_command: 'dynamic' }, recovery: null, recoveryParameters: { restore_command: 'cp /a/%f %p', recovery_target_time: '2024-01-01', port: 1 } });
     expect(p).to.include({ restore_command: 'cp /a/%f %p', recovery_target_time: '2024-01-01', port: 15432 });
