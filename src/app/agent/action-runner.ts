@@ -10,6 +10,7 @@ import type { Watchdog } from '../../ports/watchdog.js';
 import type { AgentMemory } from './agent-memory.js';
 import type { CommandInbox } from './command-inbox.js';
 import type { LeaderLease } from './leader-lease.js';
+import type { RenewalPace } from './renewal-pace.js';
 
 /** The ports the runner acts through. */
 export interface RunnerPorts {
@@ -35,6 +36,8 @@ export interface RunContext {
   readonly loopWaitSeconds?: number;
   /** The renewal this tick sent at its start: a refreshLeader takes its outcome instead of renewing again. */
   readonly renewed?: Renewal;
+  /** `watchdog.safety_margin` (s): how long before the lock's deadline the fencer stops PostgreSQL. */
+  readonly safetyMarginSeconds?: number;
 }
 
 /** How a renewal of the leader lock went: renewed, found the key no longer ours, or failed (the store did not answer). */
@@ -86,6 +89,8 @@ export class ActionRunner {
     private readonly state: RunnerState,
     /** Called after every long action but a checkpoint (success or not), so the published snapshot follows the server; must not throw. */
     private readonly afterLongAction: () => Promise<void> = async () => {},
+    /** Hears when the lock was taken and renewed (it says when renewals come late); null: nobody. */
+    private readonly pace: RenewalPace | null = null,
   ) {}
 
   /**
@@ -185,6 +190,7 @@ export class ActionRunner {
     }
     // A renewal sent alongside a job (the tick's first one) must not bring back a lock the job gave up meanwhile.
     lease.renewedSince(mark, lock.deadline);
+    this.pace?.renewed(sentAt, this.ports.clock.now(), ctx.ttlSeconds, ctx.safetyMarginSeconds ?? 5);
     return { outcome: 'renewed' };
   }
 
@@ -193,9 +199,11 @@ export class ActionRunner {
     const { lease, memory, inbox } = this.state;
     switch (a.type) {
       case 'acquireLeader': {
+        const sentAt = this.ports.clock.now();
         const lock = await store.acquireLeader(ctx.me, ctx.ttlSeconds);
         if (lock === null) throw new ConditionFailed(a.type, 'another member holds the leader key');
         lease.granted(lock.deadline);
+        this.pace?.acquired(sentAt);
         return;
       }
       case 'refreshLeader': {

@@ -7,6 +7,7 @@ import type { PeerApi } from '../../ports/peer-api.js';
 import { ActionRunner, describe, firstLongAction, isDatabaseAction, type Renewal, type RunnerPorts } from './action-runner.js';
 import type { AgentMemory } from './agent-memory.js';
 import { RepeatedFailures } from './repeated-failures.js';
+import { RenewalPace } from './renewal-pace.js';
 import { failureLine } from './failure-line.js';
 import type { ClusterObserver } from './cluster-observer.js';
 import type { CommandInbox } from './command-inbox.js';
@@ -91,8 +92,8 @@ export class TickPipeline {
     private readonly parts: TickParts,
     private readonly options: TickOptions,
   ) {
-    this.runner = new ActionRunner(ports, parts, () => this.afterJobStep());
     this.failures = new RepeatedFailures(ports.logger, ports.clock);
+    this.runner = new ActionRunner(ports, parts, () => this.afterJobStep(), new RenewalPace(this.failures));
   }
 
   /** The last decision made, or null before the first tick. */
@@ -302,7 +303,8 @@ export class TickPipeline {
     const types = new Set(last.actions.map((a) => a.type));
     if (!types.has('refreshLeader') || types.has('releaseLeader') || types.has('forgetLock')) return null;
     const ttlSeconds = cluster.current.config.ttl;
-    return { ttlSeconds, outcome: this.runner.renew({ me: settings.current.node.name, ttlSeconds }) };
+    const ctx = { me: settings.current.node.name, ttlSeconds, safetyMarginSeconds: settings.current.local.watchdogSafetyMargin };
+    return { ttlSeconds, outcome: this.runner.renew(ctx) };
   }
 
   /**
@@ -320,7 +322,12 @@ export class TickPipeline {
   /** The quick part now; from the first long action on, a background job (only one at a time). */
   private async act(d: Decision, renewed: Renewal | null = null): Promise<void> {
     const { jobs, settings, cluster } = this.parts;
-    const ctx = { me: settings.current.node.name, ttlSeconds: cluster.current.config.ttl, loopWaitSeconds: cluster.current.config.loop_wait };
+    const ctx = {
+      me: settings.current.node.name,
+      ttlSeconds: cluster.current.config.ttl,
+      loopWaitSeconds: cluster.current.config.loop_wait,
+      safetyMarginSeconds: settings.current.local.watchdogSafetyMargin,
+    };
     const split = firstLongAction(d.actions);
     const inlineEnd = split < 0 ? d.actions.length : split;
     if (jobs.name !== null && d.actions.some(isDatabaseAction)) {
