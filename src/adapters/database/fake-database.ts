@@ -997,6 +997,8 @@ export class FakeDatabase implements Database {
         ...stoppedFacts(this.stateValue, data !== null),
         // pg_controldata reads these from a stopped data directory.
         systemIdentifier: data?.systemId ?? null,
+        // standby.signal: the data was last set up as a replica's.
+        ...(data ? { stoppedAsReplica: data.recovery.standby } : {}),
         upstreamConnUrl: data?.recovery.upstreamConnUrl ?? null,
         synchronousStandbyNames: this.syncNames,
       };

@@ -1,4 +1,4 @@
-import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { access, mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
@@ -19,7 +19,7 @@ import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from
 import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
 import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
 import { readControlData, shutdownStateOf, standbyMinimumsOf } from './pg-controldata.js';
-import { DB_SHUTDOWNED, readControlFile } from './pg-control-file.js';
+import { DB_SHUTDOWNED, readControlFile, stateName } from './pg-control-file.js';
 import { formatLsn, parseLsn } from '../../domain/cluster/model/lsn.js';
 import { PgCtl } from './pg-ctl.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
@@ -36,6 +36,8 @@ import { pathExists } from './path-exists.js';
 
 export type { PgDatabaseOptions } from './pg-options.js';
 
+/** Control file states of a server last in recovery (a replica's data): shut down, or stopped (crashed) in recovery. */
+const RECOVERY_STATES: ReadonlySet<string> = new Set(['shut down in recovery', 'in archive recovery']);
 /** Marker left in the data directory by a failed pg_rewind: such a directory must be rebuilt, never started. */
 const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 const PROBE_BUDGET_MS = 2_000;
@@ -132,7 +134,7 @@ export class PgDatabase implements Database {
   /** undefined until known: read back from the files on disk when needed. */
   private recovery: RecoveryTarget | null | undefined;
   private queue: Promise<unknown> = Promise.resolve();
-  private controlCache: { mtimeMs: number; systemIdentifier: string | null; timeline: number | null } | null = null;
+  private controlCache: { mtimeMs: number; systemIdentifier: string | null; timeline: number | null; inRecovery: boolean } | null = null;
   /** The postmaster the last probe saw running (PID and start time), to find it again once postmaster.pid is out of reach. */
   private lastPostmaster: KnownPostmaster | null = null;
   private readonly pendingRestarts = new PendingRestartCache();
@@ -322,7 +324,7 @@ export class PgDatabase implements Database {
       if (this.controlCache?.mtimeMs !== mtimeMs) {
         const cf = await readControlFile(this.o.dataDir);
         if (cf) {
-          this.controlCache = { mtimeMs, systemIdentifier: cf.systemIdentifier, timeline: cf.timeline > 0 ? cf.timeline : null };
+          this.controlCache = { mtimeMs, systemIdentifier: cf.systemIdentifier, timeline: cf.timeline > 0 ? cf.timeline : null, inRecovery: RECOVERY_STATES.has(stateName(cf.state)) };
         } else {
           const cd = await readControlData(this.o.binDir, this.o.dataDir, this.o.runAsUser);
           const tli = Number(cd["Latest checkpoint's TimeLineID"]);
@@ -330,10 +332,12 @@ export class PgDatabase implements Database {
             mtimeMs,
             systemIdentifier: cd['Database system identifier'] ?? null,
             timeline: Number.isInteger(tli) && tli > 0 ? tli : null,
+            inRecovery: RECOVERY_STATES.has(cd['Database cluster state'] ?? ''),
           };
         }
       }
-      return { systemIdentifier: this.controlCache.systemIdentifier, timeline: this.controlCache.timeline };
+      const standby = await access(join(this.o.dataDir, 'standby.signal')).then(() => true, () => false);
+      return { systemIdentifier: this.controlCache.systemIdentifier, timeline: this.controlCache.timeline, stoppedAsReplica: this.controlCache.inRecovery || standby };
     } catch {
       return {};
     }

@@ -92,13 +92,22 @@ export class ClusterObserver {
     this.store.setRetryTimeout(config.retry_timeout);
   }
 
-  /** Remembers since when an incomplete initialize claim exists, to clean up after a dead bootstrapper. */
+  /**
+   * Remembers since when an incomplete initialize claim exists, to clean up after a dead
+   * bootstrapper, and since when there is no initialize key at all (a replica's data waits a
+   * while before it registers the cluster).
+   */
   private trackInitialize(cluster: Cluster): void {
-    const seen = this.memory.memory.initializeSeen;
+    const { initializeSeen: seen, noInitializeSince } = this.memory.memory;
     if (cluster.initialize === '' && cluster.initializeRevision !== null) {
       if (seen?.revision !== cluster.initializeRevision) this.memory.remember({ initializeSeen: { revision: cluster.initializeRevision, since: this.clock.now() } });
     } else if (seen) {
       this.memory.remember({ initializeSeen: null });
+    }
+    if (cluster.initialize === null) {
+      if (noInitializeSince == null) this.memory.remember({ noInitializeSince: this.clock.now() });
+    } else if (noInitializeSince != null) {
+      this.memory.remember({ noInitializeSince: null });
     }
   }
 

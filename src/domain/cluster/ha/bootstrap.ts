@@ -34,6 +34,8 @@ export function bootstrapDecision(ctx: TickContext): Decision {
             'start the agent of the primary first (if there is no primary any more, stop PostgreSQL here and this node takes over)',
         );
       }
+      const replicaData = replicaDataWaits(ctx);
+      if (replicaData) return replicaData;
       // Data without an initialize key: the DCS lost its keys (or this is an adopted server). Say what comes back from where.
       const config = ctx.cluster.config === null ? '; the DCS holds no configuration: bootstrap.dcs is written (settings changed since the first bootstrap, and the history, are not in it)' : '';
       return decision(`no initialize key: registering the system identifier ${facts.systemIdentifier} of the local data${config}`, registerLocalData(ctx, facts.systemIdentifier));
@@ -95,6 +97,25 @@ function registerLocalData(ctx: TickContext, systemIdentifier: string, replacing
 }
 
 /** A decision to wait, saying for what (on /node, and in the log once per change). */
+/**
+ * Stopped data that was a replica's registers the cluster only after primary_start_timeout
+ * without an initialize key (the DCS lost its keys, or a new namespace): registered at once,
+ * it would be promoted, and the former primary, started later, rewound to it, losing what
+ * only it had. A primary's data registers at once; a running replica waits for its primary
+ * (above); once the time is up this data is what the cluster has, and it takes over.
+ */
+function replicaDataWaits(ctx: TickContext): Decision | null {
+  const facts = ctx.facts;
+  if (facts.running || facts.stoppedAsReplica !== true || ctx.standby !== null) return null;
+  const waitMs = ctx.config.primary_start_timeout * 1000;
+  const since = ctx.input.memory.noInitializeSince ?? ctx.now;
+  if (ctx.now - since >= waitMs) return null;
+  const what =
+    `a member with a primary's data to register the cluster (at most primary_start_timeout, ${ctx.config.primary_start_timeout} s, from when this node found no initialize key): ` +
+    "this node's data was a replica's, and registered first it would be promoted and the former primary rewound to it, losing what only the primary had; start the former primary's agent";
+  return decision(`waiting for ${what}`, [], { publish: { failsafeActive: false, waitingFor: what }, wakeAt: since + waitMs });
+}
+
 function waiting(what: string): Decision {
   return decision(`waiting for ${what}`, [], { publish: { failsafeActive: false, waitingFor: what } });
 }

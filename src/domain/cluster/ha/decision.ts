@@ -103,6 +103,8 @@ export interface LoopMemory {
   readonly rewoundAt?: { readonly timeline: number; readonly position: number } | null;
   /** The empty `initialize` key (a bootstrap in progress) with the time it was first seen, to clean up after a dead bootstrapper. */
   readonly initializeSeen: { readonly revision: string; readonly since: number } | null;
+  /** Since when this agent sees no initialize key at all (null: it sees one, or the DCS was not read); absent in older memories. */
+  readonly noInitializeSince?: number | null;
   /**
    * Highest timeline the local data was seen on (per system identifier): a replica's
    * probe may report an older one while its WAL receiver restarts, and a stopped server's
@@ -166,6 +168,7 @@ export const EMPTY_MEMORY: LoopMemory = Object.freeze({
   reinitializeQueued: null,
   rewindFailedOnTimeline: null,
   initializeSeen: null,
+  noInitializeSince: null,
   timelineSeen: null,
   notStreamingSince: null,
   startFailures: 0,

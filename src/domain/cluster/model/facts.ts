@@ -60,6 +60,11 @@ export interface LocalFacts {
    * pg_rewind (PostgreSQL 15) takes its source's timeline from there. Absent where the adapter does not tell.
    */
   readonly checkpointTimeline?: number | null;
+  /**
+   * Stopped: the data was last a replica's (its control file says it shut down or stopped in
+   * recovery, or it is set up to start as a standby). Absent where the adapter does not tell.
+   */
+  readonly stoppedAsReplica?: boolean;
   /** Primary: current WAL flush position. */
   readonly walLocation: number | null;
   /** Replica: last received / replayed positions and replay time. */

@@ -68,8 +68,10 @@ describe('PgDatabase: the switchover path (real PostgreSQL 15)', function () {
     await probeUntil(a, (f) => f.replicationState === 'streaming');
     await a.db.stop('fast');
     expect(await a.db.shutdownCheckpoint()).to.equal(null);
+    expect((await a.db.probe()).stoppedAsReplica, "a replica's data, stopped").to.equal(true);
     await b.db.stop('immediate');
     expect(await b.db.shutdownCheckpoint()).to.equal(null);
+    expect((await b.db.probe()).stoppedAsReplica, "a primary's data, stopped (crashed)").to.equal(false);
   });
 
   it('a candidate that never gets the WAL waits catchUpMs, then promotes anyway', async () => {

@@ -62,6 +62,20 @@ describe('decide(): bootstrap', () => {
     expect(types(registered), 'once the primary registered the cluster').to.not.include('createInitialize');
   });
 
+  it('stopped data that was a replica\'s waits primary_start_timeout for a primary\'s data to register the cluster, then registers itself', () => {
+    const replicaData = stopped({ stoppedAsReplica: true });
+    const fresh = decide(input({ cluster: EMPTY_CLUSTER, facts: replicaData, memory: { ...EMPTY_MEMORY, noInitializeSince: NOW - 10_000 } }));
+    expect(types(fresh)).to.deep.equal([]);
+    expect(fresh.message).to.match(/^waiting for a member with a primary's data to register the cluster \(at most primary_start_timeout, 300 s,/);
+    expect(fresh.wakeAt).to.equal(NOW - 10_000 + 300_000);
+    const late = decide(input({ cluster: EMPTY_CLUSTER, facts: replicaData, memory: { ...EMPTY_MEMORY, noInitializeSince: NOW - 300_000 } }));
+    expect(types(late), 'nobody came: this data is what the cluster has').to.deep.equal(['createInitialize', 'writeConfig']);
+    expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: stopped({ stoppedAsReplica: false }), memory: { ...EMPTY_MEMORY, noInitializeSince: NOW } }))), 'a primary\'s data').to.deep.equal([
+      'createInitialize',
+      'writeConfig',
+    ]);
+  });
+
   it('losers wait for the bootstrap, then clone the leader', () => {
     const boot = { ...EMPTY_CLUSTER, initialize: '', members: [member('node1', { state: 'initializing new cluster' })] };
     const memory = { ...EMPTY_MEMORY, initializeSeen: { revision: '4', since: NOW - 60_000 } };
