@@ -118,6 +118,7 @@ export function parseMember(name: string, text: string, revision: string): Membe
     pendingRestartReason: (r.object('pending_restart_reason') as Record<string, PendingChange> | null) ?? null,
     scheduledRestart: sr && typeof sr['schedule'] === 'string' ? (sr as unknown as ScheduledRestart) : null,
     ...(obj['checkpoint_after_promote'] === undefined ? {} : { checkpointAfterPromote: r.boolean('checkpoint_after_promote') }),
+    ...(obj['server_version'] === undefined ? {} : { serverVersion: r.number('server_version') ?? 0 }),
   };
   return r.done(Object.freeze(member));
 }
@@ -137,6 +138,7 @@ export function memberToJson(m: Omit<Member, 'name' | 'revision'>): string {
   }
   if (m.scheduledRestart) out['scheduled_restart'] = m.scheduledRestart;
   if (m.checkpointAfterPromote !== undefined) out['checkpoint_after_promote'] = m.checkpointAfterPromote;
+  if (m.serverVersion !== undefined) out['server_version'] = m.serverVersion;
   return JSON.stringify(out);
 }
 

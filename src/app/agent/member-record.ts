@@ -34,5 +34,6 @@ export function memberRecord(
     pendingRestartReason: facts.pendingRestart ? facts.pendingRestartReason : null,
     scheduledRestart,
     ...(checkpointAfterPromote === null ? {} : { checkpointAfterPromote }),
+    ...(facts.running && facts.serverVersion !== null ? { serverVersion: facts.serverVersion } : {}),
   };
 }

@@ -108,11 +108,32 @@ export function commandsWhileBusy(ctx: TickContext, busyWith: string): Action[] 
   return out;
 }
 
-/** The actions of a reinitialization: stop, wipe, base backup from the leader, start as its replica. */
-function reinitializeActions(ctx: TickContext): Action[] | string {
-  if (ctx.leaderIsMe) return 'I am the leader, can not reinitialize';
+/** A PostgreSQL major version from server_version_num (150004 -> 15), null when unknown. */
+function majorOf(versionNum: number | null | undefined): number | null {
+  return typeof versionNum === 'number' && versionNum >= 100000 ? Math.floor(versionNum / 10000) : null;
+}
+
+/**
+ * Why this node's data must not be replaced by a copy of the leader's, or null: a server of
+ * another major version than the leader's runs here, so a copy would not start with this
+ * node's binaries (a pg_upgrade half done, db.bin_dir not yet changed), and the data wiped
+ * for it may be the only way back.
+ */
+function versionMismatch(ctx: TickContext): string | null {
+  const leader = ctx.cluster.members.find((m) => m.name === ctx.leaderName);
+  const theirs = majorOf(leader?.serverVersion);
+  const mine = ctx.facts.running ? majorOf(ctx.facts.serverVersion) : null;
+  if (theirs === null || mine === null || theirs === mine) return null;
+  return `this node runs PostgreSQL ${mine} and the leader ${theirs}: a copy of the leader would not start with this node's programs; point db.bin_dir at PostgreSQL ${theirs} and restart the agent, then reinitialize`;
+}
+
+/** The actions of a reinitialization: stop, wipe, base backup from the leader, start as its replica; or why not (the refusal's code and text). */
+function reinitializeActions(ctx: TickContext): Action[] | { readonly code: AgentCommandErrorCode; readonly message: string } {
+  if (ctx.leaderIsMe) return { code: 'not_allowed_on_leader', message: 'I am the leader, can not reinitialize' };
   const upstream = leaderUpstream(ctx);
-  if (!upstream) return 'the cluster has no leader to reinitialize from';
+  if (!upstream) return { code: 'no_leader', message: 'the cluster has no leader to reinitialize from' };
+  const mismatch = versionMismatch(ctx);
+  if (mismatch) return { code: 'not_possible_now', message: mismatch };
   return [
     { type: 'stop', mode: 'immediate' },
     { type: 'removeData' },
@@ -176,8 +197,8 @@ export function withCommands(ctx: TickContext, base: Decision): Decision {
   const queued = ctx.input.memory.reinitializeQueued;
   if (reinitialize || queued) {
     const plan = reinitializeActions(ctx);
-    if (typeof plan === 'string') {
-      if (reinitialize) actions.push(reject(reinitialize.id, ctx.leaderIsMe ? 'not_allowed_on_leader' : 'no_leader', plan));
+    if (!Array.isArray(plan)) {
+      if (reinitialize) actions.push(reject(reinitialize.id, plan.code, plan.message));
       if (queued) actions.push({ type: 'remember', patch: { reinitializeQueued: null } });
     } else {
       if (restart) actions.push(reject(restart.id, 'action_in_progress', 'reinitialize in progress'));

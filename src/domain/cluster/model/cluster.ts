@@ -34,6 +34,8 @@ export interface Member {
   readonly scheduledRestart: ScheduledRestart | null;
   /** A freshly promoted primary: false until its checkpoint after the promotion is done (absent: nothing pending). */
   readonly checkpointAfterPromote?: boolean;
+  /** server_version_num of the member's running server (absent: not running, or not told). */
+  readonly serverVersion?: number;
 }
 
 /** The leader key: the only source of "who may write". */

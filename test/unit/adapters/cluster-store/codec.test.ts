@@ -253,4 +253,10 @@ describe('codec: checkpoint after promote', () => {
     expect(JSON.parse(memberToJson(base))).to.not.have.property('checkpoint_after_promote');
     expect(parseMember('n', memberToJson(base), '1')).to.not.have.property('checkpointAfterPromote');
   });
+
+  it('the member key carries the running server\'s server_version when told, and parses it back', () => {
+    const base = { connUrl: 'postgres://n:1/postgres', apiUrl: 'http://n:8008', state: 'running', role: 'primary', version: '0.1.0', xlogLocation: 1, receiveLsn: null, replayLsn: null, replicationState: null, timeline: 2, tags: {}, pendingRestart: false, pendingRestartReason: null, scheduledRestart: null };
+    expect(parseMember('n', memberToJson({ ...base, serverVersion: 150018 }), '1').serverVersion).to.equal(150018);
+    expect(parseMember('n', memberToJson(base), '1')).to.not.have.property('serverVersion');
+  });
 });

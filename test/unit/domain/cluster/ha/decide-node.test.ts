@@ -299,6 +299,17 @@ describe('decide(): commands and scheduled restarts', () => {
     expect(onLeader.actions).to.deep.include({ type: 'resolveCommand', id: 3, ok: false, error: 'not_allowed_on_leader', message: 'I am the leader, can not reinitialize' });
   });
 
+  it('reinitialize is refused while this node runs another major version than the leader (its data may be the only way back)', () => {
+    const commands = { restart: null, reinitialize: { id: 4, force: true, fromLeader: false } };
+    const members = cluster('node1').members.map((m) => (m.name === 'node1' ? { ...m, serverVersion: 160004 } : m));
+    const d = decide(input({ cluster: cluster('node1', { members }), facts: replicaFacts(5000, 'node1', { serverVersion: 150018 }), commands }));
+    expect(types(d)).to.not.include('removeData');
+    expect(d.actions[0]).to.deep.include({ type: 'resolveCommand', id: 4, ok: false, error: 'not_possible_now' });
+    expect((d.actions[0] as { message: string }).message).to.match(/^this node runs PostgreSQL 15 and the leader 16: .*point db\.bin_dir at PostgreSQL 16/);
+    const same = cluster('node1').members.map((m) => (m.name === 'node1' ? { ...m, serverVersion: 150020 } : m));
+    expect(types(decide(input({ cluster: cluster('node1', { members: same }), facts: replicaFacts(5000, 'node1', { serverVersion: 150018 }), commands }))), 'a minor release apart').to.include('removeData');
+  });
+
   it('a scheduled restart waits for its time, runs when due under its conditions, else is dropped', () => {
     const at = new Date(NOW + 30_000).toISOString();
     const memory = { ...EMPTY_MEMORY, appliedParameters: '{}', scheduledRestart: { schedule: at } };
