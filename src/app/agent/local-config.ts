@@ -85,6 +85,19 @@ export function applyEnvOverrides(doc: Json, env: Readonly<Record<string, string
   return origin;
 }
 
+/**
+ * A database password left empty in YAML (`password:`, as Patroni's and Debian's templates
+ * have it) reads as null: it means no password, as if the key were absent.
+ */
+function emptyDatabasePasswords(doc: Json): void {
+  const auth = isObject(doc['db']) ? doc['db']['authentication'] : undefined;
+  if (!isObject(auth)) return;
+  for (const role of ['superuser', 'replication']) {
+    const user = auth[role];
+    if (isObject(user) && user['password'] === null) delete user['password'];
+  }
+}
+
 /** `etcd3.hosts` written as one comma-separated string (as wardenctl and the environment take it) becomes the list. */
 function hostListFromString(doc: Json): void {
   const etcd3 = doc['etcd3'];
@@ -217,6 +230,7 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
   if (!isObject(doc)) throw new LocalConfigError(source, [{ path: '', message: `expected a mapping of sections, got ${Array.isArray(doc) ? 'a list' : typeof doc}` }]);
   const origin = applyEnvOverrides(doc, env);
   hostListFromString(doc);
+  emptyDatabasePasswords(doc);
   const { rest, replica, bootstrap } = splitMethodSections(doc);
   const problems = validateSchema(rest) ? [] : withPatroniHints(ajvProblems(validateSchema.errors));
   // A value the schema already refused is not reported twice (the rules look at it again).

@@ -100,6 +100,12 @@ describe('local configuration', () => {
     expect(problemsOf(() => parseLocalConfig(VALID.replace('hosts: [127.0.0.1:2379]', 'hosts: " , "'))).map((p) => p.path)).to.deep.equal(['etcd3.hosts']);
   });
 
+  it('a database password left empty (password: with no value, as Patroni\'s templates have it) means no password', () => {
+    const c = parseLocalConfig(VALID.replace('superuser: {username: postgres, password: pw}', 'superuser: {username: postgres, password: }'));
+    expect(c.db.authentication.superuser).to.not.have.property('password');
+    expect(c.db.authentication.superuser.username).to.equal('postgres');
+  });
+
   it('a value refused by the schema is one problem, from the file or from the environment', () => {
     const fromEnv = problemsOf(() => parseLocalConfig(VALID, { WARDEN_RESTAPI_LISTEN: 'abc' }));
     expect(fromEnv.map((p) => p.path)).to.deep.equal(['restapi.listen']);
