@@ -98,6 +98,12 @@ function emptyDatabasePasswords(doc: Json): void {
   }
 }
 
+/** `db.listen` with a list of addresses written with spaces (`10.0.0.5, 127.0.0.1:5432`, as PostgreSQL's listen_addresses allows) reads as without them. */
+function listenListSpaces(doc: Json): void {
+  const db = doc['db'];
+  if (isObject(db) && typeof db['listen'] === 'string' && db['listen'].includes(',')) db['listen'] = db['listen'].replace(/\s*,\s*/g, ',').trim();
+}
+
 /** `etcd3.hosts` written as one comma-separated string (as wardenctl and the environment take it) becomes the list. */
 function hostListFromString(doc: Json): void {
   const etcd3 = doc['etcd3'];
@@ -231,6 +237,7 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
   const origin = applyEnvOverrides(doc, env);
   hostListFromString(doc);
   emptyDatabasePasswords(doc);
+  listenListSpaces(doc);
   const { rest, replica, bootstrap } = splitMethodSections(doc);
   const problems = validateSchema(rest) ? [] : withPatroniHints(ajvProblems(validateSchema.errors));
   // A value the schema already refused is not reported twice (the rules look at it again).

@@ -106,6 +106,10 @@ describe('local configuration', () => {
     expect(c.db.authentication.superuser.username).to.equal('postgres');
   });
 
+  it('db.listen takes a list of addresses, as Patroni\'s postgresql.listen, with or without spaces', () => {
+    expect(parseLocalConfig(VALID.replace('listen: 127.0.0.1:15432', 'listen: "10.0.0.5, 127.0.0.1:15432"')).db.listen).to.equal('10.0.0.5,127.0.0.1:15432');
+  });
+
   it('a value refused by the schema is one problem, from the file or from the environment', () => {
     const fromEnv = problemsOf(() => parseLocalConfig(VALID, { WARDEN_RESTAPI_LISTEN: 'abc' }));
     expect(fromEnv.map((p) => p.path)).to.deep.equal(['restapi.listen']);
