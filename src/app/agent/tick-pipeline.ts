@@ -150,6 +150,10 @@ export class TickPipeline {
         // does not answer, while the server still takes writes and the lock runs out.
         await this.act(d, await this.renewed());
         await this.publishMember();
+      } else if (d.actions.every((a) => ROUTINE.has(a.type))) {
+        // A healthy node's loop (renewal, status, watchdog): the member record and the status key at once, so that
+        // over a slow DCS link the loop, and the renewals it paces, take one round trip less.
+        await Promise.all([this.publishMember(), this.renewed().then((r) => this.act(d, r))]);
       } else {
         // Before the actions: a leader's renewal wakes the replicas, which must then see its current member record.
         // The member record shares the lease the renewal sent at the tick's start keeps alive: it waits for that one.

@@ -84,7 +84,7 @@ export class FenceKeeper {
     }
     const now = this.deps.clock.now();
     if (now >= d - this.deps.safetyMarginMs) {
-      await this.fence('immediate', `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s and the agent did not renew it (frozen or cut off)`, false);
+      await this.fence('immediate', `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false);
       return;
     }
     if (this.deps.watchdog.isActive) await this.deps.watchdog.keepalive();
