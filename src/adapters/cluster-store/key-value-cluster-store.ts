@@ -50,6 +50,8 @@ interface ReadView {
 /** A renewal of this agent's lease: when it was asked for, with which TTL, and the lease it renewed (or granted). */
 interface Renewal {
   readonly at: number;
+  /** When etcd's answer came. */
+  readonly answeredAt: number;
   readonly ttlSeconds: number;
   readonly lease: string | null;
 }
@@ -183,8 +185,9 @@ export class KeyValueClusterStore implements ClusterStore {
   }
 
   async publishMember(member: string, record: MemberRecord, ttlSeconds: number): Promise<void> {
-    // The leader renews its lease every loop with its lock; a member record alone is kept by a renewal every quarter ttl.
-    await this.keepAlive(ttlSeconds, Math.max(RENEWAL_REUSE_MS, ttlSeconds * 250));
+    // The leader renews its lease every loop with its lock; a member record alone is kept by a renewal every quarter ttl
+    // (counted from its answer: over a slow link the leader's renewal at the loop's start serves the record too).
+    await this.keepAlive(ttlSeconds, Math.max(RENEWAL_REUSE_MS, ttlSeconds * 250), 'answered');
     const value = memberToJson(record);
     const p = this.published;
     const same = p?.member === member && p.value === value && p.lease !== null && p.lease === this.kv.currentLease();
@@ -318,16 +321,20 @@ export class KeyValueClusterStore implements ClusterStore {
     }
   }
 
-  /** Renews the lease, or reuses a renewal of the same lease and TTL begun less than `reuseMs` ago. */
-  private async keepAlive(ttlSeconds: number, reuseMs: number): Promise<Renewal> {
+  /**
+   * Renews the lease, or reuses a renewal of the same lease and TTL begun (or, with `since`
+   * `answered`, answered) less than `reuseMs` ago.
+   */
+  private async keepAlive(ttlSeconds: number, reuseMs: number, since: 'sent' | 'answered' = 'sent'): Promise<Renewal> {
     const now = this.clock.now();
     const r = this.renewal;
-    if (r !== null && reuseMs > 0 && r.ttlSeconds === ttlSeconds && r.lease !== null && r.lease === this.kv.currentLease() && now - r.at < reuseMs) return r;
+    const age = r === null ? Infinity : now - (since === 'answered' ? r.answeredAt : r.at);
+    if (r !== null && reuseMs > 0 && r.ttlSeconds === ttlSeconds && r.lease !== null && r.lease === this.kv.currentLease() && age < reuseMs) return r;
     const w = this.renewing;
     if (w !== null && reuseMs > 0 && w.ttlSeconds === ttlSeconds && now - w.at < reuseMs) return w.done;
     this.renewal = null;
     const done = this.kv.keepAlive(ttlSeconds).then(() => {
-      const renewal = { at: now, ttlSeconds, lease: this.kv.currentLease() };
+      const renewal = { at: now, answeredAt: this.clock.now(), ttlSeconds, lease: this.kv.currentLease() };
       if (this.renewing?.done === done) this.renewal = renewal;
       return renewal;
     });

@@ -20,6 +20,8 @@ const CONFIRM_PAUSE_MS = 60_000;
 
 /** How long the first full read waits for the watch's first stream (later ones never wait). */
 const FIRST_STREAM_WAIT_MS = 1000;
+/** A confirmation asked for at most this long before another serves it too (both want the store as of the same moment). */
+const SHARED_CONFIRMATION_MS = 50;
 
 /** The moment the copy was last known to equal the store, and the store revision it equalled. */
 export interface Confirmation {
@@ -47,6 +49,8 @@ export class WatchedPrefix {
   private version = 0;
   private snapshotOf: { readonly version: number; readonly snapshot: DcsSnapshot } | null = null;
   private confirmedAt: Confirmation | null = null;
+  /** The confirmation on its way, if any. */
+  private confirming: { readonly at: number; readonly minRevision: string; readonly done: Promise<boolean> } | null = null;
   private unwatch: (() => void) | null = null;
   /** The revision the watch's stream started at (it reports every change after it); null until a stream reported its start. */
   private watchFrom: string | null = null;
@@ -118,6 +122,21 @@ export class WatchedPrefix {
    * not answer, or it reconnected meanwhile. Never throws.
    */
   async confirm(at: number, minRevision: string): Promise<boolean> {
+    // A confirmation asked for at the same moment (a leader's renewal and its loop's read) serves both: each
+    // progress request waits for the one before it, so a second one would cost a round trip more.
+    const shared = this.confirming;
+    if (shared !== null && shared.at >= at - SHARED_CONFIRMATION_MS && compareRevisions(shared.minRevision, minRevision) >= 0) return shared.done;
+    const done = this.confirmNow(at, minRevision);
+    const mine = { at, minRevision, done };
+    this.confirming = mine;
+    try {
+      return await done;
+    } finally {
+      if (this.confirming === mine) this.confirming = null;
+    }
+  }
+
+  private async confirmNow(at: number, minRevision: string): Promise<boolean> {
     // A watch that is down (reconnecting) cannot confirm: its reconnect makes the copy load anew.
     if (!this.live || !this.kv.watching() || this.clock.now() < this.pausedUntil) return false;
     const generation = this.generation;

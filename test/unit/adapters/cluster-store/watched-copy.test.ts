@@ -112,6 +112,27 @@ describe('KeyValueClusterStore with a watched copy', () => {
     expect(space.currentRevision, 'nothing written').to.equal(revision);
   });
 
+  it('a leader\'s loop over a slow link: the renewal and the read share one confirmation, the member record the renewal\'s keep-alive', async () => {
+    const a = store('a');
+    await a.read();
+    await a.publishMember('a', record(1), 20);
+    expect(await a.acquireLeader('a', 20)).to.not.equal(null);
+    await a.read();
+    await clock.advance(2000);
+    a.client.oneWayDelayMs = 1500;
+    const { calls } = counted(a.client);
+    const started = clock.now();
+    const renewal = a.renewLeader('a', 20);
+    const read = a.read();
+    const [lock] = await Promise.all([renewal, read, clock.advance(3000)]);
+    expect(lock!.deadline).to.equal(started + 20_000);
+    expect(calls['progress'], 'one confirmation for the renewal and the read').to.equal(1);
+    const publish = a.publishMember('a', record(2), 20);
+    await Promise.all([publish, clock.advance(3000)]);
+    expect(calls['keepAlive'], 'the member record rides on the renewal answered 3 s ago (a quarter ttl is 5 s)').to.equal(1);
+    expect(clock.now() - started, 'two round trips in all').to.equal(6000);
+  });
+
   it('a member without the lock renews its lease every quarter ttl, not every loop; its record stays', async () => {
     const b = store('b');
     await b.read();
