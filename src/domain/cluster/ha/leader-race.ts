@@ -125,10 +125,18 @@ function catchUpFrom(ctx: TickContext, member: Member, why: string): Decision {
   return decision(`${d.message}; streaming from it to catch up`, [{ type: 'follow', upstream: { name: member.name, connUrl: member.connUrl }, timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
 }
 
-/** A quorum key: this switchover candidate has less WAL than the old leader wrote before it released the key. */
+/**
+ * A quorum key: this switchover candidate has less WAL than the old leader wrote before it
+ * released the key, or than a member that answers. The old leader's last position is only
+ * final when it handed over; one whose agent stopped while its server wrote on (commits
+ * acknowledged by the other quorum members) left an older one, and a member ahead shows it.
+ */
 function quorumCandidateBehind(ctx: TickContext): boolean {
+  if (ctx.config.synchronous_mode === false || !isQuorumKey(ctx.cluster.sync)) return false;
   const last = ctx.cluster.status?.optime ?? null;
-  return ctx.config.synchronous_mode !== false && isQuorumKey(ctx.cluster.sync) && last !== null && (ctx.myWal ?? 0) < last;
+  if (last !== null && (ctx.myWal ?? 0) < last) return true;
+  const self = { tl: ctx.facts.timeline ?? 0, wal: ctx.myWal ?? 0 };
+  return [...(ctx.input.peers ?? new Map()).values()].some((s) => s !== null && s.xlog !== undefined && ahead(position(s), self));
 }
 
 /**
