@@ -1,6 +1,7 @@
 import type { AgentCommandErrorCode, RestartConditions } from '../domain/cluster/ha/decision.js';
 import type { HistoryLine, ScheduledRestart } from '../domain/cluster/model/cluster.js';
 import type { NodeSnapshot } from '../domain/cluster/model/snapshot.js';
+import type { NodeStatus } from '../domain/cluster/model/status.js';
 import type { Problem } from '../domain/errors.js';
 
 /** Outcome of a command the agent ran: `ok` false carries a stable code and a message. */
@@ -21,6 +22,8 @@ export interface FailsafePing {
 export interface AgentControl {
   /** The latest published snapshot. Never blocks, never throws. */
   snapshot(): NodeSnapshot;
+  /** The status document with the local server probed now, not at the last loop (the leader race asks for it); null when it could not be probed. Never throws. */
+  freshStatus(): Promise<NodeStatus | null>;
   /** Runs the HA loop now (after a write to the cluster store that it must act on). Never throws. */
   wake(): void;
   /** Re-reads the cluster now and republishes the snapshot, so a write just made shows in every later read. Throws DcsUnavailableError. */

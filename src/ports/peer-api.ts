@@ -3,8 +3,12 @@ import type { ClusterEvent } from './events.js';
 
 /** The REST API of other members, as the leader race and failsafe mode use it. */
 export interface PeerApi {
-  /** GET `<apiUrl>/node`; null when unreachable, not 200, or slower than `timeoutMs`. Never throws. */
-  fetchStatus(apiUrl: string, timeoutMs: number): Promise<NodeStatus | null>;
+  /**
+   * GET `<apiUrl>/node`; null when unreachable, not 200, or slower than `timeoutMs`. With
+   * `fresh`, the member probes its server before it answers (its published status may be a
+   * loop old). Never throws.
+   */
+  fetchStatus(apiUrl: string, timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null>;
   /** POST `<apiUrl>/failsafe` with the failsafe members; true only on a 200 within `timeoutMs`. Never throws. */
   postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }, timeoutMs: number): Promise<boolean>;
   /** GET `<apiUrl>/events` (the status page shows every member's); empty when unreachable, refused or slower than `timeoutMs`. Never throws. */

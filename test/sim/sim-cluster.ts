@@ -230,9 +230,13 @@ export class SimNode {
 class SimPeerApi implements PeerApi {
   constructor(private readonly sim: SimCluster) {}
 
-  async fetchStatus(apiUrl: string): Promise<NodeStatus | null> {
+  async fetchStatus(apiUrl: string, _timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null> {
     const node = this.sim.byApiUrl(apiUrl);
-    return node && node.answering ? node.loop.snapshot().status : null;
+    if (!node || !node.answering) return null;
+    if (!opts?.fresh) return node.loop.snapshot().status;
+    const status = await node.loop.freshStatus();
+    // An agent killed or frozen while it probed sends no answer.
+    return node.answering ? status : null;
   }
 
   async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {

@@ -2,7 +2,9 @@ import type { Cluster } from '../../domain/cluster/model/cluster.js';
 import { clusterDocument } from '../../domain/cluster/model/cluster-document.js';
 import { readCluster } from '../../usecases/read-cluster.js';
 import { readHistory } from '../../usecases/read-history.js';
+import { DatabaseError, ValidationError, type Problem } from '../../domain/errors.js';
 import type { AgentApiDeps } from './api-deps.js';
+import type { Exchange } from './exchange.js';
 import type { StatusBodyCache } from './health-routes.js';
 import { JSON_TYPE, setJsonBody } from './json-body.js';
 import { refuseQuery } from './query-check.js';
@@ -25,13 +27,33 @@ class ClusterBodyCache {
   }
 }
 
+/**
+ * The query of `GET /node`: `fresh` (`true`: probe the server now, as the leader race asks;
+ * `false`, the default: the status published by the last loop). True when fresh.
+ */
+function nodeQuery(ex: Exchange): boolean {
+  if (ex.querystring === '') return false;
+  const problems: Problem[] = [];
+  let fresh = false;
+  for (const [key, v] of Object.entries(ex.query)) {
+    if (key !== 'fresh') problems.push({ path: key, message: 'unknown query parameter (known: fresh)' });
+    else if (v === 'true' || v === 'false') fresh = v === 'true';
+    else problems.push({ path: 'fresh', message: `expected "true" or "false", got ${JSON.stringify(v)}` });
+  }
+  if (problems.length) throw new ValidationError(problems, 'invalid_query');
+  return fresh;
+}
+
 /** `GET /node`, `/metrics`, `/cluster`, `/history`. */
 export function registerClusterRoutes(routes: RouteTable, deps: AgentApiDeps, statusCache: StatusBodyCache): void {
   const { control: agent, store, clock, metrics } = deps;
   const clusterBodies = new ClusterBodyCache();
-  routes.get('/node', (ex) => {
-    refuseQuery(ex);
-    ex.send(statusCache.get(agent.snapshot().status), JSON_TYPE);
+  routes.get('/node', async (ex) => {
+    if (nodeQuery(ex)) {
+      const status = await agent.freshStatus();
+      if (status === null) throw new DatabaseError('probe_failed', 'could not probe PostgreSQL for a fresh status');
+      setJsonBody(ex, status);
+    } else ex.send(statusCache.get(agent.snapshot().status), JSON_TYPE);
   });
   routes.get('/metrics', (ex) => {
     refuseQuery(ex);

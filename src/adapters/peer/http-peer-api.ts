@@ -64,8 +64,14 @@ export class HttpPeerApi implements PeerApi {
     this.maxBodyBytes = opts.maxBodyBytes ?? 1024 * 1024;
   }
 
-  async fetchStatus(apiUrl: string, timeoutMs: number): Promise<NodeStatus | null> {
-    const reply = await this.request('GET', apiUrl, 'node', null, timeoutMs);
+  async fetchStatus(apiUrl: string, timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null> {
+    const started = Date.now();
+    let reply = await this.request('GET', apiUrl, opts?.fresh ? 'node?fresh=true' : 'node', null, timeoutMs);
+    if (opts?.fresh && reply?.status === 400) {
+      // An agent of an earlier version refuses the query: during a rolling upgrade its published status is all there is.
+      const left = timeoutMs - (Date.now() - started);
+      reply = left > 0 ? await this.request('GET', apiUrl, 'node', null, left) : null;
+    }
     if (!reply || reply.status !== 200) return null;
     try {
       const doc: unknown = JSON.parse(reply.body);

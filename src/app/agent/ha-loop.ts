@@ -1,6 +1,7 @@
 import { inject, injectable, optional } from 'inversify';
 import type { Decision, RestartConditions } from '../../domain/cluster/ha/decision.js';
 import type { HistoryLine, ScheduledRestart } from '../../domain/cluster/model/cluster.js';
+import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import type { ActionResult, AgentControl, FailsafePing } from '../../ports/agent-control.js';
 import { AgentMetricsSink } from '../../ports/agent-metrics.js';
@@ -27,6 +28,7 @@ import { memberRecord } from './member-record.js';
 import { SettingsKeeper } from './settings-keeper.js';
 import { SnapshotPublisher } from './snapshot-publisher.js';
 import { SnapshotRefresher } from './snapshot-refresher.js';
+import { FreshStatus } from './fresh-status.js';
 import { TickPipeline } from './tick-pipeline.js';
 import { TickScheduler } from './tick-scheduler.js';
 import { EventReporter } from './event-reporter.js';
@@ -64,6 +66,7 @@ export class HaLoop implements AgentControl {
   private readonly pipeline: TickPipeline;
   private readonly scheduler: TickScheduler;
   private readonly refresher: SnapshotRefresher;
+  private readonly fresh: FreshStatus;
   private readonly reporter: EventReporter;
   private readonly preferred: PreferredLeader;
   /** The agent's event stream (`GET /events`). */
@@ -158,6 +161,7 @@ export class HaLoop implements AgentControl {
       this.preferred.check(view.reachable ? view.cluster : null, view.config, this.lease.deadline !== null, this.settings.current.node.tags);
       return { wakeAt: decision.wakeAt, retick };
     });
+    this.fresh = new FreshStatus(() => this.local.peek(), (facts) => this.publisher.preview(facts).status);
     this.refresher = new SnapshotRefresher(clock, options?.snapshotRefreshMs ?? 1000, () =>
       this.scheduler.runExclusive(async () => {
         await this.local.observe();
@@ -244,6 +248,10 @@ export class HaLoop implements AgentControl {
 
   snapshot(): NodeSnapshot {
     return this.publisher.current;
+  }
+
+  freshStatus(): Promise<NodeStatus | null> {
+    return this.fresh.current();
   }
 
   wake(): void {

@@ -42,4 +42,13 @@ export class LocalObserver {
     this.observed();
     return facts;
   }
+
+  /**
+   * Probes the server now and judges what it shows as observe() does, but keeps nothing: the
+   * facts the loop decides on, and its memory, change only in observe(). Never throws.
+   */
+  async peek(): Promise<LocalFacts> {
+    const probed = await this.db.probe();
+    return observeFacts(probed, this.memory.memory, this.clock.now(), this.leader(), { archiveOnly: this.archiveOnly() }).facts;
+  }
 }

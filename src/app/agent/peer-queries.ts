@@ -31,10 +31,14 @@ export interface EarlyPeers {
   readonly statuses: Promise<Map<string, NodeStatus | null>>;
 }
 
-/** Asks each target's /node in parallel; null for those that did not answer in time. */
+/**
+ * Asks each target's /node in parallel, probed as it answers (a status published a loop ago
+ * may lack commits the member received since: the race must not count it behind); null for
+ * those that did not answer in time.
+ */
 export async function gatherPeerStatuses(peers: PeerApi, targets: ReadonlyMap<string, string>, timeoutMs: number): Promise<Map<string, NodeStatus | null>> {
   const entries = [...targets];
-  const answers = await Promise.all(entries.map(([, apiUrl]) => peers.fetchStatus(apiUrl, timeoutMs)));
+  const answers = await Promise.all(entries.map(([, apiUrl]) => peers.fetchStatus(apiUrl, timeoutMs, { fresh: true })));
   return new Map(entries.map(([name], i) => [name, answers[i] ?? null]));
 }
 

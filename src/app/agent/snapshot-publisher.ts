@@ -52,6 +52,11 @@ export class SnapshotPublisher {
     return this.snap;
   }
 
+  /** A snapshot of the current state with `facts` in place of the loop's, not published. */
+  preview(facts: LocalFacts): NodeSnapshot {
+    return this.build(facts);
+  }
+
   /** A decision was made: what it says for the status (failsafe kept this primary alive, an operator's rebuild is required, what the node waits for). */
   decided(hints: PublishHints): void {
     this.hints = hints;
@@ -63,13 +68,13 @@ export class SnapshotPublisher {
     this.publish();
   }
 
-  private build(): NodeSnapshot {
+  private build(facts?: LocalFacts): NodeSnapshot {
     const s = this.sources;
     const view = s.cluster();
     return nodeSnapshot({
       now: s.now(),
       lastLoopAt: this.lastLoopAt,
-      facts: s.facts(),
+      facts: facts ?? s.facts(),
       settings: s.settings(),
       config: view.config,
       cluster: view.cluster,

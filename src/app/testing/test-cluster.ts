@@ -138,8 +138,10 @@ class LoopPeers implements PeerApi {
     return to && !to.peersCut && !caller?.peersCut ? to : undefined;
   }
 
-  async fetchStatus(apiUrl: string): Promise<NodeStatus | null> {
-    return this.reach(apiUrl)?.loop?.snapshot().status ?? null;
+  async fetchStatus(apiUrl: string, _timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null> {
+    const loop = this.reach(apiUrl)?.loop;
+    if (!loop) return null;
+    return opts?.fresh ? loop.freshStatus() : loop.snapshot().status;
   }
 
   async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import pg from 'pg';
 import { startAgent, type RunningAgent } from '../../../../src/app/agent/main.js';
 import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
 import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
@@ -35,13 +36,15 @@ describe('agent: a real agent over real etcd and PostgreSQL', function () {
   let agent: RunningAgent | null = null;
   let dataDir: string;
   let pgPid = 0;
+  let pgPort = 0;
 
   before(async () => {
     await assertPostgresBinaries();
     etcd = await startEtcd();
     baseDir = await makeBaseDir();
     dataDir = join(baseDir, 'data');
-    const [pgPort, apiPort] = [await freePort(), await freePort()];
+    pgPort = await freePort();
+    const apiPort = await freePort();
     const configPath = join(baseDir, 'node1.yml');
     await writeFile(
       configPath,
@@ -60,7 +63,7 @@ db:
   listen: 127.0.0.1:${pgPort}
   data_dir: ${dataDir}
   authentication:
-    superuser: {username: postgres}
+    superuser: {username: postgres, password: su-secret}
     replication: {username: replicator}
   parameters: {unix_socket_directories: ${baseDir}, shared_buffers: 16MB, max_connections: 30, fsync: false}
 watchdog: {mode: off}
@@ -101,6 +104,27 @@ log: {level: warn}
     expect(doc['database_system_identifier']).to.match(/^\d+$/);
     expect(doc['svc']).to.deep.include({ scope: 'itest-agent', name: 'node1' });
     expect(doc).to.not.have.property('cluster_unlocked');
+  });
+
+  it('GET /node?fresh=true: WAL written after the last loop shows at once (what the leader race reads)', async () => {
+    const c = new pg.Client({ host: '127.0.0.1', port: pgPort, user: 'postgres', password: 'su-secret', database: 'postgres' });
+    await c.connect();
+    try {
+      await c.query('CREATE TABLE IF NOT EXISTS fresh_probe (v text)');
+      await c.query("INSERT INTO fresh_probe SELECT repeat('x', 1000) FROM generate_series(1, 200)");
+      const { rows } = await c.query<{ at: string }>("SELECT (pg_current_wal_lsn() - '0/0')::text AS at");
+      const written = Number(rows[0]!.at);
+      const r = await fetch(`${agent!.url}/node?fresh=true`);
+      expect(r.status).to.equal(200);
+      const doc = (await r.json()) as Record<string, any>;
+      expect(doc['role']).to.equal('primary');
+      expect(doc['xlog']['location']).to.be.at.least(written);
+      const bad = await fetch(`${agent!.url}/node?fresh=maybe`);
+      expect(bad.status).to.equal(400);
+      expect(((await bad.json()) as Record<string, any>)['error']).to.equal('invalid_query');
+    } finally {
+      await c.end();
+    }
   });
 
   it('health checks of the other roles fail on the primary; HEAD carries no body', async () => {

@@ -80,6 +80,30 @@ describe('REST API: health checks', function () {
     expect(head.text).to.equal('');
   });
 
+  it('GET /node?fresh=true answers the status with the server probed now (the leader race asks so); a bad value or another parameter is a 400', async () => {
+    api.control.snap = ROLES['replica']!();
+    api.control.fresh = snapshot({ facts: replicaFacts({ receivedLocation: 777 }) }).status;
+    const before = api.control.freshCalls;
+    const fresh = await api.request('GET', '/node?fresh=true');
+    expect(fresh.status).to.equal(200);
+    expect(fresh.json).to.deep.equal(JSON.parse(JSON.stringify(api.control.fresh)));
+    expect(api.control.freshCalls).to.equal(before + 1);
+    const published = await api.request('GET', '/node?fresh=false');
+    expect(published.json).to.deep.equal(JSON.parse(JSON.stringify(api.control.snap.status)));
+    expect(api.control.freshCalls, 'fresh=false and no query read the published status').to.equal(before + 1);
+    for (const q of ['fresh=yes', 'fresh=true&fresh=true', 'lag=1', 'fresh']) {
+      const bad = await api.request('GET', `/node?${q}`);
+      expect(bad.status, q).to.equal(400);
+      expect(bad.json.error, q).to.equal('invalid_query');
+    }
+    api.control.freshFails = true;
+    const failed = await api.request('GET', '/node?fresh=true');
+    expect(failed.status, 'a failed probe is no answer: an older one would defeat the purpose').to.equal(503);
+    expect(failed.json.error).to.equal('probe_failed');
+    api.control.freshFails = false;
+    api.control.fresh = null;
+  });
+
   it('the body is re-serialised only when a new snapshot is published', async () => {
     api.control.snap = ROLES['primary']!();
     const a = await api.request('GET', '/primary');

@@ -159,8 +159,18 @@ export class FakeControl implements AgentControl {
   constructor(snap: NodeSnapshot = snapshot()) {
     this.snap = snap;
   }
+  /** What freshStatus answers (the snapshot's status when null); counts the calls. */
+  fresh: NodeStatus | null = null;
+  freshCalls = 0;
   snapshot(): NodeSnapshot {
     return this.snap;
+  }
+  /** freshStatus answers null (a failed probe). */
+  freshFails = false;
+  async freshStatus(): Promise<NodeStatus | null> {
+    this.freshCalls++;
+    if (this.freshFails) return null;
+    return this.fresh ?? this.snap.status;
   }
   wake(): void {
     this.wakes++;

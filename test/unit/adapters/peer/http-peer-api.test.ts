@@ -53,6 +53,31 @@ describe('HttpPeerApi', () => {
     expect(await api.fetchStatus(`${base}/`, 1000), 'trailing slash').to.deep.equal(STATUS);
   });
 
+  it('fetchStatus with fresh asks /node?fresh=true, and an agent that refuses the query (an earlier version) for its published /node', async () => {
+    const urls: string[] = [];
+    handler = (req, _b, res) => {
+      urls.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(STATUS));
+    };
+    expect(await api.fetchStatus(base, 1000, { fresh: true })).to.deep.equal(STATUS);
+    expect(urls).to.deep.equal(['/node?fresh=true']);
+    urls.length = 0;
+    handler = (req, _b, res) => {
+      urls.push(req.url ?? '');
+      if (req.url !== '/node') res.writeHead(400, { 'content-type': 'application/json' }).end('{"code":"invalid_query"}');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(STATUS));
+    };
+    expect(await api.fetchStatus(base, 1000, { fresh: true })).to.deep.equal(STATUS);
+    expect(urls).to.deep.equal(['/node?fresh=true', '/node']);
+    urls.length = 0;
+    handler = (req, _b, res) => {
+      urls.push(req.url ?? '');
+      res.writeHead(503).end(JSON.stringify(STATUS));
+    };
+    expect(await api.fetchStatus(base, 1000, { fresh: true }), 'no second try on other refusals').to.equal(null);
+    expect(urls).to.deep.equal(['/node?fresh=true']);
+  });
+
   it('fetchStatus is null on a non-200, invalid JSON, a non-document, or a refused connection', async () => {
     handler = (_r, _b, res) => res.writeHead(503).end(JSON.stringify(STATUS));
     expect(await api.fetchStatus(base, 1000)).to.equal(null);

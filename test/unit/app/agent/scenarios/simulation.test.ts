@@ -51,6 +51,9 @@ const REGRESSION_SEEDS = [
   // Quorum mode: a scheduled switchover's candidate, back from a crash, promoted on the old leader's recorded position while
   // that leader's server had written on (its agent frozen) with commits acknowledged by the other member: they were lost.
   { seed: 938824623, profile: 'deep', model: 'v7' },
+  // Quorum mode: the leader's agent died and its fencer released the key; a replica whose stream had stalled compared itself
+  // with the others' published status, a loop old, and promoted without the commits they had acknowledged since.
+  { seed: 2312925953, profile: 'deep', model: 'v7' },
 ] as const;
 
 describe('HA randomized simulation', function () {
