@@ -3,6 +3,7 @@
  * every node every 20 ms, heals it, waits until the cluster is whole, and judges what was
  * observed (checks.ts). They run one after another on the same cluster.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { serverProcessesInDataDir } from '../../src/adapters/database/data-dir-processes.js';
@@ -193,6 +194,64 @@ const agentKilled: Fault = async (ctx, primary, obs) => {
   const healAt = Date.now();
   ctx.runner.startAgent(primary);
   return { faultAt, healAt };
+};
+
+/** The PID of the WAL receiver among the server processes of `node`'s data directory (null: none runs). */
+async function walReceiverOf(ctx: ChaosContext, node: string): Promise<number | null> {
+  for (const pid of await serverProcessesInDataDir(join(ctx.runner.layout.dir, node, 'data'))) {
+    const title = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (title.includes('walreceiver')) return pid;
+  }
+  return null;
+}
+
+/** Sets synchronous_mode (null: off) and waits until `role` shows on `count` members of /cluster. */
+async function setSyncMode(ctx: ChaosContext, primary: string, mode: true | 'quorum' | null, role: string, count: number): Promise<void> {
+  await api(ctx.runner, primary, 'PATCH', '/config', { synchronous_mode: mode });
+  await waitFor(`${count} members with role ${role}`, 60_000, async () => {
+    const doc = (await api(ctx.runner, primary, 'GET', '/cluster')).body as { members: { role: string }[] };
+    return doc.members.filter((m) => m.role === role).length >= count ? true : undefined;
+  }, 300);
+}
+
+/**
+ * Quorum mode (ANY 1 of the two replicas): one replica's WAL receiver is stopped (SIGSTOP), so
+ * only the other acknowledges the commits that follow; 400 ms later the primary's agent is
+ * killed (-9) and its fencer stops PostgreSQL and releases the key; the receiver resumes 2 s
+ * later. The stalled replica must not win the race on the other's status published a loop
+ * ago: every commit acknowledged is on the new primary.
+ */
+const stalledReplicaThenAgentKilled: Fault = async (ctx, primary, obs) => {
+  const restore = ctx.mode === 'sync' ? true : null;
+  await setSyncMode(ctx, primary, 'quorum', 'quorum_standby', 2);
+  await hold(2000);
+  const replicas = ctx.nodes.filter((h) => h.name !== primary).map((h) => h.name);
+  const stalled = replicas[Math.floor(Math.random() * replicas.length)]!;
+  const receiver = await walReceiverOf(ctx, stalled);
+  if (receiver === null) return { faultAt: Date.now(), healAt: null, failures: [`${stalled} runs no WAL receiver`] };
+  const faultAt = Date.now();
+  signal(receiver, 'SIGSTOP');
+  try {
+    await hold(400);
+    signal(ctx.runner.agentPid(primary), 'SIGKILL');
+    // The race is over within moments; a stalled replica that won could not finish its promotion (the startup process waits for its WAL receiver to exit).
+    await hold(2000);
+  } finally {
+    signal(receiver, 'SIGCONT');
+  }
+  const healAt = Date.now();
+  const newPrimaryAt = await newPrimaryWrites(obs, primary, faultAt, 60_000);
+  const failures: string[] = [];
+  const winner = newPrimaryAt === null ? null : firstAckElsewhere(obs.acks(), primary, faultAt)!.node;
+  if (winner !== null) {
+    const present = await idsOn(addresses(ctx.runner).find((n) => n.name === winner)!);
+    const lost = lostAcks(obs.acks().filter((a) => a.node === primary), present);
+    if (lost.length) failures.push(`${lost.length} writes acknowledged in quorum mode are missing on the new primary ${winner} (the stalled replica was ${stalled})`);
+  } else failures.push('no new primary within 60 s');
+  ctx.runner.startAgent(primary);
+  const leaderNow = await waitConverged(ctx.runner, 180_000);
+  await setSyncMode(ctx, leaderNow, restore, restore ? 'sync_standby' : 'replica', restore ? 1 : 2);
+  return { faultAt, healAt, failures, notes: [`${stalled}'s WAL receiver stopped 400 ms before the agent was killed; new primary ${winner ?? 'none'}`] };
 };
 
 /** kill -9 of the primary's agent and postmaster together; the fencer stays. */
@@ -467,6 +526,7 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
 /** Every scenario by name, in the order the full suite runs them. */
 export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'agent killed': agentKilled,
+  'replica stalled, then the agent killed (quorum)': stalledReplicaThenAgentKilled,
   'agent frozen': agentFrozen,
   'primary partitioned': primaryPartitioned,
   'agent and postmaster killed': agentAndPostmasterKilled,
@@ -487,7 +547,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers'];
 
 /** The short subset `npm test` runs. */
-export const QUICK_SCENARIOS = ['agent killed', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];
+export const QUICK_SCENARIOS = ['agent killed', 'replica stalled, then the agent killed (quorum)', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];
 
 /** Runs `names` in `ctx.mode`. */
 export async function runScenarios(ctx: ChaosContext, names: readonly string[]): Promise<ScenarioResult[]> {
