@@ -9,7 +9,8 @@ import type { NodeStatus } from '../../domain/cluster/model/status.js';
  * burst costs at most two probes at a time.
  */
 export class FreshStatus {
-  private running: { readonly startedAt: number; readonly facts: Promise<LocalFacts> } | null = null;
+  /** The probe in flight, and the last request number that arrived before it started. */
+  private running: { readonly covers: number; readonly facts: Promise<LocalFacts> } | null = null;
   private queued: Promise<LocalFacts> | null = null;
   private sequence = 0;
 
@@ -33,7 +34,7 @@ export class FreshStatus {
 
   private probeAfter(arrival: number): Promise<LocalFacts> {
     if (this.running === null) return this.start(arrival);
-    if (this.running.startedAt >= arrival) return this.running.facts;
+    if (this.running.covers >= arrival) return this.running.facts;
     // The probe in flight began before this request: wait for it, then take the next one (shared by every request waiting).
     return (this.queued ??= this.running.facts.then(
       () => this.start(this.sequence),
@@ -46,7 +47,7 @@ export class FreshStatus {
     const facts = this.peek().finally(() => {
       if (this.running?.facts === facts) this.running = null;
     });
-    this.running = { startedAt: arrivalsCovered, facts };
+    this.running = { covers: arrivalsCovered, facts };
     return facts;
   }
 }
