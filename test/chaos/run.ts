@@ -1,8 +1,8 @@
 /**
  * The chaos suite on real processes: `npm run test:chaos` runs every scenario in asynchronous
- * mode and the data-safety ones again in synchronous mode, then prints a table of figures;
+ * mode and the data-safety ones again in synchronous and in quorum mode, then prints a table of figures;
  * `-- --quick` runs the short subset `npm test` runs; `-- --only "agent frozen;..."` picks
- * scenarios. Exit code 1 when a check failed.
+ * scenarios (`--sync` or `--quorum` with it: in that mode only). Exit code 1 when a check failed.
  *
  * It runs in two steps: this process (in the machine's own namespace) builds the lab of
  * network namespaces, then runs itself with `--inner` inside the lab's client namespace,
@@ -74,13 +74,15 @@ async function inner(): Promise<number> {
     const only = option('--only')?.split(';').map((s) => s.trim());
     const asyncNames = only ?? (flag('--quick') ? QUICK_SCENARIOS : Object.keys(SCENARIOS));
     const syncNames = only ? (flag('--sync') ? only : []) : flag('--quick') ? [] : SYNC_SCENARIOS;
+    const quorumNames = only ? (flag('--quorum') ? only : []) : flag('--quick') ? [] : SYNC_SCENARIOS;
     const base = { runner, etcd: hosts.etcd, nodes: hosts.nodes, log };
     const results: ScenarioResult[] = [];
-    if (!(only && flag('--sync'))) results.push(...(await runScenarios({ ...base, mode: 'async' } satisfies ChaosContext, asyncNames)));
-    if (syncNames.length) {
-      const ctx: ChaosContext = { ...base, mode: 'sync' };
-      await setSynchronous(ctx, true);
-      results.push(...(await runScenarios(ctx, syncNames)));
+    if (!(only && (flag('--sync') || flag('--quorum')))) results.push(...(await runScenarios({ ...base, mode: 'async' } satisfies ChaosContext, asyncNames)));
+    for (const [mode, names] of [['sync', syncNames], ['quorum', quorumNames]] as const) {
+      if (!names.length) continue;
+      const ctx: ChaosContext = { ...base, mode };
+      await setSynchronous(ctx, mode === 'sync' ? true : 'quorum');
+      results.push(...(await runScenarios(ctx, names)));
       await setSynchronous(ctx, false);
     }
     process.stdout.write(`\n${table(results)}\n\n`);

@@ -14,8 +14,8 @@ import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.j
 import { cutHost, healHost, type LabHost } from './lab.js';
 import { HealthWatch, LeaderKeyWatch, NodeWriter } from './observers.js';
 
-/** Replication mode a scenario runs in. */
-export type ChaosMode = 'async' | 'sync';
+/** Replication mode a scenario runs in: asynchronous, synchronous (one synchronous standby), or quorum (ANY 1 of the replicas). */
+export type ChaosMode = 'async' | 'sync' | 'quorum';
 
 /** Everything a scenario needs. */
 export interface ChaosContext {
@@ -98,7 +98,7 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
   const { runner } = ctx;
   const nodes = addresses(runner);
   const primary = await waitConverged(runner, 180_000);
-  const base = ++scenarioCount * 100_000_000 + (ctx.mode === 'sync' ? 50_000_000 : 0);
+  const base = ++scenarioCount * 100_000_000 + (ctx.mode !== 'async' ? 50_000_000 : 0);
   const writers = nodes.map((n, i) => new NodeWriter(n, base + i * 10_000_000));
   const health = new HealthWatch(nodes);
   const leader = new LeaderKeyWatch(ctx.etcd.map((h) => `${h.ip}:${runner.layout.etcdClientPort}`), runner.layout.scope);
@@ -148,7 +148,7 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
     failures.push(`${untrusted.length} read-only health checks passed on a node that may hold WAL the leader lacks (first: ${JSON.stringify(first)}; primaries seen before: ${JSON.stringify(seen)})`);
   }
   if (!converged) failures.push(`the nodes hold different rows: ${JSON.stringify(Object.fromEntries(digests))}`);
-  if (ctx.mode === 'sync' && lost.length > 0) failures.push(`${lost.length} acknowledged writes are missing on the final leader ${finalPrimary} (synchronous mode)`);
+  if (ctx.mode !== 'async' && lost.length > 0) failures.push(`${lost.length} acknowledged writes are missing on the final leader ${finalPrimary} (${ctx.mode === 'sync' ? 'synchronous' : 'quorum'} mode)`);
   const healAt = times.healAt;
   const lastAnswers = healAt !== null ? health.answers.filter((a) => a.node === primary && a.at >= healAt).slice(-3) : [];
   const rejoinNote: string[] = [];
@@ -222,9 +222,10 @@ async function setSyncMode(ctx: ChaosContext, primary: string, mode: true | 'quo
  * ago: every commit acknowledged is on the new primary.
  */
 const stalledReplicaThenAgentKilled: Fault = async (ctx, primary, obs) => {
-  const restore = ctx.mode === 'sync' ? true : null;
-  await setSyncMode(ctx, primary, 'quorum', 'quorum_standby', 2);
-  await hold(2000);
+  if (ctx.mode !== 'quorum') {
+    await setSyncMode(ctx, primary, 'quorum', 'quorum_standby', 2);
+    await hold(2000);
+  }
   const replicas = ctx.nodes.filter((h) => h.name !== primary).map((h) => h.name);
   const stalled = replicas[Math.floor(Math.random() * replicas.length)]!;
   const receiver = await walReceiverOf(ctx, stalled);
@@ -250,7 +251,7 @@ const stalledReplicaThenAgentKilled: Fault = async (ctx, primary, obs) => {
   } else failures.push('no new primary within 60 s');
   ctx.runner.startAgent(primary);
   const leaderNow = await waitConverged(ctx.runner, 180_000);
-  await setSyncMode(ctx, leaderNow, restore, restore ? 'sync_standby' : 'replica', restore ? 1 : 2);
+  if (ctx.mode !== 'quorum') await setSyncMode(ctx, leaderNow, ctx.mode === 'sync' ? true : null, ctx.mode === 'sync' ? 'sync_standby' : 'replica', ctx.mode === 'sync' ? 1 : 2);
   return { faultAt, healAt, failures, notes: [`${stalled}'s WAL receiver stopped 400 ms before the agent was killed; new primary ${winner ?? 'none'}`] };
 };
 
@@ -364,6 +365,7 @@ const standbyFrozen: Fault = async (ctx, primary, obs) => {
   const gap = longestWriteGapMs(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
   const failures: string[] = [];
   if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null) failures.push('the primary changed while a replica was frozen');
+  // Quorum mode: the other replica acknowledges, nothing waits.
   const bound = ctx.mode === 'sync' ? 15_000 : 1_000;
   if (gap > bound) failures.push(`the primary's writes stopped for ${gap} ms while ${victim}'s PostgreSQL was frozen (bound ${bound} ms)`);
   return { faultAt, healAt, failures, notes: [`froze ${victim} (${frozen.length} processes) for 30 s; the primary's longest write gap ${gap} ms`] };
@@ -493,7 +495,7 @@ const oneEtcdMemberStopped: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt, notes: [`stopped the raft leader ${victim.name}; longest write gap ${gap} ms`], failures };
 };
 
-/** Five switchovers through the API, each to the next node (in synchronous mode, to the synchronous standby). */
+/** Five switchovers through the API, each to the next node (in synchronous mode, to the synchronous standby; in quorum mode, once it is in the quorum). */
 const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
   const faultAt = Date.now();
   const names = ctx.nodes.map((h) => h.name);
@@ -508,6 +510,13 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
     let candidate = names[(names.indexOf(current) + 1) % names.length]!;
     if (ctx.mode === 'sync') {
       candidate = await syncStandbyOf(ctx, current);
+    } else if (ctx.mode === 'quorum') {
+      // A new primary names its quorum anew after its promotion: the candidate must be in it again.
+      const next = candidate;
+      await waitFor(`${next} in the quorum`, 30_000, async () => {
+        const doc = (await api(ctx.runner, current, 'GET', '/cluster')).body as { members: { name: string; role: string }[] };
+        return doc.members.some((m) => m.name === next && m.role === 'quorum_standby') ? true : undefined;
+      }, 200);
     }
     const t0 = Date.now();
     firstRequestAt ??= t0;
@@ -560,13 +569,9 @@ export async function runScenarios(ctx: ChaosContext, names: readonly string[]):
   return out;
 }
 
-/** Switches the cluster to synchronous mode (or back) and waits until it took effect. */
-export async function setSynchronous(ctx: ChaosContext, on: boolean): Promise<void> {
+/** Switches the cluster to synchronous mode (`true`), quorum mode, or back to asynchronous (`false`), and waits until it took effect. */
+export async function setSynchronous(ctx: ChaosContext, mode: boolean | 'quorum'): Promise<void> {
   const primary = await waitConverged(ctx.runner, 120_000);
-  await api(ctx.runner, primary, 'PATCH', '/config', { synchronous_mode: on ? true : null });
-  await waitFor(`synchronous mode ${on ? 'on' : 'off'}`, 60_000, async () => {
-    const doc = (await api(ctx.runner, primary, 'GET', '/cluster')).body as { members: { role: string }[] };
-    const sync = doc.members.some((m) => m.role === 'sync_standby');
-    return sync === on ? true : undefined;
-  }, 500);
+  if (mode === false) return setSyncMode(ctx, primary, null, 'replica', ctx.nodes.length - 1);
+  return setSyncMode(ctx, primary, mode, mode === 'quorum' ? 'quorum_standby' : 'sync_standby', mode === 'quorum' ? ctx.nodes.length - 1 : 1);
 }
