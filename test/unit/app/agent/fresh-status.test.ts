@@ -1,16 +1,9 @@
 import { expect } from 'chai';
-import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
-import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
-import { InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
-import { FakeDatabase } from '../../../../src/adapters/database/fake-database.js';
-import { NullLogger } from '../../../../src/adapters/logger/null-logger.js';
-import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js';
 import { FreshStatus } from '../../../../src/app/agent/fresh-status.js';
-import { HaLoop } from '../../../../src/app/agent/ha-loop.js';
-import { fixedSettings } from '../../../../src/app/agent/tokens.js';
 import type { LocalFacts } from '../../../../src/domain/cluster/model/facts.js';
 import type { NodeStatus } from '../../../../src/domain/cluster/model/status.js';
 import { primaryFacts } from '../../domain/cluster/fixtures.js';
+import { singleNodePrimary } from './single-node-loop.js';
 
 /** A probe the test completes by hand: each call is recorded with the resolver of its facts. */
 function manualProbe() {
@@ -60,25 +53,7 @@ describe('FreshStatus: the leader race reads positions probed after it asked', (
   });
 
   it('HaLoop.freshStatus shows WAL written after the last publication, and publishes nothing', async () => {
-    const clock = new FakeClock();
-    const db = new FakeDatabase({ name: 'node1', connUrl: 'postgres://10.0.0.1:5432/postgres', clock });
-    const loop = new HaLoop(
-      new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
-      db,
-      clock,
-      new FakeWatchdog(),
-      new NullLogger(),
-      { fetchStatus: async () => null, postFailsafe: async () => false, fetchEvents: async () => [] },
-      fixedSettings({
-        node: { scope: 'demo', name: 'node1', apiUrl: 'http://10.0.0.1:8008', connUrl: 'postgres://10.0.0.1:5432/postgres', tags: {}, watchdogMode: 'off', svcVersion: '0.1.0' },
-        local: { bootstrapDcs: { ttl: 30, loop_wait: 10 }, parameters: {}, watchdogSafetyMargin: 5 },
-      }),
-      { snapshotRefreshMs: 0 },
-    );
-    for (let i = 0; i < 5 && loop.snapshot().status.role !== 'primary'; i++) {
-      await loop.tickOnce();
-      await loop.jobDone();
-    }
+    const { db, loop } = await singleNodePrimary(0);
     const published = loop.snapshot();
     const before = location(published.status)!;
     await db.write(4096);

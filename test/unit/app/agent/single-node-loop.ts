@@ -1,0 +1,32 @@
+import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
+import { InMemoryClusterStore } from '../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
+import { InMemoryKeyValueSpace } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
+import { FakeDatabase } from '../../../../src/adapters/database/fake-database.js';
+import { NullLogger } from '../../../../src/adapters/logger/null-logger.js';
+import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js';
+import { HaLoop } from '../../../../src/app/agent/ha-loop.js';
+import { fixedSettings } from '../../../../src/app/agent/tokens.js';
+
+/** One agent (node1, loop_wait 10) over an in-memory DCS and a fake database, ticked until it runs as primary; the loop is not started. */
+export async function singleNodePrimary(snapshotRefreshMs: number): Promise<{ clock: FakeClock; db: FakeDatabase; loop: HaLoop }> {
+  const clock = new FakeClock();
+  const db = new FakeDatabase({ name: 'node1', connUrl: 'postgres://10.0.0.1:5432/postgres', clock });
+  const loop = new HaLoop(
+    new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
+    db,
+    clock,
+    new FakeWatchdog(),
+    new NullLogger(),
+    { fetchStatus: async () => null, postFailsafe: async () => false, fetchEvents: async () => [] },
+    fixedSettings({
+      node: { scope: 'demo', name: 'node1', apiUrl: 'http://10.0.0.1:8008', connUrl: 'postgres://10.0.0.1:5432/postgres', tags: {}, watchdogMode: 'off', svcVersion: '0.1.0' },
+      local: { bootstrapDcs: { ttl: 30, loop_wait: 10 }, parameters: {}, watchdogSafetyMargin: 5 },
+    }),
+    { snapshotRefreshMs },
+  );
+  for (let i = 0; i < 5 && loop.snapshot().status.role !== 'primary'; i++) {
+    await loop.tickOnce();
+    await loop.jobDone();
+  }
+  return { clock, db, loop };
+}
