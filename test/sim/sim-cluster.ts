@@ -230,11 +230,17 @@ export class SimNode {
 class SimPeerApi implements PeerApi {
   constructor(private readonly sim: SimCluster) {}
 
-  async fetchStatus(apiUrl: string, _timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null> {
+  async fetchStatus(apiUrl: string, timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null> {
     const node = this.sim.byApiUrl(apiUrl);
     if (!node || !node.answering) return null;
     if (!opts?.fresh) return node.loop.snapshot().status;
-    const status = await node.loop.freshStatus();
+    // The probe waits while the agent is frozen: the caller gives up after its timeout, as over HTTP.
+    const stop = new AbortController();
+    const status = await Promise.race([
+      node.loop.freshStatus(),
+      this.sim.clock.sleep(timeoutMs, stop.signal).then(() => null, () => null),
+    ]);
+    stop.abort();
     // An agent killed or frozen while it probed sends no answer.
     return node.answering ? status : null;
   }
