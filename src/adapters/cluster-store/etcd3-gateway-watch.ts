@@ -95,8 +95,13 @@ export class GatewayPrefixWatch {
    * would never serve a read), never more than an etcd call's bound.
    */
   private answerTimeoutMs(): number {
+    return this.boundedWait(2 * this.lastAnswerMs);
+  }
+
+  /** `wantedMs`, at least the quick link's bound and at most an etcd call's. */
+  private boundedWait(wantedMs: number): number {
     const quick = this.client.progressTimeoutMs();
-    return Math.min(Math.max(quick, this.client.callTimeoutMs()), Math.max(quick, 2 * this.lastAnswerMs));
+    return Math.min(Math.max(quick, this.client.callTimeoutMs()), Math.max(quick, wantedMs));
   }
 
   private oneProgress(): Promise<string | null> {
@@ -148,7 +153,7 @@ export class GatewayPrefixWatch {
         });
         this.req = req;
         req.on('error', () => this.broken(req));
-        const allowed = Math.min(Math.max(this.client.progressTimeoutMs(), this.client.callTimeoutMs()), Math.max(this.answerTimeoutMs(), this.client.progressTimeoutMs() * 2 ** this.slowCreations));
+        const allowed = this.boundedWait(Math.max(2 * this.lastAnswerMs, this.client.progressTimeoutMs() * 2 ** this.slowCreations));
         this.createdSentAt = Date.now();
         this.creating = setTimeout(() => {
           if (this.req !== req || this.liveness.isLive) return;

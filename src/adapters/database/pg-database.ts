@@ -1,4 +1,4 @@
-import { access, mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
@@ -336,7 +336,7 @@ export class PgDatabase implements Database {
           };
         }
       }
-      const standby = await access(join(this.o.dataDir, 'standby.signal')).then(() => true, () => false);
+      const standby = await pathExists(join(this.o.dataDir, 'standby.signal'));
       return { systemIdentifier: this.controlCache.systemIdentifier, timeline: this.controlCache.timeline, stoppedAsReplica: this.controlCache.inRecovery || standby };
     } catch {
       return {};

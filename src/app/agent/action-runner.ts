@@ -36,7 +36,7 @@ export interface RunContext {
   readonly loopWaitSeconds?: number;
   /** The renewal this tick sent at its start: a refreshLeader takes its outcome instead of renewing again. */
   readonly renewed?: Renewal;
-  /** `watchdog.safety_margin` (s): how long before the lock's deadline the fencer stops PostgreSQL. */
+  /** `watchdog.safety_margin` (s): how long before the lock's deadline the fencer stops PostgreSQL (absent: renewals are not paced). */
   readonly safetyMarginSeconds?: number;
 }
 
@@ -190,7 +190,7 @@ export class ActionRunner {
     }
     // A renewal sent alongside a job (the tick's first one) must not bring back a lock the job gave up meanwhile.
     lease.renewedSince(mark, lock.deadline);
-    this.pace?.renewed(sentAt, this.ports.clock.now(), ctx.ttlSeconds, ctx.safetyMarginSeconds ?? 5);
+    if (ctx.safetyMarginSeconds !== undefined) this.pace?.renewed(sentAt, this.ports.clock.now(), ctx.ttlSeconds, ctx.safetyMarginSeconds);
     return { outcome: 'renewed' };
   }
 

@@ -36,7 +36,7 @@ export class LocalObserver {
    */
   async observe(alongside?: Promise<void>): Promise<LocalFacts> {
     const [probed] = await Promise.all([this.db.probe(), alongside]);
-    const { facts, patch } = observeFacts(probed, this.memory.memory, this.clock.now(), this.leader(), { archiveOnly: this.archiveOnly() });
+    const { facts, patch } = this.judge(probed);
     if (Object.keys(patch).length) this.memory.remember(patch);
     this.latest = facts;
     this.observed();
@@ -48,7 +48,11 @@ export class LocalObserver {
    * facts the loop decides on, and its memory, change only in observe(). Never throws.
    */
   async peek(): Promise<LocalFacts> {
-    const probed = await this.db.probe();
-    return observeFacts(probed, this.memory.memory, this.clock.now(), this.leader(), { archiveOnly: this.archiveOnly() }).facts;
+    return this.judge(await this.db.probe()).facts;
+  }
+
+  /** What a probe shows, judged against memory and the leader as they are now. */
+  private judge(probed: LocalFacts): ReturnType<typeof observeFacts> {
+    return observeFacts(probed, this.memory.memory, this.clock.now(), this.leader(), { archiveOnly: this.archiveOnly() });
   }
 }

@@ -4,7 +4,7 @@ import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
 import { NO_COMMANDS, type Action, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
-import { ActionRunner, describe, firstLongAction, isDatabaseAction, type Renewal, type RunnerPorts } from './action-runner.js';
+import { ActionRunner, describe, firstLongAction, isDatabaseAction, type Renewal, type RunContext, type RunnerPorts } from './action-runner.js';
 import type { AgentMemory } from './agent-memory.js';
 import { RepeatedFailures } from './repeated-failures.js';
 import { RenewalPace } from './renewal-pace.js';
@@ -298,7 +298,7 @@ export class TickPipeline {
    * tick's refreshLeader takes its outcome; a decision to step down comes after it.
    */
   private renewFirst(): { readonly ttlSeconds: number; readonly outcome: Promise<Renewal> } | null {
-    const { lease, cluster, jobs, settings } = this.parts;
+    const { lease, cluster, jobs } = this.parts;
     const last = this.last;
     if (last === null || !lease.heldAt(this.ports.clock.now()) || lease.renewalFailingSince !== null) return null;
     const job = jobs.current;
@@ -306,9 +306,19 @@ export class TickPipeline {
     if (!cluster.current.reachable) return null;
     const types = new Set(last.actions.map((a) => a.type));
     if (!types.has('refreshLeader') || types.has('releaseLeader') || types.has('forgetLock')) return null;
-    const ttlSeconds = cluster.current.config.ttl;
-    const ctx = { me: settings.current.node.name, ttlSeconds, safetyMarginSeconds: settings.current.local.watchdogSafetyMargin };
-    return { ttlSeconds, outcome: this.runner.renew(ctx) };
+    const ctx = this.runContext();
+    return { ttlSeconds: ctx.ttlSeconds, outcome: this.runner.renew(ctx) };
+  }
+
+  /** What the runner needs to know of this agent and the cluster's settings, as they are now. */
+  private runContext(): RunContext {
+    const { settings, cluster } = this.parts;
+    return {
+      me: settings.current.node.name,
+      ttlSeconds: cluster.current.config.ttl,
+      loopWaitSeconds: cluster.current.config.loop_wait,
+      safetyMarginSeconds: settings.current.local.watchdogSafetyMargin,
+    };
   }
 
   /**
@@ -325,13 +335,8 @@ export class TickPipeline {
 
   /** The quick part now; from the first long action on, a background job (only one at a time). */
   private async act(d: Decision, renewed: Renewal | null = null): Promise<void> {
-    const { jobs, settings, cluster } = this.parts;
-    const ctx = {
-      me: settings.current.node.name,
-      ttlSeconds: cluster.current.config.ttl,
-      loopWaitSeconds: cluster.current.config.loop_wait,
-      safetyMarginSeconds: settings.current.local.watchdogSafetyMargin,
-    };
+    const { jobs } = this.parts;
+    const ctx = this.runContext();
     const split = firstLongAction(d.actions);
     const inlineEnd = split < 0 ? d.actions.length : split;
     if (jobs.name !== null && d.actions.some(isDatabaseAction)) {

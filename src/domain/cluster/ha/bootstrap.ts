@@ -96,7 +96,6 @@ function registerLocalData(ctx: TickContext, systemIdentifier: string, replacing
   return actions;
 }
 
-/** A decision to wait, saying for what (on /node, and in the log once per change). */
 /**
  * Stopped data that was a replica's registers the cluster only after primary_start_timeout
  * without an initialize key (the DCS lost its keys, or a new namespace): registered at once,
@@ -116,6 +115,7 @@ function replicaDataWaits(ctx: TickContext): Decision | null {
   return decision(`waiting for ${what}`, [], { publish: { failsafeActive: false, waitingFor: what }, wakeAt: since + waitMs });
 }
 
+/** A decision to wait, saying for what (on /node, and in the log once per change). */
 function waiting(what: string): Decision {
   return decision(`waiting for ${what}`, [], { publish: { failsafeActive: false, waitingFor: what } });
 }

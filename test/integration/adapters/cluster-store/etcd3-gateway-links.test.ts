@@ -1,14 +1,17 @@
 /**
- * A slow but working link to etcd (1.5 s each way) is not a dead one: the watch stream must
- * become live and answer progress requests there, instead of being reopened at every request
- * and leaving every read to a range read.
+ * The gateway client against a real etcd through a TCP relay, where the link itself is the
+ * subject. etcd never closes an idle client connection: every socket a burst of reads opened
+ * (readers piling up during an outage, answered at once when it ends) would stay open for good
+ * unless the client trims its idle pool. And a slow but working link (1.5 s each way) is not a
+ * dead one: the watch stream must become live and answer progress requests there, instead of
+ * being reopened at every request and leaving every read to a range read.
  */
 import { expect } from 'chai';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { startTcpRelay } from '../../../support/tcp-relay.js';
 
-describe('Etcd3GatewayKeyValue over a slow link (real etcd)', function () {
+describe('Etcd3GatewayKeyValue through a TCP relay (real etcd)', function () {
   this.timeout(90_000);
   let etcd: EtcdServer;
 
@@ -18,6 +21,22 @@ describe('Etcd3GatewayKeyValue over a slow link (real etcd)', function () {
 
   after(async () => {
     await etcd?.cleanup();
+  });
+
+  it('a burst of 40 concurrent reads leaves at most 4 idle connections open', async () => {
+    const relay = await startTcpRelay(etcd.host);
+    const kv = new Etcd3GatewayKeyValue({ hosts: [relay.host], prefix: '/itest-idle/', retryTimeoutMs: 5000 });
+    try {
+      await Promise.all(Array.from({ length: 40 }, () => kv.readAllAt()));
+      const peak = relay.open();
+      await new Promise((r) => setTimeout(r, 300));
+      console.log(`      connections: ${peak} after the burst, ${relay.open()} once idle`);
+      expect(peak, 'the burst used many connections at once').to.be.greaterThan(4);
+      expect(relay.open()).to.be.at.most(4);
+    } finally {
+      await kv.close();
+      await relay.close();
+    }
   });
 
   it('with 1.5 s each way the watch becomes live and answers progress requests without being reopened', async () => {
