@@ -12,8 +12,8 @@ import { freePorts } from '../support/free-port.js';
 /** Short timings so failovers take seconds, within spec minimums (ttl >= 20). */
 export const E2E_DCS = { ttl: 20, loop_wait: 1, retry_timeout: 5, maximum_lag_on_failover: 1048576, db: { use_pg_rewind: true, use_slots: true, parameters: {} } };
 
-/** A 3-node cluster on free loopback ports in a temp folder; `tags` by node name (node1..node3). */
-export async function e2eRunner(opts: { readonly tags?: Readonly<Record<string, Readonly<Record<string, unknown>>>>; readonly scope?: string } = {}): Promise<ClusterRunner> {
+/** A 3-node cluster on free loopback ports in a temp folder; `tags` by node name (node1..node3), `dcs` over the short timings. */
+export async function e2eRunner(opts: { readonly tags?: Readonly<Record<string, Readonly<Record<string, unknown>>>>; readonly scope?: string; readonly dcs?: Readonly<Record<string, unknown>> } = {}): Promise<ClusterRunner> {
   const ports = await freePorts(8);
   const dir = mkdtempSync(join(tmpdir(), 'warden-e2e-'));
   chmodSync(dir, 0o755);
@@ -35,7 +35,7 @@ export async function e2eRunner(opts: { readonly tags?: Readonly<Record<string, 
       const tags = opts.tags?.[name];
       return { name, apiPort: ports[2 + i]!, pgPort: ports[5 + i]!, ...(tags ? { tags } : {}) };
     }),
-    dcs: E2E_DCS,
+    dcs: { ...E2E_DCS, ...opts.dcs },
     binDir: '/usr/lib/postgresql/15/bin',
     callbacks: { on_role_change: `${script} {name}`, on_start: `${script} {name}` },
   };

@@ -326,6 +326,12 @@ export class SimCluster {
     await new InMemoryKeyValue(this.store, { clientId: 'fencer' }).delete('leader', { value: name }).catch(() => false);
   }
 
+  /** The DCS loses every key (a restore of an empty etcd, a new namespace): each key is deleted, its watchers told. */
+  async wipeDcs(): Promise<void> {
+    const admin = new InMemoryKeyValue(this.store, { clientId: 'admin' });
+    for (const key of this.store.allKeys()) await admin.delete(key);
+  }
+
   /** Writes a key as an operator (or the REST API) would; false when the DCS is down. */
   async putKey(key: string, value: string): Promise<boolean> {
     // A failing call would wait on the fake clock, which only this caller moves.

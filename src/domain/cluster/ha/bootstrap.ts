@@ -2,10 +2,15 @@ import { decision, type Action, type Decision } from './decision.js';
 import { stateText } from '../model/states.js';
 import { bootstrapRollback } from './bootstrap-leftovers.js';
 import { bootstrapStandbyCluster } from './standby-cluster.js';
+import { configureBeforeStart } from './maintenance.js';
+import { isSilent } from './silent-server.js';
 import { startTimeoutMs, watchdogTimeoutSeconds, type TickContext } from './tick-context.js';
 
 /** States in which a member is creating the cluster (its member key shows it while it works). */
 const BOOTSTRAPPING_STATES = new Set([stateText('initdb'), stateText('custom_bootstrap'), stateText('bootstrap_starting'), stateText('creating_replica')]);
+
+/** States of a stopped server the agent may start (not one still stopping, or being started). */
+const STARTABLE_STATES: ReadonlySet<string> = new Set(['stopped', 'crashed', 'start_failed']);
 
 /**
  * A cluster with no `initialize` key, or with the empty one a bootstrap in progress
@@ -97,22 +102,36 @@ function registerLocalData(ctx: TickContext, systemIdentifier: string, replacing
 }
 
 /**
- * Stopped data that was a replica's registers the cluster only after primary_start_timeout
- * without an initialize key (the DCS lost its keys, or a new namespace): registered at once,
- * it would be promoted, and the former primary, started later, rewound to it, losing what
- * only it had. A primary's data registers at once; a running replica waits for its primary
- * (above); once the time is up this data is what the cluster has, and it takes over.
+ * Data that was a replica's registers the cluster only after primary_start_timeout without an
+ * initialize key (the DCS lost its keys, or a new namespace): registered at once, it would be
+ * promoted, and the former primary, started later, rewound to it, losing what only it had. A
+ * primary's data registers at once; a running replica of another server waits for it (above).
+ * While it waits, stopped data starts read-only with no upstream: it replays what its pg_wal
+ * holds and answers with that position, so once a member registers, the leader race sees how
+ * far every waiting member got and the most advanced one leads, not the first to register.
+ * Once the time is up this data is what the cluster has, and it takes over.
  */
 function replicaDataWaits(ctx: TickContext): Decision | null {
   const facts = ctx.facts;
-  if (facts.running || facts.stoppedAsReplica !== true || ctx.standby !== null) return null;
+  if (ctx.standby !== null) return null;
+  const stoppedReplica = !facts.running && facts.stoppedAsReplica === true;
+  const readOnlyAlone = facts.running && facts.inRecovery === true && facts.upstreamConnUrl === null;
+  if (!stoppedReplica && !readOnlyAlone) return null;
   const waitMs = ctx.config.primary_start_timeout * 1000;
   const since = ctx.input.memory.noInitializeSince ?? ctx.now;
   if (ctx.now - since >= waitMs) return null;
   const what =
     `a member with a primary's data to register the cluster (at most primary_start_timeout, ${ctx.config.primary_start_timeout} s, from when this node found no initialize key): ` +
     "this node's data was a replica's, and registered first it would be promoted and the former primary rewound to it, losing what only the primary had; start the former primary's agent";
-  return decision(`waiting for ${what}`, [], { publish: { failsafeActive: false, waitingFor: what }, wakeAt: since + waitMs });
+  const publish = { failsafeActive: false, waitingFor: what };
+  if (stoppedReplica && STARTABLE_STATES.has(facts.state) && !isSilent(ctx) && !ctx.paused) {
+    return decision(
+      `starting the local data read-only (no upstream) while waiting for ${what}`,
+      [...configureBeforeStart(ctx), { type: 'start', upstream: null, standby: true, timeoutMs: startTimeoutMs(ctx) }],
+      { job: 'start', publish },
+    );
+  }
+  return decision(`waiting for ${what}`, [], { publish, wakeAt: since + waitMs });
 }
 
 /** A decision to wait, saying for what (on /node, and in the log once per change). */

@@ -88,6 +88,42 @@ describe('HA scenarios: bootstrap', () => {
   });
 });
 
+describe('HA scenarios: the DCS lost its keys while every server was down', () => {
+  let sim: SimCluster;
+  afterEach(() => sim?.shutdown());
+
+  it('two former replicas, the less advanced one started first: both run read-only while they wait, the more advanced one leads, nothing it held is lost', async () => {
+    sim = new SimCluster({ names: ['node1', 'node2', 'node3'], verboseLogs: true, config: { ttl: 30, loop_wait: 10, retry_timeout: 10, primary_start_timeout: 60 } });
+    sim.startAll();
+    await sim.until(() => sim.primary() !== null && [...sim.nodes.values()].filter((n) => n.db.isStreaming).length === 2, 120_000, 'a primary and two streaming replicas');
+    const primary = sim.primary()!;
+    const [ahead, behind] = [...sim.nodes.values()].filter((n) => n !== primary);
+    for (let i = 0; i < 5; i++) await primary.db.write();
+    await sim.advance(2000);
+    behind!.db.setReplicationPaused(true);
+    const later: number[] = [];
+    for (let i = 0; i < 5; i++) later.push(await primary.db.write());
+    await sim.until(() => ahead!.db.replayedLsn === primary.db.lsn, 30_000, `${ahead!.name} holding every commit`);
+    expect(behind!.db.replayedLsn).to.be.below(ahead!.db.lsn!);
+    const held = ahead!.db.writeIds();
+    for (const n of sim.nodes.values()) n.crash();
+    await sim.wipeDcs();
+    expect(sim.store.allKeys()).to.deep.equal([]);
+    // The former primary's machine is gone. The more advanced replica's server is slow to start (crash recovery).
+    behind!.db.setReplicationPaused(false);
+    ahead!.db.setDelay('start', 5000);
+    behind!.startAgent();
+    await sim.advance(5000);
+    ahead!.startAgent();
+    await sim.until(() => sim.primary() !== null, 180_000, 'a new primary');
+    expect(sim.primary()!.name, 'the member holding more WAL leads').to.equal(ahead!.name);
+    await sim.until(() => behind!.db.isStreaming, 120_000, `${behind!.name} streaming from the new primary`);
+    const now = sim.primary()!.db.writeIds();
+    expect(held.every((id) => now.includes(id)), 'every commit the new primary held before the crash is still there').to.equal(true);
+    expect(behind!.logger.lines.some((l) => l.msg.startsWith('starting the local data read-only (no upstream) while waiting for'))).to.equal(true);
+  });
+});
+
 describe('HA scenarios: a node that waits says for what, once per change', () => {
   let sim: SimCluster;
   afterEach(() => sim?.shutdown());

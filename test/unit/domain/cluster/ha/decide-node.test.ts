@@ -56,7 +56,7 @@ describe('decide(): bootstrap', () => {
     const d = decide(input({ cluster: EMPTY_CLUSTER, facts: replicaFacts(5000, '10.0.0.1') }));
     expect(types(d)).to.deep.equal([]);
     expect(d.message).to.match(/waiting for the primary's agent to register the cluster: .* runs here as a replica of postgres:\/\/10\.0\.0\.1:5432/);
-    expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: replicaFacts(5000, null) }))), 'a replica following nobody').to.deep.equal(['createInitialize', 'writeConfig']);
+    expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: replicaFacts(5000, null), memory: { ...EMPTY_MEMORY, noInitializeSince: NOW - 300_000 } }))), 'a replica following nobody, after primary_start_timeout').to.deep.equal(['createInitialize', 'writeConfig']);
     expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: stopped() }))), 'stopped data').to.deep.equal(['createInitialize', 'writeConfig']);
     const registered = decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '7300', members: [member('node1')] }, facts: replicaFacts(5000, '10.0.0.1') }));
     expect(types(registered), 'once the primary registered the cluster').to.not.include('createInitialize');
@@ -65,9 +65,17 @@ describe('decide(): bootstrap', () => {
   it('stopped data that was a replica\'s waits primary_start_timeout for a primary\'s data to register the cluster, then registers itself', () => {
     const replicaData = stopped({ stoppedAsReplica: true });
     const fresh = decide(input({ cluster: EMPTY_CLUSTER, facts: replicaData, memory: { ...EMPTY_MEMORY, noInitializeSince: NOW - 10_000 } }));
-    expect(types(fresh)).to.deep.equal([]);
-    expect(fresh.message).to.match(/^waiting for a member with a primary's data to register the cluster \(at most primary_start_timeout, 300 s,/);
-    expect(fresh.wakeAt).to.equal(NOW - 10_000 + 300_000);
+    expect(types(fresh), 'started read-only meanwhile: its position counts in the race once a member registers').to.deep.equal(['configure', 'start']);
+    expect(fresh.actions[1]).to.deep.include({ upstream: null, standby: true });
+    expect(fresh.job).to.equal('start');
+    expect(fresh.message).to.match(/^starting the local data read-only \(no upstream\) while waiting for a member with a primary's data to register the cluster \(at most primary_start_timeout, 300 s,/);
+    expect(fresh.publish?.waitingFor).to.match(/^a member with a primary's data to register the cluster/);
+    const running = decide(input({ cluster: EMPTY_CLUSTER, facts: replicaFacts(5000, null), memory: { ...EMPTY_MEMORY, noInitializeSince: NOW - 10_000 } }));
+    expect(types(running), 'running read-only: it waits').to.deep.equal([]);
+    expect(running.message).to.match(/^waiting for a member with a primary's data to register the cluster \(at most primary_start_timeout, 300 s,/);
+    expect(running.wakeAt).to.equal(NOW - 10_000 + 300_000);
+    const paused = decide(input({ cluster: EMPTY_CLUSTER, facts: replicaData, raw: { pause: true }, memory: { ...EMPTY_MEMORY, noInitializeSince: NOW - 10_000 } }));
+    expect(types(paused), 'in pause nothing is started').to.deep.equal([]);
     const late = decide(input({ cluster: EMPTY_CLUSTER, facts: replicaData, memory: { ...EMPTY_MEMORY, noInitializeSince: NOW - 300_000 } }));
     expect(types(late), 'nobody came: this data is what the cluster has').to.deep.equal(['createInitialize', 'writeConfig']);
     expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: stopped({ stoppedAsReplica: false }), memory: { ...EMPTY_MEMORY, noInitializeSince: NOW } }))), 'a primary\'s data').to.deep.equal([
