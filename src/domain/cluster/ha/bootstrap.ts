@@ -1,5 +1,5 @@
 import { decision, type Action, type Decision } from './decision.js';
-import { stateText } from '../model/states.js';
+import { stateText, type DatabaseState } from '../model/states.js';
 import { bootstrapRollback } from './bootstrap-leftovers.js';
 import { bootstrapStandbyCluster } from './standby-cluster.js';
 import { configureBeforeStart } from './maintenance.js';
@@ -10,7 +10,7 @@ import { startTimeoutMs, watchdogTimeoutSeconds, type TickContext } from './tick
 const BOOTSTRAPPING_STATES = new Set([stateText('initdb'), stateText('custom_bootstrap'), stateText('bootstrap_starting'), stateText('creating_replica')]);
 
 /** States of a stopped server the agent may start (not one still stopping, or being started). */
-const STARTABLE_STATES: ReadonlySet<string> = new Set(['stopped', 'crashed', 'start_failed']);
+const STARTABLE_STATES: ReadonlySet<DatabaseState> = new Set<DatabaseState>(['stopped', 'crashed', 'start_failed']);
 
 /**
  * A cluster with no `initialize` key, or with the empty one a bootstrap in progress
