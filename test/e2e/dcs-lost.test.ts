@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
-import { disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
+import { bringUp, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
 
 /**
  * etcd lost every key while every server was down, and the former primary does not come back:
@@ -19,10 +19,7 @@ describe('e2e: etcd lost its keys while the cluster was down', function () {
   before(async function () {
     this.timeout(240_000);
     runner = await e2eRunner({ scope: 'dcslost', dcs: { primary_start_timeout: 15 } });
-    runner.prepare(true);
-    await runner.startEtcd();
-    for (const n of runner.layout.nodes) runner.startAgent(n.name);
-    await runner.waitHealthy(180_000);
+    await bringUp(runner);
   });
 
   after(async function () {

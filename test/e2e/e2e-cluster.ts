@@ -42,6 +42,14 @@ export async function e2eRunner(opts: { readonly tags?: Readonly<Record<string, 
   return new ClusterRunner(layout);
 }
 
+/** Starts the cluster from nothing (etcd, then every agent) and waits until it is healthy; resolves with the primary. */
+export async function bringUp(runner: ClusterRunner): Promise<string> {
+  runner.prepare(true);
+  await runner.startEtcd();
+  for (const n of runner.layout.nodes) runner.startAgent(n.name);
+  return runner.waitHealthy(180_000);
+}
+
 /** The folders an e2e cluster of `layout` lives in: its own, and the callbacks' folder beside it when e2eRunner made one. */
 export function e2eFolders(layout: ClusterLayout): string[] {
   const script = layout.callbacks?.['on_start']?.split(' ')[0];

@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
 import { HaproxyProcess, ProxyClient, StatsSampler } from '../support/haproxy.js';
-import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
+import { api, bringUp, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
 
 /** Which server a new connection through the proxy reaches: its port and whether it is in recovery; undefined when the proxy refuses. */
 async function reached(port: number): Promise<{ port: number; recovery: boolean } | undefined> {
@@ -36,10 +36,7 @@ describe('e2e: HAProxy in front of a cluster, configured as the handbook shows',
   before(async function () {
     this.timeout(240_000);
     runner = await e2eRunner({ scope: 'haproxy' });
-    runner.prepare(true);
-    await runner.startEtcd();
-    for (const n of runner.layout.nodes) runner.startAgent(n.name);
-    primary = await runner.waitHealthy(180_000);
+    primary = await bringUp(runner);
     await sql(runner, primary, 'CREATE TABLE IF NOT EXISTS proxy_writes (id bigint PRIMARY KEY)');
     proxy = await HaproxyProcess.start(runner);
   });

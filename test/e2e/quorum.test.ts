@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { waitFor } from '../../scripts/lib/processes.js';
 import { parseLsn } from '../../src/domain/cluster/model/lsn.js';
-import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
+import { api, bringUp, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
 
 /**
  * Quorum mode on a real 3-node cluster (real etcd, agents, PostgreSQL 15): node3 is tagged
@@ -18,10 +18,7 @@ describe('e2e: quorum mode, the member ahead may not lead', function () {
   before(async function () {
     this.timeout(240_000);
     runner = await e2eRunner({ scope: 'quorum', tags: { node3: { failover_priority: 0 } } });
-    runner.prepare(true);
-    await runner.startEtcd();
-    for (const n of runner.layout.nodes) runner.startAgent(n.name);
-    await runner.waitHealthy(180_000);
+    await bringUp(runner);
   });
 
   after(async function () {
