@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
 import { parseDocument } from 'yaml';
 import { yamlMessage } from '../yaml-message.js';
-import { validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config/config.js';
+import { resolveConfig, validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config/config.js';
+import { safetyMarginProblem } from '../../domain/cluster/ha/fence-window.js';
 import { topologyTagProblems } from '../../domain/cluster/model/topology-tags.js';
 import { parameterProblem } from '../../domain/cluster/config/server-parameters.js';
 import type { TagValue, WatchdogMode } from '../../domain/cluster/model/node.js';
@@ -117,6 +118,9 @@ function portProblem(path: string, value: unknown): Problem | null {
   return port >= 1 && port <= 65535 ? null : { path, message: `expected host:port with a port from 1 to 65535, got ${JSON.stringify(value)}` };
 }
 
+/** `watchdog.safety_margin` when the file does not say (seconds). */
+const DEFAULT_SAFETY_MARGIN = 5;
+
 /** Rules the schema cannot say: ports in range, TLS files that need each other, allowlist syntax, the bootstrap dynamic config. */
 function semanticProblems(doc: Json): Problem[] {
   const out: Problem[] = [];
@@ -159,8 +163,15 @@ function semanticProblems(doc: Json): Problem[] {
     }
   }
   const bootstrap = isObject(doc['bootstrap']) ? doc['bootstrap'] : {};
-  if (isObject(bootstrap['dcs'])) {
-    for (const p of validateConfig(bootstrap['dcs'])) out.push({ path: p.path ? `bootstrap.dcs.${p.path}` : 'bootstrap.dcs', message: p.message });
+  const dcsProblems = isObject(bootstrap['dcs']) ? validateConfig(bootstrap['dcs']) : [];
+  for (const p of dcsProblems) out.push({ path: p.path ? `bootstrap.dcs.${p.path}` : 'bootstrap.dcs', message: p.message });
+  const watchdog = isObject(doc['watchdog']) ? doc['watchdog'] : {};
+  const margin = watchdog['safety_margin'] ?? DEFAULT_SAFETY_MARGIN;
+  if (dcsProblems.length === 0 && typeof margin === 'number') {
+    // The bootstrap timings are those a new cluster starts with; a running cluster's are checked by the agent as they change.
+    const timings = resolveConfig((isObject(bootstrap['dcs']) ? bootstrap['dcs'] : {}) as RawConfig);
+    const problem = safetyMarginProblem(timings.ttl, timings.loop_wait, margin);
+    if (problem !== null) out.push({ path: 'watchdog.safety_margin', message: `${problem} (ttl and loop_wait of bootstrap.dcs, defaults counted)` });
   }
   return out;
 }
@@ -206,7 +217,7 @@ function withDefaults(doc: Json): LocalConfig {
     watchdog: {
       mode: (watchdog['mode'] ?? 'automatic') as WatchdogMode,
       device: (watchdog['device'] ?? '/dev/watchdog') as string,
-      safety_margin: (watchdog['safety_margin'] ?? 5) as number,
+      safety_margin: (watchdog['safety_margin'] ?? DEFAULT_SAFETY_MARGIN) as number,
     },
     fencer: { enabled: (fencer['enabled'] ?? true) as boolean, socket: (fencer['socket'] ?? null) as string | null },
     log: {

@@ -1,3 +1,4 @@
+import { fenceWindowSeconds } from '../../domain/cluster/ha/fence-window.js';
 import type { RepeatedFailures } from './repeated-failures.js';
 
 /** Part of the fencer's window (ttl - safety_margin) past which a renewal's answer is called late. */
@@ -26,7 +27,7 @@ export class RenewalPace {
     const previous = this.lastSentAt;
     this.lastSentAt = sentAt;
     if (previous === null) return;
-    const windowMs = Math.max(1, ttlSeconds - safetyMarginSeconds) * 1000;
+    const windowMs = fenceWindowSeconds(ttlSeconds, safetyMarginSeconds) * 1000;
     const usedMs = answeredAt - previous;
     if (usedMs <= windowMs * LATE_FRACTION) {
       this.failures.succeeded(WHAT, 'the leader lock is renewed in time again');

@@ -8,6 +8,7 @@ import { ActionRunner, describe, firstLongAction, isDatabaseAction, type Renewal
 import type { AgentMemory } from './agent-memory.js';
 import { RepeatedFailures } from './repeated-failures.js';
 import { RenewalPace } from './renewal-pace.js';
+import { safetyMarginProblem } from '../../domain/cluster/ha/fence-window.js';
 import { failureLine } from './failure-line.js';
 import type { ClusterObserver } from './cluster-observer.js';
 import type { CommandInbox } from './command-inbox.js';
@@ -29,6 +30,9 @@ const ROUTINE = new Set(['refreshLeader', 'writeStatus', 'kickWatchdog', 'rememb
 function slotsAdvancedOnly(a: Action): boolean {
   return a.type === 'syncSlots' && a.plan.drop.length === 0 && a.plan.create.length === 0;
 }
+
+/** What the fence-window check reports under (RepeatedFailures). */
+const FENCE_WINDOW_TOO_SHORT = 'the fencer would stop this node as a healthy primary';
 
 /** Ports of one tick. */
 export interface TickPorts extends RunnerPorts {
@@ -127,6 +131,7 @@ export class TickPipeline {
       if (reporter && cluster.current.reachable && cluster.current.cluster) reporter.clusterObserved(cluster.current.cluster, lease.deadline !== null);
       // What the health checks answer follows the view now, not after a decision that may wait on peers.
       snapshot.publish();
+      this.checkFenceWindow();
       await this.checkWatchdog();
       const commands = inbox.pending();
       this.gathered = null;
@@ -217,6 +222,18 @@ export class TickPipeline {
     } catch (error) {
       this.ports.logger.warn('probe after a database action failed', { error: describe(error) });
     }
+  }
+
+  /**
+   * The cluster's ttl and loop_wait (changed in the DCS since this agent started) may leave the
+   * fencer a window no longer than loop_wait with this node's safety_margin: it would stop this
+   * node's PostgreSQL as a healthy primary. Said once, reminded rarely, and once when mended.
+   */
+  private checkFenceWindow(): void {
+    const { ttl, loop_wait: loopWait } = this.parts.cluster.current.config;
+    const problem = safetyMarginProblem(ttl, loopWait, this.parts.settings.current.local.watchdogSafetyMargin);
+    if (problem === null) this.failures.succeeded(FENCE_WINDOW_TOO_SHORT, 'watchdog.safety_margin fits ttl and loop_wait again');
+    else this.failures.failed(FENCE_WINDOW_TOO_SHORT, `watchdog.safety_margin: ${problem}`);
   }
 
   private async checkWatchdog(): Promise<void> {

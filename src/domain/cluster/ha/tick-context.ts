@@ -6,6 +6,7 @@ import { walPosition, type LocalFacts } from '../model/facts.js';
 import { canLead, noLeadReason, noStream } from '../model/topology-tags.js';
 import { chooseUpstream } from '../rules/upstream.js';
 import { buildStatus, type NodeStatus } from '../model/status.js';
+import { fenceWindowSeconds } from './fence-window.js';
 
 /** Facts derived once per tick from the TickInput, shared by every part of decide(). */
 export interface TickContext {
@@ -129,7 +130,7 @@ export function startTimeoutMs(ctx: TickContext): number {
 
 /** Watchdog timeout: fires `safety_margin` before the leader key would expire (at least 1 s). */
 export function watchdogTimeoutSeconds(ctx: TickContext): number {
-  return Math.max(1, ctx.config.ttl - ctx.input.local.watchdogSafetyMargin);
+  return fenceWindowSeconds(ctx.config.ttl, ctx.input.local.watchdogSafetyMargin);
 }
 
 /** This node's own status document, as peers would see it over /node. */

@@ -192,6 +192,19 @@ describe('local configuration', () => {
     expect(contradiction.map((p) => p.message).join()).to.match(/contradicts nofailover: true/);
   });
 
+  it('watchdog.safety_margin must leave the fencer a window longer than loop_wait (the bootstrap timings)', () => {
+    const problems = problemsOf(() => parseLocalConfig(VALID, { WARDEN_WATCHDOG_SAFETY_MARGIN: '20' }));
+    expect(problems.map((p) => p.path)).to.deep.equal(['watchdog.safety_margin']);
+    expect(problems[0]!.message).to.match(/^expected less than ttl - loop_wait \(30 - 10 = 20 s\), got 20: .* \(ttl and loop_wait of bootstrap.dcs, defaults counted\) \(from WARDEN_WATCHDOG_SAFETY_MARGIN\)$/);
+    expect(parseLocalConfig(VALID, { WARDEN_WATCHDOG_SAFETY_MARGIN: '19' }).watchdog.safety_margin).to.equal(19);
+    // No bootstrap.dcs: the default timings (ttl 30, loop_wait 10).
+    const noDcs = VALID.replace(/  dcs: \{[^}]*\{[^}]*\{\}\}\}\n/, '');
+    expect(noDcs).to.not.include('dcs:');
+    expect(problemsOf(() => parseLocalConfig(noDcs, { WARDEN_WATCHDOG_SAFETY_MARGIN: '25' })).map((p) => p.path)).to.deep.equal(['watchdog.safety_margin']);
+    // A bootstrap.dcs that is wrong itself is reported alone.
+    expect(problemsOf(() => parseLocalConfig(VALID.replace('ttl: 30', 'ttl: 5'), { WARDEN_WATCHDOG_SAFETY_MARGIN: '20' })).map((p) => p.path)).to.not.include('watchdog.safety_margin');
+  });
+
   it('a bad override names the variable', () => {
     const problems = problemsOf(() => parseLocalConfig(VALID, { WARDEN_WATCHDOG_SAFETY_MARGIN: 'lots', WARDEN_RESTAPI_COLOUR: 'blue' }));
     expect(problems.find((p) => p.path === 'watchdog.safety_margin')!.message).to.include('WARDEN_WATCHDOG_SAFETY_MARGIN');

@@ -6,9 +6,18 @@ import { NullLogger } from '../../../../src/adapters/logger/null-logger.js';
 import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js';
 import { HaLoop } from '../../../../src/app/agent/ha-loop.js';
 import { fixedSettings } from '../../../../src/app/agent/tokens.js';
+import type { RawConfig } from '../../../../src/domain/cluster/config/config.js';
+import type { Logger } from '../../../../src/ports/logger.js';
 
-/** One agent (node1, loop_wait 10) over an in-memory DCS and a fake database, ticked until it runs as primary; the loop is not started. */
-export async function singleNodePrimary(snapshotRefreshMs: number): Promise<{ clock: FakeClock; db: FakeDatabase; loop: HaLoop }> {
+/** Optional settings of singleNodePrimary: the bootstrap dynamic config (default ttl 30, loop_wait 10), the fencer's margin (5), the logger. */
+export interface SingleNodeOptions {
+  readonly bootstrapDcs?: RawConfig;
+  readonly safetyMargin?: number;
+  readonly logger?: Logger;
+}
+
+/** One agent (node1, loop_wait 10 unless told) over an in-memory DCS and a fake database, ticked until it runs as primary; the loop is not started. */
+export async function singleNodePrimary(snapshotRefreshMs: number, opts: SingleNodeOptions = {}): Promise<{ clock: FakeClock; db: FakeDatabase; loop: HaLoop }> {
   const clock = new FakeClock();
   const db = new FakeDatabase({ name: 'node1', connUrl: 'postgres://10.0.0.1:5432/postgres', clock });
   const loop = new HaLoop(
@@ -16,11 +25,11 @@ export async function singleNodePrimary(snapshotRefreshMs: number): Promise<{ cl
     db,
     clock,
     new FakeWatchdog(),
-    new NullLogger(),
+    opts.logger ?? new NullLogger(),
     { fetchStatus: async () => null, postFailsafe: async () => false, fetchEvents: async () => [] },
     fixedSettings({
       node: { scope: 'demo', name: 'node1', apiUrl: 'http://10.0.0.1:8008', connUrl: 'postgres://10.0.0.1:5432/postgres', tags: {}, watchdogMode: 'off', svcVersion: '0.1.0' },
-      local: { bootstrapDcs: { ttl: 30, loop_wait: 10 }, parameters: {}, watchdogSafetyMargin: 5 },
+      local: { bootstrapDcs: opts.bootstrapDcs ?? { ttl: 30, loop_wait: 10 }, parameters: {}, watchdogSafetyMargin: opts.safetyMargin ?? 5 },
     }),
     { snapshotRefreshMs },
   );
