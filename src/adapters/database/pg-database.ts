@@ -143,7 +143,7 @@ export class PgDatabase implements Database {
     this.o = resolveOptions(options);
     this.log = this.o.logger.child({ component: 'database' });
     this.ctl = new PgCtl(this.o.binDir, this.o.dataDir, this.o.runAsUser);
-    this.files = new PgConfigFiles(this.o);
+    this.files = new PgConfigFiles(this.o, this.log);
     this.session = new PgSession(() => this.target(), PROBE_LIMITS, this.log);
   }
 

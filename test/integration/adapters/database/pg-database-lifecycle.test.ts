@@ -82,6 +82,21 @@ describe('PgDatabase: configuration, states and crashes (real PostgreSQL 15)', f
     expect((await n.db.probe()).synchronousStandbyNames).to.equal('');
   });
 
+  it('takes what it sets out of postgresql.auto.conf (ALTER SYSTEM would override it), keeps the rest', async () => {
+    await sql(n, "ALTER SYSTEM SET synchronous_standby_names = 'someone'");
+    await sql(n, "ALTER SYSTEM SET work_mem = '9MB'");
+    await sql(n, 'SELECT pg_reload_conf()');
+    await probeUntil(n, (f) => f.synchronousStandbyNames === 'someone', 5_000);
+    await n.db.setSynchronousStandbyNames('FIRST 1 ("node_b")');
+    expect((await n.db.probe()).synchronousStandbyNames).to.equal('FIRST 1 ("node_b")');
+    const auto = await readFile(join(n.dataDir, 'postgresql.auto.conf'), 'utf8');
+    expect(auto).to.not.match(/synchronous_standby_names/);
+    expect(auto).to.match(/^work_mem = '9MB'$/m);
+    expect((await sql<{ work_mem: string }>(n, 'SHOW work_mem'))[0]!.work_mem).to.equal('9MB');
+    await sql(n, 'ALTER SYSTEM RESET work_mem');
+    await n.db.setSynchronousStandbyNames('');
+  });
+
   it('detects a crashed postmaster after kill -9 and starts again', async () => {
     const pid = await postmasterPid(n);
     const client = await connect(n);
