@@ -150,6 +150,7 @@ export class HaLoop implements AgentControl {
         failsafeConfirmed: () => this.failsafe.confirmed,
         promotionMayComplete: () => this.writeMayComplete,
         reporter: this.reporter,
+        fencerOn: () => this.fencer.status().state !== 'off',
       },
       { peerTimeoutMs: options?.peerTimeoutMs ?? 2000, failsafeTimeoutMs: options?.failsafeTimeoutMs ?? 2000 },
     );

@@ -167,7 +167,10 @@ function semanticProblems(doc: Json): Problem[] {
   for (const p of dcsProblems) out.push({ path: p.path ? `bootstrap.dcs.${p.path}` : 'bootstrap.dcs', message: p.message });
   const watchdog = isObject(doc['watchdog']) ? doc['watchdog'] : {};
   const margin = watchdog['safety_margin'] ?? DEFAULT_SAFETY_MARGIN;
-  if (dcsProblems.length === 0 && typeof margin === 'number') {
+  const fencer = isObject(doc['fencer']) ? doc['fencer'] : {};
+  // Without a fencer and a watchdog device nothing acts on the margin.
+  const fenced = fencer['enabled'] !== false || (watchdog['mode'] ?? 'automatic') !== 'off';
+  if (fenced && dcsProblems.length === 0 && typeof margin === 'number') {
     // The bootstrap timings are those a new cluster starts with; a running cluster's are checked by the agent as they change.
     const timings = resolveConfig((isObject(bootstrap['dcs']) ? bootstrap['dcs'] : {}) as RawConfig);
     const problem = safetyMarginProblem(timings.ttl, timings.loop_wait, margin);

@@ -56,6 +56,8 @@ export interface TickParts {
   readonly promotionMayComplete?: () => boolean;
   /** Hears decisions, jobs and views (events, callbacks, durations); null: nobody listens. */
   readonly reporter?: EventReporter | null;
+  /** A fencer guards this node's lease (absent: none, as with `fencer.enabled: false`). */
+  readonly fencerOn?: () => boolean;
 }
 
 /** Bounds on what a tick asks other members. */
@@ -226,12 +228,16 @@ export class TickPipeline {
 
   /**
    * The cluster's ttl and loop_wait (changed in the DCS since this agent started) may leave the
-   * fencer a window no longer than loop_wait with this node's safety_margin: it would stop this
-   * node's PostgreSQL as a healthy primary. Said once, reminded rarely, and once when mended.
+   * fencer (or the watchdog device) a window no longer than loop_wait with this node's
+   * safety_margin: it would stop this node's PostgreSQL as a healthy primary. Said once,
+   * reminded rarely, and once when mended.
    */
   private checkFenceWindow(): void {
-    const { ttl, loop_wait: loopWait } = this.parts.cluster.current.config;
-    const problem = safetyMarginProblem(ttl, loopWait, this.parts.settings.current.local.watchdogSafetyMargin);
+    const { settings, cluster, fencerOn } = this.parts;
+    // Nothing stops PostgreSQL on the lease's deadline here: no fencer, no watchdog device.
+    if (!(fencerOn?.() ?? false) && settings.current.node.watchdogMode === 'off') return;
+    const { ttl, loop_wait: loopWait } = cluster.current.config;
+    const problem = safetyMarginProblem(ttl, loopWait, settings.current.local.watchdogSafetyMargin);
     if (problem === null) this.failures.succeeded(FENCE_WINDOW_TOO_SHORT, 'watchdog.safety_margin fits ttl and loop_wait again');
     else this.failures.failed(FENCE_WINDOW_TOO_SHORT, `watchdog.safety_margin: ${problem}`);
   }

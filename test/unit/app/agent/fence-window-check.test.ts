@@ -1,11 +1,15 @@
 import { expect } from 'chai';
 import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
+import type { Fencer } from '../../../../src/ports/fencer.js';
 import { singleNodePrimary } from './single-node-loop.js';
+
+/** A fencer that is attached and guards nothing (what it would stop does not matter here). */
+const ATTACHED: Fencer = { attach: async () => true, guard: () => undefined, unguard: () => undefined, detach: async () => undefined, status: () => ({ state: 'idle', reason: null }) };
 
 describe('the agent says when the cluster\'s timings leave its fencer too short a window', () => {
   it('ttl 20 and loop_wait 15 with safety_margin 5: said at the first loop, reminded rarely, naming the setting and the fix', async () => {
     const logger = new MemoryLogger();
-    const { loop, clock } = await singleNodePrimary(0, { bootstrapDcs: { ttl: 20, loop_wait: 15, retry_timeout: 2 }, safetyMargin: 5, logger });
+    const { loop, clock } = await singleNodePrimary(0, { bootstrapDcs: { ttl: 20, loop_wait: 15, retry_timeout: 2 }, safetyMargin: 5, logger, fencer: ATTACHED });
     for (let i = 0; i < 5; i++) {
       await clock.advance(15_000);
       await loop.tickOnce();
@@ -20,7 +24,14 @@ describe('the agent says when the cluster\'s timings leave its fencer too short 
 
   it('the default timings (ttl 30, loop_wait 10) with safety_margin 5: nothing said', async () => {
     const logger = new MemoryLogger();
-    const { loop } = await singleNodePrimary(0, { logger });
+    const { loop } = await singleNodePrimary(0, { logger, fencer: ATTACHED });
+    await loop.tickOnce();
+    expect(logger.messages().filter((m) => m.startsWith('the fencer would stop'))).to.deep.equal([]);
+  });
+
+  it('no fencer and no watchdog device: nothing acts on the margin, nothing said', async () => {
+    const logger = new MemoryLogger();
+    const { loop } = await singleNodePrimary(0, { bootstrapDcs: { ttl: 20, loop_wait: 15, retry_timeout: 2 }, safetyMargin: 5, logger });
     await loop.tickOnce();
     expect(logger.messages().filter((m) => m.startsWith('the fencer would stop'))).to.deep.equal([]);
   });

@@ -201,6 +201,8 @@ describe('local configuration', () => {
     const noDcs = VALID.replace(/  dcs: \{[^}]*\{[^}]*\{\}\}\}\n/, '');
     expect(noDcs).to.not.include('dcs:');
     expect(problemsOf(() => parseLocalConfig(noDcs, { WARDEN_WATCHDOG_SAFETY_MARGIN: '25' })).map((p) => p.path)).to.deep.equal(['watchdog.safety_margin']);
+    // No fencer and no watchdog device (VALID has mode off): nothing acts on the margin.
+    expect(parseLocalConfig(`${VALID}fencer: {enabled: false}\n`, { WARDEN_WATCHDOG_SAFETY_MARGIN: '25' }).watchdog.safety_margin).to.equal(25);
     // A bootstrap.dcs that is wrong itself is reported alone.
     expect(problemsOf(() => parseLocalConfig(VALID.replace('ttl: 30', 'ttl: 5'), { WARDEN_WATCHDOG_SAFETY_MARGIN: '20' })).map((p) => p.path)).to.not.include('watchdog.safety_margin');
   });

@@ -7,13 +7,15 @@ import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js
 import { HaLoop } from '../../../../src/app/agent/ha-loop.js';
 import { fixedSettings } from '../../../../src/app/agent/tokens.js';
 import type { RawConfig } from '../../../../src/domain/cluster/config/config.js';
+import type { Fencer } from '../../../../src/ports/fencer.js';
 import type { Logger } from '../../../../src/ports/logger.js';
 
-/** Optional settings of singleNodePrimary: the bootstrap dynamic config (default ttl 30, loop_wait 10), the fencer's margin (5), the logger. */
+/** Optional settings of singleNodePrimary: the bootstrap dynamic config (default ttl 30, loop_wait 10), the fencer's margin (5), the logger, a fencer (default none). */
 export interface SingleNodeOptions {
   readonly bootstrapDcs?: RawConfig;
   readonly safetyMargin?: number;
   readonly logger?: Logger;
+  readonly fencer?: Fencer;
 }
 
 /** One agent (node1, loop_wait 10 unless told) over an in-memory DCS and a fake database, ticked until it runs as primary; the loop is not started. */
@@ -32,6 +34,8 @@ export async function singleNodePrimary(snapshotRefreshMs: number, opts: SingleN
       local: { bootstrapDcs: opts.bootstrapDcs ?? { ttl: 30, loop_wait: 10 }, parameters: {}, watchdogSafetyMargin: opts.safetyMargin ?? 5 },
     }),
     { snapshotRefreshMs },
+    undefined,
+    opts.fencer,
   );
   for (let i = 0; i < 5 && loop.snapshot().status.role !== 'primary'; i++) {
     await loop.tickOnce();
