@@ -194,6 +194,18 @@ export class ActionRunner {
     return { outcome: 'renewed' };
   }
 
+  /**
+   * A server becomes writable only while this node holds the lock at that very moment: an
+   * agent stalled in the middle of a tick (frozen, a suspended machine, a clock that jumped)
+   * resumes with a decision and a renewal made before the stall, while the lock may have run
+   * out and another member taken it.
+   */
+  private mustHoldLock(action: Action['type']): void {
+    if (this.state.lease.heldAt(this.ports.clock.now())) return;
+    this.state.lease.markLost();
+    throw new ConditionFailed(action, 'the leader lock ran out before this could run (the agent stalled, or its clock jumped)');
+  }
+
   private async apply(a: Action, ctx: RunContext): Promise<void> {
     const { store, db, watchdog } = this.ports;
     const { lease, memory, inbox } = this.state;
@@ -210,6 +222,8 @@ export class ActionRunner {
         const r = ctx.renewed ?? (await this.renew(ctx));
         if (r.outcome === 'failed') throw r.error;
         if (r.outcome === 'lost') throw new ConditionFailed(a.type, 'the leader key is no longer ours');
+        // The tick's early renewal may have been answered before the agent stalled for longer than the lock lasts.
+        this.mustHoldLock(a.type);
         return;
       }
       case 'releaseLeader':
@@ -282,12 +296,14 @@ export class ActionRunner {
       case 'initdb':
         return db.initdb();
       case 'start':
+        if (!a.standby) this.mustHoldLock(a.type);
         return db.start({ upstream: a.upstream, standby: a.standby, ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'stop':
         return db.stop(a.mode, a.timeoutMs, a.untilShutdownCheckpoint ? { untilShutdownCheckpoint: true } : {});
       case 'restart':
         return db.restart(a.timeoutMs);
       case 'promote':
+        this.mustHoldLock(a.type);
         return db.promote(a.timeoutMs, {
           ...(a.walAtLeast === undefined ? {} : { walAtLeast: a.walAtLeast, catchUpMs: a.catchUpMs ?? 0 }),
           // Load balancers see the new primary as soon as it takes writes, not after the files are rewritten.

@@ -41,3 +41,47 @@ describe('ActionRunner: rollbacks', () => {
     expect(memory.memory.rewindFailedOnTimeline).to.equal(1);
   });
 });
+
+describe('ActionRunner: a server becomes writable only under a lock held at that moment', () => {
+  async function setup() {
+    const clock = new FakeClock(Date.UTC(2024, 0, 1));
+    const db = new FakeDatabase({ name: 'a', connUrl: 'postgres://a:5432/postgres', clock });
+    await db.initdb();
+    const lease = new LeaderLease();
+    const runner = new ActionRunner(
+      { store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'a' }), db, watchdog: new FakeWatchdog(), clock, logger: new MemoryLogger() },
+      { lease, memory: new AgentMemory(), inbox: new CommandInbox(() => undefined) },
+    );
+    return { runner, db, lease, clock };
+  }
+  const restartPrimary = decision('starting the primary again after a crash (holding the leader key)', [
+    { type: 'refreshLeader' },
+    { type: 'start', upstream: null, standby: false, timeoutMs: 1000 },
+  ]);
+
+  it('a renewal answered before the agent stalled past the lock\'s end does not let the tick start its server as primary', async () => {
+    const { runner, db, lease, clock } = await setup();
+    lease.granted(clock.now() + 20_000);
+    // The tick's early renewal was answered, then the agent stalled for longer than the lock lasts.
+    await clock.advance(30_000);
+    const out = await runner.runRange(restartPrimary, 0, 2, { me: 'a', ttlSeconds: 20, renewed: { outcome: 'renewed' } });
+    expect(out.completed).to.equal(false);
+    expect(out.stoppedAt).to.equal(0);
+    expect(String((out.error as Error).message)).to.match(/refreshLeader: the leader lock ran out before this could run/);
+    expect(lease.lost).to.equal(true);
+    expect(db.isRunning).to.equal(false);
+  });
+
+  it('a promotion or a start as primary after the lock ran out is refused; a start as a replica is not', async () => {
+    const { runner, db, clock } = await setup();
+    const start = await runner.runRange(decision('start', [{ type: 'start', upstream: null, standby: false, timeoutMs: 1000 }]), 0, 1, { me: 'a', ttlSeconds: 20 });
+    expect(String((start.error as Error).message)).to.match(/^start: the leader lock ran out/);
+    expect(db.isRunning).to.equal(false);
+    const replica = await runner.runRange(decision('start', [{ type: 'start', upstream: null, standby: true, timeoutMs: 1000 }]), 0, 1, { me: 'a', ttlSeconds: 20 });
+    expect(replica.completed).to.equal(true);
+    await clock.advance(100);
+    const promote = await runner.runRange(decision('promote', [{ type: 'promote', timeoutMs: 1000 }]), 0, 1, { me: 'a', ttlSeconds: 20 });
+    expect(String((promote.error as Error).message)).to.match(/^promote: the leader lock ran out/);
+    expect(db.isWritable).to.equal(false);
+  });
+});

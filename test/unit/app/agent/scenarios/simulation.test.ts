@@ -54,6 +54,9 @@ const REGRESSION_SEEDS = [
   // Quorum mode: the leader's agent died and its fencer released the key; a replica whose stream had stalled compared itself
   // with the others' published status, a loop old, and promoted without the commits they had acknowledged since.
   { seed: 2312925953, profile: 'deep', model: 'v7' },
+  // Synchronous mode: the leader's tick renewed its lock, then stalled (a slow probe, then the clock jumped past ttl); it
+  // resumed with that renewal and started its fenced server as primary while the scheduled switchover's candidate promoted.
+  { seed: 303430343, profile: 'deep', model: 'v7' },
 ] as const;
 
 describe('HA randomized simulation', function () {
