@@ -301,6 +301,8 @@ export class ActionRunner {
       case 'stop':
         return db.stop(a.mode, a.timeoutMs, a.untilShutdownCheckpoint ? { untilShutdownCheckpoint: true } : {});
       case 'restart':
+        // A primary's restart brings it back writable: only under the lock, as a start as primary.
+        if (memory.memory.lastRole === 'primary') this.mustHoldLock(a.type);
         return db.restart(a.timeoutMs);
       case 'promote':
         this.mustHoldLock(a.type);

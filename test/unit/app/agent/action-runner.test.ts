@@ -48,11 +48,12 @@ describe('ActionRunner: a server becomes writable only under a lock held at that
     const db = new FakeDatabase({ name: 'a', connUrl: 'postgres://a:5432/postgres', clock });
     await db.initdb();
     const lease = new LeaderLease();
+    const memory = new AgentMemory();
     const runner = new ActionRunner(
       { store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'a' }), db, watchdog: new FakeWatchdog(), clock, logger: new MemoryLogger() },
-      { lease, memory: new AgentMemory(), inbox: new CommandInbox(() => undefined) },
+      { lease, memory, inbox: new CommandInbox(() => undefined) },
     );
-    return { runner, db, lease, clock };
+    return { runner, db, lease, clock, memory };
   }
   const restartPrimary = decision('starting the primary again after a crash (holding the leader key)', [
     { type: 'refreshLeader' },
@@ -83,5 +84,15 @@ describe('ActionRunner: a server becomes writable only under a lock held at that
     const promote = await runner.runRange(decision('promote', [{ type: 'promote', timeoutMs: 1000 }]), 0, 1, { me: 'a', ttlSeconds: 20 });
     expect(String((promote.error as Error).message)).to.match(/^promote: the leader lock ran out/);
     expect(db.isWritable).to.equal(false);
+  });
+
+  it('a primary\'s restart after the lock ran out is refused; a replica\'s is not', async () => {
+    const { runner, db, memory } = await setup();
+    await db.start({ upstream: null, standby: true, timeoutMs: 1000 });
+    const restart = decision('restart', [{ type: 'restart', timeoutMs: 1000 }]);
+    expect((await runner.runRange(restart, 0, 1, { me: 'a', ttlSeconds: 20 })).completed, 'a replica').to.equal(true);
+    memory.remember({ lastRole: 'primary' });
+    const refused = await runner.runRange(restart, 0, 1, { me: 'a', ttlSeconds: 20 });
+    expect(String((refused.error as Error).message)).to.match(/^restart: the leader lock ran out/);
   });
 });
