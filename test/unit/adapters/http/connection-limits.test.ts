@@ -60,6 +60,7 @@ describe('API listeners: a connection that stays silent is closed; a request tha
     } finally {
       server.closeAllConnections();
       server.close();
+      tls.remove();
     }
   });
 });
