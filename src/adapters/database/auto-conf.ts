@@ -1,4 +1,5 @@
 import { MANAGED_PARAMETERS } from '../../domain/cluster/config/server-parameters.js';
+import { confLine } from './conf-lines.js';
 
 /**
  * Settings of postgresql.auto.conf (ALTER SYSTEM, or `pg_basebackup -R` of a data directory
@@ -21,18 +22,12 @@ const OWNED_BY_WARDEN: ReadonlySet<string> = new Set([
   'recovery_target_timeline',
 ]);
 
-/** A line `name = value` (or `name value`) of a configuration file: the parameter's lowercase name, null for anything else. */
-function parameterOf(line: string): string | null {
-  const m = /^\s*([A-Za-z_][A-Za-z0-9_$.]*)\s*(=|\s)/.exec(line);
-  return m ? m[1]!.toLowerCase() : null;
-}
-
 /** `text` of a postgresql.auto.conf without the settings Warden owns, and the names it took out (in file order). */
 export function withoutOwnedSettings(text: string): { readonly text: string; readonly removed: readonly string[] } {
   const removed: string[] = [];
   const kept = text.split('\n').filter((line) => {
-    const name = parameterOf(line);
-    if (name === null || !OWNED_BY_WARDEN.has(name)) return true;
+    const name = confLine(line)?.name;
+    if (name === undefined || !OWNED_BY_WARDEN.has(name)) return true;
     removed.push(name);
     return false;
   });

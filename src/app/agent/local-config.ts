@@ -120,6 +120,8 @@ function portProblem(path: string, value: unknown): Problem | null {
 
 /** `watchdog.safety_margin` when the file does not say (seconds). */
 const DEFAULT_SAFETY_MARGIN = 5;
+/** `watchdog.mode` when the file does not say. */
+const DEFAULT_WATCHDOG_MODE = 'automatic';
 
 /** Rules the schema cannot say: ports in range, TLS files that need each other, allowlist syntax, the bootstrap dynamic config. */
 function semanticProblems(doc: Json): Problem[] {
@@ -169,7 +171,7 @@ function semanticProblems(doc: Json): Problem[] {
   const margin = watchdog['safety_margin'] ?? DEFAULT_SAFETY_MARGIN;
   const fencer = isObject(doc['fencer']) ? doc['fencer'] : {};
   // Without a fencer and a watchdog device nothing acts on the margin.
-  const fenced = fencer['enabled'] !== false || (watchdog['mode'] ?? 'automatic') !== 'off';
+  const fenced = fencer['enabled'] !== false || (watchdog['mode'] ?? DEFAULT_WATCHDOG_MODE) !== 'off';
   if (fenced && dcsProblems.length === 0 && typeof margin === 'number') {
     // The bootstrap timings are those a new cluster starts with; a running cluster's are checked by the agent as they change.
     const timings = resolveConfig((isObject(bootstrap['dcs']) ? bootstrap['dcs'] : {}) as RawConfig);
@@ -218,7 +220,7 @@ function withDefaults(doc: Json): LocalConfig {
     },
     tags: (doc['tags'] ?? {}) as Record<string, TagValue>,
     watchdog: {
-      mode: (watchdog['mode'] ?? 'automatic') as WatchdogMode,
+      mode: (watchdog['mode'] ?? DEFAULT_WATCHDOG_MODE) as WatchdogMode,
       device: (watchdog['device'] ?? '/dev/watchdog') as string,
       safety_margin: (watchdog['safety_margin'] ?? DEFAULT_SAFETY_MARGIN) as number,
     },
