@@ -1,4 +1,5 @@
-import { validateConfigOrThrow, type RawConfig } from '../domain/cluster/config/config.js';
+import { resolveConfig, validateConfigOrThrow, type RawConfig } from '../domain/cluster/config/config.js';
+import { membersFencedBy } from '../domain/cluster/ha/fence-window.js';
 import { ValidationError } from '../domain/errors.js';
 import type { CommandDeps } from './command-deps.js';
 import { CommandError } from './command-error.js';
@@ -21,13 +22,33 @@ export function checkConfig(config: RawConfig): void {
 }
 
 /**
+ * New ttl or loop_wait that leave a member's fencer (or watchdog device) a window no longer
+ * than loop_wait would have it stop that member's healthy primary between two renewals:
+ * refused (ValidationError `invalid_config`), naming each member that its old timings spared.
+ * Timings left as they were are never refused, so unrelated changes go through.
+ */
+async function refuseFencingTimings(deps: Pick<CommandDeps, 'store'>, config: RawConfig): Promise<void> {
+  const cluster = await deps.store.read();
+  const before = resolveConfig(cluster.config?.value);
+  const after = resolveConfig(config);
+  if (before.ttl === after.ttl && before.loop_wait === after.loop_wait) return;
+  const spared = new Set(membersFencedBy(cluster.members, before.ttl, before.loop_wait).map((p) => p.member));
+  const problems = membersFencedBy(cluster.members, after.ttl, after.loop_wait)
+    .filter((p) => !spared.has(p.member))
+    .map((p) => ({ path: 'ttl', message: `member ${p.member}'s watchdog.safety_margin: ${p.problem}` }));
+  if (problems.length) throw new ValidationError(problems, 'invalid_config');
+}
+
+/**
  * Replaces the dynamic configuration (`PUT /config`, wardenctl edit-config): validated
- * first (nothing written when invalid), then written, and the agent applies it at once.
+ * first (nothing written when invalid, or when its timings would have a member's fencer stop a
+ * healthy primary), then written, and the agent applies it at once.
  * Throws ValidationError `invalid_config`, CommandError `config_conflict` when the revision
  * moved on, DcsUnavailableError.
  */
 export async function replaceConfig(deps: Pick<CommandDeps, 'store' | 'agent'>, input: ReplaceConfigInput): Promise<RawConfig> {
   checkConfig(input.config);
+  await refuseFencingTimings(deps, input.config);
   if (!(await deps.store.writeConfig(input.config, input.ifRevision))) {
     throw new CommandError('config_conflict', 'the configuration was changed by someone else meanwhile; read it again and retry');
   }

@@ -119,6 +119,7 @@ export function parseMember(name: string, text: string, revision: string): Membe
     scheduledRestart: sr && typeof sr['schedule'] === 'string' ? (sr as unknown as ScheduledRestart) : null,
     ...(obj['checkpoint_after_promote'] === undefined ? {} : { checkpointAfterPromote: r.boolean('checkpoint_after_promote') }),
     ...(obj['server_version'] === undefined ? {} : { serverVersion: r.number('server_version') ?? 0 }),
+    ...(obj['safety_margin'] === undefined ? {} : { safetyMargin: r.number('safety_margin') ?? 0 }),
   };
   return r.done(Object.freeze(member));
 }
@@ -139,6 +140,7 @@ export function memberToJson(m: Omit<Member, 'name' | 'revision'>): string {
   if (m.scheduledRestart) out['scheduled_restart'] = m.scheduledRestart;
   if (m.checkpointAfterPromote !== undefined) out['checkpoint_after_promote'] = m.checkpointAfterPromote;
   if (m.serverVersion !== undefined) out['server_version'] = m.serverVersion;
+  if (m.safetyMargin !== undefined) out['safety_margin'] = m.safetyMargin;
   return JSON.stringify(out);
 }
 

@@ -221,7 +221,7 @@ export class HaLoop implements AgentControl {
   private async publishStopped(): Promise<void> {
     const last = this.publisher.current.status;
     const status = { ...last, role: last.role === 'primary' || last.role === 'standby_leader' ? ('demoted' as const) : last.role };
-    const record = memberRecord(this.settings.current.node, stoppedFacts('stopped', true), status, null);
+    const record = memberRecord(this.settings.current.node, stoppedFacts('stopped', true), status, { scheduledRestart: null });
     await this.store.publishMember(this.settings.current.node.name, record, this.cluster.current.config.ttl);
   }
 

@@ -5,18 +5,18 @@ import { stateText } from '../../domain/cluster/model/states.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { MemberRecord } from '../../ports/cluster-store.js';
 
-/**
- * What this node publishes about itself for its latest facts and status, plus
- * `checkpointAfterPromote` while a promotion's checkpoint is pending or just done
- * (rewinders wait for it: pg_rewind reads the new timeline from the control file).
- */
-export function memberRecord(
-  node: NodeSettings,
-  facts: LocalFacts,
-  status: NodeStatus,
-  scheduledRestart: ScheduledRestart | null,
-  checkpointAfterPromote: boolean | null = null,
-): MemberRecord {
+/** What a member record carries besides the node's settings, facts and status. */
+export interface MemberRecordExtras {
+  readonly scheduledRestart: ScheduledRestart | null;
+  /** While a promotion's checkpoint is pending or just done (rewinders wait for it: pg_rewind reads the new timeline from the control file). */
+  readonly checkpointAfterPromote?: boolean | null;
+  /** watchdog.safety_margin (s) where a fencer or watchdog device stops PostgreSQL on the lock's deadline: a configuration change that would fence this member is refused. */
+  readonly safetyMargin?: number | null;
+}
+
+/** What this node publishes about itself for its latest facts and status. */
+export function memberRecord(node: NodeSettings, facts: LocalFacts, status: NodeStatus, extras: MemberRecordExtras): MemberRecord {
+  const { scheduledRestart, checkpointAfterPromote = null, safetyMargin = null } = extras;
   const replica = facts.running && facts.inRecovery === true;
   return {
     connUrl: node.connUrl,
@@ -35,5 +35,6 @@ export function memberRecord(
     scheduledRestart,
     ...(checkpointAfterPromote === null ? {} : { checkpointAfterPromote }),
     ...(facts.running && facts.serverVersion !== null ? { serverVersion: facts.serverVersion } : {}),
+    ...(safetyMargin === null ? {} : { safetyMargin }),
   };
 }

@@ -233,13 +233,17 @@ export class TickPipeline {
    * reminded rarely, and once when mended.
    */
   private checkFenceWindow(): void {
-    const { settings, cluster, fencerOn } = this.parts;
-    // Nothing stops PostgreSQL on the lease's deadline here: no fencer, no watchdog device.
-    if (!(fencerOn?.() ?? false) && settings.current.node.watchdogMode === 'off') return;
+    const { settings, cluster } = this.parts;
+    if (!this.fencesOnDeadline()) return;
     const { ttl, loop_wait: loopWait } = cluster.current.config;
     const problem = safetyMarginProblem(ttl, loopWait, settings.current.local.watchdogSafetyMargin);
     if (problem === null) this.failures.succeeded(FENCE_WINDOW_TOO_SHORT, 'watchdog.safety_margin fits ttl and loop_wait again');
     else this.failures.failed(FENCE_WINDOW_TOO_SHORT, `watchdog.safety_margin: ${problem}`);
+  }
+
+  /** A fencer or a watchdog device stops this node's PostgreSQL on the lock's deadline (minus safety_margin). */
+  private fencesOnDeadline(): boolean {
+    return (this.parts.fencerOn?.() ?? false) || this.parts.settings.current.node.watchdogMode !== 'off';
   }
 
   private async checkWatchdog(): Promise<void> {
@@ -422,7 +426,11 @@ export class TickPipeline {
     const { cluster, settings, local, memory, snapshot } = this.parts;
     if (!cluster.current.reachable) return;
     const m = memory.memory;
-    const record = memberRecord(settings.current.node, local.facts, snapshot.current.status, m.scheduledRestart, m.checkpointAfterPromote);
+    const record = memberRecord(settings.current.node, local.facts, snapshot.current.status, {
+      scheduledRestart: m.scheduledRestart,
+      checkpointAfterPromote: m.checkpointAfterPromote,
+      safetyMargin: this.fencesOnDeadline() ? settings.current.local.watchdogSafetyMargin : null,
+    });
     try {
       await this.ports.store.publishMember(settings.current.node.name, record, cluster.current.config.ttl);
       this.failures.succeeded('could not publish the member key', 'the member key is published again');

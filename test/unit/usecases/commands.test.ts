@@ -151,6 +151,30 @@ describe('use cases: operator commands over the fakes', () => {
       expect((await readConfig(c.deps)).value).to.deep.equal({ ttl: 30, loop_wait: 10 });
     });
 
+    it('timings that would have a member fence its healthy primary are refused, naming it; others go through', async () => {
+      const c = await cluster({ config: { retry_timeout: 5 } });
+      await c.others.publishMember('node1', member('node1', 1, { safetyMargin: 5 }), 30);
+      await c.others.publishMember('node3', member('node3', 3, { safetyMargin: 15 }), 30);
+      // ttl 30 - loop_wait 10 = 20: margins 5 and 15 fit. ttl 25: 25 - 15 = 10, node3's fencer would fire between renewals.
+      const e = await rejection(patchConfig(c.deps, { ttl: 25 }));
+      expect(e).to.be.instanceOf(ValidationError);
+      expect(e.code).to.equal('invalid_config');
+      expect((e as ValidationError).problems).to.have.length(1);
+      expect(e.message).to.include("member node3's watchdog.safety_margin").and.include('lower watchdog.safety_margin or raise ttl');
+      expect((await readConfig(c.deps)).value).to.deep.equal({ ttl: 30, loop_wait: 10, retry_timeout: 5 });
+      // Raising loop_wait to 15 makes the window 30 - 15 = 15 seconds, no longer than the loop of 15: refused too.
+      expect((await rejection(patchConfig(c.deps, { loop_wait: 15 }))).code).to.equal('invalid_config');
+      // node2 publishes no margin (no fencer, no watchdog): never in the way. A change that keeps the timings goes through.
+      expect(await patchConfig(c.deps, { ttl: 26, loop_wait: 10 })).to.deep.include({ ttl: 26 });
+      expect(await patchConfig(c.deps, { maximum_lag_on_failover: 1024 })).to.deep.include({ maximum_lag_on_failover: 1024 });
+    });
+
+    it('timings that already did not fit a member do not block other changes', async () => {
+      const c = await cluster({ config: { retry_timeout: 5 } });
+      await c.others.publishMember('node3', member('node3', 3, { safetyMargin: 25 }), 30);
+      expect(await patchConfig(c.deps, { ttl: 29 })).to.deep.include({ ttl: 29 });
+    });
+
     it('a replace based on a stale revision is a conflict; pause and resume are patches', async () => {
       const c = await cluster();
       const stored = await readConfig(c.deps);

@@ -1,3 +1,5 @@
+import type { Member } from '../model/cluster.js';
+
 /**
  * How long the fencer (and a watchdog device) lets a leader go between two renewals of its
  * lock before it stops PostgreSQL: `ttl - watchdog.safety_margin` seconds, at least one.
@@ -19,4 +21,21 @@ export function safetyMarginProblem(ttlSeconds: number, loopWaitSeconds: number,
     'the fencer stops PostgreSQL safety_margin seconds before the leader lock would run out, and a healthy primary renews its lock once per loop_wait, ' +
     'so it would be stopped between two renewals; lower watchdog.safety_margin or raise ttl'
   );
+}
+
+/** A member whose fencer would stop its healthy primary, and why. */
+export interface MemberFenceProblem {
+  readonly member: string;
+  readonly problem: string;
+}
+
+/** The members whose published safety_margin does not fit `ttl` and `loop_wait` (members that publish none are never fenced on a deadline). */
+export function membersFencedBy(members: readonly Member[], ttlSeconds: number, loopWaitSeconds: number): MemberFenceProblem[] {
+  const out: MemberFenceProblem[] = [];
+  for (const m of members) {
+    if (m.safetyMargin === undefined) continue;
+    const problem = safetyMarginProblem(ttlSeconds, loopWaitSeconds, m.safetyMargin);
+    if (problem !== null) out.push({ member: m.name, problem });
+  }
+  return out;
 }

@@ -36,6 +36,8 @@ export interface Member {
   readonly checkpointAfterPromote?: boolean;
   /** server_version_num of the member's running server (absent: not running, or not told). */
   readonly serverVersion?: number;
+  /** The member's watchdog.safety_margin (s) where a fencer or watchdog device stops its PostgreSQL on the lock's deadline (absent: nothing does). */
+  readonly safetyMargin?: number;
 }
 
 /** The leader key: the only source of "who may write". */

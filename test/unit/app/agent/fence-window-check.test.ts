@@ -22,17 +22,19 @@ describe('the agent says when the cluster\'s timings leave its fencer too short 
     expect(String(said[0]!.fields['error'])).to.match(/^watchdog\.safety_margin: expected less than ttl - loop_wait \(20 - 15 = 5 s\), got 5: .*raise ttl$/);
   });
 
-  it('the default timings (ttl 30, loop_wait 10) with safety_margin 5: nothing said', async () => {
+  it('the default timings (ttl 30, loop_wait 10) with safety_margin 5: nothing said; the member key carries the margin (configuration changes that would fence it are refused)', async () => {
     const logger = new MemoryLogger();
-    const { loop } = await singleNodePrimary(0, { logger, fencer: ATTACHED });
+    const { loop, store } = await singleNodePrimary(0, { logger, fencer: ATTACHED });
     await loop.tickOnce();
     expect(logger.messages().filter((m) => m.startsWith('the fencer would stop'))).to.deep.equal([]);
+    expect((await store.read()).members.find((m) => m.name === 'node1')?.safetyMargin).to.equal(5);
   });
 
-  it('no fencer and no watchdog device: nothing acts on the margin, nothing said', async () => {
+  it('no fencer and no watchdog device: nothing acts on the margin, nothing said, no margin published', async () => {
     const logger = new MemoryLogger();
-    const { loop } = await singleNodePrimary(0, { bootstrapDcs: { ttl: 20, loop_wait: 15, retry_timeout: 2 }, safetyMargin: 5, logger });
+    const { loop, store } = await singleNodePrimary(0, { bootstrapDcs: { ttl: 20, loop_wait: 15, retry_timeout: 2 }, safetyMargin: 5, logger });
     await loop.tickOnce();
     expect(logger.messages().filter((m) => m.startsWith('the fencer would stop'))).to.deep.equal([]);
+    expect((await store.read()).members.find((m) => m.name === 'node1')).to.not.have.property('safetyMargin');
   });
 });

@@ -18,12 +18,13 @@ export interface SingleNodeOptions {
   readonly fencer?: Fencer;
 }
 
-/** One agent (node1, loop_wait 10 unless told) over an in-memory DCS and a fake database, ticked until it runs as primary; the loop is not started. */
-export async function singleNodePrimary(snapshotRefreshMs: number, opts: SingleNodeOptions = {}): Promise<{ clock: FakeClock; db: FakeDatabase; loop: HaLoop }> {
+/** One agent (node1, loop_wait 10 unless told) over an in-memory DCS (its store returned too) and a fake database, ticked until it runs as primary; the loop is not started. */
+export async function singleNodePrimary(snapshotRefreshMs: number, opts: SingleNodeOptions = {}): Promise<{ clock: FakeClock; db: FakeDatabase; loop: HaLoop; store: InMemoryClusterStore }> {
   const clock = new FakeClock();
+  const store = new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' });
   const db = new FakeDatabase({ name: 'node1', connUrl: 'postgres://10.0.0.1:5432/postgres', clock });
   const loop = new HaLoop(
-    new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
+    store,
     db,
     clock,
     new FakeWatchdog(),
@@ -41,5 +42,5 @@ export async function singleNodePrimary(snapshotRefreshMs: number, opts: SingleN
     await loop.tickOnce();
     await loop.jobDone();
   }
-  return { clock, db, loop };
+  return { clock, db, loop, store };
 }
