@@ -5,6 +5,7 @@ import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { stoppedFacts, type LocalFacts, type ReceiverError } from '../../domain/cluster/model/facts.js';
 import { receiverErrorOf } from './pg-receiver-error.js';
+import { serverLogExcerpt } from './server-log-excerpt.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream } from '../../ports/database.js';
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
@@ -584,7 +585,7 @@ export class PgDatabase implements Database {
         }
       } else if (seenPid || Date.now() - launchedAt > 5_000 || /\b(FATAL|PANIC):/.test(await this.logSince(logOffset))) {
         this.states.set(failed);
-        const log = (await this.logSince(logOffset)).trim().split('\n').slice(-15).join('\n');
+        const log = serverLogExcerpt(await this.logSince(logOffset), 15).join('\n');
         throw this.fail(failCode(failed), `the server exited during start-up${log ? `; server log:\n${log}` : ''}`);
       }
       if (Date.now() >= deadline) {
@@ -822,7 +823,7 @@ export class PgDatabase implements Database {
     } catch (e) {
       if ((await this.ctl.livePid()) !== null) return true;
       // The reason is a FATAL line a few lines before the shutdown's own lines.
-      const tail = (await this.logSince(0)).trim().split('\n').slice(-30);
+      const tail = serverLogExcerpt(await this.logSince(0), 30);
       const fatal = tail.filter((l) => /\b(FATAL|PANIC):/.test(l));
       const log = (fatal.length ? fatal.slice(-3) : tail.slice(-5)).join('\n');
       throw new Error(`the server exited during the promotion (${describe(e)})${log ? `; server log:\n${log}` : ''}`);
