@@ -8,12 +8,21 @@ import { clusterTimeline, followTarget, leaderUpstream, mySlot, replicaSource, s
 import { disarmIfActive, leaderWatchdogActions } from './watchdog-policy.js';
 import { isSilent, silentServer } from './silent-server.js';
 import { withReplicaSlots } from './slots.js';
+import { acknowledgedCommitHolders } from './sync-mode.js';
 
 /** Server states in which another action would only get in the way. */
 const TRANSITIONAL = new Set(['starting', 'restarting', 'stopping', 'creating_replica', 'initdb', 'bootstrap_starting', 'custom_bootstrap']);
 
 /** Failed starts as a replica after which the data directory is repaired: a rewind first, a reinitialize after that. */
 export const START_FAILURES_BEFORE_REPAIR = 3;
+
+/**
+ * Failed starts in a row after which a leader whose primary does not come back gives its key
+ * up before primary_start_timeout, where its synchronous standbys hold every commit it
+ * acknowledged: waiting longer costs availability and saves nothing (a full disk, a broken
+ * setting or damaged data rarely mend themselves between two attempts).
+ */
+export const PRIMARY_START_FAILURES_BEFORE_FAILOVER = 2;
 
 /**
  * How long a replica may fail to stream from a leader that answers as a running primary,
@@ -387,9 +396,15 @@ export function recoverStopped(ctx: TickContext): Decision {
     const memory = ctx.input.memory;
     if (memory.lastRole === 'primary') {
       const since = memory.primaryStartAt;
-      if (ctx.config.primary_start_timeout === 0 || (since !== null && ctx.now - since > timeoutMs)) {
+      const timedOut = ctx.config.primary_start_timeout === 0 || (since !== null && ctx.now - since > timeoutMs);
+      const failedStarts = memory.jobFailures.find((f) => f.job === 'start')?.count ?? 0;
+      const holders = failedStarts >= PRIMARY_START_FAILURES_BEFORE_FAILOVER ? acknowledgedCommitHolders(ctx) : [];
+      if (timedOut || holders.length > 0) {
+        const why = timedOut
+          ? 'the primary did not come back within primary_start_timeout'
+          : `the primary failed to start ${failedStarts} times in a row and its synchronous standbys (${holders.join(', ')}) hold every commit it acknowledged`;
         // Stopped first: a postmaster still alive (recovering from a backend's crash) would be a second primary once it is back.
-        return decision('the primary did not come back within primary_start_timeout: giving the key up to fail over', [
+        return decision(`${why}: giving the key up to fail over`, [
           { type: 'stop', mode: 'immediate' },
           { type: 'disarmWatchdog' },
           { type: 'releaseLeader' },

@@ -244,6 +244,18 @@ export function isQuorumKey(key: SyncState | null): key is SyncState {
 }
 
 /**
+ * The standbys that hold every commit this primary acknowledged, as the sync key names them
+ * (a quorum key: k of them hold each one, and the leader race finds which). Empty outside
+ * synchronous mode, when the key names another primary, or when it names no standby: then
+ * commits did not wait for any standby, and a failover could lose some.
+ */
+export function acknowledgedCommitHolders(ctx: TickContext): readonly string[] {
+  const key = ctx.cluster.sync;
+  if (ctx.config.synchronous_mode === false || key === null || key.leader !== ctx.me) return [];
+  return key.syncStandby.filter((name) => name !== ctx.me);
+}
+
+/**
  * Quorum key: a member of the key's list may hold commits acknowledged by it alone, so one
  * ahead of a candidate blocks it even when it cannot lead itself (failover_priority 0,
  * nofailover): the quorum count below assumes the candidate holds all that the members it

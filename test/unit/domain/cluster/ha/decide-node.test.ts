@@ -163,6 +163,24 @@ describe('decide(): a stopped server', () => {
     expect(types(held).slice(0, 3)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader']);
   });
 
+  it('synchronous mode: a primary that failed to start twice in a row gives the key up before primary_start_timeout, its synchronous standbys holding every commit it acknowledged', () => {
+    const sync = { leader: 'node1', syncStandby: ['node2'], quorum: 0, revision: '3' };
+    const failures = (count: number) => ({ ...leaderInput().memory, primaryStartAt: NOW - 10_000, jobFailures: [{ job: 'start', count, lastAt: NOW - 1000, error: 'start: the server exited during start-up: FATAL: could not write to file "pg_wal/xlogtemp.1": No space left on device' }] });
+    const at = (count: number, raw: Record<string, unknown>, s: typeof sync | null = sync) => decide(leaderInput({ raw, cluster: cluster('node1', { sync: s }), facts: stopped({ state: 'start_failed' }), memory: failures(count) }));
+    const early = at(2, { synchronous_mode: true });
+    expect(types(early).slice(0, 3)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader']);
+    expect(early.message).to.equal('the primary failed to start 2 times in a row and its synchronous standbys (node2) hold every commit it acknowledged: giving the key up to fail over');
+    expect(types(at(2, { synchronous_mode: 'quorum' }, { ...sync, syncStandby: ['node2', 'node3'], quorum: 1 })).slice(0, 3)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader']);
+    // Once only: the next attempt may still bring it back (a moment's shortage); it waits its back-off, holding the key.
+    const keeps = (d: ReturnType<typeof decide>) => types(d).includes('refreshLeader') && !types(d).includes('releaseLeader');
+    expect(keeps(at(1, { synchronous_mode: true }))).to.equal(true);
+    // Where a failover could lose commits, primary_start_timeout decides: asynchronous mode, a key naming no standby (commits did not wait), or another primary.
+    expect(keeps(at(5, {}))).to.equal(true);
+    expect(keeps(at(5, { synchronous_mode: true }, { ...sync, syncStandby: [] }))).to.equal(true);
+    expect(keeps(at(5, { synchronous_mode: true }, { ...sync, leader: 'node2', syncStandby: ['node1'] }))).to.equal(true);
+    expect(keeps(at(5, { synchronous_mode: true }, null))).to.equal(true);
+  });
+
   it('a server that runs but does not answer is never started over; its leader holds the key until primary_start_timeout, then stops it before giving the key up', () => {
     const silent = stopped({ state: 'running' });
     const first = decide(leaderInput({ facts: silent }));
