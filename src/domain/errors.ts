@@ -66,6 +66,8 @@ export type DatabaseErrorCode =
   | 'promote_failed'
   | 'follow_failed'
   | 'rewind_failed'
+  /** pg_rewind stopped after it began rewriting the data directory (or an earlier one did): only a rebuild makes it trustworthy again. */
+  | 'rewind_interrupted'
   /** pg_rewind could not reach its source: the target is untouched. */
   | 'rewind_source_unreachable'
   | 'create_replica_failed'

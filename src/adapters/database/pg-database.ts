@@ -41,6 +41,8 @@ export type { PgDatabaseOptions } from './pg-options.js';
 const RECOVERY_STATES: ReadonlySet<string> = new Set(['shut down in recovery', 'in archive recovery']);
 /** Marker left in the data directory by a failed pg_rewind: such a directory must be rebuilt, never started. */
 const REWIND_FAILED_MARKER = 'warden.rewind_failed';
+/** What the marker says of the data directory. */
+const REWIND_INTERRUPTED = 'a pg_rewind of this data directory stopped after it began rewriting it (PostgreSQL does not vouch for such a directory)';
 const PROBE_BUDGET_MS = 2_000;
 /** How long a killed postmaster may take to be gone (a process in uninterruptible I/O dies only when that I/O ends). */
 const KILLED_EXIT_WAIT_MS = 5_000;
@@ -549,7 +551,7 @@ export class PgDatabase implements Database {
     let logOffset = 0;
     try {
       if (await pathExists(join(this.o.dataDir, REWIND_FAILED_MARKER))) {
-        throw new Error('pg_rewind failed on this data directory: it must be reinitialized, not started');
+        throw new Error(`${REWIND_INTERRUPTED}: it must be reinitialized, not started`);
       }
       await this.clearCrashLeftovers(Math.min(10_000, Math.max(0, timeoutMs)));
       this.session.close();
@@ -934,6 +936,16 @@ export class PgDatabase implements Database {
       } catch (e) {
         throw this.fail('rewind_failed', `pg_rewind from ${source.name} refused`, e);
       }
+      if (await pathExists(marker)) {
+        // A second run would read WAL the first may have replaced, and miss blocks this node changed: only a rebuild is sure.
+        throw this.fail('rewind_interrupted', `pg_rewind from ${source.name} refused: ${REWIND_INTERRUPTED}; it must be reinitialized`);
+      }
+      try {
+        // Written before pg_rewind runs: an agent killed meanwhile, or a disk too full to write it afterwards, must not leave a half-rewound directory unmarked.
+        await writeOwnedFile(marker, `${new Date().toISOString()} pg_rewind from ${source.name} started\n`, this.o.runAsUser);
+      } catch (e) {
+        throw this.fail('rewind_failed', `pg_rewind from ${source.name} not started: the data directory cannot be written`, e);
+      }
       try {
         const before = await shutdownStateOf(this.o.binDir, this.o.dataDir, this.o.runAsUser);
         if (before && !before.clean) {
@@ -956,8 +968,11 @@ export class PgDatabase implements Database {
         } else this.log.info('pg_rewind finished: nothing to rewind', { source: source.name });
       } catch (e) {
         if (targetMayBeHalfRewound(e)) {
+          // pg_rewind removes files its source lacks, the marker among them, last: put it back where it can.
           await writeOwnedFile(marker, `${new Date().toISOString()} ${describe(e)}\n`, this.o.runAsUser).catch(() => undefined);
+          throw this.fail('rewind_interrupted', `pg_rewind from ${source.name} failed after it began rewriting the data directory`, e);
         }
+        await rm(marker, { force: true });
         throw this.fail(sourceUnreachable(e) ? 'rewind_source_unreachable' : 'rewind_failed', `pg_rewind from ${source.name} failed`, e);
       }
     });

@@ -109,6 +109,7 @@ const STATUS_BY_CODE: Readonly<Record<AgentApiErrorCode, number>> = {
   promote_failed: 503,
   follow_failed: 503,
   rewind_failed: 503,
+  rewind_interrupted: 503,
   rewind_source_unreachable: 503,
   create_replica_failed: 503,
   remove_data_failed: 503,

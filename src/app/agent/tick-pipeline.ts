@@ -1,6 +1,7 @@
 import { decide } from '../../domain/cluster/ha/decide.js';
 import { BACKED_OFF_JOBS, failureLogged, jobFailuresAfter, nextFailureCount, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
+import { WardenError } from '../../domain/errors.js';
 import { NO_COMMANDS, type Action, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
@@ -390,7 +391,7 @@ export class TickPipeline {
         false,
       );
       const error = o.completed ? null : `${d.actions[o.stoppedAt ?? split]!.type}: ${describe(o.error)}`;
-      this.jobEnded(name, error);
+      this.jobEnded(name, error, o.error instanceof WardenError ? String(o.error.code) : null);
       reporter?.jobEnded(name, o.completed, error);
       return o.completed;
     });
@@ -401,7 +402,7 @@ export class TickPipeline {
    * failed and when the next attempt comes: at every attempt of a job that backs off, spaced
    * out for one retried at the loop's pace.
    */
-  private jobEnded(name: string, error: string | null): void {
+  private jobEnded(name: string, error: string | null, code: string | null = null): void {
     const { memory, cluster } = this.parts;
     const { logger, clock } = this.ports;
     const prev = memory.memory.jobFailures.find((f) => f.job === name);
@@ -414,7 +415,7 @@ export class TickPipeline {
     }
     const line = failureLine(error);
     const count = nextFailureCount(memory.memory.jobFailures, name, clock.now());
-    memory.remember({ jobFailures: jobFailuresAfter(memory.memory.jobFailures, name, line, clock.now()) });
+    memory.remember({ jobFailures: jobFailuresAfter(memory.memory.jobFailures, name, line, clock.now(), code) });
     if (!failureLogged(name, count, prev !== undefined && prev.error !== line)) return;
     const next = BACKED_OFF_JOBS.has(name)
       ? `; next attempt in ${Math.round(retryDelayMs(count, cluster.current.config.loop_wait * 1000) / 1000)} s`

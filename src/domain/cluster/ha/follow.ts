@@ -86,6 +86,32 @@ export function reinitializeRequired(ctx: TickContext, why: string, cause: Rebui
 }
 
 /**
+ * Whether pg_rewind failed on this node's timeline in a way that says the data needs a rebuild.
+ * One that failed for a cause outside the data (its crash recovery refused the configuration,
+ * a full disk) before it began rewriting anything is tried again (backing off), never a reason
+ * to rebuild: the data may hold the only copy of commits. One that stopped while rewriting
+ * always is (see rewindInterrupted): what it held past the branch point was being discarded anyway.
+ */
+function rewindFailedOnThisTimeline(ctx: TickContext): boolean {
+  const timeline = ctx.facts.timeline;
+  if (timeline === null || ctx.input.memory.rewindFailedOnTimeline !== timeline) return false;
+  if (rewindInterrupted(ctx)) return true;
+  const lastRewindError = ctx.input.memory.jobFailures.find((f) => f.job === 'rewind')?.error ?? '';
+  return startFailureOutsideData(lastRewindError) === null;
+}
+
+/**
+ * The last pg_rewind on this timeline stopped after it began rewriting the data directory
+ * (a full disk, a lost source, a killed agent), whatever the cause: PostgreSQL does not vouch
+ * for such a directory, so it is neither started nor rewound again, only rebuilt.
+ */
+function rewindInterrupted(ctx: TickContext): boolean {
+  const timeline = ctx.facts.timeline;
+  if (timeline === null || ctx.input.memory.rewindFailedOnTimeline !== timeline) return false;
+  return ctx.input.memory.jobFailures.find((f) => f.job === 'rewind')?.code === 'rewind_interrupted';
+}
+
+/**
  * Brings a diverged server back: pg_rewind when allowed and not already failed on this
  * timeline (once the leader can be its source), else a fresh copy, which deletes the data
  * directory and is therefore done only where the configuration allows it for `cause`
@@ -93,19 +119,6 @@ export function reinitializeRequired(ctx: TickContext, why: string, cause: Rebui
  * leader, so it must answer as a running primary now (asked through `peers`).
  * `reinitialize` skips the rewind (it was tried and the server still does not start).
  */
-/**
- * Whether pg_rewind failed on this node's timeline in a way that says the data needs a rebuild.
- * One that failed for a cause outside the data (its crash recovery refused the configuration,
- * a full disk) is tried again (backing off), never a reason to rebuild: the data may hold the
- * only copy of commits.
- */
-function rewindFailedOnThisTimeline(ctx: TickContext): boolean {
-  const timeline = ctx.facts.timeline;
-  if (timeline === null || ctx.input.memory.rewindFailedOnTimeline !== timeline) return false;
-  const lastRewindError = ctx.input.memory.jobFailures.find((f) => f.job === 'rewind')?.error ?? '';
-  return startFailureOutsideData(lastRewindError) === null;
-}
-
 export function rewindOrReinitialize(
   ctx: TickContext,
   upstream: UpstreamRef,
@@ -427,6 +440,7 @@ export function recoverStopped(ctx: TickContext): Decision {
   }
   const upstream = leaderUpstream(ctx);
   if (upstream) {
+    if (rewindInterrupted(ctx)) return rewindOrReinitialize(ctx, upstream, 'pg_rewind stopped after it began rewriting this data directory', { cause: 'rewind_failed' });
     if (ctx.input.memory.startFailures >= START_FAILURES_BEFORE_REPAIR) {
       const lastError = ctx.input.memory.jobFailures.find((f) => f.job === 'start')?.error ?? '';
       const outside = startFailureOutsideData(lastError);

@@ -12,6 +12,8 @@ export interface JobFailures {
   readonly lastAt: number;
   /** Why it failed last (one line). */
   readonly error: string;
+  /** The stable code of the last failure's error, where it had one (`rewind_interrupted`, ...). */
+  readonly code?: string;
 }
 
 /**
@@ -42,11 +44,11 @@ export function nextFailureCount(failures: readonly JobFailures[], job: string, 
   return prev !== undefined && at - prev.lastAt <= FAILURE_STREAK_GAP_MS ? prev.count + 1 : 1;
 }
 
-/** `failures` after `job` failed (at `at`, because of `error`) or succeeded (`error` null): its entry counted up, moved last, or gone. */
-export function jobFailuresAfter(failures: readonly JobFailures[], job: string, error: string | null, at: number): readonly JobFailures[] {
+/** `failures` after `job` failed (at `at`, because of `error`, with its code if any) or succeeded (`error` null): its entry counted up, moved last, or gone. */
+export function jobFailuresAfter(failures: readonly JobFailures[], job: string, error: string | null, at: number, code: string | null = null): readonly JobFailures[] {
   const others = failures.filter((f) => f.job !== job);
   if (error === null) return others.length === failures.length ? failures : others;
-  return [...others, { job, count: nextFailureCount(failures, job, at), lastAt: at, error }];
+  return [...others, { job, count: nextFailureCount(failures, job, at), lastAt: at, error, ...(code === null ? {} : { code }) }];
 }
 
 /**

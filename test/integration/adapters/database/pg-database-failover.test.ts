@@ -222,26 +222,39 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     await probeUntil(a, (f) => f.replicationState === 'streaming' && f.timeline === 2);
   });
 
-  it('a pg_rewind that failed after it began rewriting marks the data directory: never started, reinitializing recovers', async () => {
-    // A pg_rewind that says where it rewinds from, then dies (as one killed mid-copy would).
+  it('a pg_rewind that failed after it began rewriting marks the data directory: never started or rewound again, reinitializing recovers', async () => {
+    // A pg_rewind that says where it rewinds from, then dies (as one killed mid-copy, or out of disk, would).
+    // It counts its runs and notes whether the data directory was marked before it ran (an agent killed meanwhile leaves the mark).
     const binDir = await mkdtemp(join(tmpdir(), 'warden-fake-rewind-'));
     for (const f of await readdir(PG_BIN_DIR)) await symlink(join(PG_BIN_DIR, f), join(binDir, f));
     await rm(join(binDir, 'pg_rewind'));
-    await writeFile(join(binDir, 'pg_rewind'), '#!/bin/sh\necho "pg_rewind: rewinding from last common checkpoint at 0/2000060 on timeline 1" >&2\nexit 1\n', { mode: 0o755 });
+    const script = [
+      '#!/bin/sh',
+      `echo run >> ${binDir}/runs`,
+      'for a in "$@"; do case "$a" in -D) next=1;; *) [ -n "$next" ] && dir="$a"; next=;; esac; done',
+      `[ -f "$dir/warden.rewind_failed" ] && echo marked >> ${binDir}/runs`,
+      'echo "pg_rewind: rewinding from last common checkpoint at 0/2000060 on timeline 1" >&2',
+      'echo "pg_rewind: error: could not write file \"$dir/pg_wal/000000030000000000000007\": No space left on device" >&2',
+      'exit 1',
+    ].join('\n');
+    await writeFile(join(binDir, 'pg_rewind'), `${script}\n`, { mode: 0o755 });
+    await writeFile(join(binDir, 'runs'), '');
+    await chmod(join(binDir, 'runs'), 0o666);
     await chmod(binDir, 0o755);
     try {
       const d = await makeNode('node_d', creds, { binDir });
       await d.db.initdb();
-      let error: unknown;
-      try {
-        await d.db.rewind({ name: 'node_b', connUrl: b.connUrl });
-      } catch (e) {
-        error = e;
-      }
-      expect((error as DatabaseError).code).to.equal('rewind_failed');
+      const error = await d.db.rewind({ name: 'node_b', connUrl: b.connUrl }).then(() => null, (e: unknown) => e);
+      expect((error as DatabaseError).code).to.equal('rewind_interrupted');
+      expect((error as Error).message).to.include('after it began rewriting').and.include('No space left on device');
       expect(await readdir(d.dataDir)).to.include('warden.rewind_failed');
+      expect((await readFile(join(binDir, 'runs'), 'utf8')).trim().split('\n')).to.deep.equal(['run', 'marked']);
+      // A second rewind would read WAL the first may have replaced: refused without running pg_rewind.
+      const again = await d.db.rewind({ name: 'node_b', connUrl: b.connUrl }).then(() => null, (e: unknown) => e);
+      expect((again as DatabaseError).code).to.equal('rewind_interrupted');
+      expect((await readFile(join(binDir, 'runs'), 'utf8')).trim().split('\n')).to.have.length(2);
       const startError = await d.db.start({ upstream: { name: 'node_b', connUrl: b.connUrl }, timeoutMs: START_MS }).then(() => null, (e: unknown) => e);
-      expect((startError as Error).message).to.include('pg_rewind failed');
+      expect((startError as Error).message).to.include('stopped after it began rewriting it');
       expect(await d.db.probe()).to.include({ state: 'start_failed', running: false });
       await d.db.removeDataDirectory();
       expect((await d.db.probe()).initialized).to.equal(false);

@@ -209,6 +209,29 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     expect(failed('pg_rewind: fatal: could not find common ancestor of the source and target cluster\'s timelines').job).to.equal('start');
   });
 
+  it('a rewind that stopped after it began rewriting (a full disk mid-copy, seen on a real server) is neither tried again nor started: rebuilt by the operator, or with the opt-in', () => {
+    const lines: HistoryLine[] = [[1, 4000, 'r', null, 'node2'], [2, 9000, 'r', null, 'node3']];
+    const c = cluster('node3', { history: { lines, revision: '7' }, members: [member('node1'), member('node2'), member('node3', { role: 'primary', timeline: 3 })] });
+    const error = 'rewind: pg_rewind from node3 failed after it began rewriting the data directory: pg_rewind: error: could not write file "/data/pg_wal/000000030000000000000007": No space left on device';
+    const interrupted = (raw: Record<string, unknown>, code: string | undefined) =>
+      decide(
+        input({
+          cluster: c,
+          facts: stopped({ timeline: 2 }),
+          memory: memory({ lastRole: 'primary', rewindFailedOnTimeline: 2, jobFailures: [{ job: 'rewind', count: 1, lastAt: NOW - 600_000, error, ...(code ? { code } : {}) }] }),
+          peers: answering('node3', 3),
+          raw,
+        }),
+      );
+    const kept = interrupted({}, 'rewind_interrupted');
+    expect(types(kept)).to.deep.equal([]);
+    expect(kept.publish.reinitializeRequired).to.match(/^pg_rewind stopped after it began rewriting this data directory; pg_rewind failed on timeline 2: the data directory must be rebuilt from the leader; run wardenctl reinit node2/);
+    const rebuilt = interrupted({ db: { remove_data_directory_on_rewind_failure: true } }, 'rewind_interrupted');
+    expect(rebuilt.job).to.equal('reinitialize');
+    // The same full disk before pg_rewind changed anything (no code): tried again, as above.
+    expect(interrupted({}, undefined).job).to.equal('rewind');
+  });
+
   it("a fresh agent starts its server with the cluster's parameters (a standby below the primary's max_connections does not start)", () => {
     const raw = { db: { parameters: { max_connections: 120 } } };
     const d = decide(input({ raw, facts: stopped({ timeline: 1 }), memory: { ...EMPTY_MEMORY } }));
