@@ -8,7 +8,8 @@
 const OUTSIDE_DATA: readonly (readonly [RegExp, string])[] = [
   [/configuration file .* contains errors|invalid value for parameter|unrecognized configuration parameter|parameter ".*" requires a .* value|syntax error in file/i, 'its configuration'],
   [/could not bind|could not create any TCP\/IP sockets|Address already in use|could not create listen socket|could not create Unix-domain socket/i, 'its listen address or port'],
-  [/No space left on device|Disk quota exceeded/i, 'a full disk'],
+  // A short write is how PostgreSQL reports a full disk while extending or writing a relation ("HINT: Check free disk space.").
+  [/No space left on device|Disk quota exceeded|wrote only \d+ of \d+ bytes|Check free disk space/i, 'a full disk'],
   [/Read-only file system|EROFS/, 'a read-only file system'],
   [/database files are incompatible with server/i, 'PostgreSQL binaries of another major version than its PG_VERSION (db.bin_dir, or a damaged PG_VERSION)'],
   [/could not (map|create) .*shared memory|Cannot allocate memory|out of memory|could not create semaphores/i, 'memory or shared memory'],

@@ -180,6 +180,8 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
       'pg_ctl: could not start server: FATAL:  configuration file "/data/postgresql.auto.conf" contains errors',
       'FATAL:  could not create any TCP/IP sockets',
       'PANIC:  could not write to file "pg_wal/xlogtemp.123": No space left on device',
+      // A replica replaying onto a full disk (seen on a real server).
+      'start: the server exited during start-up: FATAL: could not extend file "base/5/16391": wrote only 4096 of 8192 bytes at block 9916',
       "start: could not launch the server: EROFS: read-only file system, unlink '/data/postmaster.pid'",
       'FATAL:  database files are incompatible with server\nDETAIL:  The data directory was initialized by PostgreSQL version 14, which is not compatible with this version 15.18.',
     ]) {
