@@ -167,6 +167,8 @@ export function pgClient(runner: ClusterRunner, node: string): pg.Client {
 /** Runs one statement on a node; throws when it fails. */
 export async function sql(runner: ClusterRunner, node: string, text: string, params: unknown[] = []): Promise<pg.QueryResult> {
   const c = pgClient(runner, node);
+  // A server that dies under the statement also makes the client emit 'error': the statement's rejection says it already.
+  c.on('error', () => undefined);
   await c.connect();
   try {
     return await c.query(text, params);
