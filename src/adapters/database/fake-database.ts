@@ -90,6 +90,8 @@ interface DataDir {
   history: HistoryLine[];
   /** standby.signal + primary_conninfo + primary_slot_name. */
   recovery: { standby: boolean; upstreamConnUrl: string | null; slotName: string | null };
+  /** A rewind stopped after it began rewriting this directory: it is neither started nor rewound again, only replaced. */
+  halfRewound?: boolean;
 }
 
 /** A replication slot of the fake server. */
@@ -617,13 +619,18 @@ export class FakeDatabase implements Database {
     const data = this.data;
     if (!data) this.fail('rewind', 'data directory is empty');
     if (this.running) this.fail('rewind', 'target server must be shut down');
+    if (data.halfRewound) throw new DatabaseError('rewind_interrupted', `${this.name}: rewind: an earlier rewind of this data directory stopped after it began rewriting it`);
     const up = this.network.get(source.connUrl);
     // Like pg_rewind, it stops before touching the target when it cannot reach the source.
     const unreachable = (why: string) => new DatabaseError('rewind_source_unreachable', `${this.name}: rewind: source server ${source.name} ${why}`);
     if (!up || !up.running || !up.data || up.frozen) throw unreachable('is not reachable');
     if (up.data.systemId !== data.systemId) this.fail('rewind', 'source and target clusters are from different systems');
     await this.pause('rewind');
-    if (!up.running || !up.data) throw unreachable('went away');
+    if (!up.running || !up.data) {
+      // pg_rewind rewrites the target as it copies: a source lost on the way leaves it half done.
+      data.halfRewound = true;
+      throw new DatabaseError('rewind_interrupted', `${this.name}: rewind: source server ${source.name} went away while the data directory was being rewritten`);
+    }
     // pg_rewind copies what differs and leaves the target to replay the source's WAL: it ends where the source is.
     data.records = up.data.records.slice();
     data.replayed = data.records.length;
@@ -896,6 +903,10 @@ export class FakeDatabase implements Database {
     if (power !== this.powerEpoch) {
       this.stateValue = this.powerOffState;
       this.fail(op, 'the machine went down');
+    }
+    if (this.data?.halfRewound) {
+      this.stateValue = transitional === 'restarting' ? 'restart_failed' : 'start_failed';
+      this.fail(op, 'a rewind of this data directory stopped after it began rewriting it: it must be reinitialized, not started');
     }
     const generation = ++this.generation;
     this.stateValue = transitional;

@@ -386,6 +386,29 @@ describe('FakeDatabase', () => {
       expect(a.isDiverged).to.equal(true);
     });
 
+    it('a rewind whose source goes away on the way leaves the directory half rewritten: never started or rewound again, a fresh copy replaces it', async () => {
+      const [a, b] = await cluster('b');
+      await a.write();
+      b.setReplicationPaused(true);
+      await a.write();
+      a.crash();
+      await b.promote(T);
+      a.setDelay('rewind', 2000);
+      const rewinding = rejection(a.rewind(up(b)));
+      await clock.advance(1000);
+      b.crash();
+      await clock.advance(1000);
+      expect((await rewinding).code).to.equal('rewind_interrupted');
+      await b.start({ upstream: null, timeoutMs: T });
+      expect((await rejection(a.rewind(up(b)))).code).to.equal('rewind_interrupted');
+      expect((await rejection(a.start({ upstream: up(b), timeoutMs: T }))).message).to.contain('must be reinitialized');
+      expect(a.state).to.equal('start_failed');
+      await a.removeDataDirectory();
+      await a.createReplica(up(b));
+      await a.start({ upstream: up(b), timeoutMs: T });
+      expect((await a.probe()).replicationState).to.equal('streaming');
+    });
+
     it('rewind refuses a source of another system', async () => {
       const [a] = await cluster();
       const x = make('x');
