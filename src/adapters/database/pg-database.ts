@@ -39,10 +39,10 @@ export type { PgDatabaseOptions } from './pg-options.js';
 
 /** Control file states of a server last in recovery (a replica's data): shut down, or stopped (crashed) in recovery. */
 const RECOVERY_STATES: ReadonlySet<string> = new Set(['shut down in recovery', 'in archive recovery']);
-/** Marker left in the data directory by a failed pg_rewind: such a directory must be rebuilt, never started. */
+/** Marker of a pg_rewind under way, or stopped after it began rewriting (also one whose agent died during it): such a directory must be rebuilt, never started or rewound again. */
 const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 /** What the marker says of the data directory. */
-const REWIND_INTERRUPTED = 'a pg_rewind of this data directory stopped after it began rewriting it (PostgreSQL does not vouch for such a directory)';
+const REWIND_INTERRUPTED = 'a pg_rewind of this data directory stopped before it finished and may have rewritten part of it (PostgreSQL does not vouch for such a directory)';
 const PROBE_BUDGET_MS = 2_000;
 /** How long a killed postmaster may take to be gone (a process in uninterruptible I/O dies only when that I/O ends). */
 const KILLED_EXIT_WAIT_MS = 5_000;
