@@ -300,7 +300,8 @@ export interface NodeStatusView {
   readonly [k: string]: unknown;
 }
 
-function postgresIds(): { uid: number; gid: number } | undefined {
+/** uid and gid of the postgres user; undefined where there is none. */
+export function postgresIds(): { uid: number; gid: number } | undefined {
   try {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());

@@ -1,6 +1,6 @@
 import { mergePatch, type RawConfig } from '../domain/cluster/config/config.js';
 import type { CommandDeps } from './command-deps.js';
-import { readConfig } from './read-config.js';
+import { storedConfigView } from './read-config.js';
 import { replaceConfig } from './replace-config.js';
 
 /**
@@ -10,6 +10,7 @@ import { replaceConfig } from './replace-config.js';
  * `invalid_config`, CommandError `config_conflict` on a concurrent change, DcsUnavailableError.
  */
 export async function patchConfig(deps: Pick<CommandDeps, 'store' | 'agent'>, patch: RawConfig): Promise<RawConfig> {
-  const stored = await readConfig(deps);
-  return replaceConfig(deps, { config: mergePatch(stored.value, patch), ifRevision: stored.revision });
+  const cluster = await deps.store.read();
+  const stored = storedConfigView(cluster);
+  return replaceConfig(deps, { config: mergePatch(stored.value, patch), ifRevision: stored.revision }, cluster);
 }

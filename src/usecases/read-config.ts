@@ -1,4 +1,5 @@
 import type { RawConfig } from '../domain/cluster/config/config.js';
+import type { Cluster } from '../domain/cluster/model/cluster.js';
 import type { CommandDeps } from './command-deps.js';
 
 /** The stored dynamic configuration and the revision a compare-and-set write must name (null: nothing stored yet). */
@@ -9,6 +10,11 @@ export interface StoredConfigView {
 
 /** The dynamic configuration as stored (`GET /config`); `{}` when none is. Throws DcsUnavailableError. */
 export async function readConfig(deps: Pick<CommandDeps, 'store'>): Promise<StoredConfigView> {
-  const config = (await deps.store.read()).config;
+  return storedConfigView(await deps.store.read());
+}
+
+/** The dynamic configuration `cluster` holds; `{}` when none. */
+export function storedConfigView(cluster: Cluster): StoredConfigView {
+  const config = cluster.config;
   return config ? { value: config.value, revision: config.revision } : { value: {}, revision: null };
 }

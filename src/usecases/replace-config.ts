@@ -1,5 +1,6 @@
 import { resolveConfig, validateConfigOrThrow, type RawConfig } from '../domain/cluster/config/config.js';
 import { membersFencedBy } from '../domain/cluster/ha/fence-window.js';
+import type { Cluster } from '../domain/cluster/model/cluster.js';
 import { ValidationError } from '../domain/errors.js';
 import type { CommandDeps } from './command-deps.js';
 import { CommandError } from './command-error.js';
@@ -27,8 +28,7 @@ export function checkConfig(config: RawConfig): void {
  * refused (ValidationError `invalid_config`), naming each member that its old timings spared.
  * Timings left as they were are never refused, so unrelated changes go through.
  */
-async function refuseFencingTimings(deps: Pick<CommandDeps, 'store'>, config: RawConfig): Promise<void> {
-  const cluster = await deps.store.read();
+function refuseFencingTimings(cluster: Cluster, config: RawConfig): void {
   const before = resolveConfig(cluster.config?.value);
   const after = resolveConfig(config);
   if (before.ttl === after.ttl && before.loop_wait === after.loop_wait) return;
@@ -42,13 +42,14 @@ async function refuseFencingTimings(deps: Pick<CommandDeps, 'store'>, config: Ra
 /**
  * Replaces the dynamic configuration (`PUT /config`, wardenctl edit-config): validated
  * first (nothing written when invalid, or when its timings would have a member's fencer stop a
- * healthy primary), then written, and the agent applies it at once.
+ * healthy primary), then written, and the agent applies it at once. `current`: the cluster the
+ * caller just read (read here otherwise).
  * Throws ValidationError `invalid_config`, CommandError `config_conflict` when the revision
  * moved on, DcsUnavailableError.
  */
-export async function replaceConfig(deps: Pick<CommandDeps, 'store' | 'agent'>, input: ReplaceConfigInput): Promise<RawConfig> {
+export async function replaceConfig(deps: Pick<CommandDeps, 'store' | 'agent'>, input: ReplaceConfigInput, current?: Cluster): Promise<RawConfig> {
   checkConfig(input.config);
-  await refuseFencingTimings(deps, input.config);
+  refuseFencingTimings(current ?? (await deps.store.read()), input.config);
   if (!(await deps.store.writeConfig(input.config, input.ifRevision))) {
     throw new CommandError('config_conflict', 'the configuration was changed by someone else meanwhile; read it again and retry');
   }

@@ -2,14 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
+import { postgresIds, type ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
 import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed, Writer } from './e2e-cluster.js';
-
-/** uid and gid of the postgres user, from the system's user database. */
-function postgresIds(): { uid: number; gid: number } {
-  return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
-}
 
 /** MiB used on the file system mounted at `path`. */
 function usedMiB(path: string): number {
@@ -38,7 +33,7 @@ describe('e2e: the primary\'s disk fills up (synchronous mode)', function () {
     mkdirSync(dataDir, { recursive: true });
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256m,mode=0700', 'tmpfs', dataDir]);
     mountPoint = dataDir;
-    const ids = postgresIds();
+    const ids = postgresIds()!;
     chownSync(dataDir, ids.uid, ids.gid);
     await runner.startEtcd();
     // node1 starts alone, so its data (on the small disk) is the primary's.

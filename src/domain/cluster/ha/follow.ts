@@ -93,11 +93,16 @@ export function reinitializeRequired(ctx: TickContext, why: string, cause: Rebui
  * always is (see rewindInterrupted): what it held past the branch point was being discarded anyway.
  */
 function rewindFailedOnThisTimeline(ctx: TickContext): boolean {
+  const failure = rewindFailureHere(ctx);
+  if (failure === null) return false;
+  return failure.code === 'rewind_interrupted' || startFailureOutsideData(failure.error) === null;
+}
+
+/** The last rewind failure, when pg_rewind failed on the timeline this node's data is on now (null: it did not). */
+function rewindFailureHere(ctx: TickContext): { readonly error: string; readonly code?: string } | null {
   const timeline = ctx.facts.timeline;
-  if (timeline === null || ctx.input.memory.rewindFailedOnTimeline !== timeline) return false;
-  if (rewindInterrupted(ctx)) return true;
-  const lastRewindError = ctx.input.memory.jobFailures.find((f) => f.job === 'rewind')?.error ?? '';
-  return startFailureOutsideData(lastRewindError) === null;
+  if (timeline === null || ctx.input.memory.rewindFailedOnTimeline !== timeline) return null;
+  return ctx.input.memory.jobFailures.find((f) => f.job === 'rewind') ?? { error: '' };
 }
 
 /**
@@ -106,9 +111,7 @@ function rewindFailedOnThisTimeline(ctx: TickContext): boolean {
  * for such a directory, so it is neither started nor rewound again, only rebuilt.
  */
 function rewindInterrupted(ctx: TickContext): boolean {
-  const timeline = ctx.facts.timeline;
-  if (timeline === null || ctx.input.memory.rewindFailedOnTimeline !== timeline) return false;
-  return ctx.input.memory.jobFailures.find((f) => f.job === 'rewind')?.code === 'rewind_interrupted';
+  return rewindFailureHere(ctx)?.code === 'rewind_interrupted';
 }
 
 /**
