@@ -7,6 +7,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { serverProcessesInDataDir } from '../../src/adapters/database/data-dir-processes.js';
+import { FENCE_HOLD_FILE } from '../../src/adapters/database/fence-hold.js';
+import { pathExists } from '../../src/adapters/database/path-exists.js';
 import { waitFor } from '../../scripts/lib/processes.js';
 import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
@@ -185,15 +187,23 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
 
 // ------------------------------------------------------------------ the faults
 
-/** kill -9 of the primary's agent; its PostgreSQL and fencer stay. The agent is started again once another node writes. */
+/**
+ * kill -9 of the primary's agent; its PostgreSQL and fencer stay. The fencer must leave the old
+ * primary's data held read-only (standby.signal, with its marker) until the agent is back. The
+ * agent is started again once another node writes.
+ */
 const agentKilled: Fault = async (ctx, primary, obs) => {
   const faultAt = Date.now();
   signal(ctx.runner.agentPid(primary), 'SIGKILL');
   await newPrimaryWrites(obs, primary, faultAt, 60_000);
   await hold(2000);
+  const dataDir = join(ctx.runner.layout.dir, primary, 'data');
+  const present = (f: string) => pathExists(join(dataDir, f));
+  const failures: string[] = [];
+  if (!(await present('standby.signal')) || !(await present(FENCE_HOLD_FILE))) failures.push(`the fencer left no read-only hold on ${primary}'s data (standby.signal and ${FENCE_HOLD_FILE})`);
   const healAt = Date.now();
   ctx.runner.startAgent(primary);
-  return { faultAt, healAt };
+  return { faultAt, healAt, failures };
 };
 
 /** The PID of the WAL receiver among the server processes of `node`'s data directory (null: none runs). */

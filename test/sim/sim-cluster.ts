@@ -170,6 +170,7 @@ export class SimNode {
     if (!this.alive) return;
     this.alive = false;
     this.thawAgent();
+    this.db.agentDied();
     this.fencer?.agentDied();
     this.dcs.setReachable(false);
     void this.dcs.close();

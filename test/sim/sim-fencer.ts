@@ -49,11 +49,11 @@ export class SimFencer implements Fencer {
     return { state: this.deadline === null ? 'idle' : 'guarding', reason: null };
   }
 
-  /** The agent process died: stop the database at once; release the lock it held. */
+  /** The agent process died: stop the database at once (held read-only when it was the primary's); release the lock it held. */
   agentDied(): void {
     if (!this.running) return;
     const held = this.deadline !== null;
-    this.stop();
+    this.stop(held || this.db.isWritable);
     if (held) void this.releaseLeader();
   }
 
@@ -62,9 +62,11 @@ export class SimFencer implements Fencer {
     this.running = false;
   }
 
-  private stop(): void {
+  /** Stops the database; `hold`: first leaves it read-only for a start the agent did not decide (as PgFence). */
+  private stop(hold: boolean): void {
     this.deadline = null;
     this.fencedState = true;
+    if (hold) this.db.holdReadOnly();
     if (this.db.isRunning) {
       this.db.crash();
       this.fenced++;
@@ -74,8 +76,8 @@ export class SimFencer implements Fencer {
   private async loop(): Promise<void> {
     while (this.running) {
       await this.clock.sleep(CHECK_MS);
-      if (this.running && this.deadline !== null && this.clock.now() >= this.deadline - this.safetyMarginMs) this.stop();
-      else if (this.running && this.deadline === null && this.fencedState && this.db.isWritable) this.stop();
+      if (this.running && this.deadline !== null && this.clock.now() >= this.deadline - this.safetyMarginMs) this.stop(true);
+      else if (this.running && this.deadline === null && this.fencedState && this.db.isWritable) this.stop(true);
     }
   }
 }

@@ -92,6 +92,8 @@ interface DataDir {
   recovery: { standby: boolean; upstreamConnUrl: string | null; slotName: string | null };
   /** A rewind stopped after it began rewriting this directory: it is neither started nor rewound again, only replaced. */
   halfRewound?: boolean;
+  /** The fencer's hold on a primary's data (standby.signal it placed): a start no agent decided comes up read-only. */
+  fenceHold?: boolean;
 }
 
 /** A replication slot of the fake server. */
@@ -198,6 +200,8 @@ export class FakeDatabase implements Database {
   private frozen = false;
   /** Bumped when the machine goes down: an operation begun before it never starts the server after it. */
   private powerEpoch = 0;
+  /** Bumped when the agent driving this server dies: what it still had to do in an operation (a restart's start) never happens. */
+  private agentEpoch = 0;
   /** State the server was left in when the machine went down (what an operation cut short leaves). */
   private powerOffState: DatabaseState = 'stopped';
   /** Signals sent while frozen, acted on at thaw (a shutdown, a promote request), with the generation they were sent in. */
@@ -289,6 +293,33 @@ export class FakeDatabase implements Database {
     const wasUp = this.running || this.stateValue === 'starting' || this.stateValue === 'restarting';
     this.shutdown(false);
     if (wasUp) this.stateValue = 'crashed';
+  }
+
+  /**
+   * The agent process that drives this server dies: an operation it had under way stops where
+   * the agent was (PgDatabase's restart is a stop then a start, both run by the agent), and a
+   * postmaster already launched goes on.
+   */
+  agentDied(): void {
+    this.agentEpoch++;
+  }
+
+  /**
+   * The fencer's hold (PgFence.holdReadOnly): a primary's data starts read-only until the agent
+   * sets its role again (a start, a follow, a promotion, a restart begun after the hold).
+   */
+  holdReadOnly(): void {
+    if (this.data && !this.data.recovery.standby) this.data.fenceHold = true;
+  }
+
+  /** The epochs an operation begins in: a start it still has to do happens only while both stand. */
+  private epochs(): { readonly power: number; readonly agent: number } {
+    return { power: this.powerEpoch, agent: this.agentEpoch };
+  }
+
+  /** Whether the fencer's hold is on the data directory. */
+  get fenceHeld(): boolean {
+    return this.data?.fenceHold === true;
   }
 
   /** The whole machine goes down: the postmaster dies as in crash(), and an operation in progress (a restart's stop, say) never goes on to start it. */
@@ -480,7 +511,7 @@ export class FakeDatabase implements Database {
   }
 
   async start(opts: StartOptions): Promise<void> {
-    const power = this.powerEpoch;
+    const power = this.epochs();
     if (this.takeFailure('start')) {
       if (!this.running) this.stateValue = 'start_failed';
       this.fail('start', 'injected failure');
@@ -497,6 +528,7 @@ export class FakeDatabase implements Database {
       upstreamConnUrl: opts.upstream?.connUrl ?? null,
       slotName: opts.slotName ?? null,
     };
+    data.fenceHold = false;
     await this.boot('start', opts.timeoutMs, 'starting', power);
   }
 
@@ -527,7 +559,8 @@ export class FakeDatabase implements Database {
   }
 
   async restart(timeoutMs: number): Promise<void> {
-    const power = this.powerEpoch;
+    const power = this.epochs();
+    const heldBefore = this.data?.fenceHold === true;
     if (this.takeFailure('restart')) {
       this.shutdown(true);
       this.stateValue = 'restart_failed';
@@ -545,6 +578,12 @@ export class FakeDatabase implements Database {
       await this.pause('stop');
       this.shutdown(true);
     }
+    if (this.data?.fenceHold && !heldBefore && this.agentEpoch === power.agent && this.powerEpoch === power.power) {
+      // As PgDatabase: the fencer stopped the server during this restart; the start is decided again.
+      this.stateValue = 'restart_failed';
+      this.fail('restart', 'the fencer stopped this server during the restart (the agent was frozen or cut off): not starting it as the restart planned');
+    }
+    if (this.data) this.data.fenceHold = false;
     await this.boot('restart', timeoutMs, 'restarting', power);
   }
 
@@ -594,13 +633,14 @@ export class FakeDatabase implements Database {
 
   async follow(upstream: Upstream | null, opts: { readonly slotName?: string; readonly timeoutMs: number }): Promise<void> {
     this.injected('follow');
-    const power = this.powerEpoch;
+    const power = this.epochs();
     const data = this.data;
     if (!data) this.fail('follow', 'data directory is empty');
     await this.pause('follow');
     // A frozen primary is stopped the way PgDatabase stops it (fast, escalated, killed); a frozen replica takes the new upstream at thaw.
     if (this.frozen && !this.inRecovery) await this.stopFrozen('fast', opts.timeoutMs, 'follow');
     data.recovery = { standby: true, upstreamConnUrl: upstream?.connUrl ?? null, slotName: opts.slotName ?? null };
+    data.fenceHold = false;
     if (this.running && this.inRecovery) {
       // primary_conninfo is reloadable since PostgreSQL 13: no restart for a new upstream.
       this.streaming = false;
@@ -739,7 +779,7 @@ export class FakeDatabase implements Database {
 
   async copyLogicalSlots(source: Upstream, names: readonly string[], timeoutMs: number): Promise<void> {
     this.injected('copyLogicalSlots');
-    const power = this.powerEpoch;
+    const power = this.epochs();
     if (!this.running || !this.inRecovery) this.fail('copyLogicalSlots', 'the server is not a running replica');
     await this.answering('copyLogicalSlots');
     const up = this.network.get(source.connUrl);
@@ -898,11 +938,16 @@ export class FakeDatabase implements Database {
   // ---------------------------------------------------------------- lifecycle internals
 
   /** Starts the postmaster per the data directory's recovery settings; honours the start delay and `timeoutMs`. */
-  private async boot(op: FakeDatabaseOp, timeoutMs: number, transitional: DatabaseState, power: number): Promise<void> {
+  private async boot(op: FakeDatabaseOp, timeoutMs: number, transitional: DatabaseState, epochs: { readonly power: number; readonly agent: number }): Promise<void> {
     // pg_ctl died with the machine: what it was still to do never happens.
-    if (power !== this.powerEpoch) {
+    if (epochs.power !== this.powerEpoch) {
       this.stateValue = this.powerOffState;
       this.fail(op, 'the machine went down');
+    }
+    // The agent that was to launch the server is gone: nothing launches it.
+    if (epochs.agent !== this.agentEpoch) {
+      if (!this.running && (this.stateValue === transitional || this.stateValue === 'stopping')) this.stateValue = 'stopped';
+      this.fail(op, 'the agent died before it started the server');
     }
     if (this.data?.halfRewound) {
       this.stateValue = transitional === 'restarting' ? 'restart_failed' : 'start_failed';
@@ -915,7 +960,7 @@ export class FakeDatabase implements Database {
       if (generation !== this.generation || !data) return;
       this.running = true;
       this.shutdownLsn = null;
-      this.inRecovery = data.recovery.standby;
+      this.inRecovery = data.recovery.standby || data.fenceHold === true;
       this.streaming = false;
       this.startedAt = this.clock.now();
       this.applied = { ...this.configured };
@@ -976,6 +1021,7 @@ export class FakeDatabase implements Database {
     });
     data.replayed = data.records.length;
     data.recovery = { standby: false, upstreamConnUrl: null, slotName: null };
+    data.fenceHold = false;
     this.inRecovery = false;
     this.streaming = false;
     return true;

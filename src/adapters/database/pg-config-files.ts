@@ -14,6 +14,7 @@ import { buildConninfo, parseConninfo, type Endpoint } from './conninfo.js';
 import type { ResolvedPgOptions } from './pg-options.js';
 import { writeOwnedFile } from './owned-files.js';
 import { pathExists } from './path-exists.js';
+import { FENCE_HOLD_FILE } from './fence-hold.js';
 import { withoutOwnedSettings } from './auto-conf.js';
 import { confLine } from './conf-lines.js';
 import type { Logger } from '../../ports/logger.js';
@@ -240,7 +241,11 @@ export class PgConfigFiles {
     return true;
   }
 
-  /** Creates or removes standby.signal (and always removes recovery.signal: we never do targeted recovery). */
+  /**
+   * Creates or removes standby.signal (and always removes recovery.signal: we never do targeted
+   * recovery). The role is the agent's from here: a fence's hold is lifted (after the signal it
+   * marked is gone, so that the data never passes for a replica's on the way).
+   */
   async setStandby(on: boolean): Promise<void> {
     await rm(this.path('recovery.signal'), { force: true });
     if (on) {
@@ -248,11 +253,13 @@ export class PgConfigFiles {
     } else {
       await rm(this.path('standby.signal'), { force: true });
     }
+    await rm(this.path(FENCE_HOLD_FILE), { force: true });
   }
 
   /** A targeted recovery: recovery.signal (and no standby.signal), which ends in a promotion. */
   async setRecoverySignal(): Promise<void> {
     await rm(this.path('standby.signal'), { force: true });
+    await rm(this.path(FENCE_HOLD_FILE), { force: true });
     if (!(await pathExists(this.path('recovery.signal')))) await writeOwnedFile(this.path('recovery.signal'), '', this.opts.runAsUser);
   }
 

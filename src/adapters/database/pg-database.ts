@@ -34,6 +34,7 @@ import { applySlotPlan, oldestLocalWal, readLogicalSlots, writeLogicalSlots } fr
 import { PgStateTracker } from './pg-state.js';
 import { readTimelineHistory } from './pg-timeline-history.js';
 import { pathExists } from './path-exists.js';
+import { fenceHoldPresent } from './fence-hold.js';
 
 export type { PgDatabaseOptions } from './pg-options.js';
 
@@ -339,7 +340,8 @@ export class PgDatabase implements Database {
           };
         }
       }
-      const standby = await pathExists(join(this.o.dataDir, 'standby.signal'));
+      // A fence's hold makes a stopped primary start read-only; the data stays a primary's.
+      const standby = (await pathExists(join(this.o.dataDir, 'standby.signal'))) && !(await fenceHoldPresent(this.o.dataDir));
       return { systemIdentifier: this.controlCache.systemIdentifier, timeline: this.controlCache.timeline, stoppedAsReplica: this.controlCache.inRecovery || standby };
     } catch {
       return {};
@@ -753,8 +755,15 @@ export class PgDatabase implements Database {
     return this.exclusive(async () => {
       this.states.set('restarting');
       try {
+        const heldBefore = await fenceHoldPresent(this.o.dataDir);
         const recovery = await this.currentRecovery();
         await this.stopNow('fast', timeoutMs, 'restart_failed');
+        // The agent froze or was cut off during the stop and the fencer stopped the server:
+        // what this restart was to start is decided again (lifting the hold here could start a
+        // second primary on the old timeline).
+        if (!heldBefore && (await fenceHoldPresent(this.o.dataDir))) {
+          throw this.fail('restart_failed', 'the fencer stopped this server during the restart (the agent was frozen or cut off): not starting it as the restart planned');
+        }
         await this.writeRole(recovery);
       } catch (e) {
         this.states.set('restart_failed');

@@ -1,9 +1,13 @@
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../ports/logger.js';
 import { killDataDirProcesses } from './data-dir-processes.js';
+import { FENCE_HOLD_FILE, placeFenceHold } from './fence-hold.js';
 import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
+
+/** How long the stop waits for the hold's two small files (a hung disk must not delay the stop itself). */
+const HOLD_WAIT_MS = 500;
 
 /** How long the postmaster gets to exit on its shutdown signal before it is killed. */
 const GRACE_MS = { immediate: IMMEDIATE_SHUTDOWN_GRACE_MS, fast: 10_000 } as const;
@@ -32,13 +36,30 @@ export class PgFence {
   constructor(
     private readonly dataDir: string,
     private readonly logger: Logger,
+    /** The OS user the server runs as (owner of what the fence writes), null when that is this process's. */
+    private readonly owner: string | null = null,
   ) {}
+
+  /**
+   * Leaves standby.signal in the data directory (see placeFenceHold), before the stop: a
+   * postmaster the stop does not find yet (pg_ctl start sent an instant before) reads it when
+   * it starts. Waits at most HOLD_WAIT_MS; never throws.
+   */
+  async holdReadOnly(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), HOLD_WAIT_MS)));
+    const result = await Promise.race([placeFenceHold(this.dataDir, this.owner), late]);
+    clearTimeout(timer);
+    if (result === 'placed') this.logger.warn('left standby.signal in the data directory: a start the agent did not decide comes up read-only');
+    else if (result === 'failed') this.logger.warn('could not leave standby.signal in the data directory (stopping anyway): a start before the agent decides could come up as a primary, and is stopped again');
+    else if (result === 'late') this.logger.warn(`leaving standby.signal in the data directory took over ${HOLD_WAIT_MS} ms (stopping anyway)`);
+  }
 
   /**
    * Whether a postmaster runs on the data directory as a primary that takes writes: it
    * accepts connections (postmaster.pid says `ready`, which a hot standby says too) and no
    * standby.signal or recovery.signal keeps it in recovery (PostgreSQL removes them when it
-   * promotes); pg_rewind's single-user recovery writes no postmaster PID at all. What a
+   * promotes), unless the signal is the fence's hold, placed after that postmaster started; pg_rewind's single-user recovery writes no postmaster PID at all. What a
    * fence, once it fired, must not let come back before the agent holds the lock again (an
    * agent thawed in the middle of a restart would otherwise finish starting a primary).
    * Never throws; false when it cannot tell.
@@ -48,7 +69,11 @@ export class PgFence {
       const pidFile = await readPostmasterPid(this.dataDir);
       if (pidFile === null || pidFile.status !== 'ready' || !(await postmasterAlive(pidFile.pid))) return false;
       const present = (f: string) => access(join(this.dataDir, f)).then(() => true, () => false);
-      return !(await present('standby.signal')) && !(await present('recovery.signal'));
+      if (!(await present('standby.signal')) && !(await present('recovery.signal'))) return true;
+      // The fence's own standby.signal tells nothing of a postmaster that started before it was
+      // placed (to the second postmaster.pid records: one started in that second counts too).
+      const heldSince = await stat(join(this.dataDir, FENCE_HOLD_FILE)).then((st) => st.mtimeMs, () => null);
+      return heldSince !== null && pidFile.startTime * 1000 <= heldSince;
     } catch {
       return false;
     }

@@ -11,6 +11,11 @@ export interface FenceKeeperDeps {
   readonly watchdog: Watchdog;
   /** Stops PostgreSQL hard and checks that nothing accepts writes; true when it is down. Never throws. */
   stopDatabase(mode: 'immediate' | 'fast', reason: string): Promise<boolean>;
+  /**
+   * Makes the next start of the stopped server come up read-only until the agent decides its
+   * role (standby.signal); bounded in time, never throws. Called before the stop of a primary.
+   */
+  holdReadOnly(): Promise<void>;
   /** Whether PostgreSQL runs as a primary now (false when it cannot tell). Never throws. */
   primaryRunning(): Promise<boolean>;
   /** Releases the leader lock the agent held (only while it still names this member). Never throws. */
@@ -30,7 +35,9 @@ export type KeeperState = 'idle' | 'guarding' | 'fenced';
  * minus the safety margin passes with no renewal, and stops it at once when the agent dies
  * (releasing the lock if the agent held it). Once it fenced, the fence holds: a primary that
  * comes back before the agent reports a new lock (a restart the agent had under way when it
- * froze, finishing after it thawed) is stopped again. The watchdog device is kicked only
+ * froze, finishing after it thawed) is stopped again, and the fence of a primary leaves the
+ * server's next start read-only, so that such a start does not make a second primary even for
+ * the moment before the next check. The watchdog device is kicked only
  * while the lease is safe: if this process hangs too, the machine resets before the lock can
  * move.
  */
@@ -78,13 +85,13 @@ export class FenceKeeper {
     if (d === null) {
       // A guard may arrive while the server is read: a primary started under that new lock is not fenced.
       if (this.stateNow === 'fenced' && (await this.deps.primaryRunning()) && this.deadline === null && !this.fencing) {
-        await this.fence('immediate', 'PostgreSQL came back as a primary after it was fenced, before the agent held the leader lock again', false);
+        await this.fence('immediate', 'PostgreSQL came back as a primary after it was fenced, before the agent held the leader lock again', false, true);
       }
       return;
     }
     const now = this.deps.clock.now();
     if (now >= d - this.deps.safetyMarginMs) {
-      await this.fence('immediate', `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false);
+      await this.fence('immediate', `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false, true);
       return;
     }
     if (this.deps.watchdog.isActive) await this.deps.watchdog.keepalive();
@@ -94,7 +101,10 @@ export class FenceKeeper {
   async agentDied(): Promise<void> {
     if (this.fencing) return this.fencing;
     const held = this.deadline !== null;
-    await this.fence(held ? 'immediate' : 'fast', held ? 'the agent died while holding the leader lock' : 'the agent died', held);
+    // A replica's start needs no hold (it has its standby.signal); a primary's does, lock or not.
+    const hold = held || (await this.deps.primaryRunning());
+    if (this.fencing) return this.fencing;
+    await this.fence(held ? 'immediate' : 'fast', held ? 'the agent died while holding the leader lock' : 'the agent died', held, hold);
   }
 
   /** The agent stops cleanly: nothing to fence; the device is disarmed. */
@@ -104,11 +114,12 @@ export class FenceKeeper {
     await this.deps.watchdog.disable();
   }
 
-  private fence(mode: 'immediate' | 'fast', why: string, release: boolean): Promise<void> {
+  private fence(mode: 'immediate' | 'fast', why: string, release: boolean, hold: boolean): Promise<void> {
     this.fencing = (async () => {
       const { logger, watchdog } = this.deps;
       logger.warn(`fencing: stopping PostgreSQL (${mode}): ${why}`);
       const startedAt = this.deps.clock.now();
+      if (hold) await this.deps.holdReadOnly();
       const stopped = await this.deps.stopDatabase(mode, why);
       this.deps.fenced?.(why, this.deps.clock.now() - startedAt, stopped);
       this.deadline = null;

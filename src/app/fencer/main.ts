@@ -6,6 +6,7 @@ import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { PgFence } from '../../adapters/database/pg-fence.js';
+import { defaultRunAsUser } from '../../adapters/database/pg-options.js';
 import { defaultFencerSocket, ensurePrivateSocketDir } from '../../adapters/fencer/fencer-socket-path.js';
 import { FencerSocketServer } from '../../adapters/fencer/fencer-socket-server.js';
 import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
@@ -61,7 +62,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     ...(cfg.etcd3.cert ? { cert: cfg.etcd3.cert } : {}),
     ...(cfg.etcd3.key ? { key: cfg.etcd3.key } : {}),
   });
-  const fence = new PgFence(cfg.db.data_dir, logger);
+  const fence = new PgFence(cfg.db.data_dir, logger, defaultRunAsUser());
   const watchdog = cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device });
   const monotonic = new MonotonicClock();
   let lastFence: { reason: string; durationMs: number; stopped: boolean; at: number } | null = null;
@@ -76,6 +77,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     watchdog,
     safetyMarginMs: cfg.watchdog.safety_margin * 1000,
     stopDatabase: (mode) => fence.stop(mode),
+    holdReadOnly: () => fence.holdReadOnly(),
     primaryRunning: () => fence.primaryRunning(),
     releaseLeader: async () => {
       try {

@@ -5,7 +5,10 @@
  * depend on each other and run in order.
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'chai';
+import { FENCE_HOLD_FILE, placeFenceHold } from '../../../../src/adapters/database/fence-hold.js';
+import { pathExists } from '../../../../src/adapters/database/path-exists.js';
 import { readControlData } from '../../../../src/adapters/database/pg-controldata.js';
 import { parseLsn } from '../../../../src/domain/cluster/model/lsn.js';
 import { destroyNodes, probeUntil, sql, streamingPair, type TestCredentials, type TestNode } from './pg-test-nodes.js';
@@ -72,10 +75,17 @@ describe('PgDatabase: the switchover path (real PostgreSQL 15)', function () {
     await b.db.stop('immediate');
     expect(await b.db.shutdownCheckpoint()).to.equal(null);
     expect((await b.db.probe()).stoppedAsReplica, "a primary's data, stopped (crashed)").to.equal(false);
+    // The fencer's hold (standby.signal) keeps the next start read-only; the data stays a primary's.
+    expect(await placeFenceHold(b.dataDir, process.getuid?.() === 0 ? 'postgres' : null)).to.equal('placed');
+    expect((await b.db.probe()).stoppedAsReplica, "a fenced primary's data").to.equal(false);
   });
 
   it('a candidate that never gets the WAL waits catchUpMs, then promotes anyway', async () => {
+    // The agent's start as a primary lifts the fence's hold.
     await b.db.start({ upstream: null, timeoutMs: START_MS });
+    expect((await b.db.probe()).inRecovery, 'started as the primary the agent asked for').to.equal(false);
+    expect(await pathExists(join(b.dataDir, 'standby.signal'))).to.equal(false);
+    expect(await pathExists(join(b.dataDir, FENCE_HOLD_FILE))).to.equal(false);
     await a.db.start({ upstream: { name: 'sw_b', connUrl: b.connUrl }, timeoutMs: START_MS });
     await probeUntil(a, (f) => f.replicationState === 'streaming');
     const beyond = ((await b.db.probe()).walLocation ?? 0) + 64 * 1024 * 1024;

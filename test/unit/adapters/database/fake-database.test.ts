@@ -150,6 +150,50 @@ describe('FakeDatabase', () => {
       expect((await b.probe()).inRecovery).to.equal(true);
     });
 
+    it("the fencer's hold: a start no agent decided comes up read-only; the agent's next start sets the role and lifts it; the data stays a primary's", async () => {
+      const [a] = await cluster();
+      await a.write();
+      a.setDelay('start', 3000);
+      a.crash();
+      // pg_ctl start was sent an instant before the agent died; the fencer holds the data read-only.
+      const starting = a.start({ upstream: null, timeoutMs: T });
+      a.agentDied();
+      a.holdReadOnly();
+      await clock.advance(3000);
+      await starting;
+      expect(await a.probe()).to.deep.include({ running: true, inRecovery: true });
+      expect(a.isWritable).to.equal(false);
+      await a.stop('fast');
+      expect((await a.probe()).stoppedAsReplica, "a held primary's data").to.equal(false);
+      const again = a.start({ upstream: null, timeoutMs: T });
+      await clock.advance(3000);
+      await again;
+      expect(a.isWritable).to.equal(true);
+      expect(a.fenceHeld).to.equal(false);
+    });
+
+    it('a restart whose stop the fencer overtakes (frozen agent) does not start the server; one whose agent died never starts it', async () => {
+      const [a] = await cluster();
+      a.setDelay('stop', 5000);
+      const restart = rejection(a.restart(T));
+      await clock.advance(1000);
+      a.holdReadOnly();
+      a.crash();
+      await clock.advance(5000);
+      expect((await restart).code).to.equal('restart_failed');
+      expect(a.isRunning).to.equal(false);
+      // Decided again after the hold: the agent's restart or start lifts it.
+      await a.start({ upstream: null, timeoutMs: T });
+      expect(a.isWritable).to.equal(true);
+      const second = rejection(a.restart(T));
+      await clock.advance(1000);
+      a.agentDied();
+      await clock.advance(5000);
+      expect((await second).message).to.match(/agent died/);
+      expect(a.isRunning).to.equal(false);
+      expect(a.state).to.equal('stopped');
+    });
+
     it('a changed reloadable parameter needs no restart; boolean postmaster values read on/off', async () => {
       const [a] = await cluster();
       await a.configure({ work_mem: '64MB' });

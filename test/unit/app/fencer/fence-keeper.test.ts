@@ -20,6 +20,9 @@ function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolea
     logger: new MemoryLogger(),
     watchdog,
     safetyMarginMs: 5000,
+    holdReadOnly: async () => {
+      calls.push('hold');
+    },
     stopDatabase: (mode) => {
       calls.push(`stop ${mode}`);
       return opts.holdStops ? new Promise<boolean>((r) => (ctl.finishStop = r)) : Promise.resolve(opts.stops ?? true);
@@ -30,6 +33,9 @@ function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolea
   });
   return { clock, watchdog, calls, k, server, ctl };
 }
+
+/** Lets the keeper's pending steps run (the hold is awaited before the stop begins). */
+const settled = () => new Promise<void>((r) => setImmediate(r));
 
 describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
   it('a renewed lease is never fenced; one not renewed is fenced at the deadline minus the safety margin, without releasing the lock', async () => {
@@ -46,7 +52,7 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     expect(calls).to.deep.equal([]);
     await clock.advance(200);
     await k.check();
-    expect(calls).to.deep.equal(['stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate']);
     expect(k.state).to.equal('fenced');
   });
 
@@ -63,10 +69,20 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     const a = keeper();
     a.k.guard(20_000);
     await a.k.agentDied();
-    expect(a.calls).to.deep.equal(['stop immediate', 'release']);
+    expect(a.calls).to.deep.equal(['hold', 'stop immediate', 'release']);
     const b = keeper();
     await b.k.agentDied();
     expect(b.calls).to.deep.equal(['stop fast']);
+  });
+
+  it('a fenced primary is left read-only (hold before the stop), lock or not; a replica is only stopped', async () => {
+    const primaryNoLock = keeper();
+    primaryNoLock.server.primary = true;
+    await primaryNoLock.k.agentDied();
+    expect(primaryNoLock.calls).to.deep.equal(['hold', 'stop fast']);
+    const replica = keeper();
+    await replica.k.agentDied();
+    expect(replica.calls).to.deep.equal(['stop fast']);
   });
 
   it('a stop that fails releases nothing and stops kicking the device, so the machine resets before the lock moves on', async () => {
@@ -76,7 +92,7 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     await k.check();
     const kicks = watchdog.keepalives;
     await k.agentDied();
-    expect(calls).to.deep.equal(['stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate']);
     await clock.advance(1000);
     await k.check();
     expect(watchdog.keepalives).to.equal(kicks);
@@ -102,21 +118,21 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     k.guard(20_000);
     await clock.advance(15_000);
     await k.check();
-    expect(calls).to.deep.equal(['stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate']);
     // The agent, thawed in the middle of a restart, finishes starting the server as a primary.
     server.primary = true;
     k.unguard();
     await k.check();
-    expect(calls).to.deep.equal(['stop immediate', 'stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate', 'hold', 'stop immediate']);
     server.primary = false;
     await k.check();
-    expect(calls).to.have.length(2);
+    expect(calls).to.have.length(4);
     // The agent takes the lock again: guarding as usual, a primary is fine.
     k.guard(20_000);
     server.primary = true;
     await k.check();
     expect(k.state).to.equal('guarding');
-    expect(calls).to.have.length(2);
+    expect(calls).to.have.length(4);
   });
 
   it('a lock reported while a fence runs is guarded once PostgreSQL is down: the primary its holder starts next is left running', async () => {
@@ -126,19 +142,21 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     const fence = k.check();
     // The agent renews late (or a restarted agent takes the lock) while the stop is under way.
     k.guard(20_000);
+    await settled();
     ctl.finishStop(true);
     await fence;
     expect(k.state).to.equal('guarding');
     server.primary = true;
     await clock.advance(1000);
     await k.check();
-    expect(calls).to.deep.equal(['stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate']);
     // That lock is guarded like any other: not renewed, it is fenced in its turn.
     await clock.advance(14_100);
     const second = k.check();
+    await settled();
     ctl.finishStop(true);
     await second;
-    expect(calls).to.deep.equal(['stop immediate', 'stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate', 'hold', 'stop immediate']);
     expect(k.state).to.equal('fenced');
   });
 
@@ -147,14 +165,14 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     k.guard(20_000);
     await clock.advance(15_000);
     await k.check();
-    expect(calls).to.deep.equal(['stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate']);
     // Fenced, no lock: the next check reads the server; the agent takes the lock meanwhile and starts a primary.
     const check = k.check();
     expect(ctl.reads).to.equal(1);
     k.guard(20_000);
     ctl.answer(true);
     await check;
-    expect(calls).to.deep.equal(['stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate']);
     expect(k.state).to.equal('guarding');
   });
 
@@ -163,9 +181,10 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     k.guard(20_000);
     const died = k.agentDied();
     k.guard(20_000);
+    await settled();
     ctl.finishStop(true);
     await died;
-    expect(calls).to.deep.equal(['stop immediate']);
+    expect(calls).to.deep.equal(['hold', 'stop immediate']);
     expect(k.state).to.equal('guarding');
   });
 });

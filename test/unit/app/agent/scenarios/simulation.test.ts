@@ -57,6 +57,11 @@ const REGRESSION_SEEDS = [
   // Synchronous mode: the leader's tick renewed its lock, then stalled (a slow probe, then the clock jumped past ttl); it
   // resumed with that renewal and started its fenced server as primary while the scheduled switchover's candidate promoted.
   { seed: 303430343, profile: 'deep', model: 'v7' },
+  // An operator's restart of the primary waited on a slow stop when its agent was killed; the fencer stopped the server and
+  // released the key, another node promoted, and the dead agent's restart then started the old primary (the fake went on with
+  // what only the agent does): a second primary. A dead agent's restart now never starts it, and a fenced primary's data is
+  // held read-only (standby.signal) for any start the agent did not decide.
+  { seed: 401927986, profile: 'deep', model: 'v7' },
 ] as const;
 
 describe('HA randomized simulation', function () {
