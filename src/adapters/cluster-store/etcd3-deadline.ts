@@ -25,5 +25,13 @@ export async function withinDeadline<T>(op: string, ms: number, fn: () => Promis
 export function asUnavailable(op: string, e: unknown): DcsUnavailableError {
   if (e instanceof DcsUnavailableError) return e;
   const msg = e instanceof Error ? e.message : String(e);
-  return new DcsUnavailableError(`etcd ${op} failed: ${msg}`, e);
+  return new DcsUnavailableError(`etcd ${op} failed: ${msg}${OUT_OF_SPACE.test(msg) ? OUT_OF_SPACE_ADVICE : ''}`, e);
 }
+
+/** etcd's answer to a write once its backend reached its quota (the NOSPACE alarm is raised). */
+const OUT_OF_SPACE = /database space exceeded/;
+
+/** What an operator must do: etcd takes no write again until the alarm is disarmed by hand. */
+const OUT_OF_SPACE_ADVICE =
+  ' (etcd reached its storage quota and takes no writes until an operator frees space: compact and defragment it, then `etcdctl alarm disarm`;' +
+  ' a leader lock already held is still renewed, but no new lock can be taken: no failover, switchover or configuration change can happen meanwhile)';

@@ -11,6 +11,7 @@ import type { AgentMemory } from './agent-memory.js';
 import type { CommandInbox } from './command-inbox.js';
 import type { LeaderLease } from './leader-lease.js';
 import type { RenewalPace } from './renewal-pace.js';
+import { RepeatedFailures } from './repeated-failures.js';
 
 /** The ports the runner acts through. */
 export interface RunnerPorts {
@@ -72,6 +73,11 @@ export function firstLongAction(actions: readonly Action[]): number {
   return actions.findIndex((a) => LONG_ACTIONS.has(a.type));
 }
 
+/** What the log says of a failed action. */
+function failedLine(a: Action): string {
+  return `${a.type} did not succeed`;
+}
+
 /** The command error code of a failure of any kind. */
 function commandCode(error: unknown): AgentCommandErrorCode {
   return error instanceof WardenError && typeof error.code === 'string' ? (error.code as AgentCommandErrorCode) : 'action_failed';
@@ -91,7 +97,12 @@ export class ActionRunner {
     private readonly afterLongAction: () => Promise<void> = async () => {},
     /** Hears when the lock was taken and renewed (it says when renewals come late); null: nobody. */
     private readonly pace: RenewalPace | null = null,
-  ) {}
+  ) {
+    this.failures = new RepeatedFailures(ports.logger, ports.clock);
+  }
+
+  /** Actions that fail loop after loop (a key etcd will not take) say why once, not every loop. */
+  private readonly failures: RepeatedFailures;
 
   /**
    * Runs `decision.actions[from..to)`; then the rollback when the failing action is in its
@@ -106,6 +117,7 @@ export class ActionRunner {
       try {
         try {
           await this.apply(action, ctx);
+          this.failures.succeeded(failedLine(action), `${action.type} succeeds again`);
         } finally {
           // A checkpoint changes nothing the snapshot shows (a switchover's shutdown follows it at once). After a
           // stop the snapshot must show it before anything else happens: a switchover's candidate asks this node,
@@ -135,8 +147,11 @@ export class ActionRunner {
   }
 
   private logFailure(action: Action, error: unknown): void {
-    const quiet = error instanceof ConditionFailed;
-    (quiet ? this.ports.logger.info : this.ports.logger.warn).call(this.ports.logger, `${action.type} did not succeed`, { error: describe(error) });
+    if (error instanceof ConditionFailed) {
+      // It ran (a lost race, a changed key): whatever failed it before is over.
+      this.failures.succeeded(failedLine(action), `${action.type} runs again (now: ${describe(error)})`);
+      this.ports.logger.info(failedLine(action), { error: describe(error) });
+    } else this.failures.failed(failedLine(action), describe(error));
   }
 
   private failRemainingCommands(actions: readonly Action[], from: number, to: number, error: unknown): void {

@@ -215,7 +215,8 @@ export class EventReporter {
       this.noCandidate = null;
       return;
     }
-    const text = explanationText(explanations);
+    // No member key at all: nobody was judged (etcd takes no writes, or no agent runs long enough to publish one).
+    const text = explanations.length ? explanationText(explanations) : 'no member has its member key in etcd (the agents cannot write them: see their logs)';
     if (text === this.noCandidate) return;
     this.noCandidate = text;
     if (report) this.emit('no_candidate', `the cluster has no leader and no member can be promoted: ${text}`, { members: explanations });

@@ -142,7 +142,9 @@ export class TickPipeline {
       reporter?.decided(d.message);
       inbox.settle(commands, d);
       const types = d.actions.map((a) => a.type);
-      if (d.actions.some((a) => !ROUTINE.has(a.type) && !slotsAdvancedOnly(a))) logger.info(d.message, { actions: types });
+      // The same decision again (its actions failed, or did not take effect yet) was said last tick: its failures say why.
+      const again = this.last !== null && this.last.message === d.message && this.last.actions.map((a) => a.type).join() === types.join();
+      if (!again && d.actions.some((a) => !ROUTINE.has(a.type) && !slotsAdvancedOnly(a))) logger.info(d.message, { actions: types });
       else logger.debug(d.message, { actions: types });
       this.reportWaiting(d);
       this.last = d;

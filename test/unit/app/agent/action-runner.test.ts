@@ -96,3 +96,23 @@ describe('ActionRunner: a server becomes writable only under a lock held at that
     expect(String((refused.error as Error).message)).to.match(/^restart: the leader lock ran out/);
   });
 });
+
+describe('ActionRunner: a failure that repeats loop after loop', () => {
+  it('says why once (reminded at the 4th time, or when the error changes), and once when the action works again', async () => {
+    const clock = new FakeClock(Date.UTC(2024, 0, 1));
+    const db = new FakeDatabase({ name: 'a', connUrl: 'postgres://a:5432/postgres', clock });
+    const store = new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'a' });
+    const logger = new MemoryLogger();
+    const runner = new ActionRunner({ store, db, watchdog: new FakeWatchdog(), clock, logger }, { lease: new LeaderLease(), memory: new AgentMemory(), inbox: new CommandInbox(() => undefined) });
+    const status = decision('status', [{ type: 'writeStatus', optime: 1, slots: {} }]);
+    store.setReachable(false);
+    for (let i = 0; i < 5; i++) {
+      await runner.runRange(status, 0, 1, { me: 'a', ttlSeconds: 30 });
+      await clock.advance(2000);
+    }
+    expect(logger.messages('warn').filter((m) => m.startsWith('writeStatus did not succeed'))).to.have.length(2);
+    store.setReachable(true);
+    expect((await runner.runRange(status, 0, 1, { me: 'a', ttlSeconds: 30 })).completed).to.equal(true);
+    expect(logger.messages('info').filter((m) => m.startsWith('writeStatus succeeds again (it failed 5 times in a row'))).to.have.length(1);
+  });
+});

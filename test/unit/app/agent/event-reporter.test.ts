@@ -145,6 +145,12 @@ describe('app/agent: EventReporter', () => {
     expect(types()).to.deep.equal(['no_candidate']);
   });
 
+  it('a leaderless cluster without a single member key says so, not an empty list of reasons', () => {
+    const { reporter, events } = setup();
+    reporter.leaderless([], true);
+    expect(events.since(null).map((e) => e.reason)).to.deep.equal(['the cluster has no leader and no member can be promoted: no member has its member key in etcd (the agents cannot write them: see their logs)']);
+  });
+
   it('changedKeys lists the paths that differ', () => {
     expect(changedKeys({ a: 1, b: { c: 1, d: 2 } }, { a: 1, b: { c: 2 }, e: [1] })).to.deep.equal(['b.c', 'b.d', 'e']);
   });
