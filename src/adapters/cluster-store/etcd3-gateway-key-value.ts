@@ -170,7 +170,9 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   }
 
   keepAlive(ttlSeconds: number): Promise<boolean> {
-    return this.bounded('keepAlive', async () => {
+    // Named for what it will ask etcd: a lease it may refuse to grant (out of space) is told from one it stops renewing.
+    const renewing = this.leaseId !== null && ttlSeconds === this.leaseTtl;
+    return this.bounded(renewing ? 'lease keep-alive' : 'lease grant', async () => {
       const id = this.leaseId;
       if (id !== null && ttlSeconds === this.leaseTtl) {
         const res = await this.call('/v3/lease/keepalive', { ID: id });
