@@ -59,10 +59,11 @@ export class PgFence {
    * Whether a postmaster runs on the data directory as a primary that takes writes: it
    * accepts connections (postmaster.pid says `ready`, which a hot standby says too) and no
    * standby.signal or recovery.signal keeps it in recovery (PostgreSQL removes them when it
-   * promotes), unless the signal is the fence's hold, placed after that postmaster started; pg_rewind's single-user recovery writes no postmaster PID at all. What a
-   * fence, once it fired, must not let come back before the agent holds the lock again (an
-   * agent thawed in the middle of a restart would otherwise finish starting a primary).
-   * Never throws; false when it cannot tell.
+   * promotes; the fence's own hold, placed after that postmaster started, keeps nothing);
+   * pg_rewind's single-user recovery writes no postmaster PID at all. What a fence, once it
+   * fired, must not let come back before the agent holds the lock again (an agent thawed in
+   * the middle of a restart would otherwise finish starting a primary). Never throws; false
+   * when it cannot tell.
    */
   async primaryRunning(): Promise<boolean> {
     try {
