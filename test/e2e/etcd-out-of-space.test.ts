@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep } from '../../scripts/lib/processes.js';
+import { fillEtcdToQuota, freeEtcdSpace } from '../support/etcd-server.js';
 import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed, Writer } from './e2e-cluster.js';
 
 const QUOTA_BYTES = 24 * 1024 * 1024;
@@ -18,12 +17,7 @@ describe('e2e: etcd out of space', function () {
   let runner: ClusterRunner;
   let primary: string;
 
-  const etcdctl = (args: string[], input?: string) =>
-    new Promise<string>((resolve, reject) => {
-      const endpoint = `127.0.0.1:${runner.layout.etcdClientPort}`;
-      const child = execFile('etcdctl', ['--endpoints', endpoint, ...args], { env: { ...process.env, ETCDCTL_API: '3' }, maxBuffer: 8 << 20 }, (e, out, err) => (e ? reject(new Error(`${e.message}: ${err}`)) : resolve(out)));
-      if (input !== undefined) child.stdin!.end(input);
-    });
+  const endpoint = () => `127.0.0.1:${runner.layout.etcdClientPort}`;
 
   before(async function () {
     this.timeout(240_000);
@@ -50,9 +44,7 @@ describe('e2e: etcd out of space', function () {
     await sql(runner, primary, 'CREATE TABLE e2e_writes (id bigint PRIMARY KEY, at timestamptz DEFAULT now())');
     const writer = new Writer(runner, 20);
     writer.start();
-    const value = randomBytes(700 * 1024).toString('base64');
-    let full = false;
-    for (let i = 0; i < 80 && !full; i++) full = await etcdctl(['put', `/filler/${i}`], value).then(() => false, (e: Error) => /database space exceeded/.test(e.message));
+    const full = await fillEtcdToQuota(endpoint(), '/filler/');
     expect(full, 'etcd reached its quota').to.equal(true);
     // Longer than ttl (20 s): a lock that needed a write to be renewed would be gone by then.
     await sleep(25_000);
@@ -62,11 +54,7 @@ describe('e2e: etcd out of space', function () {
     expect(refused.status).to.equal(503);
     expect(refused.body.message).to.match(/database space exceeded.*etcdctl alarm disarm/);
 
-    await etcdctl(['del', '--prefix', '/filler/']);
-    const status = JSON.parse(await etcdctl(['endpoint', 'status', '-w', 'json'])) as { Status: { header: { revision: number } } }[];
-    await etcdctl(['compact', String(status[0]!.Status.header.revision)]);
-    await etcdctl(['defrag']);
-    await etcdctl(['alarm', 'disarm']);
+    await freeEtcdSpace(endpoint(), '/filler/');
     await sleep(3000);
     await writer.stop();
     console.log(`      through the alarm: longest write gap ${writer.maxGapMs} ms, ${writer.acknowledged.length} writes acknowledged`);

@@ -4,13 +4,13 @@
  * simulate an outage.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { freePort as reservedPort } from './free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 
 /** A running (or stopped, restartable) test etcd. */
 export interface EtcdServer {
@@ -286,11 +286,40 @@ function allThreadsStopped(pid: number): boolean {
  * --cacert/--cert/--key when the server asks for client certificates.
  */
 export async function enableEtcdAuth(server: EtcdServer, prefix: string, tlsArgs: readonly string[] = []): Promise<void> {
-  const etcdctl = (...args: string[]) => promisify(execFile)('etcdctl', ['--endpoints', server.endpoint, ...tlsArgs, ...args], { env: { ...process.env, ETCDCTL_API: '3' } });
-  await etcdctl('user', 'add', 'root:rootpw');
-  await etcdctl('user', 'add', 'warden:secret');
-  await etcdctl('role', 'add', 'warden');
-  await etcdctl('role', 'grant-permission', 'warden', '--prefix=true', 'readwrite', prefix);
-  await etcdctl('user', 'grant-role', 'warden', 'warden');
-  await etcdctl('auth', 'enable');
+  const run = (...args: string[]) => etcdctl(server.endpoint, [...tlsArgs, ...args]);
+  await run('user', 'add', 'root:rootpw');
+  await run('user', 'add', 'warden:secret');
+  await run('role', 'add', 'warden');
+  await run('role', 'grant-permission', 'warden', '--prefix=true', 'readwrite', prefix);
+  await run('user', 'grant-role', 'warden', 'warden');
+  await run('auth', 'enable');
+}
+
+/** Runs etcdctl (API v3) against `endpoint` (host:port); `input` goes to its standard input. */
+export function etcdctl(endpoint: string, args: readonly string[], input?: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const child = execFile('etcdctl', ['--endpoints', endpoint, ...args], { env: { ...process.env, ETCDCTL_API: '3' }, maxBuffer: 8 << 20 }, (e, out, err) =>
+      e ? reject(new Error(`${e.message}: ${err}`)) : resolve(out),
+    );
+    if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
+/** Fills etcd with ~700 KB keys under `prefix` until its storage quota refuses a write (the NOSPACE alarm); true when it did. */
+export async function fillEtcdToQuota(endpoint: string, prefix: string, maxKeys = 80): Promise<boolean> {
+  const value = randomBytes(700 * 1024).toString('base64');
+  for (let i = 0; i < maxKeys; i++) {
+    const full = await etcdctl(endpoint, ['put', `${prefix}${i}`], value).then(() => false, (e: Error) => /database space exceeded/.test(e.message));
+    if (full) return true;
+  }
+  return false;
+}
+
+/** What an operator does after the NOSPACE alarm: deletes what filled etcd (`prefix`), compacts, defragments, disarms. */
+export async function freeEtcdSpace(endpoint: string, prefix: string): Promise<void> {
+  await etcdctl(endpoint, ['del', '--prefix', prefix]);
+  const status = JSON.parse(await etcdctl(endpoint, ['endpoint', 'status', '-w', 'json'])) as { Status: { header: { revision: number } } }[];
+  await etcdctl(endpoint, ['compact', String(status[0]!.Status.header.revision)]);
+  await etcdctl(endpoint, ['defrag']);
+  await etcdctl(endpoint, ['alarm', 'disarm']);
 }

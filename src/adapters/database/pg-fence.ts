@@ -1,8 +1,9 @@
-import { access, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../ports/logger.js';
 import { killDataDirProcesses } from './data-dir-processes.js';
 import { FENCE_HOLD_FILE, placeFenceHold } from './fence-hold.js';
+import { pathExists } from './path-exists.js';
 import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
 
@@ -69,7 +70,7 @@ export class PgFence {
     try {
       const pidFile = await readPostmasterPid(this.dataDir);
       if (pidFile === null || pidFile.status !== 'ready' || !(await postmasterAlive(pidFile.pid))) return false;
-      const present = (f: string) => access(join(this.dataDir, f)).then(() => true, () => false);
+      const present = (f: string) => pathExists(join(this.dataDir, f));
       if (!(await present('standby.signal')) && !(await present('recovery.signal'))) return true;
       // The fence's own standby.signal tells nothing of a postmaster that started before it was
       // placed (to the second postmaster.pid records: one started in that second counts too).

@@ -3,16 +3,13 @@
  * an operator frees space and disarms the alarm. A leader lock already held is still renewed
  * (the primary keeps running); every refused write says what the operator must do.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { SystemClock } from '../../../../src/adapters/clock/system-clock.js';
 import { Etcd3GatewayClusterStore } from '../../../../src/adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { clusterPrefix } from '../../../../src/adapters/cluster-store/keys.js';
 import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
-import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { etcdctl, fillEtcdToQuota, freeEtcdSpace, startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 
 const QUOTA_BYTES = 16 * 1024 * 1024;
 
@@ -26,12 +23,6 @@ describe('Etcd3GatewayClusterStore: etcd out of space (real etcd with a small qu
     stores.push(s);
     return s;
   };
-  const etcdctl = (args: string[], input?: string) =>
-    new Promise<string>((resolve, reject) => {
-      const child = execFile('etcdctl', ['--endpoints', etcd.endpoint, ...args], { env: { ...process.env, ETCDCTL_API: '3' }, maxBuffer: 8 << 20 }, (e, out, err) => (e ? reject(new Error(`${e.message}: ${err}`)) : resolve(out)));
-      if (input !== undefined) child.stdin!.end(input);
-    });
-
   before(async () => {
     etcd = await startEtcd({ extraArgs: ['--quota-backend-bytes', String(QUOTA_BYTES)] });
   });
@@ -47,11 +38,9 @@ describe('Etcd3GatewayClusterStore: etcd out of space (real etcd with a small qu
     await leader.read();
     expect(await leader.renewLeader('a', 10)).to.not.equal(null);
     // Fill etcd outside the cluster's keys until it refuses.
-    const value = randomBytes(700 * 1024).toString('base64');
-    let full = false;
-    for (let i = 0; i < 60 && !full; i++) full = await etcdctl(['put', `/filler/${i}`], value).then(() => false, (e: Error) => /database space exceeded/.test(e.message));
+    const full = await fillEtcdToQuota(etcd.endpoint, '/filler/');
     expect(full, 'etcd reached its quota').to.equal(true);
-    expect(await etcdctl(['alarm', 'list'])).to.match(/NOSPACE/);
+    expect(await etcdctl(etcd.endpoint, ['alarm', 'list'])).to.match(/NOSPACE/);
 
     expect(await leader.renewLeader('a', 10), 'the lock held is renewed').to.not.equal(null);
     const refused = await leader.writeStatus({ optime: 1, slots: {} }).then(() => null, (e: unknown) => e);
@@ -62,11 +51,7 @@ describe('Etcd3GatewayClusterStore: etcd out of space (real etcd with a small qu
     expect(noLock, 'no new lock under the alarm').to.be.instanceOf(DcsUnavailableError);
     expect((noLock as Error).message).to.match(/^etcd lease grant failed: .*etcdctl alarm disarm/);
 
-    await etcdctl(['del', '--prefix', '/filler/']);
-    const status = JSON.parse(await etcdctl(['endpoint', 'status', '-w', 'json'])) as { Status: { header: { revision: number } } }[];
-    await etcdctl(['compact', String(status[0]!.Status.header.revision)]);
-    await etcdctl(['defrag']);
-    await etcdctl(['alarm', 'disarm']);
+    await freeEtcdSpace(etcd.endpoint, '/filler/');
     expect(await other.acquireLeader('b', 10)).to.not.equal(null);
     await other.writeStatus({ optime: 2, slots: {} });
   });
