@@ -213,6 +213,15 @@ export class ClusterRunner {
     if (fencer !== undefined) await stopPid(fencer, 10_000);
   }
 
+  /** SIGTERM to a node's agent alone, waiting until it exits: what the agent leaves running (in maintenance mode, PostgreSQL and its fencer) stays. */
+  async terminateAgent(name: string, timeoutMs = 60_000): Promise<void> {
+    const s = this.readState();
+    const pid = s.agents[name];
+    if (pid !== undefined) await stopPid(pid, timeoutMs);
+    delete s.agents[name];
+    this.writeState(s);
+  }
+
   /** kill -9 of a node's agent, fencer and postmaster: an unplanned crash of the whole host. */
   killNode(name: string): void {
     const s = this.readState();

@@ -22,6 +22,14 @@ export interface Fencer {
   unguard(): void;
   /** The agent stops cleanly: the fencer leaves without fencing. */
   detach(): Promise<void>;
+  /**
+   * The agent stops and leaves its primary running (maintenance mode): the fencer goes on
+   * guarding the last lock deadline without an agent, until an agent for this node attaches
+   * again, and stops PostgreSQL when the deadline minus the safety margin passes. Resolves
+   * true once the fencer confirmed it guards; false (the fencer is off, unreachable or guards
+   * nothing) means PostgreSQL must be stopped as usual. The agent is detached either way.
+   */
+  handover(): Promise<boolean>;
   /** The fencer's state now. */
   status(): FencerStatus;
   /** Hears every fencing stop the fencer reports (also one made while no agent was attached, on attach). */

@@ -234,6 +234,43 @@ describe('e2e: a real 3-node cluster', function () {
     expect(await writable(primary)).to.equal(true);
   });
 
+  it('in pause, stopping the primary agent leaves PostgreSQL running under its fencer: a restarted agent takes it over without a restart, and without one the fencer stops it before the lock runs out', async () => {
+    wardenctl(runner, 'pause', '--wait');
+    const pm = runner.postmasterPid(primary)!;
+    const fencer = runner.fencerPid(primary)!;
+    const leaderSeenBy = async (n: string) => (await api(runner, n, 'GET', '/cluster')).body.members.find((m: any) => m.role === 'leader')?.name;
+    await runner.terminateAgent(primary);
+    expect(runner.postmasterPid(primary), 'the same postmaster runs on').to.equal(pm);
+    expect(runner.fencerPid(primary), 'the fencer stays').to.equal(fencer);
+    expect(await writable(primary)).to.equal(true);
+    expect(await leaderSeenBy(others(primary)[0]!), 'the leader key stays').to.equal(primary);
+    await sql(runner, primary, 'INSERT INTO e2e_writes (id) VALUES (-101)');
+    runner.startAgent(primary);
+    await waitFor(`${primary}'s new agent holding the lock`, 30_000, async () => {
+      const n = await runner.nodeStatus(primary);
+      return n?.role === 'primary' && (await api(runner, primary, 'GET', '/primary')).status === 200 ? true : undefined;
+    });
+    expect(runner.postmasterPid(primary), 'taken over without a restart').to.equal(pm);
+    expect(runner.fencerPid(primary), 'the running fencer is adopted').to.equal(fencer);
+    // Long after the old lock would have run out: the new agent renews it.
+    await sleep(((runner.layout.dcs['ttl'] as number) + 2) * 1000);
+    expect(runner.postmasterPid(primary)).to.equal(pm);
+    expect(await leaderSeenBy(others(primary)[0]!)).to.equal(primary);
+
+    const stoppedAt = Date.now();
+    await runner.terminateAgent(primary);
+    await waitFor(`${primary}'s fencer to stop PostgreSQL`, 30_000, async () => (runner.postmasterPid(primary) === undefined ? true : undefined));
+    const fencedAfterMs = Date.now() - stoppedAt;
+    console.log(`      pause: agent stopped, the fencer stopped the primary it left running after ${fencedAfterMs} ms (ttl ${runner.layout.dcs['ttl']} s)`);
+    expect(fencedAfterMs).to.be.lessThan((runner.layout.dcs['ttl'] as number) * 1000);
+    for (const n of others(primary)) expect(await writable(n), `${n} must not be promoted in pause`).to.equal(false);
+    wardenctl(runner, 'resume', '--wait');
+    runner.startAgent(primary);
+    primary = await currentPrimary(120_000);
+    const kept = await sql(runner, primary, 'SELECT count(*)::int AS n FROM e2e_writes WHERE id = -101');
+    expect(kept.rows[0].n).to.equal(1);
+  });
+
   it('shows pending_restart on every node after a restart-needing PATCH /config; wardenctl restart --pending clears it', async () => {
     const r = await api(runner, primary, 'PATCH', '/config', { db: { parameters: { max_connections: 120 } } });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);

@@ -37,8 +37,15 @@ export const EVENT_WEIGHTS_V6 = { ...EVENT_WEIGHTS_V5, cutReplication: 2, healRe
 /** The events of fault model v7: every earlier one, and an operator switching synchronous_mode between true and quorum (and the node count) while it runs. */
 export const EVENT_WEIGHTS_V7 = { ...EVENT_WEIGHTS_V6, changeSyncMode: 1 } as const;
 
+/**
+ * The events of fault model v8: every earlier one, and an agent stopped cleanly (SIGTERM): it
+ * stops its server and releases its lock, or in pause leaves the server running (a primary's
+ * lock under its fencer's guard) for the next start to take over.
+ */
+export const EVENT_WEIGHTS_V8 = { ...EVENT_WEIGHTS_V7, stopAgent: 2 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V7;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V8;
 
 /**
  * The events of the first fault model (no agent freezes): seeds found with it replay only
@@ -54,16 +61,18 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * (failover_priority, sync_priority, replicatefrom, nostream); `v4` also, in one schedule of
  * four, a maximum_lag_on_failover of a few writes; `v5` also databases frozen and thawed;
  * `v6` also replication links cut and healed; `v7` also synchronous_mode changed between
- * true and quorum, and synchronous_node_count, while the cluster runs.
+ * true and quorum, and synchronous_node_count, while the cluster runs; `v8` also agents
+ * stopped cleanly (in pause, leaving their servers running).
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8';
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v7';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v8';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v8') return EVENT_WEIGHTS_V8;
   if (model === 'v7') return EVENT_WEIGHTS_V7;
   if (model === 'v6') return EVENT_WEIGHTS_V6;
   return model === 'v5' ? EVENT_WEIGHTS_V5 : EVENT_WEIGHTS;
@@ -124,6 +133,10 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
     case 'killAgent':
       node.killAgent();
       return `kill agent ${node.name}`;
+    case 'stopAgent':
+      if (!node.alive || node.frozen) return `stop agent: ${node.name} agent is down or frozen`;
+      node.stopAgent();
+      return `stop agent ${node.name} (SIGTERM)`;
     case 'freezeAgent':
       if (!node.alive) return `freeze agent: ${node.name} agent is down`;
       node.freezeAgent();

@@ -177,6 +177,29 @@ export class SimNode {
     void this.loop.stop({ releaseLeader: false, stopDatabase: false }).catch(() => undefined);
   }
 
+  /**
+   * The agent stops cleanly (SIGTERM), as the real one does: it stops its server and releases
+   * its lock, or in pause leaves the server running (a primary's lock guarded by the fencer).
+   * It counts as alive until its shutdown is done.
+   */
+  stopAgent(): void {
+    if (!this.alive || this.frozen) return;
+    const gen = this.generation;
+    const loop = this.loop;
+    const dcs = this.dcs;
+    void loop
+      .stop({ releaseLeader: true, stopDatabase: true, leaveRunningInPause: true })
+      .catch(() => 'stopped' as const)
+      .then(async (outcome) => {
+        // Killed, or its machine crashed, in the middle of its shutdown: that path has done the rest.
+        if (this.generation !== gen || !this.alive) return;
+        if (outcome === 'stopped') await this.fencer?.detach();
+        this.alive = false;
+        dcs.setReachable(false);
+        await dcs.close();
+      });
+  }
+
   /** The whole machine dies: agent, fencer and postmaster. */
   crash(): void {
     this.fencer?.die();

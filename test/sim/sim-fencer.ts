@@ -45,6 +45,10 @@ export class SimFencer implements Fencer {
     this.deadline = null;
   }
 
+  async handover(): Promise<boolean> {
+    return this.running && this.deadline !== null;
+  }
+
   status(): FencerStatus {
     return { state: this.deadline === null ? 'idle' : 'guarding', reason: null };
   }

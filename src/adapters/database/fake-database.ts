@@ -341,6 +341,10 @@ export class FakeDatabase implements Database {
   get isRunning(): boolean {
     return this.running;
   }
+  /** When the running server started (fake epoch ms), null while it is down: it changes with every restart. */
+  get runningSince(): number | null {
+    return this.running ? this.startedAt : null;
+  }
   /** Running but frozen (see freeze()). */
   get isFrozen(): boolean {
     return this.frozen;

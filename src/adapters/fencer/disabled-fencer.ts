@@ -8,6 +8,9 @@ export class DisabledFencer implements Fencer {
   guard(): void {}
   unguard(): void {}
   async detach(): Promise<void> {}
+  async handover(): Promise<boolean> {
+    return false;
+  }
   status(): FencerStatus {
     return { state: 'off', reason: null };
   }

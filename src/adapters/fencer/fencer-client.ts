@@ -127,6 +127,15 @@ export class FencerClient implements Fencer, Watchdog {
     this.socket = null;
   }
 
+  async handover(): Promise<boolean> {
+    this.detached = true;
+    if (!this.socket) return false;
+    const reply = await this.request({ type: 'handover', id: this.id() }, REQUEST_MS);
+    this.socket?.destroy();
+    this.socket = null;
+    return reply?.type === 'result' && reply.ok;
+  }
+
   // ------------------------------------------------------------------ Watchdog
 
   get isActive(): boolean {

@@ -12,7 +12,9 @@ export type AgentMessage =
   | { readonly type: 'kick'; readonly id: number }
   | { readonly type: 'disarm'; readonly id: number }
   | { readonly type: 'usable'; readonly id: number }
-  | { readonly type: 'bye'; readonly id: number };
+  | { readonly type: 'bye'; readonly id: number }
+  /** The agent stops and leaves its primary running: keep guarding the deadline without it (result: whether it guards). */
+  | { readonly type: 'handover'; readonly id: number };
 
 /** A fencing stop, as the fencer reports it: why, how long it took, whether PostgreSQL is down, how long ago. */
 export interface FenceReport {

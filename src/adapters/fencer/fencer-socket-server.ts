@@ -13,6 +13,8 @@ export interface FencerHandlers {
   usable(): Promise<boolean>;
   /** The agent stops cleanly. */
   bye(): Promise<void>;
+  /** The agent stops and leaves its primary running: true when the fencer guards its lock deadline without it. */
+  handover(): Promise<boolean>;
   /** An agent attached (`adopted`: it replaces one that died). */
   attached(agentPid: number, adopted: boolean): void;
   /** The attached agent's connection closed without a goodbye: the agent died. */
@@ -159,6 +161,11 @@ export class FencerSocketServer {
           bye();
           await h.bye();
           send({ type: 'result', id: m.id, ok: true });
+          return;
+        case 'handover':
+          // Its connection closing next is the handover, not the agent's death.
+          bye();
+          send({ type: 'result', id: m.id, ok: await h.handover() });
           return;
         case 'hello':
           return;

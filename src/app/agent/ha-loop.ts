@@ -184,8 +184,15 @@ export class HaLoop implements AgentControl {
    * after PostgreSQL has been stopped cleanly (`stopDatabase`, default true), so no other
    * member promotes while this one still writes; the member record then says `stopped` until
    * its lease runs out.
+   *
+   * With `leaveRunningInPause`, a paused cluster's member keeps its server running, so the
+   * agent can be restarted or upgraded without an outage: a replica as it is; the leader only
+   * once its lock is renewed a last time and the fencer guards it without the agent (it stops
+   * the server before the lock runs out unless this node's agent starts again and renews it).
+   * A primary that does not hold the lock is stopped as usual: nothing would guard it. Returns
+   * whether the server was left running.
    */
-  async stop(opts: { readonly releaseLeader?: boolean; readonly stopDatabase?: boolean } = {}): Promise<void> {
+  async stop(opts: { readonly releaseLeader?: boolean; readonly stopDatabase?: boolean; readonly leaveRunningInPause?: boolean } = {}): Promise<'stopped' | 'left_running'> {
     this.unwatch?.();
     this.unwatch = null;
     await this.refresher.stop();
@@ -193,6 +200,7 @@ export class HaLoop implements AgentControl {
     await this.jobs.idle();
     // What follows (the key released, PostgreSQL stopped) is said as the agent's shutdown, not the last tick's decision.
     this.reporter.decided('the agent is shutting down');
+    if (opts.leaveRunningInPause === true && (await this.leaveRunning())) return 'left_running';
     if (opts.stopDatabase ?? true) {
       try {
         await this.db.stop('fast');
@@ -211,6 +219,55 @@ export class HaLoop implements AgentControl {
       }
     }
     this.lease.forget();
+    return 'stopped';
+  }
+
+  /**
+   * The shutdown of a paused cluster's member: leaves its server running when that is safe,
+   * and says so; false when the server must be stopped as usual. The lease is neither revoked
+   * nor forgotten: the leader key (and the member record) stay until it runs out, and the next
+   * agent for this node moves them onto its own lease.
+   */
+  private async leaveRunning(): Promise<boolean> {
+    await this.cluster.observe();
+    const view = this.cluster.current;
+    if (!view.reachable || !view.config.pause) return false;
+    const facts = await this.local.peek();
+    if (!facts.running) return false;
+    const me = this.settings.current.node.name;
+    if (this.lease.deadline === null) {
+      if (facts.inRecovery !== true) {
+        this.logger.warn('maintenance mode: stopping PostgreSQL anyway: it runs as a primary without the leader lock, and nothing would guard it once the agent is gone');
+        return false;
+      }
+      await this.fencer.detach();
+      this.logger.info('maintenance mode: leaving PostgreSQL running as a replica; the member key expires with its lease unless the agent starts again');
+      return true;
+    }
+    const ttl = view.config.ttl;
+    try {
+      const lock = await this.store.renewLeader(me, ttl);
+      if (lock === null) {
+        this.logger.warn('maintenance mode: stopping PostgreSQL anyway: the leader lock is no longer this member\'s');
+        return false;
+      }
+      this.lease.granted(lock.deadline);
+    } catch (error) {
+      this.logger.warn('maintenance mode: stopping PostgreSQL anyway: the leader lock could not be renewed for the handover', { error: describe(error) });
+      return false;
+    }
+    if (!(await this.fencer.handover())) {
+      const f = this.fencer.status();
+      this.logger.warn(`maintenance mode: stopping PostgreSQL anyway: a primary is left running only under the fencer's guard, and the fencer ${f.state === 'off' ? 'is off' : `did not take the lock over${f.reason ? ` (${f.reason})` : ''}`}`);
+      return false;
+    }
+    const margin = this.settings.current.local.watchdogSafetyMargin ?? 0;
+    const left = Math.max(0, Math.round(((this.lease.deadline ?? this.clock.now()) - this.clock.now()) / 1000 - margin));
+    this.logger.warn(
+      `maintenance mode: leaving PostgreSQL running as the primary, with the leader lock; the fencer stops it in ${left} s unless this node's agent starts again and renews the lock`,
+      { lock_deadline: new Date(this.lease.deadline ?? 0).toISOString() },
+    );
+    return true;
   }
 
   /**

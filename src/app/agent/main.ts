@@ -39,7 +39,8 @@ export interface RunningAgent {
   readonly url: string;
   /**
    * Clean shutdown: stops the HA loop, stops PostgreSQL (fast), releases the leader key
-   * if held and revokes the lease, then closes the API and the DCS client.
+   * if held and revokes the lease, then closes the API and the DCS client. In maintenance
+   * mode PostgreSQL is left running when that is safe (see HaLoop.stop).
    */
   stop(): Promise<void>;
 }
@@ -89,8 +90,9 @@ export async function startAgent(opts: {
     stop: () =>
       (stopped ??= (async () => {
         logger.info('shutting down: stopping the HA loop and the database');
-        await loop.stop({ releaseLeader: true, stopDatabase: true });
-        // PostgreSQL is down and the lock released: the fencer has nothing left to guard.
+        // In maintenance mode PostgreSQL is left running (under the fencer's guard for a primary).
+        await loop.stop({ releaseLeader: true, stopDatabase: true, leaveRunningInPause: true });
+        // PostgreSQL is down and the lock released, or the fencer took the lock over: either way the agent is done with it.
         await fencer.detach();
         await server.close();
         eventLoop.stop();

@@ -47,6 +47,8 @@ export class FenceKeeper {
   private guardedDuringFence: number | null = null;
   private fencing: Promise<void> | null = null;
   private stateNow: KeeperState = 'idle';
+  /** The guarded lock is one the agent left behind when it stopped with its server running (maintenance mode). */
+  private handedOver = false;
 
   constructor(private readonly deps: FenceKeeperDeps) {}
 
@@ -67,6 +69,7 @@ export class FenceKeeper {
     }
     if (this.deadline === null) this.deps.logger.info('guarding the leader lease', { remaining_ms: Math.round(remainingMs) });
     this.deadline = next;
+    this.handedOver = false;
     this.stateNow = 'guarding';
   }
 
@@ -75,6 +78,7 @@ export class FenceKeeper {
     this.guardedDuringFence = null;
     if (this.deadline !== null) this.deps.logger.info('the agent gave the leader lease up: not guarding');
     this.deadline = null;
+    this.handedOver = false;
     if (this.stateNow === 'guarding') this.stateNow = 'idle';
   }
 
@@ -91,7 +95,14 @@ export class FenceKeeper {
     }
     const now = this.deps.clock.now();
     if (now >= d - this.deps.safetyMarginMs) {
-      await this.fence('immediate', `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false, true);
+      const ends = `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s`;
+      if (this.handedOver) {
+        // A server the operator stopped since is left as it is (no standby.signal in the way of pg_upgrade).
+        const hold = await this.deps.primaryRunning();
+        await this.fence('immediate', `${ends} and no agent for this node started again to renew the lock its agent left when it stopped in maintenance mode`, false, hold);
+        return;
+      }
+      await this.fence('immediate', `${ends} and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false, true);
       return;
     }
     if (this.deps.watchdog.isActive) await this.deps.watchdog.keepalive();
@@ -107,9 +118,40 @@ export class FenceKeeper {
     await this.fence(held ? 'immediate' : 'fast', held ? 'the agent died while holding the leader lock' : 'the agent died', held, hold);
   }
 
+  /** Ms left of the guarded lease on the keeper's clock, or null when it guards none. */
+  get remainingMs(): number | null {
+    return this.deadline === null ? null : Math.max(0, this.deadline - this.deps.clock.now());
+  }
+
+  /**
+   * The fencer itself is told to stop while it guards a lock that no agent watches (its agent
+   * left the primary running): the primary is stopped first, since nothing would stop it
+   * before its lock moves on. Nothing happens when no deadline is guarded.
+   */
+  async stopGuarding(why: string): Promise<void> {
+    if (this.fencing) return this.fencing;
+    if (this.deadline === null) return;
+    const hold = await this.deps.primaryRunning();
+    if (this.fencing) return this.fencing;
+    await this.fence('immediate', why, false, hold);
+  }
+
+  /**
+   * The agent stops and leaves its server running (maintenance mode): the lock it holds stays
+   * guarded without it, until an agent reports a new deadline. When the deadline passes, a
+   * primary still running is stopped (and held read-only) as usual; a server someone stopped
+   * meanwhile is left as it is. False when no deadline is guarded (nothing to hand over).
+   */
+  handover(): boolean {
+    if (this.deadline === null || this.fencing) return false;
+    this.handedOver = true;
+    return true;
+  }
+
   /** The agent stops cleanly: nothing to fence; the device is disarmed. */
   async detach(): Promise<void> {
     this.deadline = null;
+    this.handedOver = false;
     this.stateNow = 'idle';
     await this.deps.watchdog.disable();
   }
@@ -123,6 +165,7 @@ export class FenceKeeper {
       const stopped = await this.deps.stopDatabase(mode, why);
       this.deps.fenced?.(why, this.deps.clock.now() - startedAt, stopped);
       this.deadline = null;
+      this.handedOver = false;
       this.stateNow = 'fenced';
       const renewed = this.guardedDuringFence;
       this.guardedDuringFence = null;

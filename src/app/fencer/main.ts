@@ -72,6 +72,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       lastFence = { reason, durationMs, stopped, at: monotonic.now() };
       // A frozen agent is still attached: it reads this when it runs again.
       server.reportFence({ reason, durationMs, stopped, agoMs: 0 });
+      // An agent that left its primary running did not come back in time.
+      if (!server.hasAgent) leaveUnlessAdopted('fenced the primary its agent left running');
     },
     logger,
     watchdog,
@@ -115,6 +117,20 @@ export async function main(argv: readonly string[]): Promise<number> {
       logger.info('the agent stopped cleanly: leaving');
       setTimeout(() => finish(0), 50);
     },
+    handover: async () => {
+      const remaining = keeper.remainingMs;
+      if (remaining === null || !keeper.handover()) {
+        await keeper.detach();
+        logger.info('the agent stopped and no leader lock is guarded: leaving');
+        setTimeout(() => finish(0), 50);
+        return false;
+      }
+      logger.warn(
+        `the agent stopped and left its primary running (maintenance mode): guarding its leader lock without it; PostgreSQL is stopped in ${Math.max(0, Math.round((remaining - cfg.watchdog.safety_margin * 1000) / 1000))} s unless an agent for this node starts and renews the lock`,
+        { remaining_ms: Math.round(remaining) },
+      );
+      return true;
+    },
     attached: (pid, adopted) => {
       clearTimeout(leaveTimer);
       logger.info(adopted ? 'a restarted agent adopted this fencer' : 'agent attached', { agent_pid: pid, socket: socketPath });
@@ -151,7 +167,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   logger.info('fencer listening', { socket: socketPath, data_dir: cfg.db.data_dir, pid: process.pid });
   leaveUnlessAdopted('started');
   const checker = setInterval(() => void keeper.check(), CHECK_MS);
-  const onSignal = () => finish(0);
+  const onSignal = () => {
+    // Without its agent nothing else would stop this primary before its lock moves on.
+    if (keeper.state === 'guarding' && !server.hasAgent) {
+      void keeper.stopGuarding('the fencer was told to stop while it guarded a primary its agent left running').finally(() => finish(0));
+    } else finish(0);
+  };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const code = await finished;

@@ -13,15 +13,17 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Handlers that record what reached the fencer. */
 function recorder(): FencerHandlers & { events: string[] } {
   const events: string[] = [];
+  let guarding = false;
   return {
     events,
-    guard: (ms) => events.push(`guard ${ms > 0 ? '+' : '-'}`),
-    unguard: () => events.push('unguard'),
+    guard: (ms) => ((guarding = true), events.push(`guard ${ms > 0 ? '+' : '-'}`)),
+    unguard: () => ((guarding = false), events.push('unguard')),
     arm: async (t) => (events.push(`arm ${t}`), true),
     kick: async () => (events.push('kick'), true),
     disarm: async () => (events.push('disarm'), true),
     usable: async () => true,
     bye: async () => void events.push('bye'),
+    handover: async () => (events.push('handover'), guarding),
     attached: (_pid, adopted) => events.push(adopted ? 'adopted' : 'attached'),
     agentGone: () => events.push('gone'),
   };
@@ -63,6 +65,26 @@ describe('fencer socket: agent and fencer over a Unix socket', () => {
     await c.detach();
     await sleep(50);
     expect(h.events).to.deep.equal(['attached', 'guard +', 'arm 15', 'kick', 'unguard', 'bye']);
+  });
+
+  it('an agent that hands its lease over is not reported dead, hears whether the fencer guards it, and a restarted one adopts the fencer', async () => {
+    const h = recorder();
+    await server(h);
+    const first = client();
+    await first.attach();
+    first.guard(Date.now() + 20_000);
+    expect(await first.handover()).to.equal(true);
+    await sleep(50);
+    expect(h.events).to.deep.equal(['attached', 'guard +', 'handover']);
+    // The agent is done with the fencer: a detach after the handover sends nothing.
+    await first.detach();
+    const next = client();
+    expect(await next.attach()).to.equal(true);
+    expect(h.events.at(-1)).to.equal('adopted');
+    // A fencer that guards nothing answers false: the agent must stop its server itself.
+    next.unguard();
+    expect(await next.handover()).to.equal(false);
+    expect(await client().handover()).to.equal(false);
   });
 
   it('an agent that goes away without goodbye is reported dead; a restarted one adopts the fencer', async () => {

@@ -4,7 +4,7 @@ import type { Fencer } from '../../../../src/ports/fencer.js';
 import { singleNodePrimary } from './single-node-loop.js';
 
 /** A fencer that is attached and guards nothing (what it would stop does not matter here). */
-const ATTACHED: Fencer = { attach: async () => true, guard: () => undefined, unguard: () => undefined, detach: async () => undefined, status: () => ({ state: 'idle', reason: null }) };
+const ATTACHED: Fencer = { attach: async () => true, guard: () => undefined, unguard: () => undefined, detach: async () => undefined, handover: async () => false, status: () => ({ state: 'idle', reason: null }) };
 
 describe('the agent says when the cluster\'s timings leave its fencer too short a window', () => {
   it('ttl 20 and loop_wait 15 with safety_margin 5: said at the first loop, reminded rarely, naming the setting and the fix', async () => {

@@ -56,6 +56,54 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     expect(k.state).to.equal('fenced');
   });
 
+  it('told to stop while it guards a lock no agent watches: stops the primary first (held read-only), keeping the lock for its expiry', async () => {
+    const { clock, calls, k, server } = keeper();
+    server.primary = true;
+    k.guard(20_000);
+    await clock.advance(4000);
+    expect(k.remainingMs).to.equal(16_000);
+    await k.stopGuarding('told to stop');
+    expect(calls).to.deep.equal(['hold', 'stop immediate']);
+    expect(k.state).to.equal('fenced');
+    expect(k.remainingMs).to.equal(null);
+    // Nothing guarded: nothing to stop.
+    const idle = keeper();
+    await idle.k.stopGuarding('told to stop');
+    expect(idle.calls).to.deep.equal([]);
+  });
+
+  it('a lock handed over by an agent that stopped in maintenance mode is guarded without it; a server stopped by hand meanwhile gets no hold', async () => {
+    const { clock, calls, k, server } = keeper();
+    expect(k.handover(), 'nothing guarded: nothing to hand over').to.equal(false);
+    k.guard(20_000);
+    expect(k.handover()).to.equal(true);
+    await clock.advance(14_900);
+    await k.check();
+    expect(calls).to.deep.equal([]);
+    // The operator stopped PostgreSQL (before a pg_upgrade, say): no standby.signal is left in its way.
+    server.primary = false;
+    await clock.advance(200);
+    await k.check();
+    expect(calls).to.deep.equal(['stop immediate']);
+
+    const running = keeper();
+    running.k.guard(20_000);
+    running.k.handover();
+    running.server.primary = true;
+    await running.clock.advance(15_100);
+    await running.k.check();
+    expect(running.calls).to.deep.equal(['hold', 'stop immediate']);
+
+    // A new agent's deadline ends the handover: its lock is fenced the usual way.
+    const adopted = keeper();
+    adopted.k.guard(20_000);
+    adopted.k.handover();
+    adopted.k.guard(20_000);
+    await adopted.clock.advance(15_100);
+    await adopted.k.check();
+    expect(adopted.calls).to.deep.equal(['hold', 'stop immediate']);
+  });
+
   it('nothing guarded: nothing fenced, however long it waits', async () => {
     const { clock, calls, k } = keeper();
     k.guard(20_000);
