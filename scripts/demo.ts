@@ -100,7 +100,8 @@ async function main(): Promise<void> {
       // node1..node3 belong to the demo, standby1 and standby2 to its standby cluster.
       const target = runner.layout.nodes.some((n) => n.name === arg) ? runner : standbyRunner();
       const name = target.node(arg).name;
-      if (command === 'stop') await target.stopAgent(name);
+      // As `systemctl stop` would: SIGTERM to the agent (in maintenance mode it leaves PostgreSQL running).
+      if (command === 'stop') await target.terminateAgent(name);
       else target.startAgent(name);
       console.log(`demo: ${arg} ${command === 'stop' ? 'stopped' : 'started'}`);
       return;

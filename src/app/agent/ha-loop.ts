@@ -189,8 +189,10 @@ export class HaLoop implements AgentControl {
    * agent can be restarted or upgraded without an outage: a replica as it is; the leader only
    * once its lock is renewed a last time and the fencer guards it without the agent (it stops
    * the server before the lock runs out unless this node's agent starts again and renews it).
-   * A primary that does not hold the lock is stopped as usual: nothing would guard it. Returns
-   * whether the server was left running.
+   * A primary that does not hold the lock is stopped as usual: nothing would guard it. A leader
+   * whose server does not stop keeps its lock (handed to the fencer when it can take it), so
+   * nobody promotes while that server may still take writes. Returns whether the server was
+   * (or may have been) left running.
    */
   async stop(opts: { readonly releaseLeader?: boolean; readonly stopDatabase?: boolean; readonly leaveRunningInPause?: boolean } = {}): Promise<'stopped' | 'left_running'> {
     this.unwatch?.();
@@ -201,12 +203,14 @@ export class HaLoop implements AgentControl {
     // What follows (the key released, PostgreSQL stopped) is said as the agent's shutdown, not the last tick's decision.
     this.reporter.decided('the agent is shutting down');
     if (opts.leaveRunningInPause === true && (await this.leaveRunning())) return 'left_running';
-    if (opts.stopDatabase ?? true) {
-      try {
-        await this.db.stop('fast');
-      } catch (error) {
-        this.logger.error('could not stop the database cleanly', { error: describe(error) });
+    if ((opts.stopDatabase ?? true) && !(await this.stopDatabase()) && this.lease.deadline !== null) {
+      // Released, the lock could go to another member while this server still takes writes.
+      if (await this.fencer.handover()) {
+        this.logger.error('PostgreSQL did not stop: the leader lock is not released; the fencer stops PostgreSQL before the lock runs out');
+        return 'left_running';
       }
+      this.logger.error('PostgreSQL did not stop: the leader lock is not released (it runs out with its lease)');
+      return 'left_running';
     }
     await this.watchdog.disable();
     if (opts.releaseLeader ?? true) {
@@ -220,6 +224,19 @@ export class HaLoop implements AgentControl {
     }
     this.lease.forget();
     return 'stopped';
+  }
+
+  /** Stops the server for the agent's shutdown: fast, then immediate when that fails; false when it may still run. */
+  private async stopDatabase(): Promise<boolean> {
+    for (const mode of ['fast', 'immediate'] as const) {
+      try {
+        await this.db.stop(mode);
+        return true;
+      } catch (error) {
+        this.logger.error(`could not stop the database (${mode})`, { error: describe(error) });
+      }
+    }
+    return false;
   }
 
   /**

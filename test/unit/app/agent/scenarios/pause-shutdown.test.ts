@@ -92,6 +92,19 @@ describe('scenario: stopping an agent in maintenance mode leaves PostgreSQL runn
     expect(sim.leaderKey()).to.equal(null);
   });
 
+  it('a clean stop whose server does not stop keeps the leader lock: the fencer stops the server before the lock can move', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    const n1 = sim.node('node1');
+    // The fast stop and the immediate one after it both fail.
+    n1.db.failNext('stop', 2);
+    await stopAgent(sim, n1);
+    expect(n1.db.isWritable).to.equal(true);
+    expect(sim.leaderKey(), 'not released while the server may take writes').to.equal('node1');
+    // sim.advance checks after every step that no two servers take writes.
+    await sim.until(() => primaryName(sim) === 'node2', 3 * ttlMs(sim), 'node2 to lead');
+    expect(n1.fencer?.fenced).to.equal(1);
+  });
+
   it('outside maintenance mode, the agent stops its server and releases the key', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2'] });
     const n1 = sim.node('node1');
