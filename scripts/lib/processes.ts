@@ -1,13 +1,20 @@
 import { spawn } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
+import { openSync, closeSync, readFileSync } from 'node:fs';
 
 /** True while a process with this PID exists. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // A process that exited but is not reaped yet (a zombie) answers signals too: it is gone all the same.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch (e) {
+    // Gone since the signal; any other failure (no /proc) leaves the signal's answer.
+    return (e as NodeJS.ErrnoException).code !== 'ENOENT';
   }
 }
 

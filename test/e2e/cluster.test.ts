@@ -257,16 +257,38 @@ describe('e2e: a real 3-node cluster', function () {
     expect(runner.postmasterPid(primary)).to.equal(pm);
     expect(await leaderSeenBy(others(primary)[0]!)).to.equal(primary);
 
+    // Not started again, and a manual failover asked meanwhile (allowed in pause): the candidate
+    // is promoted only once the old primary is stopped, never beside it.
     const stoppedAt = Date.now();
     await runner.terminateAgent(primary);
-    await waitFor(`${primary}'s fencer to stop PostgreSQL`, 30_000, async () => (runner.postmasterPid(primary) === undefined ? true : undefined));
-    const fencedAfterMs = Date.now() - stoppedAt;
-    console.log(`      pause: agent stopped, the fencer stopped the primary it left running after ${fencedAfterMs} ms (ttl ${runner.layout.dcs['ttl']} s)`);
-    expect(fencedAfterMs).to.be.lessThan((runner.layout.dcs['ttl'] as number) * 1000);
-    for (const n of others(primary)) expect(await writable(n), `${n} must not be promoted in pause`).to.equal(false);
+    const candidate = others(primary)[0]!;
+    // The request waits for its outcome: watched meanwhile.
+    const asking = api(runner, candidate, 'POST', '/failover', { candidate });
+    let oldGoneAt: number | null = null;
+    let candidateWritableAt: number | null = null;
+    let overlapMs = 0;
+    while (candidateWritableAt === null && Date.now() - stoppedAt < 60_000) {
+      const oldRuns = runner.postmasterPid(primary) !== undefined;
+      const candidateWrites = await writable(candidate);
+      if (!oldRuns) oldGoneAt ??= Date.now();
+      if (candidateWrites) {
+        candidateWritableAt = Date.now();
+        if (oldRuns) overlapMs = 1;
+      }
+      await sleep(50);
+    }
+    // It waits for the old leader's lock to run out, longer than the request waits: its outcome is then unknown to it.
+    const asked = await asking;
+    expect(asked.status, JSON.stringify(asked.body)).to.be.oneOf([200, 503]);
+    console.log(`      pause: agent stopped; its fencer stopped the primary after ${oldGoneAt! - stoppedAt} ms (ttl ${runner.layout.dcs['ttl']} s); the manual failover's candidate writable after ${candidateWritableAt! - stoppedAt} ms`);
+    expect(oldGoneAt! - stoppedAt).to.be.lessThan((runner.layout.dcs['ttl'] as number) * 1000);
+    expect(candidateWritableAt, 'the candidate promoted').to.not.equal(null);
+    expect(overlapMs, 'never two writable servers').to.equal(0);
+    expect(candidateWritableAt!).to.be.at.least(oldGoneAt!);
     wardenctl(runner, 'resume', '--wait');
     runner.startAgent(primary);
     primary = await currentPrimary(120_000);
+    expect(primary).to.equal(candidate);
     const kept = await sql(runner, primary, 'SELECT count(*)::int AS n FROM e2e_writes WHERE id = -101');
     expect(kept.rows[0].n).to.equal(1);
   });
