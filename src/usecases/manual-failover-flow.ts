@@ -82,6 +82,7 @@ async function awaitOutcome(deps: CommandDeps, watch: OutcomeWatch, plan: Manual
   const { clock, store } = deps;
   const interval = deps.options?.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const deadline = clock.now() + 2 * Math.max(10, loopWait) * 1000;
+  let last: Cluster | null = null;
   while (clock.now() < deadline) {
     await watch.sleep(clock, Math.min(interval, Math.max(0, deadline - clock.now())));
     let cluster: Cluster;
@@ -91,11 +92,16 @@ async function awaitOutcome(deps: CommandDeps, watch: OutcomeWatch, plan: Manual
       if (err instanceof DcsUnavailableError) continue;
       throw err;
     }
+    last = cluster;
     const outcome = manualFailoverOutcome(plan, previousLeader, cluster);
     if (outcome.done) return { kind: 'done', message: outcome.message, leader: outcome.leader };
     if (outcome.failed) throw new CommandError(`${plan.action}_failed`, `${title(plan.action)} failed`);
   }
-  throw new CommandError(`${plan.action}_status_unknown`, `${title(plan.action)} status unknown`);
+  // The usual reason in pause: the leader's agent is stopped, and its lock has not run out yet.
+  const holder = last?.leader?.name ?? null;
+  const pending = holder !== null && holder === previousLeader && last?.failover !== null && last?.failover !== undefined;
+  const why = pending ? `: ${holder} still holds the leader lock and has not handed it over; if its agent is stopped, the request is carried out once that lock runs out (within ttl)` : '';
+  throw new CommandError(`${plan.action}_status_unknown`, `${title(plan.action)} status unknown${why}`);
 }
 
 /**

@@ -99,6 +99,8 @@ describe('use cases: operator commands over the fakes', () => {
       expect(e).to.be.instanceOf(CommandError);
       expect(e.code).to.equal('switchover_status_unknown');
       expect(c.clock.now() - NOW).to.be.within(20_000, 21_000);
+      // The leader never handed its lock over (its agent stopped, say): the message says what is pending.
+      expect(e.message).to.match(/^Switchover status unknown: node1 still holds the leader lock and has not handed it over; if its agent is stopped, the request is carried out once that lock runs out/);
     });
 
     it('a scheduled switchover: written, shown at once, one at a time, and cancelled', async () => {
