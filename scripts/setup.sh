@@ -25,6 +25,10 @@ command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
 # The chaos suite builds its own network namespaces and cuts links with iptables.
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
+# A read-only data disk is an ext4 image on a loop device (mkfs.ext4, e2fsck; findmnt, losetup).
+command -v mkfs.ext4 >/dev/null 2>&1 || need_apt+=(e2fsprogs)
+command -v findmnt >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v losetup >/dev/null 2>&1 || need_apt+=(mount)
 # The status page is tested in a real browser (headless, driven by playwright-core).
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 # Routing is tested through a real HAProxy with the handbook's example.

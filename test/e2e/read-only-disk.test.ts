@@ -53,7 +53,13 @@ describe("e2e: the primary's data disk turns read-only (synchronous mode)", func
     execFileSync('truncate', ['-s', '512M', image]);
     execFileSync('mkfs.ext4', ['-q', '-F', image]);
     mountPoint = dataDir;
-    mount();
+    try {
+      mount();
+    } catch {
+      // A machine that cannot mount a loop device (no loop module in a container): nothing to test on.
+      mountPoint = null;
+      this.skip();
+    }
     // A fresh ext4 has lost+found: a data directory must hold nothing else when initdb runs.
     rmSync(join(dataDir, 'lost+found'), { recursive: true, force: true });
     const ids = postgresIds()!;
