@@ -158,4 +158,44 @@ fencer: {socket: ${socket}}
     await until('the fencer to leave', () => !pidAlive(fencerPid), 10_000);
     expect(existsSync(n.socket)).to.equal(false);
   });
+
+  /** Pauses the cluster through the agent's API and waits until the agent says so. */
+  async function pause(n: Node): Promise<void> {
+    const r = await fetch(`${n.url}/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pause: true }) });
+    expect(r.status).to.equal(200);
+    await until('the agent to be paused', async () => ((await (await fetch(`${n.url}/node`)).json()) as { pause?: boolean }).pause === true, 10_000);
+  }
+
+  it('in maintenance mode a clean stop leaves PostgreSQL running under the fencer; the fencer told to stop stops it first, read-only', async () => {
+    const n = await startNode('itest-fence-pause');
+    await pause(n);
+    const pg = postmasterPid(n.dataDir);
+    const fencerPid = Number(readFileSync(`${n.socket}.pid`, 'utf8'));
+    n.child.kill('SIGTERM');
+    await until('the agent to exit', () => n.child.exitCode !== null, 60_000);
+    expect(pidAlive(pg), 'PostgreSQL left running').to.equal(true);
+    expect(pidAlive(fencerPid), 'the fencer stays').to.equal(true);
+    expect((await n.kv.readAll()).get(ClusterKey.leader)?.value, 'the lock kept').to.equal('node1');
+    process.kill(fencerPid, 'SIGTERM');
+    await until('PostgreSQL to be stopped', () => !pidAlive(pg), 10_000, 20);
+    await until('the fencer to leave', () => !pidAlive(fencerPid), 10_000);
+    expect(existsSync(join(n.dataDir, 'standby.signal')), 'a start nobody decided comes up read-only').to.equal(true);
+    expect(existsSync(join(n.dataDir, 'warden.fenced'))).to.equal(true);
+  });
+
+  it('in maintenance mode, a server stopped by hand after its agent stopped is left as it is when the lock runs out (nothing in the way of pg_upgrade)', async () => {
+    const n = await startNode('itest-fence-pause-stopped');
+    await pause(n);
+    const fencerPid = Number(readFileSync(`${n.socket}.pid`, 'utf8'));
+    const stoppedAt = Date.now();
+    n.child.kill('SIGTERM');
+    await until('the agent to exit', () => n.child.exitCode !== null, 60_000);
+    await stopPostmasterOf(n.dataDir);
+    // Past the fence point of the lock the agent left (it renewed it as it stopped).
+    await until("the fencer to act on the lock's deadline", () => readFileSync(`${n.socket.replace(/\.sock$/, '')}.log`, 'utf8').includes('no agent for this node started again'), (TTL + 5) * 1000, 200);
+    console.log(`      the fencer acted ${Date.now() - stoppedAt} ms after the agent stopped`);
+    expect(existsSync(join(n.dataDir, 'standby.signal'))).to.equal(false);
+    expect(existsSync(join(n.dataDir, 'warden.fenced'))).to.equal(false);
+    expect(pidAlive(fencerPid), 'it waits a while for an agent, then leaves').to.equal(true);
+  });
 });
