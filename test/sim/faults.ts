@@ -277,7 +277,8 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
     n.db.setReplicationPaused(false);
     n.db.clearFaults();
     faults.clearSlow(n.name, sim.clock.now());
-    if (!n.alive) n.startAgent();
+    // An agent still stopping cleanly (waiting on a slow operation) starts again once it is done.
+    if (!n.alive || n.stopping) n.startAgent();
   }
   await sim.putKey('config', JSON.stringify(baseConfig));
   faults.paused = false;

@@ -122,8 +122,17 @@ export class SimNode {
     return `http://${this.name}:8008`;
   }
 
-  /** Starts a fresh agent process (new DCS client and lease, new watchdog handle). */
+  /** A clean stop is under way (the agent counts as alive until it is done). */
+  stopping = false;
+  /** Start a new agent as soon as the clean stop under way is done. */
+  private startWhenStopped = false;
+
+  /** Starts a fresh agent process (new DCS client and lease, new watchdog handle); after a clean stop under way, once it is done. */
   startAgent(): void {
+    if (this.stopping) {
+      this.startWhenStopped = true;
+      return;
+    }
     if (this.alive) return;
     const gen = ++this.generation;
     const dead = () => this.generation !== gen || !this.alive;
@@ -183,7 +192,8 @@ export class SimNode {
    * It counts as alive until its shutdown is done.
    */
   stopAgent(): void {
-    if (!this.alive || this.frozen) return;
+    if (!this.alive || this.frozen || this.stopping) return;
+    this.stopping = true;
     const gen = this.generation;
     const loop = this.loop;
     const dcs = this.dcs;
@@ -197,6 +207,13 @@ export class SimNode {
         this.alive = false;
         dcs.setReachable(false);
         await dcs.close();
+      })
+      .finally(() => {
+        if (this.generation !== gen) return;
+        this.stopping = false;
+        const again = this.startWhenStopped;
+        this.startWhenStopped = false;
+        if (again) this.startAgent();
       });
   }
 
