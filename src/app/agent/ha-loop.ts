@@ -14,6 +14,7 @@ import { Watchdog } from '../../ports/watchdog.js';
 import { Fencer } from '../../ports/fencer.js';
 import { DisabledFencer } from '../../adapters/fencer/disabled-fencer.js';
 import { stoppedFacts } from '../../domain/cluster/model/facts.js';
+import { shutdownPlan } from '../../domain/cluster/ha/shutdown-plan.js';
 import { leaderRef, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import { noStream } from '../../domain/cluster/model/topology-tags.js';
 import { describe } from './action-runner.js';
@@ -248,41 +249,35 @@ export class HaLoop implements AgentControl {
   private async leaveRunning(): Promise<boolean> {
     await this.cluster.observe();
     const view = this.cluster.current;
-    if (!view.reachable || !view.config.pause) return false;
     const facts = await this.local.peek();
-    if (!facts.running) return false;
-    const me = this.settings.current.node.name;
-    if (this.lease.deadline === null) {
-      if (facts.inRecovery !== true) {
-        this.logger.warn('maintenance mode: stopping PostgreSQL anyway: it runs as a primary without the leader lock, and nothing would guard it once the agent is gone');
-        return false;
-      }
+    const plan = shutdownPlan({ paused: view.reachable && view.config.pause, running: facts.running, inRecovery: facts.inRecovery, holdsLock: this.lease.deadline !== null });
+    const stopAnyway = (why: string, fields?: Record<string, unknown>) => {
+      this.logger.warn(`maintenance mode: stopping PostgreSQL anyway: ${why}`, fields);
+      return false;
+    };
+    if (plan.kind === 'stop') return plan.why === null ? false : stopAnyway(plan.why);
+    if (plan.kind === 'leave') {
       await this.fencer.detach();
       this.logger.info('maintenance mode: leaving PostgreSQL running as a replica; the member key expires with its lease unless the agent starts again');
       return true;
     }
-    const ttl = view.config.ttl;
     try {
-      const lock = await this.store.renewLeader(me, ttl);
-      if (lock === null) {
-        this.logger.warn('maintenance mode: stopping PostgreSQL anyway: the leader lock is no longer this member\'s');
-        return false;
-      }
+      const lock = await this.store.renewLeader(this.settings.current.node.name, view.config.ttl);
+      if (lock === null) return stopAnyway("the leader lock is no longer this member's");
       this.lease.granted(lock.deadline);
     } catch (error) {
-      this.logger.warn('maintenance mode: stopping PostgreSQL anyway: the leader lock could not be renewed for the handover', { error: describe(error) });
-      return false;
+      return stopAnyway('the leader lock could not be renewed for the handover', { error: describe(error) });
     }
     if (!(await this.fencer.handover())) {
       const f = this.fencer.status();
-      this.logger.warn(`maintenance mode: stopping PostgreSQL anyway: a primary is left running only under the fencer's guard, and the fencer ${f.state === 'off' ? 'is off' : `did not take the lock over${f.reason ? ` (${f.reason})` : ''}`}`);
-      return false;
+      return stopAnyway(`a primary is left running only under the fencer's guard, and the fencer ${f.state === 'off' ? 'is off' : `did not take the lock over${f.reason ? ` (${f.reason})` : ''}`}`);
     }
-    const margin = this.settings.current.local.watchdogSafetyMargin ?? 0;
-    const left = Math.max(0, Math.round(((this.lease.deadline ?? this.clock.now()) - this.clock.now()) / 1000 - margin));
+    const now = this.clock.now();
+    const deadline = this.lease.deadline ?? now;
+    const left = Math.max(0, Math.round((deadline - now) / 1000 - (this.settings.current.local.watchdogSafetyMargin ?? 0)));
     this.logger.warn(
       `maintenance mode: leaving PostgreSQL running as the primary, with the leader lock; the fencer stops it in ${left} s unless this node's agent starts again and renews the lock`,
-      { lock_deadline: new Date(this.lease.deadline ?? 0).toISOString() },
+      { lock_deadline: new Date(deadline).toISOString() },
     );
     return true;
   }
