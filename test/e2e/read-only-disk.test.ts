@@ -141,4 +141,45 @@ describe("e2e: the primary's data disk turns read-only (synchronous mode)", func
       return r?.rows[0].n === writer.acknowledged.length || undefined;
     }, 500);
   });
+
+  it("a replica's disk turns read-only: commits go on (another synchronous standby if it was the one), nothing is rebuilt, and it streams again once repaired", async () => {
+    const primary = await runner.waitHealthy(60_000);
+    expect(primary, 'node1 rejoined as a replica').to.not.equal('node1');
+    const writer = new Writer(runner, 20);
+    writer.start();
+    await sleep(1500);
+    const wasSync = ((await api(runner, primary, 'GET', '/cluster')).body.members as { name: string; role: string }[]).some((m) => m.name === 'node1' && m.role === 'sync_standby');
+    const faultAt = Date.now();
+    writeFileSync(`/sys/fs/ext4/${basename(sourceOf(mountPoint!))}/trigger_fs_error`, '1');
+    // A replica notices when it next writes: the WAL it receives.
+    await waitFor('node1 no longer streaming', 60_000, async () => {
+      const doc = (await api(runner, 'node1', 'GET', '/node').catch(() => null))?.body as { replication_state?: string } | undefined;
+      return doc?.replication_state !== 'streaming' || undefined;
+    }, 200);
+    await sleep(8000);
+    await writer.stop();
+    console.log(`      read-only replica disk (${wasSync ? 'the synchronous standby' : 'an asynchronous replica'}): longest write gap on the primary ${writer.maxGapMs} ms over ${Date.now() - faultAt} ms; ${writer.acknowledged.length} writes acknowledged`);
+    expect(writer.maxGapMs, 'commits go on').to.be.below(20_000);
+    expect(await runner.waitHealthy(5000, [primary]), 'the primary stays').to.equal(primary);
+    const log = readFileSync(join(runner.layout.dir, 'logs', 'node1.log'), 'utf8').slice(-400_000);
+    expect(log, 'no rebuild of the read-only data').to.not.match(/"event":"basebackup_started"/);
+
+    await runner.stopAgent('node1');
+    execFileSync('umount', [mountPoint!]);
+    try {
+      execFileSync('e2fsck', ['-f', '-y', image!], { stdio: 'ignore' });
+    } catch (e) {
+      if ((e as { status?: number }).status !== 1) throw e;
+    }
+    mount();
+    runner.startAgent('node1');
+    await waitFor('node1 streaming again', 120_000, async () => {
+      const doc = (await api(runner, 'node1', 'GET', '/node').catch(() => null))?.body as { role?: string; replication_state?: string } | undefined;
+      return (doc?.role === 'replica' && doc.replication_state === 'streaming') || undefined;
+    }, 500);
+    await waitFor('node1 holding every acknowledged write', 60_000, async () => {
+      const r = await sql(runner, 'node1', 'SELECT count(*)::int AS n FROM e2e_writes WHERE id = ANY($1)', [writer.acknowledged]).catch(() => null);
+      return r?.rows[0].n === writer.acknowledged.length || undefined;
+    }, 500);
+  });
 });
