@@ -250,7 +250,10 @@ export class HaLoop implements AgentControl {
     await this.cluster.observe();
     const view = this.cluster.current;
     const facts = await this.local.peek();
-    const plan = shutdownPlan({ paused: view.reachable && view.config.pause, running: facts.running, inRecovery: facts.inRecovery, holdsLock: this.lease.deadline !== null });
+    const me = this.settings.current.node.name;
+    // The key may still name this member before this agent renewed it (stopped right after it started): its first tick would renew it too.
+    const holdsLock = this.lease.deadline !== null || (view.reachable && view.cluster?.leader?.name === me);
+    const plan = shutdownPlan({ paused: view.reachable && view.config.pause, running: facts.running, inRecovery: facts.inRecovery, holdsLock });
     const stopAnyway = (why: string, fields?: Record<string, unknown>) => {
       this.logger.warn(`maintenance mode: stopping PostgreSQL anyway: ${why}`, fields);
       return false;
@@ -262,7 +265,7 @@ export class HaLoop implements AgentControl {
       return true;
     }
     try {
-      const lock = await this.store.renewLeader(this.settings.current.node.name, view.config.ttl);
+      const lock = await this.store.renewLeader(me, view.config.ttl);
       if (lock === null) return stopAnyway("the leader lock is no longer this member's");
       this.lease.granted(lock.deadline);
     } catch (error) {

@@ -44,6 +44,21 @@ describe('scenario: stopping an agent in maintenance mode leaves PostgreSQL runn
     expect(n1.fencer?.fenced).to.equal(0);
   });
 
+  it('an agent stopped again right after it started still hands the lock over', async () => {
+    sim = await pausedCluster();
+    const n1 = sim.node('node1');
+    const since = n1.db.runningSince;
+    await stopAgent(sim, n1);
+    n1.startAgent();
+    await stopAgent(sim, n1);
+    expect(n1.db.isWritable).to.equal(true);
+    expect(sim.leaderKey()).to.equal('node1');
+    n1.startAgent();
+    await sim.until(() => primaryName(sim) === 'node1', 2 * loopWaitMs(sim), 'node1 to lead again');
+    await sim.advance(2 * ttlMs(sim));
+    expect(n1.db.runningSince, 'never restarted').to.equal(since);
+  });
+
   it('if no agent comes back, the fencer stops the primary before its lock runs out; after resume a replica leads', async () => {
     sim = await pausedCluster();
     const n1 = sim.node('node1');
