@@ -47,7 +47,7 @@ export class FenceKeeper {
   private guardedDuringFence: number | null = null;
   private fencing: Promise<void> | null = null;
   private stateNow: KeeperState = 'idle';
-  /** The guarded lock is one the agent left behind when it stopped with its server running (maintenance mode). */
+  /** The guarded lock is one the agent left behind when it stopped with its server running (maintenance mode, or a failed stop). */
   private handedOver = false;
 
   constructor(private readonly deps: FenceKeeperDeps) {}
@@ -99,7 +99,7 @@ export class FenceKeeper {
       if (this.handedOver) {
         // A server the operator stopped since is left as it is (no standby.signal in the way of pg_upgrade).
         const hold = await this.deps.primaryRunning();
-        await this.fence('immediate', `${ends} and no agent for this node started again to renew the lock its agent left when it stopped in maintenance mode`, false, hold);
+        await this.fence('immediate', `${ends} and no agent for this node started again to renew the lock its agent left running when it stopped`, false, hold);
         return;
       }
       await this.fence('immediate', `${ends} and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false, true);

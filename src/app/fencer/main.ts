@@ -126,7 +126,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         return false;
       }
       logger.warn(
-        `the agent stopped and left its primary running (maintenance mode): guarding its leader lock without it; PostgreSQL is stopped in ${Math.max(0, Math.round((remaining - cfg.watchdog.safety_margin * 1000) / 1000))} s unless an agent for this node starts and renews the lock`,
+        `the agent stopped and left its primary running (maintenance mode, or a stop that failed): guarding its leader lock without it; PostgreSQL is stopped in ${Math.max(0, Math.round((remaining - cfg.watchdog.safety_margin * 1000) / 1000))} s unless an agent for this node starts and renews the lock`,
         { remaining_ms: Math.round(remaining) },
       );
       return true;
