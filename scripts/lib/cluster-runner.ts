@@ -202,11 +202,7 @@ export class ClusterRunner {
 
   /** Stops one node's agent cleanly (SIGTERM: it stops PostgreSQL, and its fencer leaves); whatever is left behind is stopped too. */
   async stopAgent(name: string, timeoutMs = 60_000): Promise<void> {
-    const s = this.readState();
-    const pid = s.agents[name];
-    if (pid !== undefined) await stopPid(pid, timeoutMs);
-    delete s.agents[name];
-    this.writeState(s);
+    await this.terminateAgent(name, timeoutMs);
     const pm = this.postmasterPid(name);
     if (pm !== undefined) await stopPid(pm, 30_000, 'SIGINT');
     const fencer = this.fencerPid(name);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { postgresIds, type ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
-import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed, Writer } from './e2e-cluster.js';
+import { api, disposeE2eCluster, e2eRunner, sql, startClusterLedBy, suiteFailed, Writer } from './e2e-cluster.js';
 
 /** MiB used on the file system mounted at `path`. */
 function usedMiB(path: string): number {
@@ -35,13 +35,8 @@ describe('e2e: the primary\'s disk fills up (synchronous mode)', function () {
     mountPoint = dataDir;
     const ids = postgresIds()!;
     chownSync(dataDir, ids.uid, ids.gid);
-    await runner.startEtcd();
     // node1 starts alone, so its data (on the small disk) is the primary's.
-    runner.startAgent('node1');
-    await runner.waitHealthy(120_000, ['node1']);
-    runner.startAgent('node2');
-    runner.startAgent('node3');
-    await runner.waitHealthy(180_000);
+    await startClusterLedBy(runner, 'node1');
   });
 
   after(async function () {

@@ -245,3 +245,12 @@ export class Writer {
     await this.loop;
   }
 }
+
+/** Starts etcd, then `first` alone (its data becomes the primary's), then the other members; resolves once every replica streams. */
+export async function startClusterLedBy(runner: ClusterRunner, first: string): Promise<void> {
+  await runner.startEtcd();
+  runner.startAgent(first);
+  await runner.waitHealthy(120_000, [first]);
+  for (const n of runner.layout.nodes) if (n.name !== first) runner.startAgent(n.name);
+  await runner.waitHealthy(180_000);
+}

@@ -4,7 +4,7 @@ import { chownSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { expect } from 'chai';
 import { postgresIds, type ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
-import { api, disposeE2eCluster, e2eRunner, sql, suiteFailed, Writer } from './e2e-cluster.js';
+import { api, disposeE2eCluster, e2eRunner, sql, startClusterLedBy, suiteFailed, Writer } from './e2e-cluster.js';
 
 /** The block device behind the file system mounted at `path` (`/dev/loop3`). */
 function sourceOf(path: string): string {
@@ -35,6 +35,20 @@ describe("e2e: the primary's data disk turns read-only (synchronous mode)", func
 
   const mount = () => execFileSync('mount', ['-o', 'loop,errors=remount-ro', image!, mountPoint!]);
 
+  /** The operator's repair: node1's agent stopped, the file system checked and mounted again, the agent started. */
+  async function repairDisk(): Promise<void> {
+    await runner.stopAgent('node1');
+    execFileSync('umount', [mountPoint!]);
+    try {
+      execFileSync('e2fsck', ['-f', '-y', image!], { stdio: 'ignore' });
+    } catch (e) {
+      // Exit code 1: errors were corrected, which the triggered error leaves to correct.
+      if ((e as { status?: number }).status !== 1) throw e;
+    }
+    mount();
+    runner.startAgent('node1');
+  }
+
   before(async function () {
     if (process.getuid?.() !== 0) this.skip();
     try {
@@ -64,12 +78,8 @@ describe("e2e: the primary's data disk turns read-only (synchronous mode)", func
     rmSync(join(dataDir, 'lost+found'), { recursive: true, force: true });
     const ids = postgresIds()!;
     chownSync(dataDir, ids.uid, ids.gid);
-    await runner.startEtcd();
-    runner.startAgent('node1');
-    await runner.waitHealthy(120_000, ['node1']);
-    runner.startAgent('node2');
-    runner.startAgent('node3');
-    await runner.waitHealthy(180_000);
+    // node1 starts alone, so its data (on the loop device) is the primary's.
+    await startClusterLedBy(runner, 'node1');
   });
 
   after(async function () {
@@ -117,17 +127,7 @@ describe("e2e: the primary's data disk turns read-only (synchronous mode)", func
     expect(log, 'no rebuild of the read-only data').to.not.match(/"event":"basebackup_started"/);
     if (/"event":"rewind_started"/.test(log)) expect(log).to.match(/pg_rewind from node[23] not started: the data directory cannot be written/);
 
-    // The operator's repair: the agent stopped, the file system checked and mounted again.
-    await runner.stopAgent('node1');
-    execFileSync('umount', [mountPoint!]);
-    try {
-      execFileSync('e2fsck', ['-f', '-y', image!], { stdio: 'ignore' });
-    } catch (e) {
-      // Exit code 1: errors were corrected, which the triggered error leaves to correct.
-      if ((e as { status?: number }).status !== 1) throw e;
-    }
-    mount();
-    runner.startAgent('node1');
+    await repairDisk();
     const rejoined = await waitFor('node1 streaming, or asking for a rebuild', 120_000, async () => {
       const doc = (await api(runner, 'node1', 'GET', '/node').catch(() => null))?.body as { role?: string; replication_state?: string; reinitialize_required?: string } | undefined;
       if (doc?.role === 'replica' && doc.replication_state === 'streaming') return 'streaming';
@@ -164,15 +164,7 @@ describe("e2e: the primary's data disk turns read-only (synchronous mode)", func
     const log = readFileSync(join(runner.layout.dir, 'logs', 'node1.log'), 'utf8').slice(-400_000);
     expect(log, 'no rebuild of the read-only data').to.not.match(/"event":"basebackup_started"/);
 
-    await runner.stopAgent('node1');
-    execFileSync('umount', [mountPoint!]);
-    try {
-      execFileSync('e2fsck', ['-f', '-y', image!], { stdio: 'ignore' });
-    } catch (e) {
-      if ((e as { status?: number }).status !== 1) throw e;
-    }
-    mount();
-    runner.startAgent('node1');
+    await repairDisk();
     await waitFor('node1 streaming again', 120_000, async () => {
       const doc = (await api(runner, 'node1', 'GET', '/node').catch(() => null))?.body as { role?: string; replication_state?: string } | undefined;
       return (doc?.role === 'replica' && doc.replication_state === 'streaming') || undefined;
