@@ -1,6 +1,7 @@
 import { failoverToJson } from '../../src/adapters/cluster-store/codec.js';
 import type { FakeDatabaseOp } from '../../src/adapters/database/fake-database.js';
 import type { Random } from './random.js';
+import { randomTimings } from './timings.js';
 import type { SimCluster, SimNode } from './sim-cluster.js';
 
 /** Every kind of event a schedule is made of. */
@@ -44,8 +45,11 @@ export const EVENT_WEIGHTS_V7 = { ...EVENT_WEIGHTS_V6, changeSyncMode: 1 } as co
  */
 export const EVENT_WEIGHTS_V8 = { ...EVENT_WEIGHTS_V7, stopAgent: 2 } as const;
 
+/** The events of fault model v9: every earlier one, and an operator changing ttl, loop_wait and retry_timeout while the cluster runs. */
+export const EVENT_WEIGHTS_V9 = { ...EVENT_WEIGHTS_V8, changeTimings: 1 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V8;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V9;
 
 /**
  * The events of the first fault model (no agent freezes): seeds found with it replay only
@@ -62,16 +66,18 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * four, a maximum_lag_on_failover of a few writes; `v5` also databases frozen and thawed;
  * `v6` also replication links cut and healed; `v7` also synchronous_mode changed between
  * true and quorum, and synchronous_node_count, while the cluster runs; `v8` also agents
- * stopped cleanly (in pause, leaving their servers running).
+ * stopped cleanly (in pause, leaving their servers running); `v9` also ttl, loop_wait and
+ * retry_timeout changed while the cluster runs.
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9';
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v8';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v9';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v9') return EVENT_WEIGHTS_V9;
   if (model === 'v8') return EVENT_WEIGHTS_V8;
   if (model === 'v7') return EVENT_WEIGHTS_V7;
   if (model === 'v6') return EVENT_WEIGHTS_V6;
@@ -254,6 +260,12 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
       baseConfig['synchronous_node_count'] = rnd.int(1, 2);
       if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, ...(faults.paused ? { pause: true } : {}) })))) return 'change synchronous_mode: DCS down';
       return `synchronous_mode ${String(baseConfig['synchronous_mode'])}, synchronous_node_count ${String(baseConfig['synchronous_node_count'])}`;
+    }
+    case 'changeTimings': {
+      // Drawn as a schedule's own timings are (randomTimings): always a window the fencer accepts.
+      Object.assign(baseConfig, randomTimings(rnd, false));
+      if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, ...(faults.paused ? { pause: true } : {}) })))) return 'change timings: DCS down';
+      return `ttl ${String(baseConfig['ttl'])}, loop_wait ${String(baseConfig['loop_wait'])}, retry_timeout ${String(baseConfig['retry_timeout'])}`;
     }
     case 'pause':
       if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, pause: true })))) return 'pause: DCS down';

@@ -1,5 +1,6 @@
 import type { RawConfig } from '../../src/domain/cluster/config/config.js';
 import { FakeDatabase } from '../../src/adapters/database/fake-database.js';
+import { randomTimings } from './timings.js';
 import { CURRENT_FAULT_MODEL, FaultState, applyRandomEvent, healEverything, isHealthy, type FaultModel } from './faults.js';
 import { Random } from './random.js';
 import { SimCluster, type SimNode } from './sim-cluster.js';
@@ -81,9 +82,7 @@ function randomMaxLag(seed: number): number {
 }
 
 function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
-  const loopWait = quick ? 5 : rnd.pick([1, 2, 5]);
-  const retry = rnd.pick([3, 5]);
-  const ttl = Math.max(20, loopWait + 2 * retry + rnd.pick([0, 5, 10]));
+  const { ttl, loop_wait: loopWait, retry_timeout: retry } = randomTimings(rnd, quick);
   const sync = rnd.weighted({ off: 3, on: 2, quorum: 1 });
   return {
     ttl,
@@ -133,15 +132,22 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     dcsFailDelayMs: rnd.chance(0.5) ? 0 : Number(config['retry_timeout']) * 1000,
     nodes: Object.fromEntries(names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const), tags: tags[n] ?? {} }])),
   });
-  const ttl = Number(config['ttl']) * 1000;
-  const loopWait = Number(config['loop_wait']) * 1000;
-  // Failsafe mode keeps a primary cut from the DCS until its key expired and one more failsafe round
-  // (every loop_wait, plus retry_timeout for its failing DCS read) is refused: one more loop.
-  const failsafeExtra = config['failsafe_mode'] ? loopWait + Number(config['retry_timeout']) * 1000 : 0;
+  // Timings an operator changes (model v9) count with the longest seen: a lease granted before the change runs its course.
+  let ttl = 0;
+  let loopWait = 0;
+  let retryMs = 0;
+  const noteTimings = () => {
+    ttl = Math.max(ttl, Number(config['ttl']) * 1000);
+    loopWait = Math.max(loopWait, Number(config['loop_wait']) * 1000);
+    retryMs = Math.max(retryMs, Number(config['retry_timeout']) * 1000);
+  };
+  noteTimings();
   const maxLag = Number(config['maximum_lag_on_failover']);
   const smallLag = maxLag < 1024 ** 3;
+  // Failsafe mode keeps a primary cut from the DCS until its key expired and one more failsafe round
+  // (every loop_wait, plus retry_timeout for its failing DCS read) is refused: one more loop.
   // Catching up from a member ahead takes a follow job and one more tick.
-  const bound = ttl + loopWait + failsafeExtra + 2 * stepMs + 1000 + (smallLag ? loopWait + 2 * stepMs : 0);
+  const boundNow = () => ttl + loopWait + (config['failsafe_mode'] ? loopWait + retryMs : 0) + 2 * stepMs + 1000 + (smallLag ? loopWait + 2 * stepMs : 0);
   /**
    * A node of `leaders` may lead as far as maximum_lag_on_failover goes: it is within the lag of
    * the status key's optime, or it is on the timeline of the member furthest ahead of `nodes`
@@ -185,6 +191,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   let requireLiveness = true;
 
   sim.checks.push(() => {
+    noteTimings();
     // In a standby cluster the leader is the standby leader (it never writes: there is no write to lose).
     const p = standby ? standbyLeader() : sim.primary();
     const id = p ? `${p.name}@${p.db.timeline}` : null;
@@ -244,9 +251,9 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
       return;
     }
     healthySince = Math.max(healthySince ?? sim.clock.now(), faults.lastDisturbance);
-    if (requireLiveness && !led() && sim.clock.now() - healthySince > bound) {
+    if (requireLiveness && !led() && sim.clock.now() - healthySince > boundNow()) {
       const what = standby ? 'standby leader following the remote' : 'writable primary';
-      throw new Violation(`no ${what} ${sim.clock.now() - healthySince} ms after a healthy ${syncOn ? 'cluster' : 'majority'} was left alone (bound ${bound} ms)`);
+      throw new Violation(`no ${what} ${sim.clock.now() - healthySince} ms after a healthy ${syncOn ? 'cluster' : 'majority'} was left alone (bound ${boundNow()} ms)`);
     }
   });
 
@@ -270,6 +277,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     requireLiveness = false;
     // Delayed operations already under way end first; the bound runs from then.
     await sim.advance(faults.lastDisturbance - sim.clock.now());
+    const bound = boundNow();
     await sim.until(led, bound, `a ${standby ? 'standby leader' : 'primary'} within ${bound} ms of healing`);
     requireLiveness = true;
     await sim.advance(quick ? loopWait : 2 * ttl);
