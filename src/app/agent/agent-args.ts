@@ -35,6 +35,15 @@ export function parseAgentArgs(argv: readonly string[], version: string, output:
     .option('--validate-config', 'check the configuration file and this host, list every problem, and exit (0: valid, 1: invalid)')
     .option('--print', 'with --validate-config: print the effective configuration (defaults and environment applied, passwords masked)')
     .argument('[config]', 'local YAML configuration file (same as -c)')
+    .addHelpText(
+      'after',
+      `
+Signals:
+  SIGTERM, SIGINT  stop: PostgreSQL is stopped and the leader lock released; in
+                   maintenance mode (wardenctl pause) PostgreSQL is left running,
+                   a primary under the fencer's guard until the agent starts again
+  SIGHUP           re-read the configuration file and reopen the log file`,
+    )
     .exitOverride()
     .configureOutput({ writeOut: (s) => output.out(s), writeErr: (s) => output.err(s) });
   try {

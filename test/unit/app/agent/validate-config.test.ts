@@ -60,6 +60,13 @@ describe('warden --validate-config', () => {
     expect(() => parseAgentArgs(['--print', 'a.yml'], '1')).to.throw(/--print goes with --validate-config/);
   });
 
+  it('--help says what the signals do, maintenance mode included', () => {
+    let out = '';
+    expect(parseAgentArgs(['--help'], '1', { out: (t) => (out += t), err: () => undefined })).to.equal(null);
+    expect(out).to.match(/SIGTERM, SIGINT +stop: PostgreSQL is stopped and the leader lock released; in\n +maintenance mode/);
+    expect(out).to.match(/SIGHUP +re-read the configuration file/);
+  });
+
   it('a valid file on a ready host: exit 0; --print shows the effective config with passwords masked', async () => {
     writeFileSync(join(dir, 'node.yml'), nodeYaml(dir));
     const r = await run(join(dir, 'node.yml'), true, { WARDEN_LOG_FORMAT: 'text' });
