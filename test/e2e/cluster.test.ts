@@ -239,6 +239,9 @@ describe('e2e: a real 3-node cluster', function () {
     const pm = runner.postmasterPid(primary)!;
     const fencer = runner.fencerPid(primary)!;
     const leaderSeenBy = async (n: string) => (await api(runner, n, 'GET', '/cluster')).body.members.find((m: any) => m.role === 'leader')?.name;
+    const writer = new Writer(runner, 20);
+    writer.start();
+    await sleep(500);
     await runner.terminateAgent(primary);
     expect(runner.postmasterPid(primary), 'the same postmaster runs on').to.equal(pm);
     expect(runner.fencerPid(primary), 'the fencer stays').to.equal(fencer);
@@ -250,6 +253,10 @@ describe('e2e: a real 3-node cluster', function () {
       const n = await runner.nodeStatus(primary);
       return n?.role === 'primary' && (await api(runner, primary, 'GET', '/primary')).status === 200 ? true : undefined;
     });
+    await sleep(500);
+    await writer.stop();
+    console.log(`      pause: the primary's agent restarted; longest write gap ${writer.maxGapMs} ms (${writer.acknowledged.length} writes)`);
+    expect(writer.maxGapMs, 'writes go on while the agent restarts').to.be.below(1000);
     expect(runner.postmasterPid(primary), 'taken over without a restart').to.equal(pm);
     expect(runner.fencerPid(primary), 'the running fencer is adopted').to.equal(fencer);
     // Long after the old lock would have run out: the new agent renews it.
