@@ -206,11 +206,8 @@ export class HaLoop implements AgentControl {
     if (opts.leaveRunningInPause === true && (await this.leaveRunning())) return 'left_running';
     if ((opts.stopDatabase ?? true) && !(await this.stopDatabase()) && this.lease.deadline !== null) {
       // Released, the lock could go to another member while this server still takes writes.
-      if (await this.fencer.handover()) {
-        this.logger.error('PostgreSQL did not stop: the leader lock is not released; the fencer stops PostgreSQL before the lock runs out');
-        return 'left_running';
-      }
-      this.logger.error('PostgreSQL did not stop: the leader lock is not released (it runs out with its lease)');
+      const guarded = await this.fencer.handover();
+      this.logger.error(`PostgreSQL did not stop: the leader lock is not released; ${guarded ? 'the fencer stops PostgreSQL before the lock runs out' : 'it runs out with its lease'}`);
       return 'left_running';
     }
     await this.watchdog.disable();

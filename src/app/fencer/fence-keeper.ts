@@ -96,12 +96,7 @@ export class FenceKeeper {
     const now = this.deps.clock.now();
     if (now >= d - this.deps.safetyMarginMs) {
       const ends = `the leader lease ends in ${Math.max(0, Math.round((d - now) / 1000))} s`;
-      if (this.handedOver) {
-        // A server the operator stopped since is left as it is (no standby.signal in the way of pg_upgrade).
-        const hold = await this.deps.primaryRunning();
-        await this.fence('immediate', `${ends} and no agent for this node started again to renew the lock its agent left running when it stopped`, false, hold);
-        return;
-      }
+      if (this.handedOver) return this.fenceLeftRunning(`${ends} and no agent for this node started again to renew the lock its agent left running when it stopped`);
       await this.fence('immediate', `${ends} and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false, true);
       return;
     }
@@ -131,6 +126,11 @@ export class FenceKeeper {
   async stopGuarding(why: string): Promise<void> {
     if (this.fencing) return this.fencing;
     if (this.deadline === null) return;
+    await this.fenceLeftRunning(why);
+  }
+
+  /** Fences a server its agent left running: held read-only only when it runs as a primary (one the operator stopped since is left as it is, with nothing in the way of pg_upgrade). */
+  private async fenceLeftRunning(why: string): Promise<void> {
     const hold = await this.deps.primaryRunning();
     if (this.fencing) return this.fencing;
     await this.fence('immediate', why, false, hold);
