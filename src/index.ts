@@ -65,6 +65,7 @@ export * from './ports/clock.js';
 export * from './ports/cluster-store.js';
 export * from './ports/database.js';
 export * from './ports/events.js';
+export * from './ports/hook-scripts.js';
 export * from './ports/fencer.js';
 export * from './ports/logger.js';
 export * from './ports/peer-api.js';

@@ -7,7 +7,7 @@
  *   watches), shared by the nodes of a test;
  * - `FakeDatabase` (+ `FakeDatabaseNetwork` for replication between them): a PostgreSQL server
  *   that starts, stops, promotes, streams and crashes in memory;
- * - `FakeWatchdog`, `MemoryLogger`, `NullLogger`;
+ * - `FakeWatchdog`, `FakeHookScripts` (a `pre_promote` that succeeds or refuses), `MemoryLogger`, `NullLogger`;
  * - `HaLoop` with `fixedSettings`: one agent over any ports;
  * - `TestCluster`: several agents on one fake clock, to drive failovers in fake time.
  */
@@ -18,6 +18,7 @@ export { InMemoryKeyValueSpace, InMemoryKeyValue, type InMemoryKeyValueSpaceOpti
 export { InMemoryClusterStore, type InMemoryClusterStoreOptions } from './adapters/cluster-store/in-memory-cluster-store.js';
 export { FakeDatabase, FakeDatabaseNetwork, type FakeDatabaseOptions, type FakeDatabaseOp, type AcknowledgedWrite, type WalRecord } from './adapters/database/fake-database.js';
 export { FakeWatchdog, type FakeWatchdogOptions } from './adapters/watchdog/fake-watchdog.js';
+export { FakeHookScripts } from './adapters/callbacks/fake-hook-scripts.js';
 export { MemoryLogger, type MemoryLogLine, type LogLevel } from './adapters/logger/memory-logger.js';
 export { NullLogger } from './adapters/logger/null-logger.js';
 export { HaLoop } from './app/agent/ha-loop.js';

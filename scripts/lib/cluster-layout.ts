@@ -58,6 +58,8 @@ export interface ClusterLayout {
   readonly agentNodeArgs?: readonly string[];
   /** `db.callbacks` of every node; `{name}` in a command becomes the node's name. */
   readonly callbacks?: Readonly<Record<string, string>>;
+  /** `db.pre_promote` and `db.before_stop` of every node; `{name}` becomes the node's name. */
+  readonly hooks?: Readonly<Partial<Record<'pre_promote' | 'before_stop', string>>>;
 }
 
 /** Demo defaults: etcd 2379, APIs 8008-8010, PostgreSQL 15432-15434, each overridable. */
@@ -138,6 +140,7 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
       },
       parameters: { ...(layout.dbParameters ?? {}) },
       ...(layout.callbacks ? { callbacks: Object.fromEntries(Object.entries(layout.callbacks).map(([k, v]) => [k, v.replaceAll('{name}', node.name)])) } : {}),
+      ...Object.fromEntries(Object.entries(layout.hooks ?? {}).map(([k, v]) => [k, v.replaceAll('{name}', node.name)])),
     },
     // Only the node's own tags: defaults written out would show in every `list` as a Tags column that says nothing.
     tags: { ...(node.tags ?? {}), ...(extra.tags ?? {}) },

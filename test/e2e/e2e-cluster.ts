@@ -13,7 +13,15 @@ import { freePorts } from '../support/free-port.js';
 export const E2E_DCS = { ttl: 20, loop_wait: 1, retry_timeout: 5, maximum_lag_on_failover: 1048576, db: { use_pg_rewind: true, use_slots: true, parameters: {} } };
 
 /** A 3-node cluster on free loopback ports in a temp folder; `tags` by node name (node1..node3), `dcs` over the short timings. */
-export async function e2eRunner(opts: { readonly tags?: Readonly<Record<string, Readonly<Record<string, unknown>>>>; readonly scope?: string; readonly dcs?: Readonly<Record<string, unknown>> } = {}): Promise<ClusterRunner> {
+export async function e2eRunner(
+  opts: {
+    readonly tags?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+    readonly scope?: string;
+    readonly dcs?: Readonly<Record<string, unknown>>;
+    /** `db.pre_promote` / `db.before_stop` of every node (`{name}`: the node's name; `{hooks}`: the folder of callbacks.log). */
+    readonly hooks?: Readonly<Partial<Record<'pre_promote' | 'before_stop', string>>>;
+  } = {},
+): Promise<ClusterRunner> {
   const ports = await freePorts(8);
   const dir = mkdtempSync(join(tmpdir(), 'warden-e2e-'));
   chmodSync(dir, 0o755);
@@ -38,6 +46,7 @@ export async function e2eRunner(opts: { readonly tags?: Readonly<Record<string, 
     dcs: { ...E2E_DCS, ...opts.dcs },
     binDir: '/usr/lib/postgresql/15/bin',
     callbacks: { on_role_change: `${script} {name}`, on_start: `${script} {name}` },
+    ...(opts.hooks ? { hooks: Object.fromEntries(Object.entries(opts.hooks).map(([k, v]) => [k, v.replaceAll('{hooks}', hooks)])) } : {}),
   };
   return new ClusterRunner(layout);
 }

@@ -1,3 +1,4 @@
+import type { HookScripts } from '../../src/ports/hook-scripts.js';
 import type { ClusterEvent } from '../../src/ports/events.js';
 import { FakeClock } from '../../src/adapters/clock/fake-clock.js';
 import { FakeDatabase, FakeDatabaseNetwork } from '../../src/adapters/database/fake-database.js';
@@ -27,6 +28,8 @@ export interface SimNodeOptions {
   readonly tags?: Readonly<Record<string, TagValue>>;
   readonly watchdogMode?: WatchdogMode;
   readonly watchdogUsable?: boolean;
+  /** The node's blocking scripts; given, the node runs `pre_promote` before every promotion. */
+  readonly hooks?: HookScripts;
 }
 
 /** Options of a simulated cluster. */
@@ -163,12 +166,15 @@ export class SimNode {
           watchdogMode: this.options.watchdogMode ?? 'off',
           svcVersion: '0.1.0',
         },
-        local: { bootstrapDcs: this.sim.config, parameters: {}, watchdogSafetyMargin: 5 },
+        local: { bootstrapDcs: this.sim.config, parameters: {}, watchdogSafetyMargin: 5, ...(this.options.hooks ? { prePromote: true } : {}) },
       }),
       // Refreshes between ticks would let the fake replicas catch up on probes the schedules do not plan.
       { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0 },
       undefined,
       this.fencer,
+      undefined,
+      undefined,
+      this.options.hooks,
     );
     this.alive = true;
     this.loop.start();

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { childEnvironment } from '../process/child-environment.js';
+import type { ChildProcess } from 'node:child_process';
+import { scriptFailure, startScript } from '../process/script-process.js';
 import type { CallbackAction, CallbackRunner } from '../../ports/callbacks.js';
 import type { Logger } from '../../ports/logger.js';
 
@@ -21,6 +21,7 @@ export interface ChildProcessCallbackRunnerOptions {
 interface Running {
   readonly action: CallbackAction;
   readonly child: ChildProcess;
+  readonly kill: () => void;
   readonly done: Promise<void>;
   superseded: boolean;
 }
@@ -48,7 +49,7 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
     if (previous) {
       previous.superseded = true;
       this.o.logger.info(`callback ${previous.action} still running: killed, ${action} replaces it`);
-      this.kill(previous.child);
+      previous.kill();
     }
     try {
       this[slot] = this.start(command, action, role, () => {
@@ -66,72 +67,23 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
   }
 
   private start(command: string, action: CallbackAction, role: string, finished: () => void): Running {
-    const child = spawn('/bin/sh', ['-c', `${command} "$@"`, 'warden-callback', action, role, this.o.scope], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: childEnvironment(),
-    });
-    const output: string[] = [];
-    const keep = (chunk: Buffer) => {
-      if (output.join('').length < 4096) output.push(chunk.toString('utf8'));
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    const startedAt = Date.now();
     const timeoutMs = Math.max(1, this.o.timeoutSeconds()) * 1000;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      this.kill(child);
-    }, timeoutMs);
-    timer.unref();
+    const script = startScript(command, { name: 'warden-callback', args: [action, role, this.o.scope], timeoutMs, ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }) });
     const running: Running = {
       action,
-      child,
+      child: script.child,
+      kill: script.kill,
       superseded: false,
-      done: new Promise<void>((resolve) => {
-        const end = (code: number | null, signal: NodeJS.Signals | null, spawnError?: Error) => {
-          clearTimeout(timer);
-          finished();
-          const text = output.join('').trim().slice(-1000);
-          const ms = Date.now() - startedAt;
-          if (spawnError) {
-            this.o.onFailure(action, role, `could not start: ${spawnError.message}`);
-          } else if (timedOut) {
-            this.o.onFailure(action, role, `timed out after ${Math.round(timeoutMs / 1000)} s and was killed${text ? `: ${text}` : ''}`);
-          } else if (running.superseded) {
-            this.o.logger.info(`callback ${action} was killed: a newer callback replaced it`);
-          } else if (code !== 0) {
-            this.o.onFailure(action, role, `${signal ? `killed by ${signal}` : `exited with code ${code}`}${text ? `: ${text}` : ''}`);
-          } else {
-            this.o.logger.info(`callback ${action} ${role} finished`, { duration_ms: ms, ...(text ? { output: text } : {}) });
-          }
-          resolve();
-        };
-        child.once('error', (e) => end(null, null, e));
-        child.once('close', (code, signal) => end(code, signal));
+      done: script.done.then((exit) => {
+        finished();
+        const why = scriptFailure(exit, timeoutMs);
+        if (running.superseded && !exit.spawnError && !exit.timedOut) this.o.logger.info(`callback ${action} was killed: a newer callback replaced it`);
+        else if (why !== null) this.o.onFailure(action, role, why);
+        else this.o.logger.info(`callback ${action} ${role} finished`, { duration_ms: exit.durationMs, ...(exit.output ? { output: exit.output } : {}) });
       }),
     };
-    this.o.logger.info(`callback ${action} started`, { role, pid: child.pid });
+    this.o.logger.info(`callback ${action} started`, { role, pid: script.child.pid });
     return running;
-  }
-
-  /** SIGTERM to the callback's process group, SIGKILL after the grace if it is still there. */
-  private kill(child: ChildProcess): void {
-    const pid = child.pid;
-    if (pid === undefined) return;
-    const signal = (s: NodeJS.Signals) => {
-      try {
-        process.kill(-pid, s);
-      } catch {
-        // Already gone.
-      }
-    };
-    signal('SIGTERM');
-    const t = setTimeout(() => {
-      if (child.exitCode === null && child.signalCode === null) signal('SIGKILL');
-    }, this.o.killGraceMs ?? 2000);
-    t.unref();
   }
 }
 

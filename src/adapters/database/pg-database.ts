@@ -703,6 +703,8 @@ export class PgDatabase implements Database {
     this.states.set('stopping');
     const watching = { on: onShutdownCheckpoint !== undefined };
     try {
+      // An immediate stop is an emergency (a primary that lost its lock, a silent server): no operator script delays it.
+      if (mode !== 'immediate') await this.o.beforeStop();
       await this.ctl.signalStop(mode);
       if (onShutdownCheckpoint) void this.watchShutdownCheckpoint(watching, onShutdownCheckpoint);
       let outcome = await this.ctl.waitForExit(pid, mode === 'immediate' ? IMMEDIATE_SHUTDOWN_GRACE_MS : (timeoutMs ?? this.o.stopHardLimitMs));

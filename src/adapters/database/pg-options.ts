@@ -48,6 +48,8 @@ export interface PgDatabaseOptions {
   readonly rewindTimeoutMs?: number;
   /** Hard bound on a stop called without a timeout, and on the immediate stop after escalation; default 300 000. */
   readonly stopHardLimitMs?: number;
+  /** Awaited before a fast or smart stop signals the postmaster (the operator's `db.before_stop`); must not throw. */
+  readonly beforeStop?: () => Promise<void>;
   readonly logger?: Logger;
 }
 
@@ -122,6 +124,7 @@ export function resolveOptions(o: PgDatabaseOptions): ResolvedPgOptions {
     customBootstrap: o.customBootstrap ?? null,
     rewindTimeoutMs: o.rewindTimeoutMs ?? 0,
     stopHardLimitMs: o.stopHardLimitMs ?? 300_000,
+    beforeStop: o.beforeStop ?? (async () => undefined),
     listenHost: listen.host,
     listenPort: listen.port,
     localHost: loopbackFor(listen.host),

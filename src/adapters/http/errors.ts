@@ -107,6 +107,7 @@ const STATUS_BY_CODE: Readonly<Record<AgentApiErrorCode, number>> = {
   restart_failed: 503,
   reload_failed: 503,
   promote_failed: 503,
+  pre_promote_failed: 503,
   follow_failed: 503,
   rewind_failed: 503,
   rewind_interrupted: 503,

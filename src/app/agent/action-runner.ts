@@ -5,6 +5,7 @@ import { WardenError } from '../../domain/errors.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Database } from '../../ports/database.js';
+import type { HookScripts } from '../../ports/hook-scripts.js';
 import type { Logger } from '../../ports/logger.js';
 import type { Watchdog } from '../../ports/watchdog.js';
 import type { AgentMemory } from './agent-memory.js';
@@ -20,6 +21,8 @@ export interface RunnerPorts {
   readonly watchdog: Watchdog;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** The operator's blocking scripts (`db.pre_promote`); absent: none. */
+  readonly hooks?: HookScripts;
 }
 
 /** The agent's state the actions change. */
@@ -326,6 +329,11 @@ export class ActionRunner {
           // Load balancers see the new primary as soon as it takes writes, not after the files are rewritten.
           onWritable: () => void this.afterLongAction(),
         });
+      case 'prePromote': {
+        const outcome = (await this.ports.hooks?.run('pre_promote')) ?? { ran: false };
+        if (outcome.ran && !outcome.ok) throw new WardenError('pre_promote_failed', `the pre_promote script ${outcome.why}: not promoting, the leader key goes back`);
+        return;
+      }
       case 'follow':
         return db.follow(a.upstream, { ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'rewind':

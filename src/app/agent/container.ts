@@ -35,6 +35,8 @@ import { EventLog } from '../../ports/events.js';
 import { CallbackRunner } from '../../ports/callbacks.js';
 import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
 import { ChildProcessCallbackRunner } from '../../adapters/callbacks/child-process-callback-runner.js';
+import { ChildProcessHookScripts } from '../../adapters/callbacks/child-process-hook-scripts.js';
+import { HookScripts } from '../../ports/hook-scripts.js';
 import type { LocalConfig } from './local-config.js';
 import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
 import { customBootstrapOf, replicaMethodsOf } from './local-config-sections.js';
@@ -67,6 +69,8 @@ export interface AgentAdapterOverrides {
   readonly logger?: Logger;
   readonly haLoopOptions?: HaLoopOptions;
   readonly callbacks?: CallbackRunner;
+  /** The blocking scripts (`db.pre_promote`, `db.before_stop`). */
+  readonly hooks?: HookScripts;
 }
 
 /** What the composition root is built from. */
@@ -149,10 +153,10 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
         ...(cfg.etcd3.key ? { key: cfg.etcd3.key } : {}),
       }),
   );
-  c.bind<Database>(Database).toDynamicValue(
-    (ctx) =>
-      overrides.database ??
-      new PgDatabase({
+  c.bind<Database>(Database).toDynamicValue((ctx) => {
+    if (overrides.database) return overrides.database;
+    const hooks = ctx.get<HookScripts>(HookScripts);
+    return new PgDatabase({
         name: cfg.name,
         scope: cfg.scope,
         dataDir: cfg.db.data_dir,
@@ -169,9 +173,10 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
         replicaMethods: replicaMethodsOf(cfg.db),
         basebackupOptions: cfg.db.basebackup,
         customBootstrap: customBootstrapOf(cfg.bootstrap),
+        beforeStop: async () => void (await hooks.run('before_stop')),
         logger: ctx.get<Logger>(Logger),
-      }),
-  );
+      });
+  });
   c.bind<Fencer>(Fencer).toDynamicValue((ctx) => {
     if (overrides.fencer) return overrides.fencer;
     if (!cfg.fencer.enabled) return new DisabledFencer();
@@ -222,6 +227,20 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
       onFailure: (action, role, why) => {
         metrics.callbackFailed(action);
         events.emit('callback_failed', `callback ${action} (${role}) failed: ${why}`, { action, role });
+      },
+    });
+  });
+  c.bind<HookScripts>(HookScripts).toDynamicValue((ctx) => {
+    if (overrides.hooks) return overrides.hooks;
+    const metrics = ctx.get<AgentMetrics>(AgentTokens.Metrics);
+    const events = ctx.get<EventLog>(EventLog);
+    return new ChildProcessHookScripts({
+      commands: () => ({ pre_promote: settings.local.db.pre_promote, before_stop: settings.local.db.before_stop }),
+      timeoutSeconds: () => settings.local.db.callback_timeout,
+      logger: ctx.get<Logger>(Logger).child({ component: 'callbacks' }),
+      onFailure: (name, why) => {
+        metrics.callbackFailed(name);
+        events.emit('callback_failed', `${name} script failed: ${why}`, { action: name });
       },
     });
   });

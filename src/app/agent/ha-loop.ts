@@ -36,6 +36,7 @@ import { EventReporter } from './event-reporter.js';
 import { PreferredLeader } from './preferred-leader.js';
 import { EventLog } from '../../ports/events.js';
 import { CallbackRunner } from '../../ports/callbacks.js';
+import { HookScripts } from '../../ports/hook-scripts.js';
 import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
 import { NoCallbacks } from '../../adapters/callbacks/child-process-callback-runner.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
@@ -95,6 +96,7 @@ export class HaLoop implements AgentControl {
     @inject(Fencer) @optional() private readonly fencer: Fencer = new DisabledFencer(),
     @inject(EventLog) @optional() events?: EventLog,
     @inject(CallbackRunner) @optional() callbacks?: CallbackRunner,
+    @inject(HookScripts) @optional() hooks?: HookScripts,
   ) {
     this.events = events ?? new InMemoryEventLog({ member: settings.current().node.name, clock, logger: null, capacity: 1000 });
     this.reporter = new EventReporter({
@@ -138,7 +140,7 @@ export class HaLoop implements AgentControl {
       fencer: () => this.fencer.status(),
     });
     this.pipeline = new TickPipeline(
-      { store, db, watchdog, clock, logger, peers, metrics: metrics ?? null },
+      { store, db, watchdog, clock, logger, peers, metrics: metrics ?? null, ...(hooks ? { hooks } : {}) },
       {
         settings: this.settings,
         cluster: this.cluster,

@@ -117,6 +117,10 @@ export const LOCAL_CONFIG_SCHEMA = {
           properties: { on_start: nonEmpty, on_stop: nonEmpty, on_restart: nonEmpty, on_reload: nonEmpty, on_role_change: nonEmpty },
         },
         callback_timeout: { type: 'number', exclusiveMinimum: 0 },
+        /** A fencing script run after the leader key is taken and before the promotion: a failure cancels the promotion. */
+        pre_promote: nonEmpty,
+        /** A script run before the agent stops the server (fast or smart stop); the stop waits for it. */
+        before_stop: nonEmpty,
         /** How replicas are created, tried in order: `basebackup` or methods defined as `db.<name>`. */
         create_replica_methods: {
           type: 'array',

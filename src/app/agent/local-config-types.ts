@@ -59,8 +59,12 @@ export interface LocalConfig {
     readonly pg_hba: readonly string[];
     /** Commands run on database events, called as `<command> <action> <role> <scope>`. */
     readonly callbacks: Readonly<Partial<Record<CallbackActionName, string>>>;
-    /** Seconds a callback may run before it is killed. */
+    /** Seconds a callback, `pre_promote` or `before_stop` may run before it is killed. */
     readonly callback_timeout: number;
+    /** A fencing script run after the leader key is taken and before the promotion: a failure cancels the promotion. */
+    readonly pre_promote?: string;
+    /** A script run before the agent stops the server (not for an immediate stop); the stop waits for it. */
+    readonly before_stop?: string;
     /** How replicas are created, tried in order: `basebackup` or methods defined as `db.<name>` (see replicaMethodsOf). */
     readonly create_replica_methods: readonly string[];
     /** Extra pg_basebackup options. */

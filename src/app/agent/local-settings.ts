@@ -26,7 +26,13 @@ export function nodeSettingsOf(cfg: LocalConfig, svcVersion: string): NodeSettin
 export function agentSettingsOf(cfg: LocalConfig, svcVersion: string): AgentSettings {
   return {
     node: nodeSettingsOf(cfg, svcVersion),
-    local: { bootstrapDcs: cfg.bootstrap.dcs, parameters: cfg.db.parameters, watchdogSafetyMargin: cfg.watchdog.safety_margin, recoveryConf: cfg.db.recovery_conf },
+    local: {
+      bootstrapDcs: cfg.bootstrap.dcs,
+      parameters: cfg.db.parameters,
+      watchdogSafetyMargin: cfg.watchdog.safety_margin,
+      recoveryConf: cfg.db.recovery_conf,
+      prePromote: cfg.db.pre_promote !== undefined,
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { decide } from '../../domain/cluster/ha/decide.js';
-import { BACKED_OFF_JOBS, failureLogged, jobFailuresAfter, nextFailureCount, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
+import { backsOff, failureLogged, jobFailuresAfter, nextFailureCount, retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
 import { WardenError } from '../../domain/errors.js';
 import { NO_COMMANDS, type Action, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
@@ -418,8 +418,8 @@ export class TickPipeline {
     const line = failureLine(error);
     const count = nextFailureCount(memory.memory.jobFailures, name, clock.now());
     memory.remember({ jobFailures: jobFailuresAfter(memory.memory.jobFailures, name, line, clock.now(), code) });
-    if (!failureLogged(name, count, prev !== undefined && prev.error !== line)) return;
-    const next = BACKED_OFF_JOBS.has(name)
+    if (!failureLogged(name, count, prev !== undefined && prev.error !== line, code)) return;
+    const next = backsOff(name, code)
       ? `; next attempt in ${Math.round(retryDelayMs(count, cluster.current.config.loop_wait * 1000) / 1000)} s`
       : `; retried every loop, this error logged again at attempt ${nextLoggedRepeat(count)}`;
     logger.warn(`${name} failed (attempt ${count})${next}: ${error}`);

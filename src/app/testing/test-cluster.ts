@@ -11,6 +11,7 @@ import type { Cluster } from '../../domain/cluster/model/cluster.js';
 import type { TagValue, WatchdogMode } from '../../domain/cluster/model/node.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { PeerApi } from '../../ports/peer-api.js';
+import type { HookScripts } from '../../ports/hook-scripts.js';
 import { HaLoop } from '../agent/ha-loop.js';
 import { fixedSettings, type HaLoopOptions } from '../agent/tokens.js';
 import type { LocalOptions } from '../../domain/cluster/ha/decision.js';
@@ -25,6 +26,8 @@ export interface TestNodeOptions {
   readonly local?: Partial<Omit<LocalOptions, 'bootstrapDcs'>>;
   /** HA loop tunables (default peer and failsafe calls bounded at 500 ms, no refresh between ticks). */
   readonly loop?: HaLoopOptions;
+  /** The node's blocking scripts (`pre_promote`: set `local.prePromote` too); default none (see FakeHookScripts). */
+  readonly hooks?: HookScripts;
 }
 
 /** Options of a TestCluster. */
@@ -110,6 +113,11 @@ class Node implements TestNode {
       }),
       // Refreshes between ticks would let the fake replicas move on probes nobody planned.
       { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0, ...this.options.loop },
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      this.options.hooks,
     );
     this.loop.start();
   }

@@ -55,6 +55,7 @@ export type AgentCommandErrorCode =
   | 'watchdog_failed'
   | 'initialize_failed'
   | 'action_failed'
+  | 'pre_promote_failed'
   | DatabaseErrorCode;
 
 /** Commands an API call left for the loop. `id` ties the outcome back to the waiting caller. */
@@ -190,6 +191,8 @@ export interface LocalOptions {
   readonly watchdogSafetyMargin: number;
   /** `db.recovery_conf` of the local file: recovery settings (restore_command...) of this node while it runs as a replica. */
   readonly recoveryConf?: Readonly<Record<string, ParameterValue>>;
+  /** `db.pre_promote` is set: every promotion runs that fencing script first, and goes ahead only when it succeeds. */
+  readonly prePromote?: boolean;
 }
 
 /** What the watchdog looks like this tick. */
@@ -295,6 +298,8 @@ export type Action =
   | { readonly type: 'restart'; readonly timeoutMs: number }
   /** With `walAtLeast`: first wait (at most `catchUpMs`) until the server holds WAL up to there (the old leader's last position in a switchover). */
   | { readonly type: 'promote'; readonly timeoutMs: number; readonly walAtLeast?: number; readonly catchUpMs?: number }
+  /** Runs the operator's `pre_promote` script and waits for it; fails (`pre_promote_failed`) unless it succeeds. */
+  | { readonly type: 'prePromote' }
   | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'rewind'; readonly source: UpstreamRef }
   /**
@@ -334,6 +339,7 @@ export const LONG_ACTIONS: ReadonlySet<ActionType> = new Set<ActionType>([
   'stop',
   'restart',
   'promote',
+  'prePromote',
   'follow',
   'rewind',
   'createReplica',

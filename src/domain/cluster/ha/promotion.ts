@@ -19,6 +19,7 @@ export const SWITCHOVER_CATCH_UP_MS = 2000;
  * in synchronous mode the sync key naming only us (so no stale standby can be promoted
  * after us), then the watchdog, and only then the promotion. The history key records the
  * new timeline afterwards, and a failover key that led here is cleared.
+ * With `db.pre_promote` set, the operator's fencing script runs right after the key is taken.
  * A failure before the promotion gives the key back; a failed promotion keeps it (the
  * server may still finish promoting) and the next tick tries again. The checkpoint that
  * puts the new timeline into the control file follows on the leader's next tick
@@ -35,7 +36,10 @@ export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boole
   if (ctx.isPrimary) {
     return decision(`${opts.why}: took the leader key as the running primary`, [lock, ...leaderWatchdogActions(ctx), ...clear]);
   }
-  const before: Action[] = [lock, ...prePromoteSyncActions(ctx), ...prePromoteWatchdogActions(ctx)];
+  // The operator's fencing script runs under the key and before the sync key narrows to this node alone:
+  // when it fails, the key goes back and the other synchronous standbys can still be promoted.
+  const fence: Action[] = ctx.input.local.prePromote ? [{ type: 'prePromote' }] : [];
+  const before: Action[] = [lock, ...fence, ...prePromoteSyncActions(ctx), ...prePromoteWatchdogActions(ctx)];
   const actions: Action[] = [
     ...before,
     // Published until the leader's checkpoint after the promotion is done (rewinders wait for it).

@@ -23,6 +23,17 @@ export interface JobFailures {
  */
 export const BACKED_OFF_JOBS: ReadonlySet<string> = new Set(['bootstrap', 'create replica', 'start', 'rewind', 'reinitialize', 'follow', 'checkpoint', 'copy slots']);
 
+/**
+ * Failures that back off whichever job they stopped: the operator's fencing script refused a
+ * promotion (trying again at once would only take the key and give it back, loop after loop).
+ */
+const BACKED_OFF_CODES: ReadonlySet<string> = new Set(['pre_promote_failed']);
+
+/** Whether a job's repeated failures back off: by the job, or by what stopped it. */
+export function backsOff(job: string, code?: string | null): boolean {
+  return BACKED_OFF_JOBS.has(job) || (code != null && BACKED_OFF_CODES.has(code));
+}
+
 /** Longest pause between two attempts. */
 export const MAX_RETRY_DELAY_MS = 300_000;
 
@@ -56,8 +67,8 @@ export function jobFailuresAfter(failures: readonly JobFailures[], job: string, 
  * why at every attempt (its pauses space the lines out); one retried at the loop's pace (a
  * stop, a promote) as any repeated failure is (`repeatLogged`).
  */
-export function failureLogged(job: string, count: number, errorChanged: boolean): boolean {
-  return BACKED_OFF_JOBS.has(job) || repeatLogged(count, errorChanged);
+export function failureLogged(job: string, count: number, errorChanged: boolean, code?: string | null): boolean {
+  return backsOff(job, code) || repeatLogged(count, errorChanged);
 }
 
 /** Actions that keep a node's standing while it waits (a leader keeps its key), and nothing else. */
@@ -71,8 +82,10 @@ const KEPT_WHILE_WAITING = new Set<Action['type']>(['refreshLeader', 'kickWatchd
  */
 export function withBackoff(ctx: TickContext, d: Decision): Decision {
   const failures = d.job === null ? undefined : ctx.input.memory.jobFailures.find((f) => f.job === d.job);
-  if (failures === undefined || !BACKED_OFF_JOBS.has(failures.job)) return d;
+  if (failures === undefined || !backsOff(failures.job, failures.code)) return d;
   if (d.actions.some((a) => a.type === 'resolveCommand' && a.ok)) return d;
+  // A promotion under a key this node still holds (its release failed) goes ahead: waiting would hold the cluster without a primary.
+  if (!BACKED_OFF_JOBS.has(failures.job) && d.actions.some((a) => a.type === 'refreshLeader')) return d;
   const retryAt = failures.lastAt + retryDelayMs(failures.count, ctx.loopWaitMs);
   if (ctx.now >= retryAt) return d;
   const inSeconds = Math.ceil((retryAt - ctx.now) / 1000);

@@ -125,6 +125,39 @@ describe('decide(): the leader race', () => {
     expect(types(notSync)).to.deep.equal([]);
   });
 
+  it("pre_promote: the operator's fencing script runs right after the key is taken, before the sync key narrows; a failure gives the key back", () => {
+    const sync = { leader: 'node1', syncStandby: ['node2'], quorum: 0, revision: '3' };
+    const local = { ...input().local, prePromote: true };
+    const d = decide(input({ local, cluster: cluster(null, { sync }), raw: { synchronous_mode: true }, peers: peers() }));
+    expect(types(d)).to.deep.equal(['acquireLeader', 'prePromote', 'writeSync', 'setSynchronousStandbyNames', 'remember', 'promote', 'recordPromotion', 'remember']);
+    // The script is where the background job starts; its failure (up to the promotion) rolls back to no key.
+    expect(d.job).to.equal('promote');
+    expect(d.rollback).to.deep.include({ fromIndex: 1, untilIndex: 4 });
+    expect(d.rollback?.actions.map((a) => a.type)).to.deep.equal(['disarmWatchdog', 'releaseLeader']);
+    // A running primary that takes the key back is not promoted: no script.
+    const primary = decide(input({ local, cluster: unlocked, facts: primaryFacts(), peers: peers() }));
+    expect(types(primary)).to.not.include('prePromote');
+  });
+
+  it('pre_promote: after the script refused, this node stays out of the race with growing pauses (the others race meanwhile)', () => {
+    const local = { ...input().local, prePromote: true };
+    const failed = (count: number, ago: number) => ({
+      ...EMPTY_MEMORY,
+      appliedParameters: '{}',
+      jobFailures: [{ job: 'promote', count, lastAt: NOW - ago, error: 'prePromote: the pre_promote script exited with code 1', code: 'pre_promote_failed' }],
+    });
+    const waiting = decide(input({ local, cluster: unlocked, peers: peers(), memory: failed(1, 3_000) }));
+    expect(types(waiting)).to.deep.equal([]);
+    expect(waiting.message).to.match(/waiting 7 s before the next attempt \(promote failed once; last error: prePromote: the pre_promote script exited with code 1\)/);
+    expect(waiting.wakeAt).to.equal(NOW + 7_000);
+    expect(decide(input({ local, cluster: unlocked, peers: peers(), memory: failed(1, 10_000) })).job).to.equal('promote');
+    // The third refusal in a row waits 40 s.
+    expect(types(decide(input({ local, cluster: unlocked, peers: peers(), memory: failed(3, 30_000) })))).to.deep.equal([]);
+    // A promotion that failed in PostgreSQL is retried at the loop's pace, as before.
+    const pgFailed = { ...failed(3, 3_000), jobFailures: [{ job: 'promote', count: 3, lastAt: NOW - 3_000, error: 'promote: timed out', code: 'promote_failed' }] };
+    expect(decide(input({ local, cluster: unlocked, peers: peers(), memory: pgFailed })).job).to.equal('promote');
+  });
+
   it('quorum mode: a candidate must see |L| - k + 1 members of the key', () => {
     const sync = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '3' };
     const base = input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: 'quorum' } });

@@ -1,0 +1,53 @@
+import type { HookName, HookOutcome, HookScripts } from '../../ports/hook-scripts.js';
+import type { Logger } from '../../ports/logger.js';
+import { scriptFailure, startScript } from '../process/script-process.js';
+
+/** Options of the hook runner; the functions are asked at every run, so a reloaded file applies at once. */
+export interface ChildProcessHookScriptsOptions {
+  /** The command configured for each hook (`db.pre_promote`, `db.before_stop`). */
+  readonly commands: () => Readonly<Partial<Record<HookName, string>>>;
+  /** Seconds a script may run before it is killed (`db.callback_timeout`). */
+  readonly timeoutSeconds: () => number;
+  readonly logger: Logger;
+  /** Hears every failed script, and reports it (counted, an event): the runner does not log it itself. */
+  readonly onFailure: (name: HookName, why: string) => void;
+  /** Grace between SIGTERM and SIGKILL of a script that is killed (default 2000 ms). */
+  readonly killGraceMs?: number;
+}
+
+/**
+ * Runs a hook as Patroni does, with no arguments (its command line may carry its own), and
+ * waits for it: through `/bin/sh`, in a process group of its own that a timeout kills whole.
+ */
+export class ChildProcessHookScripts implements HookScripts {
+  constructor(private readonly o: ChildProcessHookScriptsOptions) {}
+
+  async run(name: HookName): Promise<HookOutcome> {
+    const command = this.o.commands()[name];
+    if (!command) return { ran: false };
+    const timeoutMs = Math.max(1, this.o.timeoutSeconds()) * 1000;
+    let why: string | null;
+    try {
+      const script = startScript(command, { name: `warden-${name.replace('_', '-')}`, timeoutMs, ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }) });
+      this.o.logger.info(`${name} script started`, { pid: script.child.pid });
+      const exit = await script.done;
+      why = scriptFailure(exit, timeoutMs);
+      if (why === null) {
+        this.o.logger.info(`${name} script finished`, { duration_ms: exit.durationMs, ...(exit.output ? { output: exit.output } : {}) });
+        return { ran: true, ok: true };
+      }
+    } catch (error) {
+      why = `could not start: ${(error as Error).message}`;
+    }
+    // onFailure reports it (an event, logged); a pre_promote failure is also the promotion's failure, logged with it.
+    this.o.onFailure(name, why);
+    return { ran: true, ok: false, why };
+  }
+}
+
+/** A hook runner with no scripts (none configured, tests, embedders). */
+export class NoHookScripts implements HookScripts {
+  async run(): Promise<HookOutcome> {
+    return { ran: false };
+  }
+}

@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { childEnvironment } from './child-environment.js';
+
+/** How an operator's script ended. */
+export interface ScriptExit {
+  /** Exit code; null when killed by a signal or never started. */
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Killed because it ran past its time. */
+  readonly timedOut: boolean;
+  /** The start failed (no /bin/sh, no process left). */
+  readonly spawnError: Error | null;
+  /** Its stdout and stderr, the last kilobyte, trimmed. */
+  readonly output: string;
+  readonly durationMs: number;
+}
+
+/** A running script: its process, a way to kill it (with its children) and its end. */
+export interface RunningScript {
+  readonly child: ChildProcess;
+  readonly done: Promise<ScriptExit>;
+  kill(): void;
+}
+
+/** Options of one script run. */
+export interface ScriptOptions {
+  /** Positional parameters after the command line (`"$@"`), never pasted into its text. */
+  readonly args?: readonly string[];
+  /** `$0` of the shell: what `ps` and the script's own messages call it. */
+  readonly name: string;
+  /** Killed after this long. */
+  readonly timeoutMs: number;
+  /** Grace between SIGTERM and SIGKILL of a killed script (default 2000 ms). */
+  readonly killGraceMs?: number;
+}
+
+/**
+ * Starts an operator's command line through `/bin/sh` (it may carry arguments and quoting of
+ * its own) in a process group of its own, so a kill reaches the script's children too. It
+ * gets the agent's environment without its `WARDEN_*` variables (they may carry passwords).
+ */
+export function startScript(command: string, o: ScriptOptions): RunningScript {
+  const child = spawn('/bin/sh', ['-c', o.args?.length ? `${command} "$@"` : command, o.name, ...(o.args ?? [])], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: childEnvironment(),
+  });
+  const output: string[] = [];
+  let kept = 0;
+  const keep = (chunk: Buffer) => {
+    if (kept >= 4096) return;
+    const text = chunk.toString('utf8');
+    output.push(text);
+    kept += text.length;
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const startedAt = Date.now();
+  let timedOut = false;
+  const kill = () => killGroup(child, o.killGraceMs ?? 2000);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, Math.max(1, o.timeoutMs));
+  timer.unref();
+  const done = new Promise<ScriptExit>((resolve) => {
+    const end = (code: number | null, signal: NodeJS.Signals | null, spawnError: Error | null) => {
+      clearTimeout(timer);
+      resolve({ code, signal, timedOut, spawnError, output: output.join('').trim().slice(-1000), durationMs: Date.now() - startedAt });
+    };
+    child.once('error', (e) => end(null, null, e));
+    child.once('close', (code, signal) => end(code, signal, null));
+  });
+  return { child, done, kill };
+}
+
+/** Why a script that did not succeed failed, in a few words and its output; null for a success. */
+export function scriptFailure(e: ScriptExit, timeoutMs: number): string | null {
+  const text = e.output ? `: ${e.output}` : '';
+  if (e.spawnError) return `could not start: ${e.spawnError.message}`;
+  if (e.timedOut) return `timed out after ${Math.round(timeoutMs / 1000)} s and was killed${text}`;
+  if (e.code === 0) return null;
+  return `${e.signal ? `killed by ${e.signal}` : `exited with code ${e.code}`}${text}`;
+}
+
+/** SIGTERM to the script's process group, SIGKILL after the grace if it is still there. */
+function killGroup(child: ChildProcess, graceMs: number): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, s);
+    } catch {
+      // Already gone.
+    }
+  };
+  signal('SIGTERM');
+  const t = setTimeout(() => {
+    if (child.exitCode === null && child.signalCode === null) signal('SIGKILL');
+  }, graceMs);
+  t.unref();
+}
