@@ -10,9 +10,10 @@ import { api, callbacksLog, disposeE2eCluster, e2eRunner, sql, startClusterLedBy
  * promotion goes ahead only when it succeeds) and `before_stop` (the agent's stops wait for
  * it). A script that refuses (here: a `deny-<node>` file, as a fencing device that does not
  * answer) makes its node give the key back; another member promotes, never two at a time.
+ * A member tagged `clonefrom` serves the base backup of a reinitialized replica.
  * Real etcd, agents and PostgreSQL 15.
  */
-describe("e2e: the operator's pre_promote and before_stop scripts", function () {
+describe("e2e: Patroni's pre_promote, before_stop and clonefrom", function () {
   this.timeout(300_000);
   let runner: ClusterRunner;
   let folder: string;
@@ -32,6 +33,7 @@ describe("e2e: the operator's pre_promote and before_stop scripts", function () 
     this.timeout(240_000);
     runner = await e2eRunner({
       scope: 'hooks',
+      tags: { node1: { clonefrom: true } },
       hooks: { pre_promote: '{hooks}/hook.sh {name} pre_promote', before_stop: '{hooks}/hook.sh {name} before_stop' },
     });
     runner.prepare(true);
@@ -89,5 +91,20 @@ describe("e2e: the operator's pre_promote and before_stop scripts", function () 
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     await waitFor('node2 the only primary', 60_000, async () => ((await writable()).join() === 'node2' ? true : undefined));
     expect(runs()).to.equal(before + 1);
+  });
+
+  it('a reinitialized replica copies the member tagged clonefrom, not the primary, and streams from the primary', async () => {
+    // node2 leads; node1 (tagged clonefrom) and node3 are its replicas.
+    await waitFor('node1 streaming', 60_000, async () => ((await runner.nodeStatus('node1'))?.replication_state === 'streaming' ? true : undefined));
+    const logFile = join(runner.layout.dir, 'logs', 'node3.log');
+    const copies = () => readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"msg":"replica created"'));
+    const before = copies().length;
+    const r = await api(runner, 'node3', 'POST', '/reinitialize', { force: true });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    await waitFor('node3 copied', 120_000, async () => (copies().length > before ? true : undefined));
+    expect(JSON.parse(copies()[before]!)).to.deep.include({ source: 'node1' });
+    await waitFor('node3 streaming from node2', 120_000, async () => ((await runner.nodeStatus('node3'))?.replication_state === 'streaming' ? true : undefined));
+    const up = await sql(runner, 'node3', "SELECT sender_host, sender_port FROM pg_stat_wal_receiver");
+    expect(Number(up.rows[0]?.sender_port)).to.equal(runner.node('node2').pgPort);
   });
 });

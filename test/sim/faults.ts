@@ -1,5 +1,6 @@
 import { failoverToJson } from '../../src/adapters/cluster-store/codec.js';
 import type { FakeDatabaseOp } from '../../src/adapters/database/fake-database.js';
+import type { FakeHookScripts } from '../../src/adapters/callbacks/fake-hook-scripts.js';
 import type { Random } from './random.js';
 import { randomTimings } from './timings.js';
 import type { SimCluster, SimNode } from './sim-cluster.js';
@@ -48,8 +49,14 @@ export const EVENT_WEIGHTS_V8 = { ...EVENT_WEIGHTS_V7, stopAgent: 2 } as const;
 /** The events of fault model v9: every earlier one, and an operator changing ttl, loop_wait and retry_timeout while the cluster runs. */
 export const EVENT_WEIGHTS_V9 = { ...EVENT_WEIGHTS_V8, changeTimings: 1 } as const;
 
+/**
+ * The events of fault model v10: every earlier one, and a member's pre_promote fencing script
+ * refusing (and working again): that member takes the key and gives it back instead of promoting.
+ */
+export const EVENT_WEIGHTS_V10 = { ...EVENT_WEIGHTS_V9, refusePromote: 1, allowPromote: 2 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V9;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V10;
 
 /**
  * The events of the first fault model (no agent freezes): seeds found with it replay only
@@ -67,16 +74,23 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * `v6` also replication links cut and healed; `v7` also synchronous_mode changed between
  * true and quorum, and synchronous_node_count, while the cluster runs; `v8` also agents
  * stopped cleanly (in pause, leaving their servers running); `v9` also ttl, loop_wait and
- * retry_timeout changed while the cluster runs.
+ * retry_timeout changed while the cluster runs; `v10` also every node's pre_promote script
+ * refusing and working again, and (as v3 to v6 had, v7 to v9 not) random topology tags, now
+ * with clonefrom, a random maximum_lag_on_failover, and in synchronous modes a random
+ * maximum_lag_on_syncnode.
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10';
+
+/** Every fault model, oldest first. */
+export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10'];
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v9';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v10';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v10') return EVENT_WEIGHTS_V10;
   if (model === 'v9') return EVENT_WEIGHTS_V9;
   if (model === 'v8') return EVENT_WEIGHTS_V8;
   if (model === 'v7') return EVENT_WEIGHTS_V7;
@@ -121,6 +135,17 @@ export class FaultState {
   lastDisturbance = 0;
   /** Candidate of the last manual failover written: the operator accepted losing writes if it wins without a leader. */
   manualFailoverTo: string | null = null;
+  /** Nodes whose pre_promote script refuses now (model v10): the cluster may rightly stay without a primary meanwhile. */
+  readonly refusing = new Set<string>();
+
+  /**
+   * A node's script works again at `now`: a node it refused may wait out its backoff (at most
+   * `ttlMs`) before it races again, so liveness windows start after that.
+   */
+  allowPromotion(name: string, now: number, ttlMs: number): void {
+    if (!this.refusing.delete(name)) return;
+    this.lastDisturbance = Math.max(this.lastDisturbance, now + ttlMs);
+  }
 }
 
 /**
@@ -267,6 +292,19 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
       if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, ...(faults.paused ? { pause: true } : {}) })))) return 'change timings: DCS down';
       return `ttl ${String(baseConfig['ttl'])}, loop_wait ${String(baseConfig['loop_wait'])}, retry_timeout ${String(baseConfig['retry_timeout'])}`;
     }
+    case 'refusePromote':
+      if (!node.options.hooks) return 'refuse promotion: no pre_promote script in this model';
+      (node.options.hooks as FakeHookScripts).set('pre_promote', 'fails', 'fencing device does not answer');
+      faults.refusing.add(node.name);
+      return `${node.name}'s pre_promote script refuses`;
+    case 'allowPromote': {
+      const refusing = nodes.filter((n) => faults.refusing.has(n.name));
+      if (!refusing.length) return 'allow promotion: no script refuses';
+      const n = rnd.pick(refusing);
+      (n.options.hooks as FakeHookScripts).set('pre_promote', 'succeeds');
+      faults.allowPromotion(n.name, sim.clock.now(), Number(baseConfig['ttl']) * 1000);
+      return `${n.name}'s pre_promote script works again`;
+    }
     case 'pause':
       if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, pause: true })))) return 'pause: DCS down';
       faults.paused = true;
@@ -289,6 +327,10 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
     n.db.setReplicationPaused(false);
     n.db.clearFaults();
     faults.clearSlow(n.name, sim.clock.now());
+    if (faults.refusing.has(n.name)) {
+      (n.options.hooks as FakeHookScripts).set('pre_promote', 'succeeds');
+      faults.allowPromotion(n.name, sim.clock.now(), Number(baseConfig['ttl']) * 1000);
+    }
     // An agent still stopping cleanly (waiting on a slow operation) starts again once it is done.
     if (!n.alive || n.stopping) n.startAgent();
   }
@@ -298,7 +340,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
   faults.lastDisturbance = Math.max(faults.lastDisturbance, faults.slowEnd(sim.clock.now()));
 }
 
-/** A node is healthy: its agent runs, it reaches the DCS, and nothing slows its database down, freezes it or cuts its replication. */
+/** A node is healthy: its agent runs, it reaches the DCS, nothing slows its database down, freezes it or cuts its replication, and its pre_promote script does not refuse. */
 export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
-  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.isReplicationPaused && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable;
+  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.isReplicationPaused && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable && !faults.refusing.has(n.name);
 }

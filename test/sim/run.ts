@@ -8,7 +8,7 @@
  * Exit code 1 when an invariant broke; every failing seed is printed for replay.
  */
 import { TickPipeline } from '../../src/app/agent/tick-pipeline.js';
-import { CURRENT_FAULT_MODEL } from './faults.js';
+import { CURRENT_FAULT_MODEL, FAULT_MODELS } from './faults.js';
 import { runSchedule } from './simulation.js';
 
 function arg(name: string): string | undefined {
@@ -40,7 +40,7 @@ async function main(): Promise<number> {
   const standby = process.argv.includes('--standby');
   const replay = arg('replay');
   const named = arg('model');
-  const model = named === 'v1' || named === 'v2' || named === 'v3' || named === 'v4' || named === 'v5' || named === 'v6' ? named : CURRENT_FAULT_MODEL;
+  const model = FAULT_MODELS.find((m) => m === named) ?? CURRENT_FAULT_MODEL;
   if (replay !== undefined) {
     if (process.argv.includes('--verbose')) traceTicks();
     const r = await runSchedule(Number(replay), { profile, model, standby, trace: (line) => console.log(line) });

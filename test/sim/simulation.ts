@@ -1,3 +1,4 @@
+import { FakeHookScripts } from '../../src/adapters/callbacks/fake-hook-scripts.js';
 import type { RawConfig } from '../../src/domain/cluster/config/config.js';
 import { FakeDatabase } from '../../src/adapters/database/fake-database.js';
 import { randomTimings } from './timings.js';
@@ -54,8 +55,10 @@ class Violation extends Error {}
  * (0: never leads), sync_priority, replicatefrom another node (cycles included), nostream.
  * At least two nodes can lead, so a failover always has somewhere to go.
  */
-function randomTags(seed: number, names: readonly string[]): Record<string, Record<string, TagValue>> {
+function randomTags(seed: number, names: readonly string[], clonefrom = false): Record<string, Record<string, TagValue>> {
   const rnd = new Random(seed ^ 0x7a95);
+  // clonefrom (model v10) from a generator of its own: the other tags stay those of v3.
+  const clones = new Random(seed ^ 0xc10e);
   for (;;) {
     const out: Record<string, Record<string, TagValue>> = {};
     for (const n of names) {
@@ -64,6 +67,7 @@ function randomTags(seed: number, names: readonly string[]): Record<string, Reco
       if (rnd.chance(0.2)) t['sync_priority'] = rnd.pick([0, 2]);
       if (rnd.chance(0.1)) t['nostream'] = true;
       else if (rnd.chance(0.25)) t['replicatefrom'] = rnd.pick(names.filter((x) => x !== n));
+      if (clonefrom && clones.chance(0.3)) t['clonefrom'] = true;
       out[n] = t;
     }
     if (names.filter((n) => canLead(out[n]!)).length >= 2) return out;
@@ -79,6 +83,16 @@ function randomTags(seed: number, names: readonly string[]): Record<string, Reco
 function randomMaxLag(seed: number): number {
   const rnd = new Random(seed ^ 0x51a9);
   return rnd.chance(0.25) ? rnd.pick([1024, 4096, 32768]) : 1024 ** 3;
+}
+
+/**
+ * maximum_lag_on_syncnode (fault model v10, synchronous modes), from a generator of its own: in
+ * one schedule of three a few writes' worth (a client writes 256 bytes), so synchronous
+ * standbys drop out and come back with the load; else none.
+ */
+function randomSyncNodeLag(seed: number): number | null {
+  const rnd = new Random(seed ^ 0x5c1a);
+  return rnd.chance(1 / 3) ? rnd.pick([512, 2048, 16384]) : null;
 }
 
 function randomConfig(rnd: Random, quick: boolean): Record<string, unknown> {
@@ -119,8 +133,12 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const quick = opts.profile === 'quick';
   const standby = opts.standby === true;
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
-  const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' ? randomTags(seed, names) : {};
-  if (model === 'v4' || model === 'v5' || model === 'v6') config['maximum_lag_on_failover'] = randomMaxLag(seed);
+  const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' || model === 'v10' ? randomTags(seed, names, model === 'v10') : {};
+  if (model === 'v4' || model === 'v5' || model === 'v6' || model === 'v10') config['maximum_lag_on_failover'] = randomMaxLag(seed);
+  if (model === 'v10' && config['synchronous_mode'] !== false) {
+    const lag = randomSyncNodeLag(seed);
+    if (lag !== null) config['maximum_lag_on_syncnode'] = lag;
+  }
   // A node tagged nostream restores the archive: the fake reads what the primary writes when a restore_command is set.
   if (Object.values(tags).some((t) => t['nostream'])) config['db'] = { parameters: { restore_command: 'cp /archive/%f %p' } };
   const stepMs = quick ? 2000 : 500;
@@ -130,7 +148,9 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     stepMs,
     // A DCS call against an unreachable store fails at once, or only after retry_timeout (as etcd3 would).
     dcsFailDelayMs: rnd.chance(0.5) ? 0 : Number(config['retry_timeout']) * 1000,
-    nodes: Object.fromEntries(names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const), tags: tags[n] ?? {} }])),
+    nodes: Object.fromEntries(
+      names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const), tags: tags[n] ?? {}, ...(model === 'v10' ? { hooks: new FakeHookScripts({ pre_promote: 'succeeds' }) } : {}) }]),
+    ),
   });
   // Timings an operator changes (model v9) count with the longest seen: a lease granted before the change runs its course.
   let ttl = 0;
@@ -246,7 +266,8 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     const holderBusy = holder !== null && (faults.isSlow(holder, sim.clock.now()) || sim.nodes.get(holder)?.db.isFrozen === true);
     // A node cut from the DCS since a pause still believes in it (and, as primary, keeps running).
     const paused = faults.paused || [...sim.nodes.values()].some((n) => n.alive && n.loop.snapshot().config.pause);
-    if (!enough || paused || holderBusy) {
+    // A pre_promote script that refuses (model v10) may rightly keep every candidate from promoting (the others defer to one ahead).
+    if (!enough || paused || holderBusy || faults.refusing.size > 0) {
       healthySince = null;
       return;
     }

@@ -1,6 +1,6 @@
 import { Ajv, type AnySchemaObject, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Problem } from '../../errors.js';
-import { isSize } from '../model/size.js';
+import { isSize, parseSize } from '../model/size.js';
 import { describeValue, pointerToPath } from '../../json-path.js';
 
 export { describeValue, pointerToPath };
@@ -68,7 +68,8 @@ export const STANDBY_CLUSTER_KEYS: ReadonlySet<string> = new Set(Object.keys(sta
 /**
  * JSON schema of the dynamic configuration (the DCS `config` key). Unknown keys are
  * refused at the top level and inside `db`, `slots` entries and `standby_cluster`, so a typo
- * never silently does nothing. `maximumLagSize` is a Warden keyword: bytes or a size string;
+ * never silently does nothing. `maximumLagSize` is a Warden keyword: bytes or a size string
+ * (`syncNodeLag`: the same, or -1);
  * `durationSeconds` one for seconds or a duration string.
  * Cross-field rules (the ttl rule, standby_cluster source) are checked by validateConfig.
  */
@@ -81,6 +82,7 @@ export const DYNAMIC_CONFIG_SCHEMA = {
     loop_wait: { type: 'integer', minimum: 1, maximum: MAX_DURATION_SECONDS },
     retry_timeout: { type: 'integer', minimum: 3, maximum: MAX_DURATION_SECONDS },
     maximum_lag_on_failover: { maximumLagSize: true },
+    maximum_lag_on_syncnode: { syncNodeLag: true },
     max_timelines_history: { type: 'integer', minimum: 0 },
     primary_start_timeout: { type: 'number', minimum: 0, maximum: MAX_DURATION_SECONDS },
     primary_stop_timeout: { type: 'number', minimum: 0, maximum: MAX_DURATION_SECONDS },
@@ -132,6 +134,13 @@ export function isLagValue(v: unknown): boolean {
   return (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) || (typeof v === 'string' && isSize(v));
 }
 
+/** Bytes of a valid `maximum_lag_on_syncnode` (bytes or a size string), null for off (-1, Patroni's spelling, or null), undefined when invalid. */
+export function syncNodeLagBytes(v: unknown): number | null | undefined {
+  if (v === -1 || v === null) return null;
+  if (!isLagValue(v)) return undefined;
+  return typeof v === 'string' ? parseSize(v) : (v as number);
+}
+
 /** The compiled validators of the dynamic configuration: the whole document, and the parts resolveConfig takes or drops one by one. */
 export interface DynamicConfigValidators {
   readonly document: ValidateFunction;
@@ -153,6 +162,7 @@ export function dynamicConfigValidators(): DynamicConfigValidators {
   if (compiled) return compiled;
   const ajv = new Ajv({ allErrors: true, verbose: true, allowUnionTypes: true, strictTypes: false });
   ajv.addKeyword({ keyword: 'maximumLagSize', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => isLagValue(v) });
+  ajv.addKeyword({ keyword: 'syncNodeLag', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => syncNodeLagBytes(v) !== undefined });
   ajv.addKeyword({ keyword: 'durationSeconds', schemaType: 'boolean', errors: false, validate: (_s: boolean, v: unknown) => durationSeconds(v) !== null });
   compiled = {
     document: ajv.compile(DYNAMIC_CONFIG_SCHEMA),
@@ -216,6 +226,8 @@ function toProblem(e: ErrorObject): Problem | null {
       return { path, message: `expected ${SIZE_EXPECTED}, got ${got()}` };
     case 'durationSeconds':
       return { path, message: `expected ${DURATION_EXPECTED}, got ${got()}` };
+    case 'syncNodeLag':
+      return { path, message: `expected -1 (off), ${SIZE_EXPECTED}, got ${got()}` };
     default:
       return { path, message: `${e.message ?? 'invalid'}, got ${got()}` };
   }

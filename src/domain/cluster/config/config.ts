@@ -1,5 +1,5 @@
 import { ValidationError, type Problem } from '../../errors.js';
-import { describeValue, durationSeconds, dynamicConfigValidators, isLagValue, schemaProblems, STANDBY_CLUSTER_KEYS } from './config-schema.js';
+import { describeValue, durationSeconds, dynamicConfigValidators, isLagValue, schemaProblems, syncNodeLagBytes, STANDBY_CLUSTER_KEYS } from './config-schema.js';
 import { parameterProblem } from './server-parameters.js';
 import { parseSize } from '../model/size.js';
 
@@ -43,6 +43,8 @@ export interface DynamicConfig {
   readonly retry_timeout: number;
   /** Bytes. */
   readonly maximum_lag_on_failover: number;
+  /** Bytes a synchronous standby may lag behind the primary before another one replaces it; null: no limit. */
+  readonly maximum_lag_on_syncnode: number | null;
   readonly max_timelines_history: number;
   readonly primary_start_timeout: number;
   readonly primary_stop_timeout: number;
@@ -76,6 +78,7 @@ export const DEFAULT_CONFIG: DynamicConfig = Object.freeze({
   loop_wait: 10,
   retry_timeout: 10,
   maximum_lag_on_failover: 1048576,
+  maximum_lag_on_syncnode: null,
   max_timelines_history: 0,
   primary_start_timeout: 300,
   primary_stop_timeout: 0,
@@ -200,6 +203,7 @@ export function resolveConfig(raw: RawConfig | null | undefined): DynamicConfig 
     loop_wait: pick(r['loop_wait'], v.loop_wait, d.loop_wait),
     retry_timeout: pick(r['retry_timeout'], v.retry_timeout, d.retry_timeout),
     maximum_lag_on_failover: isLagValue(lag) ? (typeof lag === 'string' ? parseSize(lag) : (lag as number)) : d.maximum_lag_on_failover,
+    maximum_lag_on_syncnode: syncNodeLagBytes(r['maximum_lag_on_syncnode']) ?? d.maximum_lag_on_syncnode,
     max_timelines_history: pick(r['max_timelines_history'], v.max_timelines_history, d.max_timelines_history),
     primary_start_timeout: pick(r['primary_start_timeout'], v.primary_start_timeout, d.primary_start_timeout),
     primary_stop_timeout: pick(r['primary_stop_timeout'], v.primary_stop_timeout, d.primary_stop_timeout),

@@ -4,7 +4,7 @@ import { releaseLock } from './demote.js';
 import { hasDiverged } from '../model/history.js';
 import { configureBeforeStart, desiredParameters, FRESH_DATA } from './maintenance.js';
 import { cloneRemoteWhenNobodyRuns, startAsStandbyLeader } from './standby-cluster.js';
-import { clusterTimeline, followTarget, leaderUpstream, mySlot, replicaSource, startTimeoutMs, type FollowTarget, type TickContext } from './tick-context.js';
+import { clusterTimeline, copySource, copySourceText, followTarget, leaderUpstream, mySlot, replicaSource, startTimeoutMs, type FollowTarget, type TickContext } from './tick-context.js';
 import { disarmIfActive, leaderWatchdogActions } from './watchdog-policy.js';
 import { isSilent, silentServer } from './silent-server.js';
 import { withReplicaSlots } from './slots.js';
@@ -164,16 +164,17 @@ export function rewindOrReinitialize(
       rollback: { fromIndex: rewindAt, untilIndex: rewindAt + 1, actions: [{ type: 'remember', patch: { rewindFailedOnTimeline: timeline } }], unless: ['rewind_source_unreachable'] },
     });
   }
+  const source = copySource(ctx, upstream);
   const actions: Action[] = [
     ...before,
     { type: 'stop', mode: 'immediate' },
     { type: 'removeData' },
     { type: 'remember', patch: FRESH_DATA },
     ...configureBeforeStart(ctx, true),
-    { type: 'createReplica', source: upstream },
+    { type: 'createReplica', source },
     start,
   ];
-  return decision(`${why}: reinitializing from ${upstream.name}`, actions, { job: 'reinitialize' });
+  return decision(`${why}: reinitializing from ${copySourceText(source, upstream)}`, actions, { job: 'reinitialize' });
 }
 
 /** How a replica's upstream reads in log lines: `leader node1`, `node3 (replicatefrom)`, `the archive (nostream)`. */
@@ -305,10 +306,11 @@ export function emptyDataDirectory(ctx: TickContext): Decision {
     const waiting = upstream ? `leader ${upstream.name} to run, to create a replica from it` : 'a leader to create a replica from';
     return decision(`waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
   }
-  return decision(`creating a replica from ${upstream.name}`, [
+  const source = copySource(ctx, upstream);
+  return decision(`creating a replica from ${copySourceText(source, upstream)}`, [
     { type: 'remember', patch: FRESH_DATA },
     ...configureBeforeStart(ctx, true),
-    { type: 'createReplica', source: upstream },
+    { type: 'createReplica', source },
     { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) },
   ], { job: 'create replica' });
 }

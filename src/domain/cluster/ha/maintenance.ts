@@ -3,7 +3,7 @@ import { decision, type Action, type AgentCommandErrorCode, type Decision, type 
 import { restartConditionProblem } from '../rules/restart-conditions.js';
 import { restartScheduleFrom, scheduleVerdict } from '../rules/schedule.js';
 import { isSilent } from './silent-server.js';
-import { leaderUpstream, replicaSource, startTimeoutMs, type TickContext } from './tick-context.js';
+import { copySource, leaderUpstream, replicaSource, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /** JSON with sorted keys, so equal settings compare equal. */
 export function canonicalJson(value: unknown): string {
@@ -127,8 +127,11 @@ function versionMismatch(ctx: TickContext): string | null {
   return `this node runs PostgreSQL ${mine} and the leader ${theirs}: a copy of the leader would not start with this node's programs; point db.bin_dir at PostgreSQL ${theirs} and restart the agent, then reinitialize`;
 }
 
-/** The actions of a reinitialization: stop, wipe, base backup from the leader, start as its replica; or why not (the refusal's code and text). */
-function reinitializeActions(ctx: TickContext): Action[] | { readonly code: AgentCommandErrorCode; readonly message: string } {
+/**
+ * The actions of a reinitialization: stop, wipe, base backup (from a member tagged clonefrom
+ * unless `fromLeader`, see copySource), start as the leader's replica; or why not (the refusal's code and text).
+ */
+function reinitializeActions(ctx: TickContext, fromLeader: boolean): Action[] | { readonly code: AgentCommandErrorCode; readonly message: string } {
   if (ctx.leaderIsMe) return { code: 'not_allowed_on_leader', message: 'I am the leader, can not reinitialize' };
   const upstream = leaderUpstream(ctx);
   if (!upstream) return { code: 'no_leader', message: 'the cluster has no leader to reinitialize from' };
@@ -139,7 +142,7 @@ function reinitializeActions(ctx: TickContext): Action[] | { readonly code: Agen
     { type: 'removeData' },
     { type: 'remember', patch: { reinitializeQueued: null, ...FRESH_DATA } },
     ...configureBeforeStart(ctx, true),
-    { type: 'createReplica', source: upstream },
+    { type: 'createReplica', source: fromLeader ? upstream : copySource(ctx, upstream) },
     { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) },
   ];
 }
@@ -196,7 +199,7 @@ export function withCommands(ctx: TickContext, base: Decision): Decision {
   let wakeAt = base.wakeAt;
   const queued = ctx.input.memory.reinitializeQueued;
   if (reinitialize || queued) {
-    const plan = reinitializeActions(ctx);
+    const plan = reinitializeActions(ctx, reinitialize?.fromLeader ?? queued?.fromLeader ?? false);
     if (!Array.isArray(plan)) {
       if (reinitialize) actions.push(reject(reinitialize.id, plan.code, plan.message));
       if (queued) actions.push({ type: 'remember', patch: { reinitializeQueued: null } });

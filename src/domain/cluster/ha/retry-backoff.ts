@@ -41,9 +41,18 @@ export const MAX_RETRY_DELAY_MS = 300_000;
  * How long to wait after the `count`-th failure in a row before the next attempt: the first
  * retry comes at the normal pace (one loop_wait), then the wait doubles up to five minutes.
  */
-export function retryDelayMs(count: number, loopWaitMs: number): number {
+export function retryDelayMs(count: number, loopWaitMs: number, maxMs = MAX_RETRY_DELAY_MS): number {
   const base = Math.max(1000, loopWaitMs);
-  return Math.min(MAX_RETRY_DELAY_MS, base * 2 ** Math.max(0, Math.min(count - 1, 20)));
+  return Math.min(Math.max(base, maxMs), base * 2 ** Math.max(0, Math.min(count - 1, 20)));
+}
+
+/**
+ * The pause after a job's `count`-th failure in a row: retryDelayMs, except that a promotion the
+ * fencing script refused is tried again at least every ttl, so a cluster whose fencing works
+ * again gets its primary within a ttl or so, not after five minutes.
+ */
+export function jobRetryDelayMs(job: string, count: number, loopWaitMs: number, ttlMs: number): number {
+  return retryDelayMs(count, loopWaitMs, BACKED_OFF_JOBS.has(job) ? MAX_RETRY_DELAY_MS : ttlMs);
 }
 
 /** A failure this long after the job's last one starts a new count: the job did not fail "in a row" (its longest pause is MAX_RETRY_DELAY_MS). */
@@ -86,7 +95,7 @@ export function withBackoff(ctx: TickContext, d: Decision): Decision {
   if (d.actions.some((a) => a.type === 'resolveCommand' && a.ok)) return d;
   // A promotion under a key this node still holds (its release failed) goes ahead: waiting would hold the cluster without a primary.
   if (!BACKED_OFF_JOBS.has(failures.job) && d.actions.some((a) => a.type === 'refreshLeader')) return d;
-  const retryAt = failures.lastAt + retryDelayMs(failures.count, ctx.loopWaitMs);
+  const retryAt = failures.lastAt + jobRetryDelayMs(failures.job, failures.count, ctx.loopWaitMs, ctx.ttlMs);
   if (ctx.now >= retryAt) return d;
   const inSeconds = Math.ceil((retryAt - ctx.now) / 1000);
   const times = failures.count === 1 ? 'once' : `${failures.count} times in a row`;

@@ -95,6 +95,15 @@ function stalled(ctx: TickContext, row: ReplicationRow): boolean {
   return (standingStillMs(ctx, row) ?? 0) >= SYNC_STALL_MS;
 }
 
+/** How far (bytes) the standby's confirmed position lags ours beyond maximum_lag_on_syncnode; null within it, or with no limit set. */
+function lagBeyondLimit(ctx: TickContext, row: ReplicationRow): number | null {
+  const max = ctx.config.maximum_lag_on_syncnode;
+  const ours = ctx.facts.walLocation;
+  if (max === null || ours === null) return null;
+  const lag = ours - position(row);
+  return lag > max ? lag : null;
+}
+
 /**
  * The record of the standbys' progress on a primary in synchronous mode (see SYNC_STALL_MS),
  * kept when it changed (dropped outside sync mode), and when the primary should look again:
@@ -125,6 +134,7 @@ export function syncStandbysLeftOut(ctx: TickContext): string[] {
     if (r.state !== 'streaming' || !named.has(r.application_name)) continue;
     if (silentAndBehind(members.get(r.application_name), r, ctx)) out.push(`${r.application_name} is left out of the synchronous standbys: its server does not answer its agent and a commit waits for it`);
     else if (stalled(ctx, r)) out.push(`${r.application_name} is left out of the synchronous standbys: it confirmed nothing for ${Math.round((standingStillMs(ctx, r) ?? 0) / 1000)} s while commits wait`);
+    else if (lagBeyondLimit(ctx, r) !== null) out.push(`${r.application_name} is left out of the synchronous standbys: it lags ${lagBeyondLimit(ctx, r)} bytes behind, more than maximum_lag_on_syncnode (${ctx.config.maximum_lag_on_syncnode})`);
   }
   return out;
 }
@@ -132,7 +142,8 @@ export function syncStandbysLeftOut(ctx: TickContext): string[] {
 /**
  * The standbys that should be synchronous: streaming from us, members with a sync_priority
  * above 0 (not `nosync`, not `nostream`) whose server answers its agent and whose confirmed
- * position does not stand still behind ours (see SYNC_STALL_MS); the highest
+ * position does not stand still behind ours (see SYNC_STALL_MS) nor lag it by more than
+ * maximum_lag_on_syncnode; the highest
  * sync_priority first, then the current ones (a set that works is not reshuffled), then the
  * most advanced.
  */
@@ -142,7 +153,9 @@ export function syncCandidates(ctx: TickContext, current: readonly string[]): st
     const m = members.get(name);
     return m ? syncPriority(m.tags) : 0;
   };
-  const rows = ctx.facts.replication.filter((r) => r.state === 'streaming' && prio(r.application_name) > 0 && !silentAndBehind(members.get(r.application_name), r, ctx) && !stalled(ctx, r));
+  const rows = ctx.facts.replication.filter(
+    (r) => r.state === 'streaming' && prio(r.application_name) > 0 && !silentAndBehind(members.get(r.application_name), r, ctx) && !stalled(ctx, r) && lagBeyondLimit(ctx, r) === null,
+  );
   rows.sort((a, b) => {
     const ca = current.includes(a.application_name) ? 0 : 1;
     const cb = current.includes(b.application_name) ? 0 : 1;

@@ -5,6 +5,7 @@ import type { ElectionContext, ElectionKind } from '../rules/eligibility.js';
 import { walPosition, type LocalFacts } from '../model/facts.js';
 import { canLead, noLeadReason, noStream } from '../model/topology-tags.js';
 import { chooseUpstream } from '../rules/upstream.js';
+import { cloneSource } from '../rules/clone-source.js';
 import { buildStatus, type NodeStatus } from '../model/status.js';
 import { fenceWindowSeconds } from './fence-window.js';
 
@@ -90,6 +91,19 @@ export function slotNameFor(member: string): string {
 export function leaderUpstream(ctx: TickContext): UpstreamRef | null {
   const m = ctx.leaderMember;
   return m && m.connUrl ? { name: m.name, connUrl: m.connUrl } : null;
+}
+
+/**
+ * Where this node copies its data from (a new replica, a reinitialize) when it would stream
+ * from `upstream`: a member tagged `clonefrom` in place of the leader (see cloneSource), else `upstream` itself.
+ */
+export function copySource(ctx: TickContext, upstream: UpstreamRef): UpstreamRef {
+  return upstream.name === ctx.leaderName ? cloneSource(ctx.cluster, ctx.me, upstream) : upstream;
+}
+
+/** How a log line names the copy's source: `node3 (tagged clonefrom)`, or the name alone. */
+export function copySourceText(source: UpstreamRef, upstream: UpstreamRef): string {
+  return source.name === upstream.name ? source.name : `${source.name} (tagged clonefrom)`;
 }
 
 /** Slot this node uses on its upstream, when slots are on (a node tagged nostream streams from nobody). */

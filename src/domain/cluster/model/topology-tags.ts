@@ -75,7 +75,7 @@ export function topologyTagProblems(tags: Tags, ownName: string): Problem[] {
     const n = integerTag(tags, key);
     if (n === null || n < 0) out.push({ path: `tags.${key}`, message: `expected a whole number >= 0, got ${JSON.stringify(v)}` });
   }
-  for (const key of ['nofailover', 'nosync', 'nostream']) {
+  for (const key of ['nofailover', 'nosync', 'nostream', 'clonefrom', 'noloadbalance']) {
     if (!isBooleanLike(tags[key])) out.push({ path: `tags.${key}`, message: `expected true or false, got ${JSON.stringify(tags[key])}` });
   }
   const contradiction = (flag: string, key: string, never: string) => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { SimCluster } from '../../../../sim/sim-cluster.js';
+import { SimCluster } from '../../../../sim/sim-cluster.js';
 import { healthyCluster, loopWaitMs, ttlMs, write } from './helpers.js';
 
 describe('HA scenarios: topology tags', () => {
@@ -22,6 +22,23 @@ describe('HA scenarios: topology tags', () => {
     n2!.startAgent();
     await sim.until(() => n2!.db.isStreaming, 6 * loopWaitMs(sim), 'node2 back');
     await sim.until(() => n3!.db.upstreamConnUrl === n2!.db.connUrl && n3!.db.isStreaming, 4 * loopWaitMs(sim), 'node3 back on node2');
+  });
+
+  it('clonefrom: a new member copies the tagged replica, not the primary, then streams from the primary', async () => {
+    sim = new SimCluster({ names: ['node1', 'node2', 'node3'], nodes: { node2: { tags: { clonefrom: true } } }, verboseLogs: true });
+    sim.startAll(['node1']);
+    await sim.until(() => sim.primary()?.name === 'node1', 60_000, 'node1 to bootstrap');
+    sim.startAll(['node2']);
+    await sim.until(() => sim.node('node2').db.isStreaming, 120_000, 'node2 streaming');
+    await sim.advance(2 * loopWaitMs(sim));
+    await write(sim.node('node1'), 3);
+    sim.startAll(['node3']);
+    const n3 = sim.node('node3');
+    await sim.until(() => n3.db.isStreaming, 120_000, 'node3 streaming');
+    expect(n3.logger.find('creating a replica from node2 (tagged clonefrom)')).to.not.be.empty;
+    expect(n3.db.upstreamConnUrl).to.equal(sim.node('node1').db.connUrl);
+    sim.network.replicate();
+    expect(n3.db.lsn).to.equal(sim.node('node1').db.lsn);
   });
 
   it('failover_priority: among equally good replicas the higher one wins; 0 never leads, even alone', async () => {

@@ -45,6 +45,18 @@ describe('domain/cluster/config: resolveConfig (defaults, tolerant)', () => {
     expect(resolveConfig({ maximum_lag_on_failover: 42 }).maximum_lag_on_failover).to.equal(42);
   });
 
+  it('maximum_lag_on_syncnode: bytes or a size string; -1 and absent mean no limit; anything else is refused', () => {
+    expect(resolveConfig({}).maximum_lag_on_syncnode).to.equal(null);
+    expect(resolveConfig({ maximum_lag_on_syncnode: '16MB' }).maximum_lag_on_syncnode).to.equal(16 * 1048576);
+    expect(resolveConfig({ maximum_lag_on_syncnode: 4096 }).maximum_lag_on_syncnode).to.equal(4096);
+    expect(resolveConfig({ maximum_lag_on_syncnode: -1 }).maximum_lag_on_syncnode).to.equal(null);
+    expect(resolveConfig({ maximum_lag_on_syncnode: 'lots' }).maximum_lag_on_syncnode).to.equal(null);
+    expect(validateConfig({ maximum_lag_on_syncnode: -1 })).to.deep.equal([]);
+    expect(validateConfig({ maximum_lag_on_syncnode: -2 })).to.deep.equal([
+      { path: 'maximum_lag_on_syncnode', message: 'expected -1 (off), a non-negative integer (bytes) or a size such as "1MB" (units B, kB, MB, GB, TB), got -2' },
+    ]);
+  });
+
   it('falls back to the default for each invalid value alone, never throwing', () => {
     const c = resolveConfig({ ttl: 5, loop_wait: 'x', retry_timeout: 1, maximum_lag_on_failover: '1XB', synchronous_mode: 'yes', pause: 'true', check_timeline: true });
     expect(c).to.include({ ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 1048576, synchronous_mode: false, pause: false, check_timeline: true });
@@ -137,7 +149,7 @@ describe('domain/cluster/config: validateConfig', () => {
 
   it('accepts every documented key', () => {
     const full = {
-      ttl: 60, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: '16MB', max_timelines_history: 5,
+      ttl: 60, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: '16MB', maximum_lag_on_syncnode: '32MB', max_timelines_history: 5,
       primary_start_timeout: 300, primary_stop_timeout: 0, synchronous_mode: 'quorum', synchronous_mode_strict: true,
       synchronous_node_count: 2, failsafe_mode: true, check_timeline: true, pause: true, preferred_leader_delay: 30, member_slots_ttl: '10min',
       db: { use_pg_rewind: true, use_slots: true, parameters: { max_connections: 100, wal_level: 'replica', hot_standby: true } },

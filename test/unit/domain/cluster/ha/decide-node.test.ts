@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { EMPTY_CLUSTER } from '../../../../../src/domain/cluster/model/cluster.js';
+import { EMPTY_CLUSTER, type Member } from '../../../../../src/domain/cluster/model/cluster.js';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import { EMPTY_MEMORY } from '../../../../../src/domain/cluster/ha/decision.js';
 import { REPLAY_RESTART_PAUSE_MS } from '../../../../../src/domain/cluster/ha/follow.js';
@@ -91,6 +91,29 @@ describe('decide(): bootstrap', () => {
     const d = decide(input({ cluster: cluster('node1'), facts: stoppedFacts('stopped', false) }));
     expect(d.job).to.equal('create replica');
     expect(types(d)).to.deep.equal(['remember', 'configure', 'createReplica', 'start']);
+  });
+
+  it('clonefrom: a new replica copies a streaming member tagged clonefrom instead of the leader, then streams from the leader', () => {
+    const tagged = (extra: Partial<Member> = {}) => {
+      const c = cluster('node1');
+      return { ...c, members: c.members.map((m) => (m.name === 'node3' ? { ...m, tags: { clonefrom: true }, ...extra } : m)) };
+    };
+    const d = decide(input({ cluster: tagged(), facts: stoppedFacts('stopped', false) }));
+    expect(d.message).to.equal('creating a replica from node3 (tagged clonefrom)');
+    expect(d.actions.find((a) => a.type === 'createReplica')).to.deep.equal({ type: 'createReplica', source: { name: 'node3', connUrl: 'postgres://node3:5432/postgres' } });
+    expect(d.actions.find((a) => a.type === 'start')).to.deep.include({ upstream: { name: 'node1', connUrl: 'postgres://node1:5432/postgres' } });
+    // A reinitialize too.
+    const reinit = (fromLeader: boolean) => decide(input({ cluster: tagged(), commands: { restart: null, reinitialize: { id: 3, force: false, fromLeader } } }));
+    expect(reinit(false).actions.find((a) => a.type === 'createReplica')).to.deep.include({ source: { name: 'node3', connUrl: 'postgres://node3:5432/postgres' } });
+    // wardenctl reinit --from-leader.
+    expect(reinit(true).actions.find((a) => a.type === 'createReplica')).to.deep.include({ source: { name: 'node1', connUrl: 'postgres://node1:5432/postgres' } });
+    // Not streaming, on another timeline, on another major version, or not running: the leader.
+    for (const extra of [{ replicationState: 'in archive recovery' }, { timeline: 2 }, { serverVersion: 160004 }, { state: 'stopped' }] as Partial<Member>[]) {
+      const c = tagged(extra);
+      const withVersions = { ...c, members: c.members.map((m) => (m.name === 'node1' ? { ...m, serverVersion: 150004 } : m)) };
+      const other = decide(input({ cluster: withVersions, facts: stoppedFacts('stopped', false) }));
+      expect(other.message, JSON.stringify(extra)).to.equal('creating a replica from node1');
+    }
   });
 
   it('an empty initialize key left by a vanished bootstrapper is deleted by an empty node after two ttls', () => {

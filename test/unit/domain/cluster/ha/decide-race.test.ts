@@ -139,7 +139,7 @@ describe('decide(): the leader race', () => {
     expect(types(primary)).to.not.include('prePromote');
   });
 
-  it('pre_promote: after the script refused, this node stays out of the race with growing pauses (the others race meanwhile)', () => {
+  it('pre_promote: after the script refused, this node stays out of the race with growing pauses up to ttl (the others race meanwhile)', () => {
     const local = { ...input().local, prePromote: true };
     const failed = (count: number, ago: number) => ({
       ...EMPTY_MEMORY,
@@ -151,8 +151,10 @@ describe('decide(): the leader race', () => {
     expect(waiting.message).to.match(/waiting 7 s before the next attempt \(promote failed once; last error: prePromote: the pre_promote script exited with code 1\)/);
     expect(waiting.wakeAt).to.equal(NOW + 7_000);
     expect(decide(input({ local, cluster: unlocked, peers: peers(), memory: failed(1, 10_000) })).job).to.equal('promote');
-    // The third refusal in a row waits 40 s.
-    expect(types(decide(input({ local, cluster: unlocked, peers: peers(), memory: failed(3, 30_000) })))).to.deep.equal([]);
+    // The pauses double (10, 20 s), but never beyond ttl (30 s): a cluster whose fencing works again gets its primary soon.
+    expect(types(decide(input({ local, cluster: unlocked, peers: peers(), memory: failed(2, 15_000) })))).to.deep.equal([]);
+    expect(types(decide(input({ local, cluster: unlocked, peers: peers(), memory: failed(6, 29_000) })))).to.deep.equal([]);
+    expect(decide(input({ local, cluster: unlocked, peers: peers(), memory: failed(6, 30_000) })).job).to.equal('promote');
     // A promotion that failed in PostgreSQL is retried at the loop's pace, as before.
     const pgFailed = { ...failed(3, 3_000), jobFailures: [{ job: 'promote', count: 3, lastAt: NOW - 3_000, error: 'promote: timed out', code: 'promote_failed' }] };
     expect(decide(input({ local, cluster: unlocked, peers: peers(), memory: pgFailed })).job).to.equal('promote');

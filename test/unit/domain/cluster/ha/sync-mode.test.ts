@@ -110,6 +110,24 @@ describe('synchronous replication steps (primary side)', () => {
     expect(standbyProgressStep(off).wakeAt).to.equal(null);
   });
 
+  it('maximum_lag_on_syncnode: a synchronous standby lagging further behind is replaced by one within it (the key drops it first); off by default and with -1', () => {
+    const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
+    const at = (raw: Record<string, unknown>) =>
+      leaderInput({
+        raw: { synchronous_mode: true, ...raw },
+        cluster: cluster('node1', { sync: { ...key, revision: '3' } }),
+        facts: primaryFacts(5000, { replication: [row('node2', 3000), row('node3', 4900)], synchronousStandbyNames: 'FIRST 1 ("node2")' }),
+      });
+    const limited = tickContext(at({ maximum_lag_on_syncnode: 1024 }));
+    expect(syncActions(limited)).to.deep.equal([
+      { type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' },
+      { type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' },
+    ]);
+    expect(syncStandbysLeftOut(limited)).to.deep.equal(['node2 is left out of the synchronous standbys: it lags 2000 bytes behind, more than maximum_lag_on_syncnode (1024)']);
+    // Within the limit (a size string), with no limit, and with Patroni's -1: node2 stays.
+    for (const raw of [{ maximum_lag_on_syncnode: '2kB' }, {}, { maximum_lag_on_syncnode: -1 }]) expect(syncActions(tickContext(at(raw))), JSON.stringify(raw)).to.deep.equal([]);
+  });
+
   it('no standby left: empty key, then ssn empty (or * in strict mode)', () => {
     const key = { leader: 'node1', syncStandby: ['node2'], quorum: 0 };
     expect(step({ sync: key, ssn: 'FIRST 1 ("node2")', rows: [] }).map((a) => a.type)).to.deep.equal(['writeSync', 'setSynchronousStandbyNames']);
