@@ -38,6 +38,12 @@ export interface StopOptions {
    * last WAL over) before the next operation on the database runs.
    */
   readonly untilShutdownCheckpoint?: boolean;
+  /**
+   * Epoch ms by which the operator's `before_stop` script must have ended, or the stop goes
+   * ahead without waiting for it any longer: a leader's lock runs out then, and its server
+   * must be down before another member may promote. Absent: the script's own timeout alone.
+   */
+  readonly beforeStopUntil?: number;
 }
 
 /** Conditions of a promotion. */

@@ -685,15 +685,29 @@ export class PgDatabase implements Database {
   }
 
   stop(mode: StopMode, timeoutMs?: number, opts: StopOptions = {}): Promise<void> {
-    if (!opts.untilShutdownCheckpoint || mode === 'immediate') return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed'));
+    if (!opts.untilShutdownCheckpoint || mode === 'immediate') return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', undefined, opts.beforeStopUntil));
     let checkpointed: () => void = () => {};
     const written = new Promise<void>((resolve) => (checkpointed = resolve));
     // The operation goes on until the postmaster has exited: the next one (a start) waits for that.
-    const exited = this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', checkpointed));
+    const exited = this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', checkpointed, opts.beforeStopUntil));
     return Promise.race([written, exited]);
   }
 
-  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: DatabaseErrorCode, onShutdownCheckpoint?: () => void): Promise<void> {
+  /** Runs the operator's before_stop script, waiting for it at most until `until` (epoch ms). */
+  private async runBeforeStop(until: number | undefined): Promise<void> {
+    if (until === undefined) return this.o.beforeStop();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, until - Date.now()))));
+    try {
+      if ((await Promise.race([this.o.beforeStop().then(() => 'done' as const), late])) === 'late') {
+        this.log.warn('before_stop is still running and the leader lock runs out soon: stopping the server without waiting for it');
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: DatabaseErrorCode, onShutdownCheckpoint?: () => void, beforeStopUntil?: number): Promise<void> {
     const pid = await this.ctl.livePid();
     this.session.close();
     if (pid === null) {
@@ -704,7 +718,7 @@ export class PgDatabase implements Database {
     const watching = { on: onShutdownCheckpoint !== undefined };
     try {
       // An immediate stop is an emergency (a primary that lost its lock, a silent server): no operator script delays it.
-      if (mode !== 'immediate') await this.o.beforeStop();
+      if (mode !== 'immediate') await this.runBeforeStop(beforeStopUntil);
       await this.ctl.signalStop(mode);
       if (onShutdownCheckpoint) void this.watchShutdownCheckpoint(watching, onShutdownCheckpoint);
       let outcome = await this.ctl.waitForExit(pid, mode === 'immediate' ? IMMEDIATE_SHUTDOWN_GRACE_MS : (timeoutMs ?? this.o.stopHardLimitMs));

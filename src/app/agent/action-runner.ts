@@ -316,8 +316,10 @@ export class ActionRunner {
       case 'start':
         if (!a.standby) this.mustHoldLock(a.type);
         return db.start({ upstream: a.upstream, standby: a.standby, ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
-      case 'stop':
-        return db.stop(a.mode, a.timeoutMs, a.untilShutdownCheckpoint ? { untilShutdownCheckpoint: true } : {});
+      case 'stop': {
+        const until = beforeStopUntil(lease.deadline, ctx.safetyMarginSeconds);
+        return db.stop(a.mode, a.timeoutMs, { ...(a.untilShutdownCheckpoint ? { untilShutdownCheckpoint: true } : {}), ...(until === null ? {} : { beforeStopUntil: until }) });
+      }
       case 'restart':
         // A primary's restart brings it back writable: only under the lock, as a start as primary.
         if (memory.memory.lastRole === 'primary') this.mustHoldLock(a.type);
@@ -389,6 +391,18 @@ export class ActionRunner {
         return;
     }
   }
+}
+
+/** Time the shutdown of a server may take after its before_stop script, before a lock's deadline (ms). */
+const SHUTDOWN_ALLOWANCE_MS = 2000;
+
+/**
+ * Until when a stop may wait for the operator's before_stop script (epoch ms): for a lock
+ * holder, the moment its fencer (or watchdog) would stop the server (`safetyMarginSeconds`
+ * before the deadline, default 5 s) less the time a shutdown takes; null without the lock.
+ */
+export function beforeStopUntil(lockDeadline: number | null, safetyMarginSeconds: number | undefined): number | null {
+  return lockDeadline === null ? null : lockDeadline - (safetyMarginSeconds ?? 5) * 1000 - SHUTDOWN_ALLOWANCE_MS;
 }
 
 /** A short text for an error of any kind. */

@@ -17,7 +17,7 @@ import { stoppedFacts } from '../../domain/cluster/model/facts.js';
 import { shutdownPlan } from '../../domain/cluster/ha/shutdown-plan.js';
 import { leaderRef, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import { noStream } from '../../domain/cluster/model/topology-tags.js';
-import { describe } from './action-runner.js';
+import { beforeStopUntil, describe } from './action-runner.js';
 import { AgentMemory } from './agent-memory.js';
 import { ClusterObserver } from './cluster-observer.js';
 import { CommandInbox } from './command-inbox.js';
@@ -230,7 +230,8 @@ export class HaLoop implements AgentControl {
   private async stopDatabase(): Promise<boolean> {
     for (const mode of ['fast', 'immediate'] as const) {
       try {
-        await this.db.stop(mode);
+        const until = beforeStopUntil(this.lease.deadline, this.settings.current.local.watchdogSafetyMargin);
+        await this.db.stop(mode, undefined, until === null ? {} : { beforeStopUntil: until });
         return true;
       } catch (error) {
         this.logger.error(`could not stop the database (${mode})`, { error: describe(error) });

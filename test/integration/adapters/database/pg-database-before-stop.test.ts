@@ -13,6 +13,8 @@ describe('PgDatabase: before_stop (real PostgreSQL 15)', function () {
   let n: TestNode;
   /** What the server answered each time the script ran (it must still be up). */
   const seen: string[] = [];
+  /** How long the script takes. */
+  let scriptMs = 300;
 
   before(async () => {
     n = await makeNode(
@@ -22,7 +24,7 @@ describe('PgDatabase: before_stop (real PostgreSQL 15)', function () {
         beforeStop: async () => {
           const rows = await sql<{ up: string }>(n, "SELECT 'up' AS up").catch((e: Error) => [{ up: `down: ${e.message}` }]);
           // A script that takes its time: the stop waits for it.
-          await new Promise((r) => setTimeout(r, 300));
+          await new Promise((r) => setTimeout(r, scriptMs));
           seen.push(rows[0]!.up);
         },
       },
@@ -51,6 +53,15 @@ describe('PgDatabase: before_stop (real PostgreSQL 15)', function () {
     expect(seen).to.deep.equal(['up', 'up']);
     await n.db.stop('immediate');
     expect(seen).to.have.length(2);
+    expect((await n.db.probe()).running).to.equal(false);
+  });
+
+  it("a leader's stop waits for the script only until its lock would run out (beforeStopUntil), then stops the server anyway", async () => {
+    await n.db.start({ upstream: null, timeoutMs: START_MS });
+    scriptMs = 5000;
+    const t0 = Date.now();
+    await n.db.stop('fast', undefined, { beforeStopUntil: Date.now() + 500 });
+    expect(Date.now() - t0).to.be.below(3000);
     expect((await n.db.probe()).running).to.equal(false);
   });
 });

@@ -192,6 +192,14 @@ describe('local configuration', () => {
     expect(contradiction.map((p) => p.message).join()).to.match(/contradicts nofailover: true/);
   });
 
+  it("Patroni's blocking scripts and clonefrom: db.pre_promote and db.before_stop are commands; clonefrom is true or false", () => {
+    const c = parseLocalConfig(VALID, { WARDEN_DB_PRE_PROMOTE: '/usr/local/bin/fence --ipmi 10.0.0.11', WARDEN_DB_BEFORE_STOP: '/usr/local/bin/drain', WARDEN_TAGS_CLONEFROM: 'true' });
+    expect(c.db).to.deep.include({ pre_promote: '/usr/local/bin/fence --ipmi 10.0.0.11', before_stop: '/usr/local/bin/drain' });
+    expect(parseLocalConfig(VALID).db.pre_promote).to.equal(undefined);
+    const problems = problemsOf(() => parseLocalConfig(VALID, { WARDEN_DB_PRE_PROMOTE: '', WARDEN_TAGS_CLONEFROM: 'sometimes' }));
+    expect(problems.map((p) => p.path).sort()).to.deep.equal(['db.pre_promote', 'tags.clonefrom']);
+  });
+
   it('watchdog.safety_margin must leave the fencer a window longer than loop_wait (the bootstrap timings)', () => {
     const problems = problemsOf(() => parseLocalConfig(VALID, { WARDEN_WATCHDOG_SAFETY_MARGIN: '20' }));
     expect(problems.map((p) => p.path)).to.deep.equal(['watchdog.safety_margin']);
