@@ -39,7 +39,8 @@ export const MAX_RETRY_DELAY_MS = 300_000;
 
 /**
  * How long to wait after the `count`-th failure in a row before the next attempt: the first
- * retry comes at the normal pace (one loop_wait), then the wait doubles up to five minutes.
+ * retry comes at the normal pace (one loop_wait), then the wait doubles up to `maxMs` (five
+ * minutes by default).
  */
 export function retryDelayMs(count: number, loopWaitMs: number, maxMs = MAX_RETRY_DELAY_MS): number {
   const base = Math.max(1000, loopWaitMs);
