@@ -685,11 +685,11 @@ export class PgDatabase implements Database {
   }
 
   stop(mode: StopMode, timeoutMs?: number, opts: StopOptions = {}): Promise<void> {
-    if (!opts.untilShutdownCheckpoint || mode === 'immediate') return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', undefined, opts.beforeStopUntil));
+    if (!opts.untilShutdownCheckpoint || mode === 'immediate') return this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', { beforeStop: { until: opts.beforeStopUntil } }));
     let checkpointed: () => void = () => {};
     const written = new Promise<void>((resolve) => (checkpointed = resolve));
     // The operation goes on until the postmaster has exited: the next one (a start) waits for that.
-    const exited = this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', checkpointed, opts.beforeStopUntil));
+    const exited = this.exclusive(() => this.stopNow(mode, timeoutMs, 'stop_failed', { onShutdownCheckpoint: checkpointed, beforeStop: { until: opts.beforeStopUntil } }));
     return Promise.race([written, exited]);
   }
 
@@ -707,7 +707,18 @@ export class PgDatabase implements Database {
     }
   }
 
-  private async stopNow(mode: StopMode, timeoutMs: number | undefined, failCode: DatabaseErrorCode, onShutdownCheckpoint?: () => void, beforeStopUntil?: number): Promise<void> {
+  /**
+   * Stops the server. `beforeStop` runs the operator's before_stop script first (fast and smart
+   * stops only), waiting for it until `until` at most: the stops the agent asks for (stop,
+   * restart), not those inside another operation (a follow, a slot copy, a bootstrap).
+   */
+  private async stopNow(
+    mode: StopMode,
+    timeoutMs: number | undefined,
+    failCode: DatabaseErrorCode,
+    opts: { readonly onShutdownCheckpoint?: () => void; readonly beforeStop?: { readonly until: number | undefined } } = {},
+  ): Promise<void> {
+    const onShutdownCheckpoint = opts.onShutdownCheckpoint;
     const pid = await this.ctl.livePid();
     this.session.close();
     if (pid === null) {
@@ -718,7 +729,7 @@ export class PgDatabase implements Database {
     const watching = { on: onShutdownCheckpoint !== undefined };
     try {
       // An immediate stop is an emergency (a primary that lost its lock, a silent server): no operator script delays it.
-      if (mode !== 'immediate') await this.runBeforeStop(beforeStopUntil);
+      if (mode !== 'immediate' && opts.beforeStop) await this.runBeforeStop(opts.beforeStop.until);
       await this.ctl.signalStop(mode);
       if (onShutdownCheckpoint) void this.watchShutdownCheckpoint(watching, onShutdownCheckpoint);
       let outcome = await this.ctl.waitForExit(pid, mode === 'immediate' ? IMMEDIATE_SHUTDOWN_GRACE_MS : (timeoutMs ?? this.o.stopHardLimitMs));
@@ -773,7 +784,7 @@ export class PgDatabase implements Database {
       try {
         const heldBefore = await fenceHoldPresent(this.o.dataDir);
         const recovery = await this.currentRecovery();
-        await this.stopNow('fast', timeoutMs, 'restart_failed');
+        await this.stopNow('fast', timeoutMs, 'restart_failed', { beforeStop: { until: undefined } });
         // The agent froze or was cut off during the stop and the fencer stopped the server:
         // what this restart was to start is decided again (lifting the hold here could start a
         // second primary on the old timeline).
