@@ -44,10 +44,3 @@ export class ChildProcessHookScripts implements HookScripts {
     return { ran: true, ok: false, why };
   }
 }
-
-/** A hook runner with no scripts (none configured, tests, embedders). */
-export class NoHookScripts implements HookScripts {
-  async run(): Promise<HookOutcome> {
-    return { ran: false };
-  }
-}

@@ -157,25 +157,25 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     if (overrides.database) return overrides.database;
     const hooks = ctx.get<HookScripts>(HookScripts);
     return new PgDatabase({
-        name: cfg.name,
-        scope: cfg.scope,
-        dataDir: cfg.db.data_dir,
-        binDir: cfg.db.bin_dir,
-        logFile: join(cfg.db.log_dir, 'postgresql.log'),
-        listen: cfg.db.listen,
-        connectAddress: cfg.db.connect_address,
-        superuser: cfg.db.authentication.superuser,
-        replication: cfg.db.authentication.replication,
-        localParameters: cfg.db.parameters,
-        pgHba: cfg.db.pg_hba,
-        initdbOptions: cfg.bootstrap.initdb.map((o) => (typeof o === 'string' ? o : Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)])))),
-        createReplicaMethods: cfg.db.create_replica_methods,
-        replicaMethods: replicaMethodsOf(cfg.db),
-        basebackupOptions: cfg.db.basebackup,
-        customBootstrap: customBootstrapOf(cfg.bootstrap),
-        beforeStop: async () => void (await hooks.run('before_stop')),
-        logger: ctx.get<Logger>(Logger),
-      });
+      name: cfg.name,
+      scope: cfg.scope,
+      dataDir: cfg.db.data_dir,
+      binDir: cfg.db.bin_dir,
+      logFile: join(cfg.db.log_dir, 'postgresql.log'),
+      listen: cfg.db.listen,
+      connectAddress: cfg.db.connect_address,
+      superuser: cfg.db.authentication.superuser,
+      replication: cfg.db.authentication.replication,
+      localParameters: cfg.db.parameters,
+      pgHba: cfg.db.pg_hba,
+      initdbOptions: cfg.bootstrap.initdb.map((o) => (typeof o === 'string' ? o : Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)])))),
+      createReplicaMethods: cfg.db.create_replica_methods,
+      replicaMethods: replicaMethodsOf(cfg.db),
+      basebackupOptions: cfg.db.basebackup,
+      customBootstrap: customBootstrapOf(cfg.bootstrap),
+      beforeStop: async () => void (await hooks.run('before_stop')),
+      logger: ctx.get<Logger>(Logger),
+    });
   });
   c.bind<Fencer>(Fencer).toDynamicValue((ctx) => {
     if (overrides.fencer) return overrides.fencer;

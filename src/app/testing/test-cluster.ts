@@ -26,7 +26,7 @@ export interface TestNodeOptions {
   readonly local?: Partial<Omit<LocalOptions, 'bootstrapDcs'>>;
   /** HA loop tunables (default peer and failsafe calls bounded at 500 ms, no refresh between ticks). */
   readonly loop?: HaLoopOptions;
-  /** The node's blocking scripts (`pre_promote`: set `local.prePromote` too); default none (see FakeHookScripts). */
+  /** The node's blocking scripts (see FakeHookScripts); given, the node runs `pre_promote` before every promotion. Default none. */
   readonly hooks?: HookScripts;
 }
 
@@ -109,7 +109,7 @@ class Node implements TestNode {
           watchdogMode: this.options.watchdogMode ?? 'off',
           svcVersion: '0.0.0',
         },
-        local: { parameters: {}, watchdogSafetyMargin: 5, ...this.options.local, bootstrapDcs: this.cluster.config },
+        local: { parameters: {}, watchdogSafetyMargin: 5, ...(this.options.hooks ? { prePromote: true } : {}), ...this.options.local, bootstrapDcs: this.cluster.config },
       }),
       // Refreshes between ticks would let the fake replicas move on probes nobody planned.
       { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0, ...this.options.loop },

@@ -41,7 +41,7 @@ describe('package entry points', () => {
   });
 
   it('warden/testing: the fakes, the HA loop and TestCluster', () => {
-    for (const name of ['FakeClock', 'InMemoryKeyValueSpace', 'InMemoryClusterStore', 'FakeDatabase', 'FakeDatabaseNetwork', 'FakeWatchdog', 'MemoryLogger', 'NullLogger', 'HaLoop', 'fixedSettings', 'TestCluster']) {
+    for (const name of ['FakeClock', 'InMemoryKeyValueSpace', 'InMemoryClusterStore', 'FakeDatabase', 'FakeDatabaseNetwork', 'FakeWatchdog', 'FakeHookScripts', 'MemoryLogger', 'NullLogger', 'HaLoop', 'fixedSettings', 'TestCluster']) {
       expect(typeof (testing as Record<string, unknown>)[name], name).to.equal('function');
     }
   });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { TestCluster } from '../../../../src/app/testing/test-cluster.js';
+import { FakeHookScripts } from '../../../../src/adapters/callbacks/fake-hook-scripts.js';
 
 describe('TestCluster (warden/testing)', function () {
   this.timeout(20_000);
@@ -18,6 +19,18 @@ describe('TestCluster (warden/testing)', function () {
     expect(cluster.primary()).to.equal('b');
     // The crashed leader's lock had to run out: about ttl (30 s) of fake time.
     expect(took).to.be.within(20_000, 60_000);
+  });
+
+  it("hooks: a policy test of a fencing script that refuses (FakeHookScripts): its node never writes, the other member takes over", async () => {
+    const refusing = new FakeHookScripts({ pre_promote: 'fails' });
+    cluster = new TestCluster({ names: ['a', 'b', 'c'], nodes: { b: { hooks: refusing } } });
+    cluster.start(['a']);
+    await cluster.until(() => cluster.primary() === 'a', 60_000);
+    cluster.start();
+    await cluster.until(() => cluster.streaming().length === 2, 120_000);
+    cluster.crash('a');
+    await cluster.until(() => cluster.primary() !== null, 180_000, 'a new primary');
+    expect(cluster.primary()).to.equal('c');
   });
 
   it('a clean stop releases the lock at once and leaves the member listed as stopped until its lease runs out', async () => {
