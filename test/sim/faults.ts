@@ -1,6 +1,5 @@
 import { failoverToJson } from '../../src/adapters/cluster-store/codec.js';
 import type { FakeDatabaseOp } from '../../src/adapters/database/fake-database.js';
-import type { FakeHookScripts } from '../../src/adapters/callbacks/fake-hook-scripts.js';
 import type { Random } from './random.js';
 import { randomTimings } from './timings.js';
 import type { SimCluster, SimNode } from './sim-cluster.js';
@@ -294,14 +293,14 @@ export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: Fau
     }
     case 'refusePromote':
       if (!node.options.hooks) return 'refuse promotion: no pre_promote script in this model';
-      (node.options.hooks as FakeHookScripts).set('pre_promote', 'fails', 'fencing device does not answer');
+      node.options.hooks.set('pre_promote', 'fails', 'fencing device does not answer');
       faults.refusing.add(node.name);
       return `${node.name}'s pre_promote script refuses`;
     case 'allowPromote': {
       const refusing = nodes.filter((n) => faults.refusing.has(n.name));
       if (!refusing.length) return 'allow promotion: no script refuses';
       const n = rnd.pick(refusing);
-      (n.options.hooks as FakeHookScripts).set('pre_promote', 'succeeds');
+      n.options.hooks?.set('pre_promote', 'succeeds');
       faults.allowPromotion(n.name, sim.clock.now(), Number(baseConfig['ttl']) * 1000);
       return `${n.name}'s pre_promote script works again`;
     }
@@ -328,7 +327,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
     n.db.clearFaults();
     faults.clearSlow(n.name, sim.clock.now());
     if (faults.refusing.has(n.name)) {
-      (n.options.hooks as FakeHookScripts).set('pre_promote', 'succeeds');
+      n.options.hooks?.set('pre_promote', 'succeeds');
       faults.allowPromotion(n.name, sim.clock.now(), Number(baseConfig['ttl']) * 1000);
     }
     // An agent still stopping cleanly (waiting on a slow operation) starts again once it is done.

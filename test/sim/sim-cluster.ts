@@ -1,4 +1,4 @@
-import type { HookScripts } from '../../src/ports/hook-scripts.js';
+import type { FakeHookScripts } from '../../src/adapters/callbacks/fake-hook-scripts.js';
 import type { ClusterEvent } from '../../src/ports/events.js';
 import { FakeClock } from '../../src/adapters/clock/fake-clock.js';
 import { FakeDatabase, FakeDatabaseNetwork } from '../../src/adapters/database/fake-database.js';
@@ -29,7 +29,7 @@ export interface SimNodeOptions {
   readonly watchdogMode?: WatchdogMode;
   readonly watchdogUsable?: boolean;
   /** The node's blocking scripts; given, the node runs `pre_promote` before every promotion. */
-  readonly hooks?: HookScripts;
+  readonly hooks?: FakeHookScripts;
 }
 
 /** Options of a simulated cluster. */

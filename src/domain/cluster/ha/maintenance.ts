@@ -3,6 +3,7 @@ import { decision, type Action, type AgentCommandErrorCode, type Decision, type 
 import { restartConditionProblem } from '../rules/restart-conditions.js';
 import { restartScheduleFrom, scheduleVerdict } from '../rules/schedule.js';
 import { isSilent } from './silent-server.js';
+import { majorVersion } from '../model/server-version.js';
 import { copySource, leaderUpstream, replicaSource, startTimeoutMs, type TickContext } from './tick-context.js';
 
 /** JSON with sorted keys, so equal settings compare equal. */
@@ -108,10 +109,6 @@ export function commandsWhileBusy(ctx: TickContext, busyWith: string): Action[] 
   return out;
 }
 
-/** A PostgreSQL major version from server_version_num (150004 -> 15), null when unknown. */
-function majorOf(versionNum: number | null | undefined): number | null {
-  return typeof versionNum === 'number' && versionNum >= 100000 ? Math.floor(versionNum / 10000) : null;
-}
 
 /**
  * Why this node's data must not be replaced by a copy of the leader's, or null: a server of
@@ -121,8 +118,8 @@ function majorOf(versionNum: number | null | undefined): number | null {
  */
 function versionMismatch(ctx: TickContext): string | null {
   const leader = ctx.cluster.members.find((m) => m.name === ctx.leaderName);
-  const theirs = majorOf(leader?.serverVersion);
-  const mine = ctx.facts.running ? majorOf(ctx.facts.serverVersion) : null;
+  const theirs = majorVersion(leader?.serverVersion);
+  const mine = ctx.facts.running ? majorVersion(ctx.facts.serverVersion) : null;
   if (theirs === null || mine === null || theirs === mine) return null;
   return `this node runs PostgreSQL ${mine} and the leader ${theirs}: a copy of the leader would not start with this node's programs; point db.bin_dir at PostgreSQL ${theirs} and restart the agent, then reinitialize`;
 }

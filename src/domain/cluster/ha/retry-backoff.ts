@@ -24,14 +24,16 @@ export interface JobFailures {
 export const BACKED_OFF_JOBS: ReadonlySet<string> = new Set(['bootstrap', 'create replica', 'start', 'rewind', 'reinitialize', 'follow', 'checkpoint', 'copy slots']);
 
 /**
- * Failures that back off whichever job they stopped: the operator's fencing script refused a
- * promotion (trying again at once would only take the key and give it back, loop after loop).
+ * Failures that back off whichever job they stopped, with the longest pause for each: the
+ * operator's fencing script refused a promotion (trying again at once would only take the key
+ * and give it back, loop after loop), retried at least every ttl so that a cluster whose
+ * fencing works again gets its primary within about a ttl.
  */
-const BACKED_OFF_CODES: ReadonlySet<string> = new Set(['pre_promote_failed']);
+const BACKED_OFF_CODES: Readonly<Record<string, 'ttl'>> = { pre_promote_failed: 'ttl' };
 
 /** Whether a job's repeated failures back off: by the job, or by what stopped it. */
 export function backsOff(job: string, code?: string | null): boolean {
-  return BACKED_OFF_JOBS.has(job) || (code != null && BACKED_OFF_CODES.has(code));
+  return BACKED_OFF_JOBS.has(job) || (code != null && BACKED_OFF_CODES[code] !== undefined);
 }
 
 /** Longest pause between two attempts. */
@@ -47,13 +49,10 @@ export function retryDelayMs(count: number, loopWaitMs: number, maxMs = MAX_RETR
   return Math.min(Math.max(base, maxMs), base * 2 ** Math.max(0, Math.min(count - 1, 20)));
 }
 
-/**
- * The pause after a job's `count`-th failure in a row: retryDelayMs, except that a promotion the
- * fencing script refused is tried again at least every ttl, so a cluster whose fencing works
- * again gets its primary within a ttl or so, not after five minutes.
- */
-export function jobRetryDelayMs(job: string, count: number, loopWaitMs: number, ttlMs: number): number {
-  return retryDelayMs(count, loopWaitMs, BACKED_OFF_JOBS.has(job) ? MAX_RETRY_DELAY_MS : ttlMs);
+/** The pause after a job's `count`-th failure in a row (retryDelayMs), capped at ttl where the failure's code says so (BACKED_OFF_CODES). */
+export function jobRetryDelayMs(job: string, code: string | null | undefined, count: number, loopWaitMs: number, ttlMs: number): number {
+  const byCode = !BACKED_OFF_JOBS.has(job) && code != null ? BACKED_OFF_CODES[code] : undefined;
+  return retryDelayMs(count, loopWaitMs, byCode === 'ttl' ? ttlMs : MAX_RETRY_DELAY_MS);
 }
 
 /** A failure this long after the job's last one starts a new count: the job did not fail "in a row" (its longest pause is MAX_RETRY_DELAY_MS). */
@@ -96,7 +95,7 @@ export function withBackoff(ctx: TickContext, d: Decision): Decision {
   if (d.actions.some((a) => a.type === 'resolveCommand' && a.ok)) return d;
   // A promotion under a key this node still holds (its release failed) goes ahead: waiting would hold the cluster without a primary.
   if (!BACKED_OFF_JOBS.has(failures.job) && d.actions.some((a) => a.type === 'refreshLeader')) return d;
-  const retryAt = failures.lastAt + jobRetryDelayMs(failures.job, failures.count, ctx.loopWaitMs, ctx.ttlMs);
+  const retryAt = failures.lastAt + jobRetryDelayMs(failures.job, failures.code, failures.count, ctx.loopWaitMs, ctx.ttlMs);
   if (ctx.now >= retryAt) return d;
   const inSeconds = Math.ceil((retryAt - ctx.now) / 1000);
   const times = failures.count === 1 ? 'once' : `${failures.count} times in a row`;

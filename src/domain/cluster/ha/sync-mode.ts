@@ -134,7 +134,10 @@ export function syncStandbysLeftOut(ctx: TickContext): string[] {
     if (r.state !== 'streaming' || !named.has(r.application_name)) continue;
     if (silentAndBehind(members.get(r.application_name), r, ctx)) out.push(`${r.application_name} is left out of the synchronous standbys: its server does not answer its agent and a commit waits for it`);
     else if (stalled(ctx, r)) out.push(`${r.application_name} is left out of the synchronous standbys: it confirmed nothing for ${Math.round((standingStillMs(ctx, r) ?? 0) / 1000)} s while commits wait`);
-    else if (lagBeyondLimit(ctx, r) !== null) out.push(`${r.application_name} is left out of the synchronous standbys: it lags ${lagBeyondLimit(ctx, r)} bytes behind, more than maximum_lag_on_syncnode (${ctx.config.maximum_lag_on_syncnode})`);
+    else {
+      const lag = lagBeyondLimit(ctx, r);
+      if (lag !== null) out.push(`${r.application_name} is left out of the synchronous standbys: it lags ${lag} bytes behind, more than maximum_lag_on_syncnode (${ctx.config.maximum_lag_on_syncnode})`);
+    }
   }
   return out;
 }

@@ -1,11 +1,7 @@
 import type { Cluster, Member } from '../model/cluster.js';
 import { tagIsTrue } from '../model/node.js';
+import { majorVersion } from '../model/server-version.js';
 import type { UpstreamRef } from '../ha/decision.js';
-
-/** Major version of a server_version_num (150004 -> 15). */
-function major(versionNum: number): number {
-  return Math.floor(versionNum / 10000);
-}
 
 /**
  * Whether `m` can serve a base backup in place of the leader: tagged `clonefrom`, running as a
@@ -16,7 +12,9 @@ function major(versionNum: number): number {
 function canServeClone(m: Member, leader: Member | null): boolean {
   if (!tagIsTrue(m.tags, 'clonefrom') || m.state !== 'running' || m.role !== 'replica' || m.replicationState !== 'streaming' || !m.connUrl) return false;
   if (leader?.timeline != null && m.timeline !== leader.timeline) return false;
-  return leader?.serverVersion === undefined || m.serverVersion === undefined || major(m.serverVersion) === major(leader.serverVersion);
+  const theirs = majorVersion(leader?.serverVersion);
+  const mine = majorVersion(m.serverVersion);
+  return theirs === null || mine === null || mine === theirs;
 }
 
 /**

@@ -35,12 +35,21 @@ describe("HA scenarios: the operator's pre_promote fencing script", () => {
     expect(sim.node('node2').db.timeline).to.equal(2);
   });
 
-  it('a failing script on the node that won the race hands the failover to the next candidate', async () => {
+  it('a failing script on the node that won the race hands the failover to the next candidate, which first takes the WAL it lacked from it', async () => {
     const hooks = new FakeHookScripts({ pre_promote: 'fails' });
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], nodes: { node2: { hooks } } });
+    // node2 is ahead: it wins the race, and its script refuses. node3 follows node2 while node2 holds the key, catches up, and takes over.
+    sim.node('node3').db.setReplicationPaused(true);
+    await write(sim.node('node1'), 2);
+    sim.network.replicate();
+    sim.node('node3').db.setReplicationPaused(false);
+    const acknowledged = sim.network.acknowledgedWrites.length;
     sim.node('node1').crash();
-    await sim.until(() => sim.primary() !== null, 3 * ttlMs(sim) + 4 * loopWaitMs(sim), 'a new primary');
+    await sim.until(() => sim.primary() !== null, 4 * ttlMs(sim) + 4 * loopWaitMs(sim), 'a new primary');
     expect(primaryName(sim)).to.equal('node3');
+    expect(hooks.runs.length).to.be.at.least(1);
+    expect(acknowledged).to.be.greaterThan(0);
+    expect(sim.network.lostAcknowledgedWrites(sim.node('node3').db)).to.deep.equal([]);
     await sim.until(() => sim.node('node2').db.isStreaming && sim.node('node2').db.upstreamConnUrl === sim.node('node3').db.connUrl, 4 * loopWaitMs(sim), 'node2 to follow node3');
   });
 
