@@ -166,7 +166,7 @@ export class SimNode {
           watchdogMode: this.options.watchdogMode ?? 'off',
           svcVersion: '0.1.0',
         },
-        local: { bootstrapDcs: this.sim.config, parameters: {}, watchdogSafetyMargin: 5, ...(this.options.hooks ? { prePromote: true } : {}) },
+        local: { bootstrapDcs: this.sim.config, parameters: {}, watchdogSafetyMargin: 5, ...(this.options.hooks ? { prePromote: true, postBootstrap: true } : {}) },
       }),
       // Refreshes between ticks would let the fake replicas catch up on probes the schedules do not plan.
       { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0 },

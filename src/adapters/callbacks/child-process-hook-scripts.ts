@@ -2,12 +2,24 @@ import type { HookName, HookOutcome, HookScripts } from '../../ports/hook-script
 import type { Logger } from '../../ports/logger.js';
 import { scriptFailure, startScript } from '../process/script-process.js';
 
+/** What a hook is called with beyond its own command line. */
+export interface HookCall {
+  /** Positional parameters (`"$@"`). */
+  readonly args?: readonly string[];
+  /** Added to its environment. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Runs until it ends instead of being killed after `callback_timeout` (a bootstrap's script may load a whole schema). */
+  readonly untimed?: boolean;
+}
+
 /** Options of the hook runner; the functions are asked at every run, so a reloaded file applies at once. */
 export interface ChildProcessHookScriptsOptions {
-  /** The command configured for each hook (`db.pre_promote`, `db.before_stop`). */
+  /** The command configured for each hook (`db.pre_promote`, `db.before_stop`, `bootstrap.post_bootstrap`). */
   readonly commands: () => Readonly<Partial<Record<HookName, string>>>;
   /** Seconds a script may run before it is killed (`db.callback_timeout`). */
   readonly timeoutSeconds: () => number;
+  /** Arguments and environment of each hook; absent: none, as Patroni calls pre_promote and before_stop. */
+  readonly callOf?: (name: HookName) => HookCall;
   readonly logger: Logger;
   /** Hears every failed script, and reports it (counted, an event): the runner does not log it itself. */
   readonly onFailure: (name: HookName, why: string) => void;
@@ -16,8 +28,9 @@ export interface ChildProcessHookScriptsOptions {
 }
 
 /**
- * Runs a hook as Patroni does, with no arguments (its command line may carry its own), and
- * waits for it: through `/bin/sh`, in a process group of its own that a timeout kills whole.
+ * Runs a hook as Patroni does (pre_promote and before_stop with no arguments, their command
+ * lines may carry their own; post_bootstrap with a connection URL) and waits for it: through
+ * `/bin/sh`, in a process group of its own that a timeout kills whole.
  */
 export class ChildProcessHookScripts implements HookScripts {
   constructor(private readonly o: ChildProcessHookScriptsOptions) {}
@@ -25,10 +38,17 @@ export class ChildProcessHookScripts implements HookScripts {
   async run(name: HookName): Promise<HookOutcome> {
     const command = this.o.commands()[name];
     if (!command) return { ran: false };
-    const timeoutMs = Math.max(1, this.o.timeoutSeconds()) * 1000;
+    const call = this.o.callOf?.(name) ?? {};
+    const timeoutMs = call.untimed ? null : Math.max(1, this.o.timeoutSeconds()) * 1000;
     let why: string | null;
     try {
-      const script = startScript(command, { name: `warden-${name.replace('_', '-')}`, timeoutMs, ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }) });
+      const script = startScript(command, {
+        name: `warden-${name.replace('_', '-')}`,
+        timeoutMs,
+        ...(call.args ? { args: call.args } : {}),
+        ...(call.env ? { env: call.env } : {}),
+        ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }),
+      });
       this.o.logger.info(`${name} script started`, { pid: script.child.pid });
       const exit = await script.done;
       why = scriptFailure(exit, timeoutMs);

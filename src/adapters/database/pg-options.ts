@@ -94,6 +94,16 @@ function loopbackFor(host: string): string {
   return first;
 }
 
+/**
+ * The URL a local script reaches the server at as `user` (database `postgres`), on the
+ * loopback address of `listen`, without a password (it goes in the environment).
+ */
+export function localUrl(listen: string, user: string): string {
+  const { host, port } = splitHostPort(listen, 'db.listen');
+  const local = loopbackFor(host);
+  return `postgresql://${encodeURIComponent(user)}@${local.includes(':') ? `[${local}]` : local}:${port}/postgres`;
+}
+
 /** The OS user the server runs as by default: `postgres` when this process is root (PostgreSQL refuses root), else none. */
 export function defaultRunAsUser(): string | null {
   return process.getuid?.() === 0 ? 'postgres' : null;

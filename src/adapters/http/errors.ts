@@ -108,6 +108,7 @@ const STATUS_BY_CODE: Readonly<Record<AgentApiErrorCode, number>> = {
   reload_failed: 503,
   promote_failed: 503,
   pre_promote_failed: 503,
+  post_bootstrap_failed: 503,
   follow_failed: 503,
   rewind_failed: 503,
   rewind_interrupted: 503,

@@ -28,8 +28,10 @@ export interface ScriptOptions {
   readonly args?: readonly string[];
   /** `$0` of the shell: what `ps` and the script's own messages call it. */
   readonly name: string;
-  /** Killed after this long. */
-  readonly timeoutMs: number;
+  /** Killed after this long; null: never (it runs until it ends). */
+  readonly timeoutMs: number | null;
+  /** Added to the script's environment (a password, libpq options). */
+  readonly env?: Readonly<Record<string, string>>;
   /** Grace between SIGTERM and SIGKILL of a killed script (default 2000 ms). */
   readonly killGraceMs?: number;
 }
@@ -43,7 +45,7 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
   const child = spawn('/bin/sh', ['-c', o.args?.length ? `${command} "$@"` : command, o.name, ...(o.args ?? [])], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: childEnvironment(),
+    env: childEnvironment(o.env),
   });
   const output: string[] = [];
   let kept = 0;
@@ -58,14 +60,17 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
   const startedAt = Date.now();
   let timedOut = false;
   const kill = () => killGroup(child, o.killGraceMs ?? 2000);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    kill();
-  }, Math.max(1, o.timeoutMs));
-  timer.unref();
+  const timer =
+    o.timeoutMs === null
+      ? null
+      : setTimeout(() => {
+          timedOut = true;
+          kill();
+        }, Math.max(1, o.timeoutMs));
+  timer?.unref();
   const done = new Promise<ScriptExit>((resolve) => {
     const end = (code: number | null, signal: NodeJS.Signals | null, spawnError: Error | null) => {
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
       resolve({ code, signal, timedOut, spawnError, output: output.join('').trim().slice(-1000), durationMs: Date.now() - startedAt });
     };
     child.once('error', (e) => end(null, null, e));
@@ -75,10 +80,10 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
 }
 
 /** Why a script that did not succeed failed, in a few words and its output; null for a success. */
-export function scriptFailure(e: ScriptExit, timeoutMs: number): string | null {
+export function scriptFailure(e: ScriptExit, timeoutMs: number | null): string | null {
   const text = e.output ? `: ${e.output}` : '';
   if (e.spawnError) return `could not start: ${e.spawnError.message}`;
-  if (e.timedOut) return `timed out after ${Math.round(timeoutMs / 1000)} s and was killed${text}`;
+  if (e.timedOut) return `timed out after ${Math.round((timeoutMs ?? 0) / 1000)} s and was killed${text}`;
   if (e.code === 0) return null;
   return `${e.signal ? `killed by ${e.signal}` : `exited with code ${e.code}`}${text}`;
 }

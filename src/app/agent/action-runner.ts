@@ -21,7 +21,7 @@ export interface RunnerPorts {
   readonly watchdog: Watchdog;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** The operator's blocking scripts (`db.pre_promote`); absent: none. */
+  /** The operator's blocking scripts (`db.pre_promote`, `bootstrap.post_bootstrap`); absent: none. */
   readonly hooks?: HookScripts;
 }
 
@@ -334,6 +334,12 @@ export class ActionRunner {
       case 'prePromote': {
         const outcome = (await this.ports.hooks?.run('pre_promote')) ?? { ran: false };
         if (outcome.ran && !outcome.ok) throw new WardenError('pre_promote_failed', `the pre_promote script ${outcome.why}: not promoting, the leader key goes back`);
+        return;
+      }
+      case 'postBootstrap': {
+        this.mustHoldLock(a.type);
+        const outcome = (await this.ports.hooks?.run('post_bootstrap')) ?? { ran: false };
+        if (outcome.ran && !outcome.ok) throw new WardenError('post_bootstrap_failed', `the post_bootstrap script ${outcome.why}: the new cluster is not registered and its data directory is removed`);
         return;
       }
       case 'follow':

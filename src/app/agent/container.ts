@@ -40,6 +40,7 @@ import { HookScripts } from '../../ports/hook-scripts.js';
 import type { LocalConfig } from './local-config.js';
 import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
 import { customBootstrapOf, replicaMethodsOf } from './local-config-sections.js';
+import { postBootstrapCall } from './post-bootstrap-call.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
 
 /** Tokens of the agent's composition root, besides the port tokens. */
@@ -235,8 +236,9 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     const metrics = ctx.get<AgentMetrics>(AgentTokens.Metrics);
     const events = ctx.get<EventLog>(EventLog);
     return new ChildProcessHookScripts({
-      commands: () => ({ pre_promote: settings.local.db.pre_promote, before_stop: settings.local.db.before_stop }),
+      commands: () => ({ pre_promote: settings.local.db.pre_promote, before_stop: settings.local.db.before_stop, post_bootstrap: settings.local.bootstrap.post_bootstrap }),
       timeoutSeconds: () => settings.local.db.callback_timeout,
+      callOf: (name) => (name === 'post_bootstrap' ? postBootstrapCall(settings.local) : {}),
       logger: ctx.get<Logger>(Logger).child({ component: 'callbacks' }),
       onFailure: (name, why) => {
         metrics.callbackFailed(name);

@@ -91,6 +91,8 @@ export const LOCAL_CONFIG_SCHEMA = {
             oneOf: [nonEmpty, { type: 'object', additionalProperties: { type: ['string', 'number'] } }],
           },
         },
+        /** A script run once on the new primary after the bootstrap, given the superuser's URL: the cluster is registered only when it succeeds. */
+        post_bootstrap: nonEmpty,
       },
     },
     db: {

@@ -46,6 +46,8 @@ export interface LocalConfig {
     readonly initdb: readonly (string | Readonly<Record<string, string>>)[];
     /** `initdb`, or a custom bootstrap method defined as `bootstrap.<name>` (see customBootstrapOf). */
     readonly method: string;
+    /** A script run on the new primary after the bootstrap (`<command> <superuser URL>`); the cluster is registered only when it succeeds. */
+    readonly post_bootstrap?: string;
   };
   readonly db: {
     readonly listen: string;

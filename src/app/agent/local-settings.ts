@@ -32,6 +32,7 @@ export function agentSettingsOf(cfg: LocalConfig, svcVersion: string): AgentSett
       watchdogSafetyMargin: cfg.watchdog.safety_margin,
       recoveryConf: cfg.db.recovery_conf,
       prePromote: cfg.db.pre_promote !== undefined,
+      postBootstrap: cfg.bootstrap.post_bootstrap !== undefined,
     },
   };
 }

@@ -20,9 +20,8 @@ const PATRONI_KEYS: Readonly<Record<string, string>> = {
   'db.create_replica_method': "Patroni's older spelling: rename it create_replica_methods",
   'db.authentication.rewind': 'pg_rewind runs as the superuser (db.authentication.superuser); remove it',
   'bootstrap.pg_hba': 'put these lines in db.pg_hba (on every node)',
-  'bootstrap.users': 'no equivalent: create the roles after the bootstrap (wardenctl query); remove it',
-  'bootstrap.post_init': 'no equivalent: run the script after the bootstrap, or from an on_role_change callback; remove it',
-  'bootstrap.post_bootstrap': 'no equivalent: run the script after the bootstrap, or from an on_role_change callback; remove it',
+  'bootstrap.users': 'no equivalent (Patroni 4 dropped it too): create the roles from a bootstrap.post_bootstrap script; remove it',
+  'bootstrap.post_init': "Patroni's other name for bootstrap.post_bootstrap: rename it",
 };
 
 /** The problems, with what to do instead for an unknown field that is a Patroni key. */

@@ -109,7 +109,7 @@ class Node implements TestNode {
           watchdogMode: this.options.watchdogMode ?? 'off',
           svcVersion: '0.0.0',
         },
-        local: { parameters: {}, watchdogSafetyMargin: 5, ...(this.options.hooks ? { prePromote: true } : {}), ...this.options.local, bootstrapDcs: this.cluster.config },
+        local: { parameters: {}, watchdogSafetyMargin: 5, ...(this.options.hooks ? { prePromote: true, postBootstrap: true } : {}), ...this.options.local, bootstrapDcs: this.cluster.config },
       }),
       // Refreshes between ticks would let the fake replicas move on probes nobody planned.
       { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0, ...this.options.loop },

@@ -4,13 +4,17 @@ import type { TickContext } from './tick-context.js';
 
 /**
  * A failed bootstrap is undone (server stopped, key released, its own new data directory
- * removed, claim dropped) only up to and including the server's start: from then on it runs
- * read-write under the leader key, clients may have written to it, and the initialize key may
- * already name its system identifier. A later step that fails (the DCS did not answer) is
- * finished by the leader's own ticks instead (finishBootstrap).
+ * removed, claim dropped) only up to and including the server's start, or the operator's
+ * post_bootstrap script when there is one (a cluster whose script failed is not the cluster
+ * the operator asked for; no member copies it before the initialize key names it): from
+ * then on the initialize key may name its system identifier. A later step that fails (the
+ * DCS did not answer) is finished by the leader's own ticks instead (finishBootstrap).
  */
 export function bootstrapRollback(actions: readonly Action[]): { fromIndex: number; untilIndex: number; actions: Action[] } {
-  const started = actions.findIndex((a) => a.type === 'start');
+  const started = Math.max(
+    actions.findIndex((a) => a.type === 'start'),
+    actions.findIndex((a) => a.type === 'postBootstrap'),
+  );
   return { fromIndex: 1, untilIndex: started < 0 ? actions.length : started + 1, actions: [...BOOTSTRAP_ROLLBACK] };
 }
 

@@ -17,9 +17,10 @@ const STARTABLE_STATES: ReadonlySet<DatabaseState> = new Set<DatabaseState>(['st
  * leaves and no leader yet.
  *
  * No key and an empty data directory: race for the key by atomic create of an empty
- * value; the winner runs initdb, takes the leader key, starts read-write, then writes the
- * system identifier and the `bootstrap.dcs` configuration. Losers wait for a leader and
- * then clone it. A node that already holds data (the DCS was wiped) registers its system
+ * value; the winner runs initdb, takes the leader key, starts read-write, runs the
+ * operator's post_bootstrap script if any, then writes the system identifier and the
+ * `bootstrap.dcs` configuration. Losers wait for the system identifier and then clone the
+ * leader. A node that already holds data (the DCS was wiped) registers its system
  * identifier instead. An empty key whose bootstrapper vanished is replaced or deleted (see
  * abandonedClaim). A new standby cluster copies the remote primary instead of running
  * initdb (see bootstrapStandbyCluster).
@@ -55,6 +56,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
       { type: 'acquireLeader' },
       ...(mode === 'off' ? [] : [{ type: 'armWatchdog', timeoutSeconds: watchdogTimeoutSeconds(ctx), required: mode === 'required' } as Action]),
       { type: 'start', upstream: null, standby: false, timeoutMs: startTimeoutMs(ctx) },
+      ...(ctx.input.local.postBootstrap ? [{ type: 'postBootstrap' } as Action] : []),
       { type: 'writeInitialize' },
       { type: 'writeConfig', value: ctx.input.local.bootstrapDcs },
       { type: 'remember', patch: { lastRole: 'primary' } },

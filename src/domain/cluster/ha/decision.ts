@@ -56,6 +56,7 @@ export type AgentCommandErrorCode =
   | 'initialize_failed'
   | 'action_failed'
   | 'pre_promote_failed'
+  | 'post_bootstrap_failed'
   | DatabaseErrorCode;
 
 /** Commands an API call left for the loop. `id` ties the outcome back to the waiting caller. */
@@ -193,6 +194,8 @@ export interface LocalOptions {
   readonly recoveryConf?: Readonly<Record<string, ParameterValue>>;
   /** `db.pre_promote` is set: every promotion runs that fencing script first, and goes ahead only when it succeeds. */
   readonly prePromote?: boolean;
+  /** `bootstrap.post_bootstrap` is set: a bootstrap runs that script on its new primary and registers the cluster only when it succeeds. */
+  readonly postBootstrap?: boolean;
 }
 
 /** What the watchdog looks like this tick. */
@@ -300,6 +303,8 @@ export type Action =
   | { readonly type: 'promote'; readonly timeoutMs: number; readonly walAtLeast?: number; readonly catchUpMs?: number }
   /** Runs the operator's `pre_promote` script and waits for it; fails (`pre_promote_failed`) unless it succeeds. */
   | { readonly type: 'prePromote' }
+  /** Runs the operator's `post_bootstrap` script on the new primary and waits for it; fails (`post_bootstrap_failed`) unless it succeeds. */
+  | { readonly type: 'postBootstrap' }
   | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'rewind'; readonly source: UpstreamRef }
   /**
@@ -340,6 +345,7 @@ export const LONG_ACTIONS: ReadonlySet<ActionType> = new Set<ActionType>([
   'restart',
   'promote',
   'prePromote',
+  'postBootstrap',
   'follow',
   'rewind',
   'createReplica',

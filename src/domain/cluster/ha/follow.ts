@@ -302,6 +302,12 @@ export function emptyDataDirectory(ctx: TickContext): Decision {
   const upstream = leaderUpstream(ctx);
   const fromRemote = ctx.standby !== null ? cloneRemoteWhenNobodyRuns(ctx, ctx.standby) : null;
   if (fromRemote) return fromRemote;
+  // Until the initialize key names the new cluster its bootstrap may still be undone (its
+  // post_bootstrap script failed): a copy taken now would outlive the cluster it came from.
+  if (ctx.cluster.initialize === '' && ctx.cluster.leader !== null) {
+    const waiting = `leader ${ctx.cluster.leader.name} to finish bootstrapping the cluster, to create a replica from it`;
+    return decision(`waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  }
   if (!upstream || ctx.leaderMember?.state !== 'running') {
     const waiting = upstream ? `leader ${upstream.name} to run, to create a replica from it` : 'a leader to create a replica from';
     return decision(`waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });

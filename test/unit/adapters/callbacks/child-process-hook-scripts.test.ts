@@ -35,6 +35,24 @@ describe('adapters/callbacks: ChildProcessHookScripts', function () {
     expect(logger.find('pre_promote script finished')[0]?.fields).to.deep.include({ output: 'fencing node1' });
   });
 
+  it('post_bootstrap gets its call: the URL as its argument, the password and libpq options in its environment, and no time limit', async () => {
+    const seen = join(dir, 'post-bootstrap.txt');
+    const post = join(dir, 'post.sh');
+    writeFileSync(post, `#!/bin/sh\nsleep 1.5\necho "$# $1 $PGPASSWORD $PGOPTIONS" > ${seen}\n`);
+    chmodSync(post, 0o755);
+    const failures: string[] = [];
+    const h = new ChildProcessHookScripts({
+      commands: () => ({ post_bootstrap: post }),
+      timeoutSeconds: () => 1,
+      callOf: (name) => (name === 'post_bootstrap' ? { args: ['postgresql://postgres@127.0.0.1:5433/postgres'], env: { PGPASSWORD: 'pw', PGOPTIONS: '-c synchronous_commit=local' }, untimed: true } : {}),
+      logger: new MemoryLogger(),
+      onFailure: (name, why) => failures.push(`${name}: ${why}`),
+    });
+    expect(await h.run('post_bootstrap'), 'ran past callback_timeout').to.deep.equal({ ran: true, ok: true });
+    expect(readFileSync(seen, 'utf8')).to.equal('1 postgresql://postgres@127.0.0.1:5433/postgres pw -c synchronous_commit=local\n');
+    expect(failures).to.deep.equal([]);
+  });
+
   it('a non-zero exit, a timeout (the script and its children killed) and a missing program are failures, with the output', async () => {
     const failures: string[] = [];
     const failing = await hooks({ pre_promote: `${script} fail` }, failures).run('pre_promote');

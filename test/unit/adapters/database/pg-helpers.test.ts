@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { buildConninfo, endpointFromUrl, parseConninfo, upstreamUrlFromConninfo } from '../../../../src/adapters/database/conninfo.js';
 import { effectiveParameters, passfilePath, readConfValues, renderPassfile, renderPgHba, renderPostgresqlConf } from '../../../../src/adapters/database/pg-config-files.js';
 import { initdbArguments } from '../../../../src/adapters/database/pg-initdb-args.js';
-import { resolveOptions } from '../../../../src/adapters/database/pg-options.js';
+import { localUrl, resolveOptions } from '../../../../src/adapters/database/pg-options.js';
 import { pgTimestampToIso } from '../../../../src/adapters/database/pg-probe.js';
 import { slotNameFor } from '../../../../src/domain/cluster/ha/tick-context.js';
 import { basebackupArgs, methodParams } from '../../../../src/adapters/database/pg-replica-methods.js';
@@ -37,6 +37,12 @@ describe('PostgreSQL adapter helpers', () => {
     expect(upstreamUrlFromConninfo('')).to.equal(null);
     expect(endpointFromUrl('postgres://[::1]:7/postgres')).to.deep.equal({ host: '::1', port: 7 });
     expect(() => endpointFromUrl('http://x:1')).to.throw(/postgres/);
+  });
+
+  it('the URL a local script reaches the server at: the loopback address of db.listen, the user encoded, no password', () => {
+    expect(localUrl('0.0.0.0:5433', 'postgres')).to.equal('postgresql://postgres@127.0.0.1:5433/postgres');
+    expect(localUrl('10.0.0.5,127.0.0.1:5433', 'admin@corp')).to.equal('postgresql://admin%40corp@10.0.0.5:5433/postgres');
+    expect(localUrl('[::]:5433', 'postgres')).to.equal('postgresql://postgres@[::1]:5433/postgres');
   });
 
   it('merges parameters: HA values win over dynamic and local ones', () => {

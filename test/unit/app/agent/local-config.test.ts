@@ -77,7 +77,7 @@ describe('local configuration', () => {
     const doc = YAML.parse(text) as Record<string, any>;
     doc['db'] = { ...doc['db'], pgpass: '/tmp/pgpass', config_dir: '/etc/postgresql/15/main', use_unix_socket: true, create_replica_method: ['basebackup'] };
     doc['db']['authentication'] = { ...doc['db']['authentication'], rewind: { username: 'rewind', password: 'x' } };
-    doc['bootstrap'] = { ...doc['bootstrap'], pg_hba: ['host all all 0.0.0.0/0 md5'], users: { admin: { password: 'x' } } };
+    doc['bootstrap'] = { ...doc['bootstrap'], pg_hba: ['host all all 0.0.0.0/0 md5'], users: { admin: { password: 'x' } }, post_init: '/usr/local/bin/roles.sh' };
     const byPath = Object.fromEntries(problemsOf(() => parseLocalConfig(YAML.stringify(doc))).map((p) => [p.path, p.message]));
     expect(byPath['etcd']).to.match(/^unknown field: Warden speaks to etcd v3 only/);
     expect(byPath['db.pgpass']).to.match(/^unknown field: Patroni's pgpass has no equivalent/);
@@ -86,7 +86,16 @@ describe('local configuration', () => {
     expect(byPath['db.create_replica_method']).to.match(/rename it create_replica_methods/);
     expect(byPath['db.authentication.rewind']).to.match(/pg_rewind runs as the superuser/);
     expect(byPath['bootstrap.pg_hba']).to.match(/db\.pg_hba/);
-    expect(byPath['bootstrap.users']).to.match(/^unknown field: no equivalent/);
+    expect(byPath['bootstrap.users']).to.match(/^unknown field: no equivalent .*bootstrap\.post_bootstrap script/);
+    expect(byPath['bootstrap.post_init']).to.match(/^unknown field: Patroni's other name for bootstrap\.post_bootstrap: rename it/);
+  });
+
+  it('bootstrap.post_bootstrap is a command; an empty one or a method section under its name is refused', () => {
+    const withScript = (value: string) => VALID.replace('bootstrap:\n', `bootstrap:\n  post_bootstrap: ${value}\n`);
+    expect(parseLocalConfig(withScript('/usr/local/bin/roles.sh --app shop')).bootstrap.post_bootstrap).to.equal('/usr/local/bin/roles.sh --app shop');
+    expect(parseLocalConfig(VALID).bootstrap.post_bootstrap).to.equal(undefined);
+    expect(problemsOf(() => parseLocalConfig(withScript('""'))).map((p) => p.path)).to.deep.equal(['bootstrap.post_bootstrap']);
+    expect(problemsOf(() => parseLocalConfig(withScript('{command: /usr/local/bin/roles.sh}'))).map((p) => p.path)).to.deep.equal(['bootstrap.post_bootstrap']);
   });
 
   it('missing required sections and fields are named', () => {

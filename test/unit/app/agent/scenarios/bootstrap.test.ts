@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { DcsUnavailableError } from '../../../../../src/domain/errors.js';
 import type { InMemoryClusterStore } from '../../../../../src/adapters/cluster-store/in-memory-cluster-store.js';
+import { FakeHookScripts } from '../../../../../src/adapters/callbacks/fake-hook-scripts.js';
 import { SimCluster } from '../../../../sim/sim-cluster.js';
 
 /** Makes the first call of a store write fail as when etcd does not answer (`before` runs first); later calls go through. */
@@ -139,5 +140,36 @@ describe('HA scenarios: a node that waits says for what, once per change', () =>
     sim.node('node2').startAgent();
     await sim.until(() => n1.db.isStreaming, 120_000, 'node1 streaming from node2');
     expect(n1.loop.snapshot().status).to.not.have.property('waiting_for');
+  });
+});
+
+describe('HA scenarios: the post_bootstrap script', () => {
+  let sim: SimCluster;
+  afterEach(() => sim?.shutdown());
+
+  it('a failing script leaves no cluster (the new data goes, nobody copies it, the claim is dropped) and is retried with growing pauses; fixed, the cluster comes up and the others clone it', async () => {
+    const hooks = new FakeHookScripts({ post_bootstrap: 'fails' });
+    sim = new SimCluster({ names: ['node1', 'node2', 'node3'], nodes: { node1: { hooks }, node2: { hooks }, node3: { hooks } } });
+    sim.startAll();
+    const systemIds = new Set<string>();
+    const watch = () => {
+      for (const n of sim.nodes.values()) if (n.db.isStreaming) systemIds.add(`${n.name} streamed`);
+      const init = sim.view().initialize;
+      if (init) systemIds.add(`registered ${init}`);
+      return false;
+    };
+    await sim.until(watch, 300_000, 'never').catch(() => undefined);
+    expect([...systemIds], 'no cluster registered, no replica of a failed bootstrap').to.deep.equal([]);
+    expect(sim.writable()).to.deep.equal([]);
+    // Five minutes: an attempt per loop_wait would be 30 per node; with the pauses doubling, 5 per node.
+    expect(hooks.runs.length).to.be.within(6, 18);
+    const logged = [...sim.nodes.values()].flatMap((n) => n.logger.lines.filter((l) => l.msg.includes('the post_bootstrap script exited with code 1')));
+    expect(logged).to.not.be.empty;
+    for (const n of sim.nodes.values()) if (!n.db.isRunning) expect(n.db.systemIdentifier, `${n.name}: the failed bootstrap's data removed`).to.equal(null);
+    hooks.set('post_bootstrap', 'succeeds');
+    await sim.until(() => sim.primary() !== null && [...sim.nodes.values()].filter((n) => n.db.isStreaming).length === 2, 600_000, 'a primary and two streaming replicas');
+    const leader = sim.primary()!;
+    expect(sim.view().initialize).to.equal(leader.db.systemIdentifier);
+    for (const n of sim.nodes.values()) expect(n.db.systemIdentifier).to.equal(leader.db.systemIdentifier);
   });
 });

@@ -24,6 +24,26 @@ describe('decide(): bootstrap', () => {
     expect(d.rollback!.actions.map((a) => a.type)).to.include('removeData');
   });
 
+  it('post_bootstrap: the script runs on the started primary before the initialize key names the cluster; its failure undoes the bootstrap', () => {
+    const local = { ...input().local, postBootstrap: true };
+    const d = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false), local }));
+    expect(types(d)).to.deep.equal(['createInitialize', 'initdb', 'acquireLeader', 'start', 'postBootstrap', 'writeInitialize', 'writeConfig', 'remember']);
+    expect(d.rollback?.untilIndex, 'a failed script rolls back too').to.equal(types(d).indexOf('postBootstrap') + 1);
+    expect(d.rollback!.actions.map((a) => a.type)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'removeData', 'deleteInitialize']);
+    expect(d.rollback!.actions[0]).to.deep.include({ mode: 'immediate' });
+    // Never for data a node already holds (it registers that data).
+    expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: primaryFacts(), local })))).to.not.include('postBootstrap');
+  });
+
+  it('no replica is copied from a leader whose bootstrap is unfinished (the initialize key still empty): it could be undone', () => {
+    const unfinished = cluster('node1', { initialize: '' });
+    const d = decide(input({ cluster: unfinished, facts: stoppedFacts('stopped', false) }));
+    expect(types(d)).to.deep.equal([]);
+    expect(d.message).to.equal('waiting for leader node1 to finish bootstrapping the cluster, to create a replica from it');
+    expect(d.publish?.waitingFor).to.match(/^leader node1 to finish bootstrapping/);
+    expect(decide(input({ cluster: cluster('node1'), facts: stoppedFacts('stopped', false) })).job).to.equal('create replica');
+  });
+
   it('the leader finishes what a failed bootstrap left: the system identifier in the empty initialize key, the missing configuration', () => {
     const unfinished = decide(leaderInput({ cluster: cluster('node1', { initialize: '', config: null }) }));
     expect(types(unfinished)).to.include.members(['writeInitialize', 'writeConfig']);
