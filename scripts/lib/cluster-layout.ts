@@ -60,6 +60,8 @@ export interface ClusterLayout {
   readonly callbacks?: Readonly<Record<string, string>>;
   /** `db.pre_promote` and `db.before_stop` of every node; `{name}` becomes the node's name. */
   readonly hooks?: Readonly<Partial<Record<'pre_promote' | 'before_stop', string>>>;
+  /** `bootstrap.post_bootstrap` of every node; `{name}` becomes the node's name. */
+  readonly postBootstrap?: string;
 }
 
 /** Demo defaults: etcd 2379, APIs 8008-8010, PostgreSQL 15432-15434, each overridable. */
@@ -128,7 +130,11 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
       ...(layout.restAuth ? { authentication: layout.restAuth } : {}),
     },
     etcd3: { hosts: etcdMembers(layout).map((m) => `${m.host}:${layout.etcdClientPort}`) },
-    bootstrap: { dcs: layout.dcs, initdb: layout.initdb ?? [{ encoding: 'UTF8' }, 'data-checksums'] },
+    bootstrap: {
+      dcs: layout.dcs,
+      initdb: layout.initdb ?? [{ encoding: 'UTF8' }, 'data-checksums'],
+      ...(layout.postBootstrap ? { post_bootstrap: layout.postBootstrap.replaceAll('{name}', node.name) } : {}),
+    },
     db: {
       listen: pg,
       connect_address: pg,

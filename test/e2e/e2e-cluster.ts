@@ -20,6 +20,8 @@ export async function e2eRunner(
     readonly dcs?: Readonly<Record<string, unknown>>;
     /** `db.pre_promote` / `db.before_stop` of every node (`{name}`: the node's name; `{hooks}`: the folder of callbacks.log). */
     readonly hooks?: Readonly<Partial<Record<'pre_promote' | 'before_stop', string>>>;
+    /** `bootstrap.post_bootstrap` of every node (`{name}` and `{hooks}` as in `hooks`). */
+    readonly postBootstrap?: string;
   } = {},
 ): Promise<ClusterRunner> {
   const ports = await freePorts(8);
@@ -47,6 +49,7 @@ export async function e2eRunner(
     binDir: '/usr/lib/postgresql/15/bin',
     callbacks: { on_role_change: `${script} {name}`, on_start: `${script} {name}` },
     ...(opts.hooks ? { hooks: Object.fromEntries(Object.entries(opts.hooks).map(([k, v]) => [k, v.replaceAll('{hooks}', hooks)])) } : {}),
+    ...(opts.postBootstrap ? { postBootstrap: opts.postBootstrap.replaceAll('{hooks}', hooks) } : {}),
   };
   return new ClusterRunner(layout);
 }

@@ -1,0 +1,77 @@
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
+import { waitFor } from '../../scripts/lib/processes.js';
+import { callbacksLog, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
+
+/**
+ * `bootstrap.post_bootstrap` on real agents: the script gets the superuser's URL, creates a
+ * role and a table with psql, and the cluster is registered only once it succeeded. While it
+ * fails (here: a `deny` file) no cluster comes up and no member copies the new primary; once
+ * it succeeds, the replicas clone a primary that has what the script made.
+ * Real etcd, agents and PostgreSQL 15.
+ */
+describe("e2e: Patroni's post_bootstrap", function () {
+  this.timeout(300_000);
+  let runner: ClusterRunner;
+  let folder: string;
+  const log = () => (existsSync(join(folder, 'post.log')) ? readFileSync(join(folder, 'post.log'), 'utf8').trim().split('\n') : []);
+
+  before(async function () {
+    this.timeout(60_000);
+    runner = await e2eRunner({ scope: 'post-bootstrap', postBootstrap: '{hooks}/post.sh {name}' });
+    runner.prepare(true);
+    folder = join(callbacksLog(runner), '..');
+    const script = join(folder, 'post.sh');
+    // $1 is the node's name (from the command line), $2 the URL the agent adds.
+    writeFileSync(
+      script,
+      [
+        '#!/bin/sh',
+        `echo "$1 $2 password=$PGPASSWORD options=$PGOPTIONS" >> ${join(folder, 'post.log')}`,
+        `[ -e ${folder}/deny ] && { echo "roles service unreachable" >&2; exit 1; }`,
+        `exec ${runner.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE ROLE app LOGIN" -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
+        '',
+      ].join('\n'),
+    );
+    chmodSync(script, 0o755);
+    writeFileSync(join(folder, 'deny'), '');
+    await runner.startEtcd();
+  });
+
+  after(async function () {
+    if (runner) await disposeE2eCluster(runner, suiteFailed(this));
+  });
+
+  it('while the script fails no cluster comes up and nobody copies the new primary; fixed, the cluster comes up with what the script made', async () => {
+    const replicasSeen: string[] = [];
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const n of runner.layout.nodes) {
+          const s = await runner.nodeStatus(n.name);
+          if (s?.role === 'replica' && s.state === 'running' && !replicasSeen.includes(n.name)) replicasSeen.push(n.name);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    for (const n of runner.layout.nodes) runner.startAgent(n.name);
+    await waitFor('three refused post_bootstrap runs', 120_000, async () => (log().length >= 3 ? true : undefined), 500);
+    watching = false;
+    await watcher;
+    expect(replicasSeen, 'no copy of a bootstrap that was undone').to.deep.equal([]);
+    const first = log()[0]!;
+    expect(first).to.match(/^node\d postgresql:\/\/postgres@127\.0\.0\.1:\d+\/postgres password=warden-demo-su options=-c synchronous_commit=local -c statement_timeout=0$/);
+    rmSync(join(folder, 'deny'));
+    const leader = await runner.waitHealthy(180_000);
+    // The script ran to the end once more, on the node that now leads.
+    expect(log().at(-1)).to.match(new RegExp(`^${leader} `));
+    for (const n of runner.layout.nodes) {
+      const rows = await waitFor(`the seeded row on ${n.name}`, 30_000, async () => (await sql(runner, n.name, 'SELECT made_by FROM public.seeded').catch(() => null))?.rows);
+      expect(rows, n.name).to.deep.equal([{ made_by: leader }]);
+      const role = await sql(runner, n.name, "SELECT rolcanlogin FROM pg_roles WHERE rolname = 'app'");
+      expect(role.rows, n.name).to.deep.equal([{ rolcanlogin: true }]);
+    }
+  });
+});
