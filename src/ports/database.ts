@@ -59,6 +59,12 @@ export interface PromoteOptions {
   readonly onWritable?: () => void;
 }
 
+/** Options of a bootstrap's initdb. */
+export interface InitdbOptions {
+  /** Marks the new data unfinished (facts.bootstrapUnfinished) until finishBootstrap(): a post_bootstrap script has yet to succeed. */
+  readonly unfinished?: boolean;
+}
+
 /**
  * The local PostgreSQL server. Long operations take an explicit timeout; failures throw a
  * `DatabaseError` whose code names the operation (`start_failed`, `promote_failed`, ...).
@@ -71,7 +77,9 @@ export interface Database {
    * custom bootstrap method of the local configuration, which leaves a stopped server that
    * has finished its recovery. Throws DatabaseError('initdb_failed').
    */
-  initdb(): Promise<void>;
+  initdb(opts?: InitdbOptions): Promise<void>;
+  /** The new cluster's post_bootstrap script succeeded: the data is no longer marked unfinished. Throws DatabaseError('initdb_failed'). */
+  finishBootstrap(): Promise<void>;
   /** Starts the server and waits until it accepts connections or `timeoutMs`. Throws DatabaseError('start_failed'). */
   start(opts: StartOptions): Promise<void>;
   /** Stops the server with `mode`, escalating to immediate after `timeoutMs` when given. Throws DatabaseError('stop_failed'). */

@@ -230,5 +230,21 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'create_replica_failed');
       expect(await a.db.probe()).to.include({ initialized: false });
     });
+
+    it('a bootstrap marked unfinished says so, stopped and running, until finishBootstrap; removing the data removes the mark', async () => {
+      await a.db.initdb({ unfinished: true });
+      expect(await a.db.probe()).to.include({ initialized: true, bootstrapUnfinished: true });
+      await a.db.start({ upstream: null, timeoutMs: START_MS });
+      expect(await probeUntil(h, a, (f) => f.running, 'running')).to.include({ bootstrapUnfinished: true });
+      await a.db.finishBootstrap();
+      expect((await a.db.probe()).bootstrapUnfinished).to.equal(undefined);
+      await a.db.stop('immediate');
+      await a.db.removeDataDirectory();
+      await a.db.initdb({ unfinished: true });
+      await a.db.removeDataDirectory();
+      const gone = await a.db.probe();
+      expect(gone.initialized).to.equal(false);
+      expect(gone.bootstrapUnfinished).to.equal(undefined);
+    });
   });
 }

@@ -75,3 +75,65 @@ describe("e2e: Patroni's post_bootstrap", function () {
     }
   });
 });
+
+describe('e2e: an agent killed while its post_bootstrap script runs', function () {
+  this.timeout(300_000);
+  let runner: ClusterRunner;
+  let folder: string;
+  const log = () => (existsSync(join(folder, 'post.log')) ? readFileSync(join(folder, 'post.log'), 'utf8').trim().split('\n') : []);
+
+  before(async function () {
+    this.timeout(60_000);
+    runner = await e2eRunner({ scope: 'post-bootstrap-kill', postBootstrap: '{hooks}/post.sh {name}' });
+    runner.prepare(true);
+    folder = join(callbacksLog(runner), '..');
+    const script = join(folder, 'post.sh');
+    // While `slow` exists the script only waits (and then fails): the host is killed meanwhile.
+    writeFileSync(
+      script,
+      [
+        '#!/bin/sh',
+        `echo "$1" >> ${join(folder, 'post.log')}`,
+        `[ -e ${folder}/slow ] && { echo $$ > ${folder}/post.pid; sleep 20; exit 1; }`,
+        `exec ${runner.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
+        '',
+      ].join('\n'),
+    );
+    chmodSync(script, 0o755);
+    writeFileSync(join(folder, 'slow'), '');
+    await runner.startEtcd();
+  });
+
+  after(async function () {
+    if (runner) await disposeE2eCluster(runner, suiteFailed(this));
+  });
+
+  it('the data it left is never registered; started again, the agent removes it and bootstraps anew, and the others clone that', async () => {
+    runner.startAgent('node1');
+    await waitFor('the script running', 60_000, async () => (log().length >= 1 ? true : undefined), 200);
+    const interrupted = (await sql(runner, 'node1', 'SELECT system_identifier::text AS id FROM pg_control_system()')).rows[0].id as string;
+    runner.killNode('node1');
+    // The script outlives its agent (a process group of its own): the host's crash takes it too.
+    const scriptGroup = Number(await waitFor('the script\'s PID', 10_000, async () => (existsSync(join(folder, 'post.pid')) ? readFileSync(join(folder, 'post.pid'), 'utf8').trim() || undefined : undefined)));
+    try {
+      process.kill(-scriptGroup, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    rmSync(join(folder, 'slow'));
+    runner.startAgent('node1');
+    await runner.waitHealthy(120_000, ['node1']);
+    const fresh = (await sql(runner, 'node1', 'SELECT system_identifier::text AS id FROM pg_control_system()')).rows[0].id as string;
+    expect(fresh, 'a new cluster, not the interrupted one').to.not.equal(interrupted);
+    expect(readFileSync(join(runner.layout.dir, 'logs', 'node1.log'), 'utf8')).to.contain('bootstrap was interrupted before its post_bootstrap script succeeded: removing it');
+    runner.startAgent('node2');
+    runner.startAgent('node3');
+    await runner.waitHealthy(180_000);
+    for (const n of runner.layout.nodes) {
+      const rows = await waitFor(`the seeded row on ${n.name}`, 30_000, async () => (await sql(runner, n.name, 'SELECT made_by FROM public.seeded').catch(() => null))?.rows);
+      expect(rows, n.name).to.deep.equal([{ made_by: 'node1' }]);
+      const id = (await sql(runner, n.name, 'SELECT system_identifier::text AS id FROM pg_control_system()')).rows[0].id as string;
+      expect(id, n.name).to.equal(fresh);
+    }
+  });
+});

@@ -4,7 +4,7 @@ import { stoppedFacts, type LocalFacts, type PendingChange, type ReplicationRow,
 import type { DatabaseState } from '../../domain/cluster/model/states.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, InitdbOptions, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream } from '../../ports/database.js';
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
 import { FakeDatabaseNetwork, type AcknowledgedWrite, type WalRecord } from './fake-database-network.js';
 import { parseSyncNames, syncPriority } from './fake-sync-names.js';
@@ -92,6 +92,8 @@ interface DataDir {
   recovery: { standby: boolean; upstreamConnUrl: string | null; slotName: string | null };
   /** A rewind stopped after it began rewriting this directory: it is neither started nor rewound again, only replaced. */
   halfRewound?: boolean;
+  /** A new cluster whose post_bootstrap script has not succeeded yet. */
+  bootstrapUnfinished?: boolean;
   /** The fencer's hold on a primary's data (standby.signal it placed): a start no agent decided comes up read-only. */
   fenceHold?: boolean;
 }
@@ -494,7 +496,7 @@ export class FakeDatabase implements Database {
     return this.facts();
   }
 
-  async initdb(): Promise<void> {
+  async initdb(opts: InitdbOptions = {}): Promise<void> {
     if (this.takeFailure('initdb')) {
       if (!this.running) this.stateValue = 'initdb_failed';
       this.fail('initdb', 'injected failure');
@@ -510,8 +512,13 @@ export class FakeDatabase implements Database {
       replayed: 1,
       history: [],
       recovery: { standby: false, upstreamConnUrl: null, slotName: null },
+      ...(opts.unfinished ? { bootstrapUnfinished: true } : {}),
     };
     this.stateValue = 'stopped';
+  }
+
+  async finishBootstrap(): Promise<void> {
+    if (this.data) delete this.data.bootstrapUnfinished;
   }
 
   async start(opts: StartOptions): Promise<void> {
@@ -1060,6 +1067,7 @@ export class FakeDatabase implements Database {
         systemIdentifier: data?.systemId ?? null,
         // standby.signal: the data was last set up as a replica's.
         ...(data ? { stoppedAsReplica: data.recovery.standby } : {}),
+        ...(data?.bootstrapUnfinished ? { bootstrapUnfinished: true } : {}),
         upstreamConnUrl: data?.recovery.upstreamConnUrl ?? null,
         synchronousStandbyNames: this.syncNames,
       };
@@ -1091,6 +1099,7 @@ export class FakeDatabase implements Database {
       pendingRestartReason: pending,
       synchronousStandbyNames: this.syncNames,
       slots: this.slotFacts(),
+      ...(data.bootstrapUnfinished ? { bootstrapUnfinished: true } : {}),
     };
   }
 

@@ -7,7 +7,7 @@ import { stoppedFacts, type LocalFacts, type ReceiverError } from '../../domain/
 import { receiverErrorOf } from './pg-receiver-error.js';
 import { serverLogExcerpt } from './server-log-excerpt.js';
 import { DatabaseError, type DatabaseErrorCode } from '../../domain/errors.js';
-import type { CreateReplicaOptions, Database, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream } from '../../ports/database.js';
+import type { CreateReplicaOptions, Database, InitdbOptions, PromoteOptions, StartOptions, StopMode, StopOptions, Upstream } from '../../ports/database.js';
 import type { SlotPlan } from '../../domain/cluster/ha/decision.js';
 import type { Logger } from '../../ports/logger.js';
 import { endpointFromUrl } from './conninfo.js';
@@ -44,6 +44,8 @@ const RECOVERY_STATES: ReadonlySet<string> = new Set(['shut down in recovery', '
 const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 /** What the marker says of the data directory. */
 const REWIND_INTERRUPTED = 'a pg_rewind of this data directory stopped before it finished and may have rewritten part of it (PostgreSQL does not vouch for such a directory)';
+/** Marker of a new cluster whose post_bootstrap script has not succeeded yet: if it is still there when the agent starts again, the bootstrap was interrupted. */
+const BOOTSTRAP_UNFINISHED_MARKER = 'warden.bootstrap_unfinished';
 const PROBE_BUDGET_MS = 2_000;
 /** How long a killed postmaster may take to be gone (a process in uninterruptible I/O dies only when that I/O ends). */
 const KILLED_EXIT_WAIT_MS = 5_000;
@@ -254,16 +256,18 @@ export class PgDatabase implements Database {
   private async probeOnce(): Promise<LocalFacts> {
     const started = Date.now();
     // At once: on a loaded machine every wait for the thread pool costs a scheduling delay, and a tick's probe is on the failover's path.
-    const [initialized, pidFile, pid] = await Promise.all([
+    const [initialized, pidFile, pid, unfinished] = await Promise.all([
       pathExists(join(this.o.dataDir, 'global', 'pg_control')),
       pathExists(join(this.o.dataDir, 'postmaster.pid')),
       this.ctl.livePid(),
+      pathExists(join(this.o.dataDir, BOOTSTRAP_UNFINISHED_MARKER)),
     ]);
+    const marked = unfinished ? { bootstrapUnfinished: true } : {};
     if (pid !== null && this.lastPostmaster?.pid !== pid) this.lastPostmaster = await knownPostmaster(pid);
     if (pid === null && !initialized && !pidFile && !this.states.operating) await this.killServerWithoutData();
     if (pid === null) {
       const state = this.states.observed({ alive: false, pidFile, answered: false, refusing: false });
-      return { ...stoppedFacts(state, initialized), ...(initialized ? await this.controlFacts() : {}) };
+      return { ...stoppedFacts(state, initialized), ...(initialized ? await this.controlFacts() : {}), ...marked };
     }
     let timer: NodeJS.Timeout | undefined;
     let overBudget = false;
@@ -282,13 +286,13 @@ export class PgDatabase implements Database {
       const replayBlockedBy = obs.inRecovery && obs.replayPaused ? await this.replayBlock() : null;
       const standbyMinimumsChanged = obs.inRecovery ? await this.minimumsMoved() : false;
       const receiverError = obs.inRecovery && obs.replicationState !== 'streaming' && obs.upstreamConnUrl !== null ? await this.receiverErrorOnceStuck() : this.clearNotStreaming();
-      return { ...obs, replayBlockedBy, receiverError, standbyMinimumsChanged, state, initialized, running: true };
+      return { ...obs, replayBlockedBy, receiverError, standbyMinimumsChanged, state, initialized, running: true, ...marked };
     } catch (e) {
       // a query still hanging on the connection would block the next probe: start afresh
       if (overBudget) this.session.close();
       this.log.debug('server did not answer the probe', { error: describe(e) });
       const state = this.states.observed({ alive: true, pidFile: true, answered: false, refusing: cannotConnectNow(e) });
-      return stoppedFacts(state, initialized);
+      return { ...stoppedFacts(state, initialized), ...marked };
     } finally {
       clearTimeout(timer);
     }
@@ -364,9 +368,9 @@ export class PgDatabase implements Database {
 
   // ---------------------------------------------------------------- process control
 
-  initdb(): Promise<void> {
+  initdb(opts: InitdbOptions = {}): Promise<void> {
     const custom = this.o.customBootstrap;
-    if (custom) return this.exclusive(() => this.customBootstrap(custom));
+    if (custom) return this.exclusive(() => this.customBootstrap(custom, opts));
     return this.exclusive(async () => {
       this.states.set('initdb');
       let pwDir: string | null = null;
@@ -384,6 +388,7 @@ export class PgDatabase implements Database {
           args.push(`--pwfile=${pwFile}`);
         }
         await this.ctl.initdb(args);
+        if (opts.unfinished) await this.markUnfinished();
         await this.settleNewCluster();
       } catch (e) {
         await emptyDirectory(this.o.dataDir).catch(() => undefined);
@@ -404,7 +409,7 @@ export class PgDatabase implements Database {
    * command left is removed. On failure the directory is emptied (it holds only what this
    * bootstrap wrote) and the state says `custom bootstrap failed`.
    */
-  private async customBootstrap(method: CustomBootstrap): Promise<void> {
+  private async customBootstrap(method: CustomBootstrap, opts: InitdbOptions): Promise<void> {
     this.states.set('custom_bootstrap');
     await this.refuseNonEmpty('custom_bootstrap_failed', `custom bootstrap ${method.name}`);
     try {
@@ -412,6 +417,7 @@ export class PgDatabase implements Database {
       this.log.info('running the custom bootstrap', { method: method.name });
       await runShellCommand(this.o, method.command, bootstrapParams(method, this.o.scope, this.o.dataDir), 0);
       if (!(await pathExists(join(this.o.dataDir, 'global', 'pg_control')))) throw new Error('the command succeeded but left no database in the data directory');
+      if (opts.unfinished) await this.markUnfinished();
       this.controlCache = null;
       const settings = bootstrapRecoverySettings(method);
       const keep = method.keep_existing_recovery_conf === true && (await this.files.hasRecoverySignal());
@@ -440,6 +446,21 @@ export class PgDatabase implements Database {
       this.states.set('custom_bootstrap_failed');
       throw e instanceof DatabaseError ? e : this.fail('initdb_failed', `custom bootstrap ${method.name} failed`, e);
     }
+  }
+
+  /** Marks the new data unfinished: its post_bootstrap script has yet to succeed. */
+  private async markUnfinished(): Promise<void> {
+    await writeOwnedFile(join(this.o.dataDir, BOOTSTRAP_UNFINISHED_MARKER), 'the post_bootstrap script of this new cluster has not succeeded\n', this.o.runAsUser);
+  }
+
+  finishBootstrap(): Promise<void> {
+    return this.exclusive(async () => {
+      try {
+        await rm(join(this.o.dataDir, BOOTSTRAP_UNFINISHED_MARKER), { force: true });
+      } catch (e) {
+        throw this.fail('initdb_failed', 'could not mark the new cluster finished', e);
+      }
+    });
   }
 
   start(opts: StartOptions): Promise<void> {

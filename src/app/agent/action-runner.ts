@@ -312,7 +312,7 @@ export class ActionRunner {
         await store.writeFailover(null, a.revision);
         return;
       case 'initdb':
-        return db.initdb();
+        return db.initdb(a.unfinished ? { unfinished: true } : {});
       case 'start':
         if (!a.standby) this.mustHoldLock(a.type);
         return db.start({ upstream: a.upstream, standby: a.standby, ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
@@ -340,7 +340,7 @@ export class ActionRunner {
         this.mustHoldLock(a.type);
         const outcome = (await this.ports.hooks?.run('post_bootstrap')) ?? { ran: false };
         if (outcome.ran && !outcome.ok) throw new WardenError('post_bootstrap_failed', `the post_bootstrap script ${outcome.why}: the new cluster is not registered and its data directory is removed`);
-        return;
+        return db.finishBootstrap();
       }
       case 'follow':
         return db.follow(a.upstream, { ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });

@@ -52,7 +52,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
     const mode = ctx.input.node.watchdogMode;
     const actions: Action[] = [
       { type: 'createInitialize', value: '' },
-      { type: 'initdb' },
+      ctx.input.local.postBootstrap ? { type: 'initdb', unfinished: true } : { type: 'initdb' },
       { type: 'acquireLeader' },
       ...(mode === 'off' ? [] : [{ type: 'armWatchdog', timeoutSeconds: watchdogTimeoutSeconds(ctx), required: mode === 'required' } as Action]),
       { type: 'start', upstream: null, standby: false, timeoutMs: startTimeoutMs(ctx) },
@@ -134,6 +134,28 @@ function replicaDataWaits(ctx: TickContext): Decision | null {
     );
   }
   return decision(`waiting for ${what}`, [], { publish, wakeAt: since + waitMs });
+}
+
+/**
+ * Data a bootstrap left whose post_bootstrap script never succeeded: the agent or the machine
+ * stopped while it ran. It was never registered nor copied (replicas wait for the initialize
+ * key), and it is not the cluster the operator asked for (no roles, no schema). It is undone
+ * as a failed bootstrap is (server stopped, key released, data removed, the empty claim
+ * dropped unless another member's bootstrap holds it) and the bootstrap starts over. In
+ * pause nothing is removed.
+ */
+export function unfinishedBootstrap(ctx: TickContext): Decision {
+  const why = "the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded";
+  if (ctx.paused) return waiting(`the end of the pause to remove the local data: ${why}`);
+  const claimMine = ctx.cluster.initialize === '' && (ctx.leaderIsMe || (ctx.cluster.leader === null && !ctx.cluster.members.some((m) => m.name !== ctx.me && BOOTSTRAPPING_STATES.has(m.state))));
+  const actions: Action[] = [
+    { type: 'stop', mode: 'immediate' },
+    { type: 'disarmWatchdog' },
+    ...(ctx.leaderIsMe ? [{ type: 'releaseLeader' } as Action] : []),
+    { type: 'removeData' },
+    ...(claimMine ? [{ type: 'deleteInitialize', revision: null } as Action] : []),
+  ];
+  return decision(`${why}: removing it, the bootstrap starts over`, actions, { job: 'bootstrap' });
 }
 
 /** A decision to wait, saying for what (on /node, and in the log once per change). */

@@ -1,4 +1,4 @@
-import { bootstrapDecision } from './bootstrap.js';
+import { bootstrapDecision, unfinishedBootstrap } from './bootstrap.js';
 import { decision, type Action, type Decision, type TickInput } from './decision.js';
 import { demoteImmediate, releaseLock } from './demote.js';
 import { withoutDcs } from './failsafe.js';
@@ -112,6 +112,7 @@ function decideNow(ctx: TickContext): Decision {
   const renewalSince = input.lockRenewalFailingSince ?? null;
   const cannotRenew = renewalSince !== null && input.now - renewalSince >= ctx.config.retry_timeout * 1000;
   if (!input.dcsReachable || (ctx.leaderIsMe && ctx.isPrimary && cannotRenew)) return withoutDcs(ctx);
+  if (ctx.facts.bootstrapUnfinished) return unfinishedBootstrap(ctx);
   const c = ctx.cluster;
   if (c.initialize === null || (c.initialize === '' && c.leader === null)) return bootstrapDecision(ctx);
   const foreign = foreignData(ctx);

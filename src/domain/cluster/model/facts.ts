@@ -65,6 +65,11 @@ export interface LocalFacts {
    * recovery, or it is set up to start as a standby). Absent where the adapter does not tell.
    */
   readonly stoppedAsReplica?: boolean;
+  /**
+   * The data is a new cluster's whose post_bootstrap script has not succeeded: its bootstrap
+   * was interrupted (the agent or the machine stopped while the script ran). Absent otherwise.
+   */
+  readonly bootstrapUnfinished?: boolean;
   /** Primary: current WAL flush position. */
   readonly walLocation: number | null;
   /** Replica: last received / replayed positions and replay time. */

@@ -172,4 +172,27 @@ describe('HA scenarios: the post_bootstrap script', () => {
     expect(sim.view().initialize).to.equal(leader.db.systemIdentifier);
     for (const n of sim.nodes.values()) expect(n.db.systemIdentifier).to.equal(leader.db.systemIdentifier);
   });
+
+  it('an agent killed while its script runs: the data it left is never registered; started again, the agent removes it and bootstraps anew', async () => {
+    const hooks = new FakeHookScripts({ post_bootstrap: 'hangs' });
+    sim = new SimCluster({ names: ['node1', 'node2', 'node3'], verboseLogs: true, nodes: { node1: { hooks }, node2: { hooks }, node3: { hooks } } });
+    const n1 = sim.node('node1');
+    n1.startAgent();
+    await sim.until(() => hooks.runs.length === 1, 60_000, 'the script running');
+    const interrupted = n1.db.systemIdentifier;
+    expect(interrupted).to.be.a('string');
+    n1.killAgent();
+    hooks.set('post_bootstrap', 'succeeds');
+    await sim.advance(5_000);
+    expect(sim.view().initialize, 'never registered').to.equal('');
+    n1.startAgent();
+    await sim.until(() => sim.primary()?.name === 'node1', 120_000, 'node1 leading a new cluster');
+    expect(n1.logger.find('the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded: removing it')).to.not.be.empty;
+    expect(n1.db.systemIdentifier).to.not.equal(interrupted);
+    expect(sim.view().initialize).to.equal(n1.db.systemIdentifier);
+    expect(hooks.runs.length).to.equal(2);
+    sim.node('node2').startAgent();
+    sim.node('node3').startAgent();
+    await sim.until(() => [...sim.nodes.values()].filter((n) => n.db.isStreaming).length === 2, 120_000, 'two streaming replicas');
+  });
 });

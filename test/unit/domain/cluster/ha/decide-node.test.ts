@@ -35,6 +35,33 @@ describe('decide(): bootstrap', () => {
     expect(types(decide(input({ cluster: EMPTY_CLUSTER, facts: primaryFacts(), local })))).to.not.include('postBootstrap');
   });
 
+  it('initdb marks the new data unfinished when a post_bootstrap script is to run (an interrupted bootstrap is then known)', () => {
+    const withScript = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false), local: { ...input().local, postBootstrap: true } }));
+    expect(withScript.actions.find((a) => a.type === 'initdb')).to.deep.equal({ type: 'initdb', unfinished: true });
+    expect(decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false) })).actions.find((a) => a.type === 'initdb')).to.deep.equal({ type: 'initdb' });
+  });
+
+  it('data whose bootstrap was interrupted before its post_bootstrap script succeeded is undone, and the bootstrap starts over', () => {
+    const unfinished = { ...primaryFacts(), bootstrapUnfinished: true };
+    // Its agent came back while it still held the key and the claim.
+    const mine = decide(leaderInput({ cluster: cluster('node1', { initialize: '' }), facts: unfinished }));
+    expect(mine.message).to.equal('the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded: removing it, the bootstrap starts over');
+    expect(types(mine)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'removeData', 'deleteInitialize']);
+    expect(mine.actions[0]).to.deep.include({ mode: 'immediate' });
+    expect(mine.actions[4]).to.deep.include({ revision: null });
+    // Its key ran out meanwhile: the claim is dropped unless another member is bootstrapping under it.
+    const stale = { ...stopped(), bootstrapUnfinished: true };
+    expect(types(decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '' }, facts: stale })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData', 'deleteInitialize']);
+    const other = { ...EMPTY_CLUSTER, initialize: '', members: [member('node3', { state: 'initializing new cluster' })] };
+    expect(types(decide(input({ cluster: other, facts: stale })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData']);
+    // Another member registered a cluster meanwhile: its key stays, this data goes.
+    expect(types(decide(input({ cluster: cluster('node1'), facts: stale })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData']);
+    // In pause nothing is removed.
+    const paused = decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '' }, facts: stale, raw: { pause: true } }));
+    expect(types(paused)).to.deep.equal([]);
+    expect(paused.message).to.match(/^waiting for the end of the pause to remove the local data: the local data is a new cluster whose bootstrap was interrupted/);
+  });
+
   it('no replica is copied from a leader whose bootstrap is unfinished (the initialize key still empty): it could be undone', () => {
     const unfinished = cluster('node1', { initialize: '' });
     const d = decide(input({ cluster: unfinished, facts: stoppedFacts('stopped', false) }));
