@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { waitFor } from '../../scripts/lib/processes.js';
-import { callbacksLog, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
+import { api, callbacksLog, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
 
 /**
  * `bootstrap.post_bootstrap` on real agents: the script gets the superuser's URL, creates a
@@ -65,6 +65,7 @@ describe("e2e: Patroni's post_bootstrap", function () {
     expect(first).to.match(/^node\d postgresql:\/\/postgres@127\.0\.0\.1:\d+\/postgres password=warden-demo-su options=-c synchronous_commit=local -c statement_timeout=0$/);
     rmSync(join(folder, 'deny'));
     const leader = await runner.waitHealthy(180_000);
+    expect((await api(runner, leader, 'GET', '/primary')).status).to.equal(200);
     // The script ran to the end once more, on the node that now leads.
     expect(log().at(-1)).to.match(new RegExp(`^${leader} `));
     for (const n of runner.layout.nodes) {
@@ -112,6 +113,14 @@ describe('e2e: an agent killed while its post_bootstrap script runs', function (
     runner.startAgent('node1');
     await waitFor('the script running', 60_000, async () => (log().length >= 1 ? true : undefined), 200);
     const interrupted = (await sql(runner, 'node1', 'SELECT system_identifier::text AS id FROM pg_control_system()')).rows[0].id as string;
+    // Running, and writable, but nothing is routed to it: the bootstrap may yet be undone.
+    const during = await waitFor('/node to say the bootstrap is unfinished', 10_000, async () => {
+      const s = (await api(runner, 'node1', 'GET', '/node')).body;
+      return s?.state === 'running' && s?.bootstrap_unfinished === true ? s : undefined;
+    });
+    expect(during.role).to.equal('primary');
+    expect((await api(runner, 'node1', 'GET', '/primary')).status).to.equal(503);
+    expect((await api(runner, 'node1', 'GET', '/leader')).status).to.equal(503);
     runner.killNode('node1');
     // The script outlives its agent (a process group of its own): the host's crash takes it too.
     const scriptGroup = Number(await waitFor('the script\'s PID', 10_000, async () => (existsSync(join(folder, 'post.pid')) ? readFileSync(join(folder, 'post.pid'), 'utf8').trim() || undefined : undefined)));

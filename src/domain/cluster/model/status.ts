@@ -46,6 +46,8 @@ export interface NodeStatus {
   readonly fencer_reason?: string;
   /** Why this node keeps its data directory out of service until an operator rebuilds it, and the command to run. */
   readonly reinitialize_required?: string;
+  /** A new cluster's data whose post_bootstrap script has not succeeded: it may yet be undone, so no primary health check passes. */
+  readonly bootstrap_unfinished?: true;
   /** What this node waits for before it can serve (a leader to clone from, another member's bootstrap...). */
   readonly waiting_for?: string;
   /** This node's server runs without answering and was last seen as a primary: no other node may promote before it is stopped. */
@@ -148,6 +150,7 @@ export function buildStatus(input: StatusInput): NodeStatus {
     if (input.fencer.reason) doc['fencer_reason'] = input.fencer.reason;
   }
   if (input.reinitializeRequired) doc['reinitialize_required'] = input.reinitializeRequired;
+  if (facts.bootstrapUnfinished) doc['bootstrap_unfinished'] = true;
   if (input.waitingFor) doc['waiting_for'] = input.waitingFor;
   // Only while the server is still silent: once stopped (the step that stops it publishes at once) the others may race.
   if (input.silentPrimary && serverSilent(facts)) doc['silent_primary'] = true;

@@ -163,10 +163,12 @@ function tagsMatch(snap: NodeSnapshot, wanted: ParsedQuery['tags']): boolean {
 }
 
 const running = (snap: NodeSnapshot) => snap.status.state === 'running';
+/** A new cluster whose post_bootstrap script has not succeeded may yet be undone: nothing is routed to it. */
+const finished = (snap: NodeSnapshot) => snap.status.bootstrap_unfinished === undefined;
 /** A running primary holding the lock: not one that is stopping (a switchover's demotion has begun). */
-const isPrimary = (snap: NodeSnapshot, now: number) => running(snap) && snap.status.role === 'primary' && holdsLeaderLock(snap, now);
+const isPrimary = (snap: NodeSnapshot, now: number) => running(snap) && snap.status.role === 'primary' && holdsLeaderLock(snap, now) && finished(snap);
 const isLeader = (snap: NodeSnapshot, now: number) =>
-  (snap.status.role === 'primary' || snap.status.role === 'standby_leader') && holdsLeaderLock(snap, now);
+  (snap.status.role === 'primary' || snap.status.role === 'standby_leader') && holdsLeaderLock(snap, now) && finished(snap);
 /**
  * A node that may serve reads: neither may it hold WAL the leader lacks, nor wait for an
  * operator to rebuild its data directory.

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
 import { buildStatus, statusRole } from '../../../../../src/domain/cluster/model/status.js';
-import { NOW, clusterView, config, nodeSettings, primaryFacts, replicaFacts, statusInput, sync } from '../fixtures.js';
+import { checkHealth } from '../../../../../src/domain/cluster/rules/health.js';
+import { NOW, clusterView, config, nodeSettings, primaryFacts, replicaFacts, snapshot, statusInput, sync } from '../fixtures.js';
 
 /** Documented key order. */
 const SPEC_ORDER = [
@@ -33,6 +34,18 @@ describe('domain/cluster/status: buildStatus', () => {
       svc: { version: '0.1.0', scope: 'demo', name: 'node1' },
     });
     expectSpecOrder(doc);
+  });
+
+  it('a new cluster\'s primary whose post_bootstrap script has not succeeded says so (bootstrap_unfinished): no primary or leader health check passes', () => {
+    const doc = buildStatus(statusInput({ facts: { ...primaryFacts(), bootstrapUnfinished: true } }));
+    expect(doc).to.include({ state: 'running', role: 'primary', bootstrap_unfinished: true });
+    const leaderCluster = clusterView({ leader: 'node1' });
+    expect(checkHealth('primary', snapshot({ facts: { ...primaryFacts(), bootstrapUnfinished: true }, leader: true, cluster: leaderCluster }), {}, NOW)).to.equal(503);
+    for (const endpoint of ['leader', 'read_only', 'read_only_sync'] as const) {
+      expect(checkHealth(endpoint, snapshot({ facts: { ...primaryFacts(), bootstrapUnfinished: true }, leader: true, cluster: leaderCluster }), {}, NOW), endpoint).to.equal(503);
+    }
+    expect(checkHealth('primary', snapshot({ facts: primaryFacts(), leader: true, cluster: leaderCluster }), {}, NOW)).to.equal(200);
+    expect(buildStatus(statusInput())).to.not.have.property('bootstrap_unfinished');
   });
 
   it('a replica: xlog with received, replayed, timestamp and paused; replication_state', () => {
