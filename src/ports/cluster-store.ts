@@ -74,8 +74,12 @@ export interface ClusterStore {
    * system identifier of data the caller already holds; false when the key exists. Throws DcsUnavailableError.
    */
   claimInitialize(systemIdentifier?: string): Promise<boolean>;
-  /** Records the new cluster's system identifier. Throws DcsUnavailableError. */
-  completeInitialize(systemIdentifier: string): Promise<void>;
+  /**
+   * Records the new cluster's system identifier in place of the empty claim; false (nothing
+   * written) when the key holds no empty claim any more: another member registered a cluster,
+   * or deleted an abandoned claim. Throws DcsUnavailableError.
+   */
+  completeInitialize(systemIdentifier: string): Promise<boolean>;
   /**
    * Puts the system identifier of data this node holds in place of the abandoned empty claim
    * at `revision`, in one write: there is no moment without the key in which an empty node could

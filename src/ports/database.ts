@@ -61,7 +61,7 @@ export interface PromoteOptions {
 
 /** Options of a bootstrap's initdb. */
 export interface InitdbOptions {
-  /** Marks the new data unfinished (facts.bootstrapUnfinished) until finishBootstrap(): a post_bootstrap script has yet to succeed. */
+  /** Marks the new data unfinished (facts.bootstrapUnfinished) until finishBootstrap(): a post_bootstrap script has yet to succeed, and the cluster to be registered. */
   readonly unfinished?: boolean;
 }
 
@@ -78,7 +78,7 @@ export interface Database {
    * has finished its recovery. Throws DatabaseError('initdb_failed').
    */
   initdb(opts?: InitdbOptions): Promise<void>;
-  /** The new cluster's post_bootstrap script succeeded: the data is no longer marked unfinished. Throws DatabaseError('initdb_failed'). */
+  /** The new cluster is registered (its post_bootstrap script succeeded): the data is no longer marked unfinished. Throws DatabaseError('initdb_failed'). */
   finishBootstrap(): Promise<void>;
   /** Starts the server and waits until it accepts connections or `timeoutMs`. Throws DatabaseError('start_failed'). */
   start(opts: StartOptions): Promise<void>;

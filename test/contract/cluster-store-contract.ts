@@ -148,7 +148,10 @@ export function clusterStoreContract(name: string, makeHarness: () => Promise<Cl
       expect(await b.abandonInitialize('999999')).to.equal(false);
       expect(await b.abandonInitialize(claimed.initializeRevision)).to.equal(true);
       expect(await b.claimInitialize()).to.equal(true);
-      await b.completeInitialize('7300000000000000001');
+      expect(await b.completeInitialize('7300000000000000001')).to.equal(true);
+      expect((await a.read()).initialize).to.equal('7300000000000000001');
+      // Only an empty claim is completed: never a registered cluster's key, nor a missing one.
+      expect(await a.completeInitialize('7300000000000000009')).to.equal(false);
       expect((await a.read()).initialize).to.equal('7300000000000000001');
       expect(await a.abandonInitialize(null)).to.equal(false);
       expect(await a.claimInitialize()).to.equal(false);

@@ -134,7 +134,7 @@ describe('e2e: an agent killed while its post_bootstrap script runs', function (
     await runner.waitHealthy(120_000, ['node1']);
     const fresh = (await sql(runner, 'node1', 'SELECT system_identifier::text AS id FROM pg_control_system()')).rows[0].id as string;
     expect(fresh, 'a new cluster, not the interrupted one').to.not.equal(interrupted);
-    expect(readFileSync(join(runner.layout.dir, 'logs', 'node1.log'), 'utf8')).to.contain('bootstrap was interrupted before its post_bootstrap script succeeded: removing it');
+    expect(readFileSync(join(runner.layout.dir, 'logs', 'node1.log'), 'utf8')).to.contain('bootstrap was interrupted before its post_bootstrap script succeeded and the cluster was registered: removing it');
     runner.startAgent('node2');
     runner.startAgent('node3');
     await runner.waitHealthy(180_000);

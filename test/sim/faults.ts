@@ -58,6 +58,30 @@ export const EVENT_WEIGHTS_V10 = { ...EVENT_WEIGHTS_V9, refusePromote: 1, allowP
 export type EventKind = keyof typeof EVENT_WEIGHTS_V10;
 
 /**
+ * The faults that hit a bootstrap in fault model v11 (while initdb, the start and the
+ * post_bootstrap script run): machines, agents and servers dying, freezing and stopping,
+ * the DCS and its links going down, slow and failing operations, a pause.
+ */
+export const BOOTSTRAP_EVENT_WEIGHTS: Partial<Record<EventKind, number>> = {
+  crashMachine: 3,
+  killAgent: 4,
+  stopAgent: 2,
+  freezeAgent: 2,
+  thawAgent: 1,
+  startAgent: 2,
+  crashDatabase: 2,
+  freezeDatabase: 1,
+  dcsDown: 1,
+  dcsUp: 1,
+  partition: 2,
+  healPartition: 1,
+  slowOps: 2,
+  failNext: 1,
+  pause: 1,
+  clockStep: 1,
+};
+
+/**
  * The events of the first fault model (no agent freezes): seeds found with it replay only
  * with it, so regression seeds name the model they were found with.
  */
@@ -76,20 +100,21 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * retry_timeout changed while the cluster runs; `v10` also every node's pre_promote script
  * refusing and working again, and (as v3 to v6 had, v7 to v9 not) random topology tags, now
  * with clonefrom, a random maximum_lag_on_failover, and in synchronous modes a random
- * maximum_lag_on_syncnode.
+ * maximum_lag_on_syncnode; `v11` also a post_bootstrap script on every node that takes time
+ * and fails its first runs at random, while the bootstrap is hit by faults of every kind.
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11';
 
 /** Every fault model, oldest first. */
-export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10'];
+export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11'];
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v10';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v11';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
-  if (model === 'v10') return EVENT_WEIGHTS_V10;
+  if (model === 'v10' || model === 'v11') return EVENT_WEIGHTS_V10;
   if (model === 'v9') return EVENT_WEIGHTS_V9;
   if (model === 'v8') return EVENT_WEIGHTS_V8;
   if (model === 'v7') return EVENT_WEIGHTS_V7;
@@ -151,8 +176,15 @@ export class FaultState {
  * Applies one random event to the cluster. Returns a short description for the replay log.
  * Operator commands go where the REST API would put them (failover key, config key, loop).
  */
-export async function applyRandomEvent(sim: SimCluster, rnd: Random, faults: FaultState, baseConfig: Record<string, unknown>, model: FaultModel = CURRENT_FAULT_MODEL): Promise<string> {
-  const kind = rnd.weighted(weightsOf(model) as Record<EventKind, number>);
+export async function applyRandomEvent(
+  sim: SimCluster,
+  rnd: Random,
+  faults: FaultState,
+  baseConfig: Record<string, unknown>,
+  model: FaultModel = CURRENT_FAULT_MODEL,
+  weights: Partial<Record<EventKind, number>> = weightsOf(model),
+): Promise<string> {
+  const kind = rnd.weighted(weights as Record<EventKind, number>);
   const nodes = [...sim.nodes.values()];
   const node: SimNode = rnd.pick(nodes);
   faults.lastDisturbance = Math.max(faults.lastDisturbance, sim.clock.now());

@@ -30,6 +30,8 @@ export interface SimNodeOptions {
   readonly watchdogUsable?: boolean;
   /** The node's blocking scripts; given, the node runs `pre_promote` before every promotion. */
   readonly hooks?: FakeHookScripts;
+  /** The node has a `post_bootstrap` script (run through `hooks`): a bootstrap runs it before it registers the cluster. */
+  readonly postBootstrap?: boolean;
 }
 
 /** Options of a simulated cluster. */
@@ -166,7 +168,7 @@ export class SimNode {
           watchdogMode: this.options.watchdogMode ?? 'off',
           svcVersion: '0.1.0',
         },
-        local: { bootstrapDcs: this.sim.config, parameters: {}, watchdogSafetyMargin: 5, ...(this.options.hooks ? { prePromote: true, postBootstrap: true } : {}) },
+        local: { bootstrapDcs: this.sim.config, parameters: {}, watchdogSafetyMargin: 5, ...(this.options.hooks ? { prePromote: true } : {}), ...(this.options.postBootstrap ? { postBootstrap: true } : {}) },
       }),
       // Refreshes between ticks would let the fake replicas catch up on probes the schedules do not plan.
       { peerTimeoutMs: 500, failsafeTimeoutMs: 500, snapshotRefreshMs: 0 },

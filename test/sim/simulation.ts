@@ -2,9 +2,11 @@ import { FakeHookScripts } from '../../src/adapters/callbacks/fake-hook-scripts.
 import type { RawConfig } from '../../src/domain/cluster/config/config.js';
 import { FakeDatabase } from '../../src/adapters/database/fake-database.js';
 import { randomTimings } from './timings.js';
-import { CURRENT_FAULT_MODEL, FaultState, applyRandomEvent, healEverything, isHealthy, type FaultModel } from './faults.js';
+import { BOOTSTRAP_EVENT_WEIGHTS, CURRENT_FAULT_MODEL, FaultState, applyRandomEvent, healEverything, isHealthy, type FaultModel } from './faults.js';
 import { Random } from './random.js';
-import { SimCluster, type SimNode } from './sim-cluster.js';
+import { SimCluster, type SimNode, type SimNodeOptions } from './sim-cluster.js';
+import type { FakeClock } from '../../src/adapters/clock/fake-clock.js';
+import { PostBootstrapScript, SimHookScripts } from './sim-hooks.js';
 import type { TagValue } from '../../src/domain/cluster/model/node.js';
 import { canLead } from '../../src/domain/cluster/model/topology-tags.js';
 
@@ -133,23 +135,30 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const quick = opts.profile === 'quick';
   const standby = opts.standby === true;
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
-  const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' || model === 'v10' ? randomTags(seed, names, model === 'v10') : {};
-  if (model === 'v4' || model === 'v5' || model === 'v6' || model === 'v10') config['maximum_lag_on_failover'] = randomMaxLag(seed);
-  if (model === 'v10' && config['synchronous_mode'] !== false) {
+  // v11 draws as v10 does, and adds the post_bootstrap script.
+  const v10 = model === 'v10' || model === 'v11';
+  const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' || v10 ? randomTags(seed, names, v10) : {};
+  if (model === 'v4' || model === 'v5' || model === 'v6' || v10) config['maximum_lag_on_failover'] = randomMaxLag(seed);
+  if (v10 && config['synchronous_mode'] !== false) {
     const lag = randomSyncNodeLag(seed);
     if (lag !== null) config['maximum_lag_on_syncnode'] = lag;
   }
   // A node tagged nostream restores the archive: the fake reads what the primary writes when a restore_command is set.
   if (Object.values(tags).some((t) => t['nostream'])) config['db'] = { parameters: { restore_command: 'cp /archive/%f %p' } };
   const stepMs = quick ? 2000 : 500;
-  const sim = new SimCluster({
+  // The post_bootstrap script (model v11) from a generator of its own: the draws of v10 stay as they were.
+  const scriptRnd = new Random(seed ^ 0x2b0075);
+  const postBootstrap: PostBootstrapScript | null = model === 'v11' ? new PostBootstrapScript(scriptRnd, (): FakeClock => sim.clock, scriptRnd.int(0, 2)) : null;
+  const hooksOf = (n: string): SimNodeOptions =>
+    postBootstrap ? { hooks: new SimHookScripts(postBootstrap, () => sim.node(n).db.systemIdentifier), postBootstrap: true } : v10 ? { hooks: new FakeHookScripts({ pre_promote: 'succeeds' }) } : {};
+  const sim: SimCluster = new SimCluster({
     names,
     config: config as RawConfig,
     stepMs,
     // A DCS call against an unreachable store fails at once, or only after retry_timeout (as etcd3 would).
     dcsFailDelayMs: rnd.chance(0.5) ? 0 : Number(config['retry_timeout']) * 1000,
     nodes: Object.fromEntries(
-      names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const), tags: tags[n] ?? {}, ...(model === 'v10' ? { hooks: new FakeHookScripts({ pre_promote: 'succeeds' }) } : {}) }]),
+      names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const), tags: tags[n] ?? {}, ...hooksOf(n) }]),
     ),
   });
   // Timings an operator changes (model v9) count with the longest seen: a lease granted before the change runs its course.
@@ -241,11 +250,17 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
       }
       if (rnd.chance(0.3)) void remote.write(256).catch(() => undefined);
     }
+    if (postBootstrap && !standby) {
+      // A cluster is registered only with data its post_bootstrap script succeeded on.
+      const init = sim.view().initialize;
+      if (init && !postBootstrap.finished.has(init)) throw new Violation(`the cluster was registered with data ${init} whose post_bootstrap script never succeeded`);
+    }
     if (model === 'v1') {
       if (p && rnd.chance(0.3)) void p.db.write(256).catch(() => undefined);
     } else {
       // Clients try every node: a server that accepts a write it should not is caught by the split-brain check.
-      for (const n of sim.nodes.values()) if (n.db.isWritable && rnd.chance(0.3)) void n.db.write(256).catch(() => undefined);
+      // Not a new cluster before its post_bootstrap script succeeded: no health check sends clients there (it may yet be undone).
+      for (const n of sim.nodes.values()) if (n.db.isWritable && !n.db.isBootstrapUnfinished && rnd.chance(0.3)) void n.db.write(256).catch(() => undefined);
     }
     // In a standby cluster a member without data cannot lead before it has copied the remote (no member runs to copy from).
     const healthyNodes = [...sim.nodes.values()].filter((n) => isHealthy(sim, faults, n) && (!standby || n.db.isInitialized));
@@ -287,7 +302,22 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
       await remote.start({ upstream: null, timeoutMs: 1000 });
     }
     sim.startAll();
-    await sim.until(led, 120_000, 'bootstrap');
+    if (postBootstrap) {
+      // Faults of every kind while the cluster bootstraps and its script runs; then it must come up, registered.
+      const storm = scriptRnd.int(0, 4);
+      for (let i = 0; i < storm; i++) {
+        await sim.advance(scriptRnd.int(1, 30) * stepMs);
+        trace(`during the bootstrap: ${await applyRandomEvent(sim, scriptRnd, faults, config, model, BOOTSTRAP_EVENT_WEIGHTS)}`);
+      }
+      if (storm > 0) {
+        await healEverything(sim, faults, config);
+        trace('heal everything (bootstrap)');
+      }
+      await sim.until(() => led() && (standby || !!sim.view().initialize), 900_000, 'bootstrap, its post_bootstrap script included');
+      trace(`bootstrapped (${postBootstrap.runs} post_bootstrap runs)`);
+    } else {
+      await sim.until(led, 120_000, 'bootstrap');
+    }
     await sim.advance(rnd.int(1, quick ? 5 : 20) * 1000);
     for (let i = 0; i < events; i++) {
       trace(await applyRandomEvent(sim, rnd, faults, config, model));

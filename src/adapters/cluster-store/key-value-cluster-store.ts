@@ -212,9 +212,9 @@ export class KeyValueClusterStore implements ClusterStore {
     return this.kv.create(ClusterKey.initialize, systemIdentifier);
   }
 
-  async completeInitialize(systemIdentifier: string): Promise<void> {
+  async completeInitialize(systemIdentifier: string): Promise<boolean> {
     this.wrote();
-    await this.kv.put(ClusterKey.initialize, systemIdentifier);
+    return this.kv.put(ClusterKey.initialize, systemIdentifier, { if: { value: '' } });
   }
 
   replaceInitialize(systemIdentifier: string, revision: string): Promise<boolean> {

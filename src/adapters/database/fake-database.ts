@@ -381,6 +381,11 @@ export class FakeDatabase implements Database {
     const r = this.data?.records;
     return r && r.length ? r[r.length - 1]!.timeline : null;
   }
+  /** The data is a new cluster's whose post_bootstrap script has not succeeded yet. */
+  get isBootstrapUnfinished(): boolean {
+    return this.data?.bootstrapUnfinished === true;
+  }
+
   get systemIdentifier(): string | null {
     return this.data?.systemId ?? null;
   }

@@ -44,7 +44,7 @@ const RECOVERY_STATES: ReadonlySet<string> = new Set(['shut down in recovery', '
 const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 /** What the marker says of the data directory. */
 const REWIND_INTERRUPTED = 'a pg_rewind of this data directory stopped before it finished and may have rewritten part of it (PostgreSQL does not vouch for such a directory)';
-/** Marker of a new cluster whose post_bootstrap script has not succeeded yet: if it is still there when the agent starts again, the bootstrap was interrupted. */
+/** Marker of a new cluster not yet registered after its post_bootstrap script: if it is still there outside the bootstrap, the bootstrap was interrupted. */
 const BOOTSTRAP_UNFINISHED_MARKER = 'warden.bootstrap_unfinished';
 const PROBE_BUDGET_MS = 2_000;
 /** How long a killed postmaster may take to be gone (a process in uninterruptible I/O dies only when that I/O ends). */
@@ -450,7 +450,7 @@ export class PgDatabase implements Database {
 
   /** Marks the new data unfinished: its post_bootstrap script has yet to succeed. */
   private async markUnfinished(): Promise<void> {
-    await writeOwnedFile(join(this.o.dataDir, BOOTSTRAP_UNFINISHED_MARKER), 'the post_bootstrap script of this new cluster has not succeeded\n', this.o.runAsUser);
+    await writeOwnedFile(join(this.o.dataDir, BOOTSTRAP_UNFINISHED_MARKER), 'this new cluster is not registered yet: its post_bootstrap script has not succeeded, or its registration not done\n', this.o.runAsUser);
   }
 
   finishBootstrap(): Promise<void> {

@@ -139,12 +139,18 @@ export class ActionRunner {
     return { completed: true, stoppedAt: null, error: null };
   }
 
+  /**
+   * Each step is tried even when one before it failed, except after a failed stop: the server
+   * may still run, so its key is kept (no other member takes over beside it) and its data
+   * stays; the next ticks deal with it.
+   */
   private async runRollback(actions: readonly Action[], ctx: RunContext): Promise<void> {
     for (const a of actions) {
       try {
         await this.apply(a, ctx);
       } catch (error) {
         this.ports.logger.warn('rollback action failed', { action: a.type, error: describe(error) });
+        if (a.type === 'stop') return;
       }
     }
   }
@@ -262,9 +268,11 @@ export class ActionRunner {
         }
         return;
       case 'writeInitialize': {
+        // A bootstrapper that stalled past its lock may find its claim dropped and another cluster registered.
+        this.mustHoldLock(a.type);
         const facts = await db.probe();
         if (!facts.systemIdentifier) throw new WardenError('initialize_failed', 'the new cluster has no system identifier');
-        await store.completeInitialize(facts.systemIdentifier);
+        if (!(await store.completeInitialize(facts.systemIdentifier))) throw new ConditionFailed(a.type, 'the initialize key holds no claim to complete any more (another member registered a cluster, or dropped an abandoned claim)');
         return;
       }
       case 'deleteInitialize':
@@ -340,8 +348,10 @@ export class ActionRunner {
         this.mustHoldLock(a.type);
         const outcome = (await this.ports.hooks?.run('post_bootstrap')) ?? { ran: false };
         if (outcome.ran && !outcome.ok) throw new WardenError('post_bootstrap_failed', `the post_bootstrap script ${outcome.why}: the new cluster is not registered and its data directory is removed`);
-        return db.finishBootstrap();
+        return;
       }
+      case 'finishBootstrap':
+        return db.finishBootstrap();
       case 'follow':
         return db.follow(a.upstream, { ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'rewind':

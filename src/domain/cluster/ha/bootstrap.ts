@@ -58,6 +58,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
       { type: 'start', upstream: null, standby: false, timeoutMs: startTimeoutMs(ctx) },
       ...(ctx.input.local.postBootstrap ? [{ type: 'postBootstrap' } as Action] : []),
       { type: 'writeInitialize' },
+      ...(ctx.input.local.postBootstrap ? [{ type: 'finishBootstrap' } as Action] : []),
       { type: 'writeConfig', value: ctx.input.local.bootstrapDcs },
       { type: 'remember', patch: { lastRole: 'primary' } },
     ];
@@ -137,15 +138,19 @@ function replicaDataWaits(ctx: TickContext): Decision | null {
 }
 
 /**
- * Data a bootstrap left whose post_bootstrap script never succeeded: the agent or the machine
- * stopped while it ran. It was never registered nor copied (replicas wait for the initialize
- * key), and it is not the cluster the operator asked for (no roles, no schema). It is undone
+ * Data a bootstrap left before its post_bootstrap script succeeded and the cluster was
+ * registered: the agent or the machine stopped meanwhile, or the initialize write failed. It
+ * was never registered nor copied (replicas wait for the initialize key), no health check sent
+ * clients to it, and it may not be the cluster the operator asked for (no roles, no schema). It is undone
  * as a failed bootstrap is (server stopped, key released, data removed, the empty claim
  * dropped unless another member's bootstrap holds it) and the bootstrap starts over. In
  * pause nothing is removed.
  */
 export function unfinishedBootstrap(ctx: TickContext): Decision {
-  const why = "the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded";
+  const sysid = ctx.facts.systemIdentifier;
+  // Registered, and stopped before it could clear the mark: it is the cluster now.
+  if (sysid !== null && ctx.cluster.initialize === sysid) return decision('the cluster is registered with the local data: clearing its unfinished mark', [{ type: 'finishBootstrap' }]);
+  const why = 'the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded and the cluster was registered';
   if (ctx.paused) return waiting(`the end of the pause to remove the local data: ${why}`);
   const claimMine = ctx.cluster.initialize === '' && (ctx.leaderIsMe || (ctx.cluster.leader === null && !ctx.cluster.members.some((m) => m.name !== ctx.me && BOOTSTRAPPING_STATES.has(m.state))));
   const actions: Action[] = [

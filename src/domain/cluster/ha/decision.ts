@@ -294,7 +294,7 @@ export type Action =
   /** Writes `{}` to the failover key when its revision is still `revision`. */
   | { readonly type: 'clearFailover'; readonly revision: string; readonly reason: string }
   // ---- database (the long ones run as a background job)
-  /** Creates the new cluster's data; `unfinished`: marked as such until its post_bootstrap script succeeded (see postBootstrap). */
+  /** Creates the new cluster's data; `unfinished`: marked as such until its post_bootstrap script succeeded and the cluster is registered (finishBootstrap). */
   | { readonly type: 'initdb'; readonly unfinished?: true }
   | { readonly type: 'start'; readonly upstream: UpstreamRef | null; readonly standby: boolean; readonly slotName?: string; readonly timeoutMs: number }
   /** `untilShutdownCheckpoint`: done once the shutdown checkpoint is written (see the Database port's stop options). */
@@ -304,8 +304,10 @@ export type Action =
   | { readonly type: 'promote'; readonly timeoutMs: number; readonly walAtLeast?: number; readonly catchUpMs?: number }
   /** Runs the operator's `pre_promote` script and waits for it; fails (`pre_promote_failed`) unless it succeeds. */
   | { readonly type: 'prePromote' }
-  /** Runs the operator's `post_bootstrap` script on the new primary and waits for it; fails (`post_bootstrap_failed`) unless it succeeds, after which the data is no longer marked unfinished. */
+  /** Runs the operator's `post_bootstrap` script on the new primary and waits for it; fails (`post_bootstrap_failed`) unless it succeeds. */
   | { readonly type: 'postBootstrap' }
+  /** The new cluster is registered: its data is no longer marked unfinished (see initdb's `unfinished`). */
+  | { readonly type: 'finishBootstrap' }
   | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'rewind'; readonly source: UpstreamRef }
   /**

@@ -66,8 +66,9 @@ export interface LocalFacts {
    */
   readonly stoppedAsReplica?: boolean;
   /**
-   * The data is a new cluster's whose post_bootstrap script has not succeeded: its bootstrap
-   * was interrupted (the agent or the machine stopped while the script ran). Absent otherwise.
+   * The data is a new cluster's whose post_bootstrap script has not succeeded or whose
+   * registration is not done: outside its bootstrap, that bootstrap was interrupted (the agent
+   * or the machine stopped, the initialize write failed). Absent otherwise.
    */
   readonly bootstrapUnfinished?: boolean;
   /** Primary: current WAL flush position. */

@@ -46,7 +46,7 @@ export interface NodeStatus {
   readonly fencer_reason?: string;
   /** Why this node keeps its data directory out of service until an operator rebuilds it, and the command to run. */
   readonly reinitialize_required?: string;
-  /** A new cluster's data whose post_bootstrap script has not succeeded: it may yet be undone, so no primary health check passes. */
+  /** A new cluster's data before its post_bootstrap script succeeded and the cluster was registered: it may yet be undone, so no primary health check passes. */
   readonly bootstrap_unfinished?: true;
   /** What this node waits for before it can serve (a leader to clone from, another member's bootstrap...). */
   readonly waiting_for?: string;

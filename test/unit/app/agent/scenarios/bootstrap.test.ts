@@ -149,7 +149,7 @@ describe('HA scenarios: the post_bootstrap script', () => {
 
   it('a failing script leaves no cluster (the new data goes, nobody copies it, the claim is dropped) and is retried with growing pauses; fixed, the cluster comes up and the others clone it', async () => {
     const hooks = new FakeHookScripts({ post_bootstrap: 'fails' });
-    sim = new SimCluster({ names: ['node1', 'node2', 'node3'], nodes: { node1: { hooks }, node2: { hooks }, node3: { hooks } } });
+    sim = new SimCluster({ names: ['node1', 'node2', 'node3'], nodes: { node1: { hooks, postBootstrap: true }, node2: { hooks, postBootstrap: true }, node3: { hooks, postBootstrap: true } } });
     sim.startAll();
     const systemIds = new Set<string>();
     const watch = () => {
@@ -175,7 +175,7 @@ describe('HA scenarios: the post_bootstrap script', () => {
 
   it('an agent killed while its script runs: the data it left is never registered; started again, the agent removes it and bootstraps anew', async () => {
     const hooks = new FakeHookScripts({ post_bootstrap: 'hangs' });
-    sim = new SimCluster({ names: ['node1', 'node2', 'node3'], verboseLogs: true, nodes: { node1: { hooks }, node2: { hooks }, node3: { hooks } } });
+    sim = new SimCluster({ names: ['node1', 'node2', 'node3'], verboseLogs: true, nodes: { node1: { hooks, postBootstrap: true }, node2: { hooks, postBootstrap: true }, node3: { hooks, postBootstrap: true } } });
     const n1 = sim.node('node1');
     n1.startAgent();
     await sim.until(() => hooks.runs.length === 1, 60_000, 'the script running');
@@ -187,7 +187,7 @@ describe('HA scenarios: the post_bootstrap script', () => {
     expect(sim.view().initialize, 'never registered').to.equal('');
     n1.startAgent();
     await sim.until(() => sim.primary()?.name === 'node1', 120_000, 'node1 leading a new cluster');
-    expect(n1.logger.find('the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded: removing it')).to.not.be.empty;
+    expect(n1.logger.find('the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded and the cluster was registered: removing it')).to.not.be.empty;
     expect(n1.db.systemIdentifier).to.not.equal(interrupted);
     expect(sim.view().initialize).to.equal(n1.db.systemIdentifier);
     expect(hooks.runs.length).to.equal(2);

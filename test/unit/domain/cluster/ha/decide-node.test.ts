@@ -27,7 +27,7 @@ describe('decide(): bootstrap', () => {
   it('post_bootstrap: the script runs on the started primary before the initialize key names the cluster; its failure undoes the bootstrap', () => {
     const local = { ...input().local, postBootstrap: true };
     const d = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false), local }));
-    expect(types(d)).to.deep.equal(['createInitialize', 'initdb', 'acquireLeader', 'start', 'postBootstrap', 'writeInitialize', 'writeConfig', 'remember']);
+    expect(types(d)).to.deep.equal(['createInitialize', 'initdb', 'acquireLeader', 'start', 'postBootstrap', 'writeInitialize', 'finishBootstrap', 'writeConfig', 'remember']);
     expect(d.rollback?.untilIndex, 'a failed script rolls back too').to.equal(types(d).indexOf('postBootstrap') + 1);
     expect(d.rollback!.actions.map((a) => a.type)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'removeData', 'deleteInitialize']);
     expect(d.rollback!.actions[0]).to.deep.include({ mode: 'immediate' });
@@ -45,7 +45,9 @@ describe('decide(): bootstrap', () => {
     const unfinished = { ...primaryFacts(), bootstrapUnfinished: true };
     // Its agent came back while it still held the key and the claim.
     const mine = decide(leaderInput({ cluster: cluster('node1', { initialize: '' }), facts: unfinished }));
-    expect(mine.message).to.equal('the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded: removing it, the bootstrap starts over');
+    expect(mine.message).to.equal(
+      'the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded and the cluster was registered: removing it, the bootstrap starts over',
+    );
     expect(types(mine)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'removeData', 'deleteInitialize']);
     expect(mine.actions[0]).to.deep.include({ mode: 'immediate' });
     expect(mine.actions[4]).to.deep.include({ revision: null });
@@ -55,7 +57,11 @@ describe('decide(): bootstrap', () => {
     const other = { ...EMPTY_CLUSTER, initialize: '', members: [member('node3', { state: 'initializing new cluster' })] };
     expect(types(decide(input({ cluster: other, facts: stale })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData']);
     // Another member registered a cluster meanwhile: its key stays, this data goes.
-    expect(types(decide(input({ cluster: cluster('node1'), facts: stale })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData']);
+    expect(types(decide(input({ cluster: cluster('node1'), facts: { ...stale, systemIdentifier: '7301' } })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData']);
+    // Registered (the initialize key names this data), stopped before the mark was cleared: only the mark goes.
+    const registered = decide(input({ cluster: { ...cluster('node1'), initialize: '7300' }, facts: stale }));
+    expect(types(registered)).to.deep.equal(['finishBootstrap']);
+    expect(registered.message).to.equal('the cluster is registered with the local data: clearing its unfinished mark');
     // In pause nothing is removed.
     const paused = decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '' }, facts: stale, raw: { pause: true } }));
     expect(types(paused)).to.deep.equal([]);
