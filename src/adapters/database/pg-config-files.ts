@@ -175,6 +175,11 @@ export function renderPgHba(opts: ResolvedPgOptions, ssl = false): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** pg_ident.conf from `db.pg_ident` (user name maps, one per line); null when the file is the operator's own. */
+export function renderPgIdent(opts: ResolvedPgOptions): string | null {
+  return opts.pgIdent === null ? null : `${[GENERATED_HEADER, ...opts.pgIdent].join('\n')}\n`;
+}
+
 /** `name = 'value'` lines of a configuration file, unquoted (later lines win). */
 export function readConfValues(text: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -206,17 +211,19 @@ export class PgConfigFiles {
     if (!(await pathExists(this.path(BASE_CONF)))) await rename(conf, this.path(BASE_CONF));
   }
 
-  /** Writes postgresql.conf and pg_hba.conf, and takes out of postgresql.auto.conf what Warden sets; true when any changed. */
+  /** Writes postgresql.conf, pg_hba.conf and (with db.pg_ident) pg_ident.conf, and takes out of postgresql.auto.conf what Warden sets; true when any changed. */
   async write(input: ConfigInput): Promise<boolean> {
     await this.adoptForeignConf();
     const a = await this.writeIfChanged('postgresql.conf', renderPostgresqlConf(this.opts, input));
     const b = await this.writeIfChanged('pg_hba.conf', renderPgHba(this.opts, booleanOf(effectiveParameters(this.opts, input)['ssl'] ?? false) === true));
+    const ident = renderPgIdent(this.opts);
+    const d = ident !== null && (await this.writeIfChanged('pg_ident.conf', ident));
     const passfile = renderPassfile(this.opts);
     // Not a reason to reload: the server reads it at each connection of its WAL receiver.
     if (passfile !== null) await this.writeIfChanged(PASSFILE, passfile);
     else await rm(this.path(PASSFILE), { force: true });
     const c = await this.sanitizeAutoConf();
-    return a || b || c;
+    return a || b || c || d;
   }
 
   /**

@@ -30,6 +30,8 @@ export interface PgDatabaseOptions {
   readonly localParameters?: Readonly<Record<string, ParameterValue>>;
   /** Extra pg_hba.conf lines, placed before the generated ones (first match wins). */
   readonly pgHba?: readonly string[];
+  /** `db.pg_ident`: the whole of pg_ident.conf (user name maps); absent: the data directory's own file is left as it is. */
+  readonly pgIdent?: readonly string[] | null;
   /** bootstrap.initdb: `'data-checksums'` flags and `{encoding: 'UTF8'}` options. */
   readonly initdbOptions?: readonly (string | Readonly<Record<string, string>>)[];
   /** The server's log (pg_ctl -l): outside the data directory; default `<dataDir>-log/postgresql.log`. */
@@ -55,8 +57,9 @@ export interface PgDatabaseOptions {
 
 /** Options with every default applied and addresses split. */
 export interface ResolvedPgOptions
-  extends Required<Omit<PgDatabaseOptions, 'runAsUser' | 'logger' | 'createReplicaTimeoutMs' | 'rewindTimeoutMs' | 'customBootstrap' | 'basebackupOptions'>> {
+  extends Required<Omit<PgDatabaseOptions, 'runAsUser' | 'logger' | 'createReplicaTimeoutMs' | 'rewindTimeoutMs' | 'customBootstrap' | 'basebackupOptions' | 'pgIdent'>> {
   readonly runAsUser: string | null;
+  readonly pgIdent: readonly string[] | null;
   readonly listenHost: string;
   readonly listenPort: number;
   /** Host our own probe connects to (loopback when listening on a wildcard). */
@@ -125,6 +128,7 @@ export function resolveOptions(o: PgDatabaseOptions): ResolvedPgOptions {
     runAsUser: o.runAsUser ?? defaultRunAsUser(),
     localParameters: o.localParameters ?? {},
     pgHba: o.pgHba ?? [],
+    pgIdent: o.pgIdent ?? null,
     initdbOptions: o.initdbOptions ?? [],
     logFile: o.logFile ?? `${o.dataDir.replace(/\/+$/, '')}-log/postgresql.log`,
     createReplicaTimeoutMs: o.createReplicaTimeoutMs ?? 0,

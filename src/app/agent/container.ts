@@ -169,6 +169,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
       replication: cfg.db.authentication.replication,
       localParameters: cfg.db.parameters,
       pgHba: cfg.db.pg_hba,
+      ...(cfg.db.pg_ident ? { pgIdent: cfg.db.pg_ident } : {}),
       initdbOptions: cfg.bootstrap.initdb.map((o) => (typeof o === 'string' ? o : Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)])))),
       createReplicaMethods: cfg.db.create_replica_methods,
       replicaMethods: replicaMethodsOf(cfg.db),

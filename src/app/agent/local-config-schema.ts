@@ -113,6 +113,8 @@ export const LOCAL_CONFIG_SCHEMA = {
         },
         parameters: { type: 'object', additionalProperties: scalar },
         pg_hba: { type: 'array', items: { type: 'string' } },
+        /** The whole of pg_ident.conf: `MAPNAME SYSTEM-USERNAME DATABASE-USERNAME` lines. */
+        pg_ident: { type: 'array', items: { type: 'string' } },
         callbacks: {
           type: 'object',
           additionalProperties: false,

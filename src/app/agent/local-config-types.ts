@@ -59,6 +59,8 @@ export interface LocalConfig {
     readonly authentication: { readonly superuser: Credentials; readonly replication: Credentials };
     readonly parameters: Readonly<Record<string, ParameterValue>>;
     readonly pg_hba: readonly string[];
+    /** The whole of pg_ident.conf (user name maps); absent: the data directory's own file is left alone. */
+    readonly pg_ident?: readonly string[];
     /** Commands run on database events, called as `<command> <action> <role> <scope>`. */
     readonly callbacks: Readonly<Partial<Record<CallbackActionName, string>>>;
     /** Seconds a callback, `pre_promote` or `before_stop` may run before it is killed. */

@@ -123,6 +123,18 @@ const DEFAULT_SAFETY_MARGIN = 5;
 /** `watchdog.mode` when the file does not say. */
 const DEFAULT_WATCHDOG_MODE = 'automatic';
 
+/**
+ * A pg_ident.conf line PostgreSQL would refuse (and with it the whole file): one that is not
+ * blank or a comment must hold a map name, a system user name (or /regex) and a database user
+ * name, double quotes allowed; PostgreSQL 16's include directives take one file name.
+ */
+function identLineProblem(line: string): string | null {
+  const tokens = line.match(/"(?:[^"]|"")*"|[^\s#"]+|#.*/g)?.filter((t) => !t.startsWith('#')) ?? [];
+  if (tokens.length === 0) return null;
+  if (/^include(_if_exists|_dir)?$/.test(tokens[0]!)) return tokens.length === 2 ? null : `expected ${tokens[0]} and one file name, got ${JSON.stringify(line)}`;
+  return tokens.length === 3 ? null : `expected MAPNAME SYSTEM-USERNAME DATABASE-USERNAME, got ${tokens.length} field${tokens.length === 1 ? '' : 's'} in ${JSON.stringify(line)}`;
+}
+
 /** Rules the schema cannot say: ports in range, TLS files that need each other, allowlist syntax, the bootstrap dynamic config. */
 function semanticProblems(doc: Json): Problem[] {
   const out: Problem[] = [];
@@ -158,6 +170,12 @@ function semanticProblems(doc: Json): Problem[] {
     out.push({ path: etcd['cert'] === undefined ? 'etcd3.cert' : 'etcd3.key', message: 'expected etcd3.cert and etcd3.key together, got only one of them' });
   }
   if (isObject(doc['tags'])) out.push(...topologyTagProblems(doc['tags'] as Record<string, TagValue>, typeof doc['name'] === 'string' ? doc['name'] : ''));
+  if (Array.isArray(db['pg_ident'])) {
+    db['pg_ident'].forEach((line, i) => {
+      const problem = typeof line === 'string' ? identLineProblem(line) : null;
+      if (problem !== null) out.push({ path: `db.pg_ident[${i}]`, message: problem });
+    });
+  }
   if (isObject(db['parameters'])) {
     for (const [name, value] of Object.entries(db['parameters'])) {
       const problem = parameterProblem(name, value);

@@ -90,6 +90,16 @@ describe('local configuration', () => {
     expect(byPath['bootstrap.post_init']).to.match(/^unknown field: Patroni's other name for bootstrap\.post_bootstrap: rename it/);
   });
 
+  it('db.pg_ident: user name maps of three fields (quotes, regular expressions, comments and includes allowed); another line is refused by index', () => {
+    const withIdent = (lines: string) => VALID.replace('db:\n', `db:\n  pg_ident: ${lines}\n`);
+    const ok = parseLocalConfig(withIdent(`['# maps', 'ops root postgres', 'ops "/^(.*)@corp$" "\\\\1"  # people', '', 'include_if_exists ident.d/extra.conf']`));
+    expect(ok.db.pg_ident).to.have.length(5);
+    expect(parseLocalConfig(VALID).db.pg_ident).to.equal(undefined);
+    const problems = problemsOf(() => parseLocalConfig(withIdent(`['ops root', 'ops root postgres extra', 'include a b']`)));
+    expect(problems.map((p) => p.path)).to.deep.equal(['db.pg_ident[0]', 'db.pg_ident[1]', 'db.pg_ident[2]']);
+    expect(problems[0]!.message).to.equal('expected MAPNAME SYSTEM-USERNAME DATABASE-USERNAME, got 2 fields in "ops root"');
+  });
+
   it('bootstrap.post_bootstrap is a command; an empty one or a method section under its name is refused', () => {
     const withScript = (value: string) => VALID.replace('bootstrap:\n', `bootstrap:\n  post_bootstrap: ${value}\n`);
     expect(parseLocalConfig(withScript('/usr/local/bin/roles.sh --app shop')).bootstrap.post_bootstrap).to.equal('/usr/local/bin/roles.sh --app shop');

@@ -66,6 +66,15 @@ const REGRESSION_SEEDS = [
   // node promoted while the old primary still took writes. A failed fast stop is now followed by an immediate one, and a
   // server that still does not stop keeps the lock (handed to the fencer, which stops it before the lock can move).
   { seed: 1730524964, profile: 'deep', model: 'v8' },
+  // A bootstrapper frozen after its post_bootstrap script, before it wrote the initialize key: clients wrote to it, its
+  // lock ran out, another member dropped the claim and bootstrapped a second cluster, and those writes were gone (and,
+  // thawed, its unconditional initialize write would have named its own data over the new cluster's). The data stays
+  // marked unfinished (no health check passes) until the key is written, which happens only over the empty claim and
+  // under the lock.
+  { seed: 317, profile: 'quick', model: 'v11' },
+  // A post_bootstrap failure's rollback whose immediate stop failed went on to release the key: another member
+  // bootstrapped while the first server still took writes. A rollback now stops at a failed stop.
+  { seed: 641, profile: 'quick', model: 'v11' },
 ] as const;
 
 describe('HA randomized simulation', function () {
