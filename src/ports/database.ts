@@ -61,7 +61,7 @@ export interface PromoteOptions {
 
 /** Options of a bootstrap's initdb. */
 export interface InitdbOptions {
-  /** Marks the new data unfinished (facts.bootstrapUnfinished) until finishBootstrap(): a post_bootstrap script has yet to succeed, and the cluster to be registered. */
+  /** Marks the new data unfinished (facts.bootstrapUnfinished) until clearBootstrapMark(): a post_bootstrap script has yet to succeed, and the cluster to be registered. */
   readonly unfinished?: boolean;
 }
 
@@ -79,7 +79,7 @@ export interface Database {
    */
   initdb(opts?: InitdbOptions): Promise<void>;
   /** The new cluster is registered (its post_bootstrap script succeeded): the data is no longer marked unfinished. Throws DatabaseError('initdb_failed'). */
-  finishBootstrap(): Promise<void>;
+  clearBootstrapMark(): Promise<void>;
   /** Starts the server and waits until it accepts connections or `timeoutMs`. Throws DatabaseError('start_failed'). */
   start(opts: StartOptions): Promise<void>;
   /** Stops the server with `mode`, escalating to immediate after `timeoutMs` when given. Throws DatabaseError('stop_failed'). */

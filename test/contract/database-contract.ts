@@ -231,12 +231,12 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       expect(await a.db.probe()).to.include({ initialized: false });
     });
 
-    it('a bootstrap marked unfinished says so, stopped and running, until finishBootstrap; removing the data removes the mark', async () => {
+    it('a bootstrap marked unfinished says so, stopped and running, until clearBootstrapMark; removing the data removes the mark', async () => {
       await a.db.initdb({ unfinished: true });
       expect(await a.db.probe()).to.include({ initialized: true, bootstrapUnfinished: true });
       await a.db.start({ upstream: null, timeoutMs: START_MS });
       expect(await probeUntil(h, a, (f) => f.running, 'running')).to.include({ bootstrapUnfinished: true });
-      await a.db.finishBootstrap();
+      await a.db.clearBootstrapMark();
       expect((await a.db.probe()).bootstrapUnfinished).to.equal(undefined);
       await a.db.stop('immediate');
       await a.db.removeDataDirectory();

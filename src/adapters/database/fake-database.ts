@@ -92,7 +92,7 @@ interface DataDir {
   recovery: { standby: boolean; upstreamConnUrl: string | null; slotName: string | null };
   /** A rewind stopped after it began rewriting this directory: it is neither started nor rewound again, only replaced. */
   halfRewound?: boolean;
-  /** A new cluster whose post_bootstrap script has not succeeded yet. */
+  /** A new cluster not registered yet after its post_bootstrap script (see Database.initdb's `unfinished`). */
   bootstrapUnfinished?: boolean;
   /** The fencer's hold on a primary's data (standby.signal it placed): a start no agent decided comes up read-only. */
   fenceHold?: boolean;
@@ -381,7 +381,7 @@ export class FakeDatabase implements Database {
     const r = this.data?.records;
     return r && r.length ? r[r.length - 1]!.timeline : null;
   }
-  /** The data is a new cluster's whose post_bootstrap script has not succeeded yet. */
+  /** The data is a new cluster's not registered yet after its post_bootstrap script. */
   get isBootstrapUnfinished(): boolean {
     return this.data?.bootstrapUnfinished === true;
   }
@@ -522,7 +522,7 @@ export class FakeDatabase implements Database {
     this.stateValue = 'stopped';
   }
 
-  async finishBootstrap(): Promise<void> {
+  async clearBootstrapMark(): Promise<void> {
     if (this.data) delete this.data.bootstrapUnfinished;
   }
 

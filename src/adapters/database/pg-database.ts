@@ -448,12 +448,12 @@ export class PgDatabase implements Database {
     }
   }
 
-  /** Marks the new data unfinished: its post_bootstrap script has yet to succeed. */
+  /** Marks the new data unfinished: its post_bootstrap script has yet to succeed, and the cluster to be registered. */
   private async markUnfinished(): Promise<void> {
     await writeOwnedFile(join(this.o.dataDir, BOOTSTRAP_UNFINISHED_MARKER), 'this new cluster is not registered yet: its post_bootstrap script has not succeeded, or its registration not done\n', this.o.runAsUser);
   }
 
-  finishBootstrap(): Promise<void> {
+  clearBootstrapMark(): Promise<void> {
     return this.exclusive(async () => {
       try {
         await rm(join(this.o.dataDir, BOOTSTRAP_UNFINISHED_MARKER), { force: true });

@@ -350,8 +350,8 @@ export class ActionRunner {
         if (outcome.ran && !outcome.ok) throw new WardenError('post_bootstrap_failed', `the post_bootstrap script ${outcome.why}: the new cluster is not registered and its data directory is removed`);
         return;
       }
-      case 'finishBootstrap':
-        return db.finishBootstrap();
+      case 'clearBootstrapMark':
+        return db.clearBootstrapMark();
       case 'follow':
         return db.follow(a.upstream, { ...(a.slotName ? { slotName: a.slotName } : {}), timeoutMs: a.timeoutMs });
       case 'rewind':

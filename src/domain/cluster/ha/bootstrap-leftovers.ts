@@ -8,7 +8,9 @@ import type { TickContext } from './tick-context.js';
  * post_bootstrap script when there is one (a cluster whose script failed is not the cluster
  * the operator asked for; no member copies it before the initialize key names it): from
  * then on the initialize key may name its system identifier. A later step that fails (the
- * DCS did not answer) is finished by the leader's own ticks instead (finishBootstrap).
+ * DCS did not answer) is finished by the leader's own ticks instead (finishBootstrap), except
+ * the initialize write after a post_bootstrap script: that data is still marked unfinished,
+ * no health check sent clients to it, and it is undone (unfinishedBootstrap).
  */
 export function bootstrapRollback(actions: readonly Action[]): { fromIndex: number; untilIndex: number; actions: Action[] } {
   const started = Math.max(

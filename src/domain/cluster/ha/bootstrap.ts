@@ -58,7 +58,7 @@ export function bootstrapDecision(ctx: TickContext): Decision {
       { type: 'start', upstream: null, standby: false, timeoutMs: startTimeoutMs(ctx) },
       ...(ctx.input.local.postBootstrap ? [{ type: 'postBootstrap' } as Action] : []),
       { type: 'writeInitialize' },
-      ...(ctx.input.local.postBootstrap ? [{ type: 'finishBootstrap' } as Action] : []),
+      ...(ctx.input.local.postBootstrap ? [{ type: 'clearBootstrapMark' } as Action] : []),
       { type: 'writeConfig', value: ctx.input.local.bootstrapDcs },
       { type: 'remember', patch: { lastRole: 'primary' } },
     ];
@@ -149,7 +149,7 @@ function replicaDataWaits(ctx: TickContext): Decision | null {
 export function unfinishedBootstrap(ctx: TickContext): Decision {
   const sysid = ctx.facts.systemIdentifier;
   // Registered, and stopped before it could clear the mark: it is the cluster now.
-  if (sysid !== null && ctx.cluster.initialize === sysid) return decision('the cluster is registered with the local data: clearing its unfinished mark', [{ type: 'finishBootstrap' }]);
+  if (sysid !== null && ctx.cluster.initialize === sysid) return decision('the cluster is registered with the local data: clearing its unfinished mark', [{ type: 'clearBootstrapMark' }]);
   const why = 'the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded and the cluster was registered';
   if (ctx.paused) return waiting(`the end of the pause to remove the local data: ${why}`);
   const claimMine = ctx.cluster.initialize === '' && (ctx.leaderIsMe || (ctx.cluster.leader === null && !ctx.cluster.members.some((m) => m.name !== ctx.me && BOOTSTRAPPING_STATES.has(m.state))));

@@ -294,7 +294,7 @@ export type Action =
   /** Writes `{}` to the failover key when its revision is still `revision`. */
   | { readonly type: 'clearFailover'; readonly revision: string; readonly reason: string }
   // ---- database (the long ones run as a background job)
-  /** Creates the new cluster's data; `unfinished`: marked as such until its post_bootstrap script succeeded and the cluster is registered (finishBootstrap). */
+  /** Creates the new cluster's data; `unfinished`: marked as such until its post_bootstrap script succeeded and the cluster is registered (clearBootstrapMark). */
   | { readonly type: 'initdb'; readonly unfinished?: true }
   | { readonly type: 'start'; readonly upstream: UpstreamRef | null; readonly standby: boolean; readonly slotName?: string; readonly timeoutMs: number }
   /** `untilShutdownCheckpoint`: done once the shutdown checkpoint is written (see the Database port's stop options). */
@@ -307,7 +307,7 @@ export type Action =
   /** Runs the operator's `post_bootstrap` script on the new primary and waits for it; fails (`post_bootstrap_failed`) unless it succeeds. */
   | { readonly type: 'postBootstrap' }
   /** The new cluster is registered: its data is no longer marked unfinished (see initdb's `unfinished`). */
-  | { readonly type: 'finishBootstrap' }
+  | { readonly type: 'clearBootstrapMark' }
   | { readonly type: 'follow'; readonly upstream: UpstreamRef | null; readonly slotName?: string; readonly timeoutMs: number }
   | { readonly type: 'rewind'; readonly source: UpstreamRef }
   /**

@@ -163,7 +163,7 @@ function tagsMatch(snap: NodeSnapshot, wanted: ParsedQuery['tags']): boolean {
 }
 
 const running = (snap: NodeSnapshot) => snap.status.state === 'running';
-/** A new cluster whose post_bootstrap script has not succeeded may yet be undone: nothing is routed to it. */
+/** A new cluster not yet registered after its post_bootstrap script may yet be undone: nothing is routed to it. */
 const finished = (snap: NodeSnapshot) => snap.status.bootstrap_unfinished === undefined;
 /** A running primary holding the lock: not one that is stopping (a switchover's demotion has begun). */
 const isPrimary = (snap: NodeSnapshot, now: number) => running(snap) && snap.status.role === 'primary' && holdsLeaderLock(snap, now) && finished(snap);

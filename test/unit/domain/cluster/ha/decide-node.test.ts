@@ -27,7 +27,7 @@ describe('decide(): bootstrap', () => {
   it('post_bootstrap: the script runs on the started primary before the initialize key names the cluster; its failure undoes the bootstrap', () => {
     const local = { ...input().local, postBootstrap: true };
     const d = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false), local }));
-    expect(types(d)).to.deep.equal(['createInitialize', 'initdb', 'acquireLeader', 'start', 'postBootstrap', 'writeInitialize', 'finishBootstrap', 'writeConfig', 'remember']);
+    expect(types(d)).to.deep.equal(['createInitialize', 'initdb', 'acquireLeader', 'start', 'postBootstrap', 'writeInitialize', 'clearBootstrapMark', 'writeConfig', 'remember']);
     expect(d.rollback?.untilIndex, 'a failed script rolls back too').to.equal(types(d).indexOf('postBootstrap') + 1);
     expect(d.rollback!.actions.map((a) => a.type)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'removeData', 'deleteInitialize']);
     expect(d.rollback!.actions[0]).to.deep.include({ mode: 'immediate' });
@@ -60,7 +60,7 @@ describe('decide(): bootstrap', () => {
     expect(types(decide(input({ cluster: cluster('node1'), facts: { ...stale, systemIdentifier: '7301' } })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData']);
     // Registered (the initialize key names this data), stopped before the mark was cleared: only the mark goes.
     const registered = decide(input({ cluster: { ...cluster('node1'), initialize: '7300' }, facts: stale }));
-    expect(types(registered)).to.deep.equal(['finishBootstrap']);
+    expect(types(registered)).to.deep.equal(['clearBootstrapMark']);
     expect(registered.message).to.equal('the cluster is registered with the local data: clearing its unfinished mark');
     // In pause nothing is removed.
     const paused = decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '' }, facts: stale, raw: { pause: true } }));
