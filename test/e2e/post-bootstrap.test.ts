@@ -146,3 +146,68 @@ describe('e2e: an agent killed while its post_bootstrap script runs', function (
     }
   });
 });
+
+describe('e2e: a bootstrapper frozen (SIGSTOP) after its post_bootstrap script, before it registered the cluster', function () {
+  this.timeout(300_000);
+  let runner: ClusterRunner;
+  let folder: string;
+  let frozen: number | undefined;
+  const log = () => (existsSync(join(folder, 'post.log')) ? readFileSync(join(folder, 'post.log'), 'utf8').trim().split('\n') : []);
+  const systemId = async (node: string) => (await sql(runner, node, 'SELECT system_identifier::text AS id FROM pg_control_system()')).rows[0].id as string;
+
+  before(async function () {
+    this.timeout(60_000);
+    runner = await e2eRunner({ scope: 'post-bootstrap-frozen', postBootstrap: '{hooks}/post.sh {name}' });
+    runner.prepare(true);
+    folder = join(callbacksLog(runner), '..');
+    const script = join(folder, 'post.sh');
+    // node1's script takes a few seconds (its agent is frozen meanwhile), then succeeds like the others'.
+    writeFileSync(
+      script,
+      [
+        '#!/bin/sh',
+        `echo "$1" >> ${join(folder, 'post.log')}`,
+        '[ "$1" = node1 ] && sleep 4',
+        `exec ${runner.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
+        '',
+      ].join('\n'),
+    );
+    chmodSync(script, 0o755);
+    await runner.startEtcd();
+  });
+
+  after(async function () {
+    if (frozen !== undefined) {
+      try {
+        process.kill(frozen, 'SIGCONT');
+      } catch {
+        // Gone.
+      }
+    }
+    if (runner) await disposeE2eCluster(runner, suiteFailed(this));
+  });
+
+  it('its lock runs out and its fencer stops the server; another member bootstraps; thawed, it registers nothing and clones the new cluster', async () => {
+    runner.startAgent('node1');
+    await waitFor('node1 running its script', 60_000, async () => (log().includes('node1') ? true : undefined), 100);
+    const first = await systemId('node1');
+    frozen = runner.agentPid('node1');
+    expect(frozen).to.be.a('number');
+    process.kill(frozen!, 'SIGSTOP');
+    runner.startAgent('node2');
+    runner.startAgent('node3');
+    // The others wait for node1's claim until it is abandoned, then one of them bootstraps a cluster of its own.
+    const leader = await runner.waitHealthy(180_000, ['node2', 'node3']);
+    const second = await systemId(leader);
+    expect(second).to.not.equal(first);
+    process.kill(frozen!, 'SIGCONT');
+    frozen = undefined;
+    await runner.waitHealthy(180_000);
+    // node1's data is gone: it runs a copy of the registered cluster, with what the leader's script made.
+    expect(await systemId('node1')).to.equal(second);
+    const rows = await waitFor('the seeded row on node1', 30_000, async () => (await sql(runner, 'node1', 'SELECT made_by FROM public.seeded').catch(() => null))?.rows);
+    expect(rows).to.deep.equal([{ made_by: leader }]);
+    const agentLog = readFileSync(join(runner.layout.dir, 'logs', 'node1.log'), 'utf8');
+    expect(agentLog).to.match(/the leader lock ran out before this could run|holds no claim to complete/);
+  });
+});
