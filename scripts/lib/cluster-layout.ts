@@ -143,6 +143,8 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
       authentication: {
         superuser: { username: 'postgres', password: 'warden-demo-su' },
         replication: { username: 'replicator', password: 'warden-demo-rep' },
+        // pg_rewind logs in as a role of its own, not the superuser.
+        rewind: { username: 'rewinder', password: 'warden-demo-rw' },
       },
       parameters: { ...(layout.dbParameters ?? {}) },
       ...(layout.callbacks ? { callbacks: Object.fromEntries(Object.entries(layout.callbacks).map(([k, v]) => [k, v.replaceAll('{name}', node.name)])) } : {}),

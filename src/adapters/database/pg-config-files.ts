@@ -158,11 +158,14 @@ export function renderPgHba(opts: ResolvedPgOptions, ssl = false): string {
   // Quoted: a role named like a keyword (all, replication) is that role, not every one.
   const su = `"${opts.superuser.username}"`;
   const repl = `"${opts.replication.username}"`;
+  // A rewind role of its own reads the source's files through the postgres database only.
+  const rewind = opts.rewind.username === opts.superuser.username ? null : `"${opts.rewind.username}"`;
   const method = (password?: string) => (password ? 'scram-sha-256' : 'trust');
   const lines = [GENERATED_HEADER, ...opts.pgHba, 'local   all          all   peer', 'local   replication  all   peer'];
   for (const net of ['127.0.0.1/32', '::1/128']) {
     lines.push(`host    all          ${su}   ${net}   ${method(opts.superuser.password)}`);
     lines.push(`host    replication  ${repl}   ${net}   ${method(opts.replication.password)}`);
+    if (rewind) lines.push(`host    postgres     ${rewind}   ${net}   ${method(opts.rewind.password)}`);
   }
   // Without a password nobody but loopback is trusted; with one, other members may connect
   // (pg_rewind as the superuser, streaming as the replication user): over TLS only when the
@@ -171,6 +174,7 @@ export function renderPgHba(opts: ResolvedPgOptions, ssl = false): string {
   for (const net of ['0.0.0.0/0', '::/0']) {
     if (opts.superuser.password) lines.push(`${remote} all          ${su}   ${net}   scram-sha-256`);
     if (opts.replication.password) lines.push(`${remote} replication  ${repl}   ${net}   scram-sha-256`);
+    if (rewind && opts.rewind.password) lines.push(`${remote} postgres     ${rewind}   ${net}   scram-sha-256`);
   }
   return `${lines.join('\n')}\n`;
 }

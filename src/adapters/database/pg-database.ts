@@ -46,6 +46,8 @@ const REWIND_FAILED_MARKER = 'warden.rewind_failed';
 const REWIND_INTERRUPTED = 'a pg_rewind of this data directory stopped before it finished and may have rewritten part of it (PostgreSQL does not vouch for such a directory)';
 /** Marker of a new cluster not yet registered after its post_bootstrap script: if it is still there outside the bootstrap, the bootstrap was interrupted. */
 const BOOTSTRAP_UNFINISHED_MARKER = 'warden.bootstrap_unfinished';
+/** What pg_rewind calls on its source, granted to a rewind role that is not the superuser. */
+const REWIND_FUNCTIONS = ['pg_ls_dir(text, boolean, boolean)', 'pg_stat_file(text, boolean)', 'pg_read_binary_file(text)', 'pg_read_binary_file(text, bigint, bigint, boolean)'];
 const PROBE_BUDGET_MS = 2_000;
 /** How long a killed postmaster may take to be gone (a process in uninterruptible I/O dies only when that I/O ends). */
 const KILLED_EXIT_WAIT_MS = 5_000;
@@ -596,7 +598,10 @@ export class PgDatabase implements Database {
         try {
           const [row] = await this.session.query<{ in_recovery: boolean }>('SELECT pg_is_in_recovery() AS in_recovery');
           this.states.set('running');
-          if (row && !row.in_recovery) await this.ensureReplicationRole();
+          if (row && !row.in_recovery) {
+            await this.ensureReplicationRole();
+            await this.ensureRewindRole();
+          }
           return;
         } catch (e) {
           lastError = e;
@@ -702,6 +707,31 @@ export class PgDatabase implements Database {
       this.log.info('created the replication role', { role: username });
     } catch (e) {
       this.log.error('could not create the replication role', { role: username, error: describe(e) });
+    }
+  }
+
+  /**
+   * Creates `db.authentication.rewind` on a primary (at its start, after a promotion) when it is missing, with what pg_rewind
+   * reads on its source (PostgreSQL's documented grants for a rewind without superuser); a
+   * role that exists is left as the operator made it.
+   */
+  private async ensureRewindRole(): Promise<void> {
+    const { username, password } = this.o.rewind;
+    if (username === this.o.superuser.username) return;
+    try {
+      const rows = await this.session.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [username]);
+      if (rows.length) return;
+      await withClient(this.target(), MAINTENANCE_LIMITS, async (c) => {
+        const role = c.escapeIdentifier(username);
+        const pw = password ? ` PASSWORD ${c.escapeLiteral(password)}` : '';
+        await c.query('BEGIN');
+        await c.query(`CREATE ROLE ${role} WITH LOGIN${pw}`);
+        for (const fn of REWIND_FUNCTIONS) await c.query(`GRANT EXECUTE ON FUNCTION pg_catalog.${fn} TO ${role}`);
+        await c.query('COMMIT');
+      });
+      this.log.info('created the rewind role', { role: username });
+    } catch (e) {
+      this.log.error('could not create the rewind role', { role: username, error: describe(e) });
     }
   }
 
@@ -864,6 +894,8 @@ export class PgDatabase implements Database {
         await this.writeRole(null);
         await this.reloadAndWait(() => this.reloadViaSession());
         this.log.info('promoted', { via, ...(catchUp ? { catch_up_ms: catchUp.ms } : {}), asked_after_ms: askedAt - started, writable_ms: writableMs, total_ms: Date.now() - started });
+        // A rewind role added to a running cluster's files exists once a primary has started or promoted.
+        await this.ensureRewindRole();
       } catch (e) {
         throw this.fail('promote_failed', 'promote failed', e);
       }

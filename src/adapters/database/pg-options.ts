@@ -24,6 +24,8 @@ export interface PgDatabaseOptions {
   readonly connectAddress: string;
   readonly superuser: PgCredentials;
   readonly replication: PgCredentials;
+  /** The role pg_rewind logs in as on its source; absent: the superuser. */
+  readonly rewind?: PgCredentials | null;
   /** OS user running the server and its tools; default 'postgres' when this process is root, else none (run directly). */
   readonly runAsUser?: string;
   /** Local `db.parameters`: win over the dynamic ones. */
@@ -57,8 +59,10 @@ export interface PgDatabaseOptions {
 
 /** Options with every default applied and addresses split. */
 export interface ResolvedPgOptions
-  extends Required<Omit<PgDatabaseOptions, 'runAsUser' | 'logger' | 'createReplicaTimeoutMs' | 'rewindTimeoutMs' | 'customBootstrap' | 'basebackupOptions' | 'pgIdent'>> {
+  extends Required<Omit<PgDatabaseOptions, 'runAsUser' | 'logger' | 'createReplicaTimeoutMs' | 'rewindTimeoutMs' | 'customBootstrap' | 'basebackupOptions' | 'pgIdent' | 'rewind'>> {
   readonly runAsUser: string | null;
+  /** The role pg_rewind logs in as: `db.authentication.rewind`, else the superuser. */
+  readonly rewind: PgCredentials;
   readonly pgIdent: readonly string[] | null;
   readonly listenHost: string;
   readonly listenPort: number;
@@ -125,6 +129,7 @@ export function resolveOptions(o: PgDatabaseOptions): ResolvedPgOptions {
     connectAddress: o.connectAddress,
     superuser: o.superuser,
     replication: o.replication,
+    rewind: o.rewind ?? o.superuser,
     runAsUser: o.runAsUser ?? defaultRunAsUser(),
     localParameters: o.localParameters ?? {},
     pgHba: o.pgHba ?? [],

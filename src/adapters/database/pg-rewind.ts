@@ -28,7 +28,7 @@ const STANDBY_SIGNAL_ASIDE = 'standby.signal.warden-rewind';
 
 /**
  * pg_rewind of the stopped local data directory against `source` (the new primary), as the
- * superuser. pg_rewind (PostgreSQL 13+) itself runs single-user crash recovery first when the
+ * rewind role (`db.authentication.rewind`, else the superuser). pg_rewind (PostgreSQL 13+) itself runs single-user crash recovery first when the
  * target was not shut down cleanly, which is what a crashed old primary needs. It needs
  * wal_log_hints or data checksums on the target: both are on here.
  *
@@ -42,7 +42,7 @@ export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promi
   const conninfo = buildConninfo({
     host: source.host,
     port: source.port,
-    user: opts.superuser.username,
+    user: opts.rewind.username,
     dbname: 'postgres',
     application_name: `${opts.name}_rewind`,
     connect_timeout: 10,
@@ -61,7 +61,7 @@ export async function pgRewind(opts: ResolvedPgOptions, source: Endpoint): Promi
     const { stdout, stderr } = await runCommand(join(opts.binDir, 'pg_rewind'), ['-D', opts.dataDir, `--source-server=${conninfo}`], {
       runAs: opts.runAsUser,
       timeoutMs: opts.rewindTimeoutMs,
-      env: { LC_ALL: 'C', LANG: 'C', ...(opts.superuser.password ? { PGPASSWORD: opts.superuser.password } : {}) },
+      env: { LC_ALL: 'C', LANG: 'C', ...(opts.rewind.password ? { PGPASSWORD: opts.rewind.password } : {}) },
     });
     const output = `${stdout}\n${stderr}`;
     return { outcome: /no rewind required/i.test(output) ? 'not_needed' : 'rewound', divergedAt: divergencePoint(output) };

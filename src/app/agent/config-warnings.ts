@@ -16,12 +16,15 @@ function loopbackOnly(listen: string): boolean {
  */
 export function configWarnings(config: LocalConfig, configPath?: string): string[] {
   const out: string[] = [];
-  const { superuser, replication } = config.db.authentication;
+  const { superuser, replication, rewind } = config.db.authentication;
   if (!superuser.password) {
     out.push(`db.authentication.superuser has no password: PostgreSQL trusts every connection from this machine as ${superuser.username} (any local user can log in as the superuser); set one`);
   }
   if (!replication.password) {
     out.push(`db.authentication.replication has no password: only this machine may connect for replication (other members cannot stream from it); set one`);
+  }
+  if (rewind && rewind.username !== superuser.username && !rewind.password) {
+    out.push(`db.authentication.rewind has no password: only this machine may log in as ${rewind.username} (other members cannot rewind from it); set one`);
   }
   const r = config.restapi;
   if (!r.authentication && r.verify_client !== 'required' && !loopbackOnly(r.listen)) {
@@ -32,7 +35,7 @@ export function configWarnings(config: LocalConfig, configPath?: string): string
   if (r.certfile !== undefined && r.cafile === undefined && r.authentication) {
     out.push('restapi.cafile is not set: the agent sends the API credentials to its peers without verifying their certificates; set it to the CA that signed them');
   }
-  if (configPath !== undefined && (superuser.password || replication.password || r.authentication?.password)) {
+  if (configPath !== undefined && (superuser.password || replication.password || rewind?.password || r.authentication?.password)) {
     try {
       const mode = statSync(configPath).mode & 0o777;
       if (mode & 0o004) out.push(`${configPath} holds passwords and every user of this machine may read it (mode ${mode.toString(8).padStart(4, '0')}); chmod 0600 it`);

@@ -167,6 +167,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
       connectAddress: cfg.db.connect_address,
       superuser: cfg.db.authentication.superuser,
       replication: cfg.db.authentication.replication,
+      ...(cfg.db.authentication.rewind ? { rewind: cfg.db.authentication.rewind } : {}),
       localParameters: cfg.db.parameters,
       pgHba: cfg.db.pg_hba,
       ...(cfg.db.pg_ident ? { pgIdent: cfg.db.pg_ident } : {}),

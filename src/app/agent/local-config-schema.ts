@@ -109,7 +109,7 @@ export const LOCAL_CONFIG_SCHEMA = {
           type: 'object',
           additionalProperties: false,
           required: ['superuser', 'replication'],
-          properties: { superuser: roleCredentials, replication: roleCredentials },
+          properties: { superuser: roleCredentials, replication: roleCredentials, rewind: roleCredentials },
         },
         parameters: { type: 'object', additionalProperties: scalar },
         pg_hba: { type: 'array', items: { type: 'string' } },
@@ -199,4 +199,6 @@ export const ENV_NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {
   DB_SUPERUSER_PASSWORD: ['db', 'authentication', 'superuser', 'password'],
   DB_REPLICATION_USERNAME: ['db', 'authentication', 'replication', 'username'],
   DB_REPLICATION_PASSWORD: ['db', 'authentication', 'replication', 'password'],
+  DB_REWIND_USERNAME: ['db', 'authentication', 'rewind', 'username'],
+  DB_REWIND_PASSWORD: ['db', 'authentication', 'rewind', 'password'],
 };

@@ -56,7 +56,8 @@ export interface LocalConfig {
     readonly bin_dir: string;
     /** Where PostgreSQL's server log goes (`postgresql.log`): outside the data directory, so a base backup neither copies it nor a reinitialize deletes it. */
     readonly log_dir: string;
-    readonly authentication: { readonly superuser: Credentials; readonly replication: Credentials };
+    /** `rewind`: the role pg_rewind logs in as on its source (created with the grants it needs); absent: the superuser. */
+    readonly authentication: { readonly superuser: Credentials; readonly replication: Credentials; readonly rewind?: Credentials };
     readonly parameters: Readonly<Record<string, ParameterValue>>;
     readonly pg_hba: readonly string[];
     /** The whole of pg_ident.conf (user name maps); absent: the data directory's own file is left alone. */

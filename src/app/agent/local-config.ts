@@ -93,7 +93,7 @@ export function applyEnvOverrides(doc: Json, env: Readonly<Record<string, string
 function emptyDatabasePasswords(doc: Json): void {
   const auth = isObject(doc['db']) ? doc['db']['authentication'] : undefined;
   if (!isObject(auth)) return;
-  for (const role of ['superuser', 'replication']) {
+  for (const role of ['superuser', 'replication', 'rewind']) {
     const user = auth[role];
     if (isObject(user) && user['password'] === null) delete user['password'];
   }

@@ -17,7 +17,6 @@ const PATRONI_KEYS: Readonly<Record<string, string>> = {
   'db.use_unix_socket': 'the agent connects to its server over TCP, on the loopback address of db.listen; remove it',
   'db.use_unix_socket_repl': 'replicas connect over TCP to db.connect_address; remove it',
   'db.create_replica_method': "Patroni's older spelling: rename it create_replica_methods",
-  'db.authentication.rewind': 'pg_rewind runs as the superuser (db.authentication.superuser); remove it',
   'bootstrap.pg_hba': 'put these lines in db.pg_hba (on every node)',
   'bootstrap.users': 'no equivalent (Patroni 4 dropped it too): create the roles from a bootstrap.post_bootstrap script; remove it',
   'bootstrap.post_init': "Patroni's other name for bootstrap.post_bootstrap: rename it",

@@ -132,6 +132,20 @@ describe('PostgreSQL adapter helpers', () => {
     expect(lines.some((l) => /trust/.test(l))).to.equal(false);
   });
 
+  it('a rewind role of its own (db.authentication.rewind) may reach the postgres database, from loopback and, with a password, from anywhere', () => {
+    const plain = renderPgHba(opts);
+    expect(plain).to.not.match(/"rewinder"/);
+    const withRewind = renderPgHba(resolveOptions({ ...optionsInput, rewind: { username: 'rewinder', password: 'rw' } })).split('\n');
+    expect(withRewind.filter((l) => l.includes('"rewinder"'))).to.deep.equal([
+      'host    postgres     "rewinder"   127.0.0.1/32   scram-sha-256',
+      'host    postgres     "rewinder"   ::1/128   scram-sha-256',
+      'host    postgres     "rewinder"   0.0.0.0/0   scram-sha-256',
+      'host    postgres     "rewinder"   ::/0   scram-sha-256',
+    ]);
+    // The superuser named as the rewind role adds nothing.
+    expect(renderPgHba(resolveOptions({ ...optionsInput, rewind: optionsInput.superuser }))).to.equal(plain);
+  });
+
   it('with ssl on, the lines for other members ask for TLS (hostssl), so they never open what the operator\'s hostssl rules close', () => {
     const remote = renderPgHba(opts, true)
       .split('\n')

@@ -84,10 +84,21 @@ describe('local configuration', () => {
     expect(byPath['db.config_dir']).to.match(/^unknown field: Patroni's config_dir has no equivalent: .*postgresql\.base\.conf/);
     expect(byPath['db.use_unix_socket']).to.match(/over TCP/);
     expect(byPath['db.create_replica_method']).to.match(/rename it create_replica_methods/);
-    expect(byPath['db.authentication.rewind']).to.match(/pg_rewind runs as the superuser/);
+    expect(byPath['db.authentication.rewind'], "Patroni's rewind role is Warden's too").to.equal(undefined);
     expect(byPath['bootstrap.pg_hba']).to.match(/db\.pg_hba/);
     expect(byPath['bootstrap.users']).to.match(/^unknown field: no equivalent .*bootstrap\.post_bootstrap script/);
     expect(byPath['bootstrap.post_init']).to.match(/^unknown field: Patroni's other name for bootstrap\.post_bootstrap: rename it/);
+  });
+
+  it('db.authentication.rewind: the role pg_rewind logs in as, from the file or the environment; an empty password is none', () => {
+    const c = parseLocalConfig(VALID, { WARDEN_DB_REWIND_USERNAME: 'rewinder', WARDEN_DB_REWIND_PASSWORD: 'rw' });
+    expect(c.db.authentication.rewind).to.deep.equal({ username: 'rewinder', password: 'rw' });
+    expect(parseLocalConfig(VALID).db.authentication.rewind).to.equal(undefined);
+    const doc = YAML.parse(VALID) as Record<string, any>;
+    doc['db']['authentication']['rewind'] = { username: 'rewinder', password: null };
+    expect(parseLocalConfig(YAML.stringify(doc)).db.authentication.rewind).to.deep.equal({ username: 'rewinder' });
+    doc['db']['authentication']['rewind'] = { username: 'bad name' };
+    expect(problemsOf(() => parseLocalConfig(YAML.stringify(doc))).map((p) => p.path)).to.deep.equal(['db.authentication.rewind.username']);
   });
 
   it('db.pg_ident: user name maps of three fields (quotes, regular expressions, comments and includes allowed); another line is refused by index', () => {

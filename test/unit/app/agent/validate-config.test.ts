@@ -98,6 +98,14 @@ describe('warden --validate-config', () => {
     expect((await run(join(dir, 'node.yml'), false)).err).not.to.include('warning');
   });
 
+  it('a rewind role without a password is warned about (other members could not rewind from this one); the superuser named as it is not', () => {
+    const config = parseLocalConfig(nodeYaml(dir));
+    const withRewind = (rewind: { username: string; password?: string }) => configWarnings({ ...config, db: { ...config.db, authentication: { ...config.db.authentication, rewind } } });
+    expect(withRewind({ username: 'rewinder' }).filter((w) => w.startsWith('db.authentication.rewind'))[0]).to.match(/^db\.authentication\.rewind has no password: only this machine may log in as rewinder/);
+    expect(withRewind({ username: 'rewinder', password: 'rw' }).filter((w) => w.startsWith('db.authentication.rewind'))).to.deep.equal([]);
+    expect(withRewind({ username: config.db.authentication.superuser.username }).filter((w) => w.startsWith('db.authentication.rewind'))).to.deep.equal([]);
+  });
+
   it('warns when the data directory holds a database but not the server\'s settings file (a configuration kept in a Patroni config_dir)', () => {
     const config = parseLocalConfig(nodeYaml(dir));
     const data = join(dir, 'data', 'node1');
