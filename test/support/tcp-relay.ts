@@ -33,8 +33,10 @@ export async function startTcpRelay(target: string, opts: { readonly delayMs?: n
       client.destroy();
       upstream.destroy();
     };
-    client.on('close', done).on('error', done);
-    upstream.on('close', done).on('error', done);
+    // A slow link hands on the close after the data before it, not ahead of it.
+    const later = () => (delayMs === 0 ? done() : setTimeout(done, delayMs + 10));
+    client.on('close', later).on('error', later);
+    upstream.on('close', later).on('error', later);
     relay(client, upstream);
     relay(upstream, client);
   });

@@ -1,12 +1,12 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import { asUnavailable, withinDeadline } from './etcd3-deadline.js';
 import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
-// Types only: etcd3-options.js loads the gRPC client this adapter exists to avoid.
-import type { Etcd3KeyValueOptions } from './etcd3-options.js';
-import { compareRevisions, maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+// Not etcd3-options.js: it loads the gRPC client this adapter exists to avoid.
+import { etcd3HostUrls, etcd3TlsFiles, type Etcd3KeyValueOptions } from './etcd3-endpoints.js';
+import { Etcd3ProgressTrust } from './etcd3-progress-trust.js';
+import { compareRevisions, maxRevision, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import { PrefixWatchSet } from './prefix-watch-set.js';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 
@@ -109,6 +109,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   private readonly prefix: string;
   private readonly agent: http.Agent;
   private readonly tls: https.AgentOptions;
+  private readonly trust: Etcd3ProgressTrust;
   private retryTimeoutMs: number;
   private leaseId: string | null = null;
   private leaseTtl = DEFAULT_LEASE_TTL_SECONDS;
@@ -121,15 +122,11 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   private preferred = 0;
 
   constructor(private readonly opts: Etcd3GatewayKeyValueOptions) {
-    const scheme = opts.protocol ?? (opts.cacert || opts.cert ? 'https' : 'http');
-    this.urls = opts.hosts.map((h) => (/^https?:\/\//.test(h) ? h : `${scheme}://${h}`));
+    this.urls = etcd3HostUrls(opts);
     this.prefix = opts.prefix;
     this.retryTimeoutMs = opts.retryTimeoutMs;
-    this.tls = {
-      ...(opts.cacert ? { ca: readFileSync(opts.cacert) } : {}),
-      ...(opts.cert ? { cert: readFileSync(opts.cert) } : {}),
-      ...(opts.key ? { key: readFileSync(opts.key) } : {}),
-    };
+    this.tls = etcd3TlsFiles(opts);
+    this.trust = new Etcd3ProgressTrust(this.urls, this.tls, () => this.retryTimeoutMs);
     const https_ = this.urls.some((u) => u.startsWith('https:'));
     // etcd never closes an idle connection: a burst of reads (an outage's end) would leave every socket it opened
     // open for good. A few idle ones per member serve the steady state; the rest close once used.
@@ -235,7 +232,11 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
         callTimeoutMs: () => this.retryTimeoutMs,
         closed: () => this.isClosed,
       },
-      listener,
+      (key, value, info) => {
+        // A new stream may be served by another member, or an upgraded one.
+        if (key === '') this.trust.recheck();
+        listener(key, value, info);
+      },
     );
     this.watches.add(w);
     return () => {
@@ -256,9 +257,14 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     return this.isClosed ? null : this.watches.progress();
   }
 
+  progressTrust(): ProgressTrust {
+    return this.trust.current;
+  }
+
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.trust.stop();
     for (const w of this.watches.drain()) w.stop();
     this.agent.destroy();
   }

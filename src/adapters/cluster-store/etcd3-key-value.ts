@@ -1,11 +1,13 @@
 import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace, type WatchClient } from 'etcd3';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
-import { compareRevisions, maxRevision, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { compareRevisions, maxRevision, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import { PrefixWatchSet } from './prefix-watch-set.js';
 import { withinDeadline } from './etcd3-deadline.js';
 import { Etcd3AgentLease } from './etcd3-lease.js';
+import { etcd3HostUrls, etcd3TlsFiles } from './etcd3-endpoints.js';
 import { etcd3ClientOptions, type Etcd3KeyValueOptions } from './etcd3-options.js';
+import { Etcd3ProgressTrust } from './etcd3-progress-trust.js';
 import { Etcd3PrefixWatch, requireLeaderWatchClient } from './etcd3-watch.js';
 
 export type { Etcd3KeyValueOptions } from './etcd3-options.js';
@@ -35,12 +37,14 @@ export class Etcd3KeyValue implements KeyValueStore {
   private retryTimeoutMs: number;
   private readonly watches = new PrefixWatchSet<Etcd3PrefixWatch>();
   private readonly watchClient: WatchClient;
+  private readonly trust: Etcd3ProgressTrust;
   private written = '0';
   private closed = false;
 
   constructor(opts: Etcd3KeyValueOptions) {
     this.retryTimeoutMs = opts.retryTimeoutMs;
     const timeout = () => this.retryTimeoutMs;
+    this.trust = new Etcd3ProgressTrust(etcd3HostUrls(opts), etcd3TlsFiles(opts), timeout);
     this.client = new Etcd3(etcd3ClientOptions(opts, timeout));
     this.ns = this.client.namespace(opts.prefix);
     this.lease = new Etcd3AgentLease(this.ns.leaseClient, timeout);
@@ -116,7 +120,16 @@ export class Etcd3KeyValue implements KeyValueStore {
   watch(listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
     if (this.closed) return () => {};
     const progressTimeout = () => Math.min(PROGRESS_TIMEOUT_MAX_MS, Math.max(PROGRESS_TIMEOUT_MIN_MS, this.retryTimeoutMs / 2));
-    const w = new Etcd3PrefixWatch(this.watchClient, this.ns.prefix, listener, progressTimeout);
+    const w = new Etcd3PrefixWatch(
+      this.watchClient,
+      this.ns.prefix,
+      (key, value, info) => {
+        // A new stream may be served by another member, or an upgraded one.
+        if (key === '') this.trust.recheck();
+        listener(key, value, info);
+      },
+      progressTimeout,
+    );
     this.watches.add(w);
     return () => {
       if (!this.watches.delete(w)) return;
@@ -136,9 +149,14 @@ export class Etcd3KeyValue implements KeyValueStore {
     return this.closed ? null : this.watches.progress();
   }
 
+  progressTrust(): ProgressTrust {
+    return this.trust.current;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.trust.stop();
     const watches = this.watches.drain();
     // Cancelled watchers leave the package's watch manager, so it schedules no more reconnects.
     await Promise.all(watches.map((w) => w.stop(WATCH_CANCEL_WAIT_MS)));

@@ -1,33 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { ExponentialBackoff, handleWhen, noop, retry } from 'cockatiel';
 import { isRecoverableError, type IOptions } from 'etcd3';
+import { etcd3HostUrls, type Etcd3KeyValueOptions } from './etcd3-endpoints.js';
 
-/** Options of `Etcd3KeyValue` (the `etcd3:` section of the local config, plus the cluster prefix). */
-export interface Etcd3KeyValueOptions {
-  /** `host:port` or `http(s)://host:port`. */
-  readonly hosts: readonly string[];
-  /** Cluster prefix from `clusterPrefix(namespace, scope)`, e.g. `/service/demo/`. */
-  readonly prefix: string;
-  /** Upper bound of every call (`retry_timeout`), in milliseconds. */
-  readonly retryTimeoutMs: number;
-  readonly username?: string;
-  readonly password?: string;
-  /** Scheme for hosts given without one; default `https` when TLS files are set, else `http`. */
-  readonly protocol?: 'http' | 'https';
-  /** PEM file paths. */
-  readonly cacert?: string;
-  readonly cert?: string;
-  readonly key?: string;
-}
+export { etcd3HostUrls, type Etcd3KeyValueOptions } from './etcd3-endpoints.js';
 
 /** How long the watch stream waits before reconnecting, at most (the package's default is 30 s). */
 const WATCH_RECONNECT_MAX_MS = 1000;
-
-/** `host:port` with the scheme the options ask for (hosts that carry one keep it). */
-export function etcd3HostUrls(opts: Etcd3KeyValueOptions): string[] {
-  const scheme = opts.protocol ?? (opts.cacert || opts.cert ? 'https' : 'http');
-  return opts.hosts.map((h) => (/^https?:\/\//.test(h) ? h : `${scheme}://${h}`));
-}
 
 /**
  * Client options that make the `etcd3` package fail fast instead of retrying on its own:

@@ -1,7 +1,7 @@
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import { compareRevisions, type KeyValueStore, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { compareRevisions, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 
 /** TTL given to a lease created by a leased write before any keepAlive (the default `ttl`). */
 const DEFAULT_LEASE_TTL_SECONDS = 30;
@@ -334,6 +334,11 @@ export class InMemoryKeyValue implements KeyValueStore {
   /** The in-memory watch is live from the moment it is taken: no waiting (and no timer, so simulations stay deterministic). */
   async whenWatching(): Promise<boolean> {
     return this.watching();
+  }
+
+  /** Its progress answers are ordered with its events by construction. */
+  progressTrust(): ProgressTrust {
+    return { trusted: true, why: null };
   }
 
   async progress(): Promise<string | null> {

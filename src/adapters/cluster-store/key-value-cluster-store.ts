@@ -167,13 +167,16 @@ export class KeyValueClusterStore implements ClusterStore {
     const confirmation = this.copy?.isLive ? this.copy.confirm(this.clock.now(), this.kv.writtenRevision()).catch(() => false) : null;
     const { at } = await this.keepAlive(ttlSeconds, RENEWAL_REUSE_MS);
     const deadline = at + ttlSeconds * 1000;
-    if (this.copy && (await (confirmation ?? this.copy.confirm(this.clock.now(), this.kv.writtenRevision())))) {
+    if (this.copy) {
+      // A copy the watch cannot confirm is read in full instead: a read, unlike a write, still works on an etcd
+      // out of space, where a lock renewed by compare-and-set would be lost with no member able to take it.
+      if (!(await (confirmation ?? this.copy.confirm(this.clock.now(), this.kv.writtenRevision())))) await this.copy.load();
       const leader = this.copy.entry(ClusterKey.leader);
       if (leader?.value !== member) return null;
       // On the lease just renewed, the key lives as long as the lease: nothing to write.
       if (leader.lease !== null && leader.lease === this.kv.currentLease()) return { deadline };
     }
-    // No confirmed copy, or the key sits on another lease (a replaced one): move it by compare-and-set.
+    // No copy, or the key sits on another lease (a replaced one): move it by compare-and-set.
     this.wrote();
     if (!(await this.kv.put(ClusterKey.leader, member, { leased: true, if: { value: member } }))) return null;
     return { deadline };

@@ -23,6 +23,13 @@ export interface WatchInfo {
   readonly lease: string | null;
 }
 
+/** Whether the store's answers to progress() can be trusted to follow every change they vouch for. */
+export interface ProgressTrust {
+  readonly trusted: boolean;
+  /** Why they are not (for the operator), null while it is being learned or when they are. */
+  readonly why: string | null;
+}
+
 /** Every key under the prefix and the store revision the read reflects. */
 export interface RevisionedSnapshot {
   readonly entries: DcsSnapshot;
@@ -75,9 +82,16 @@ export interface KeyValueStore {
    * up to R has been reported to their listeners, R being at least the store's revision when
    * the call was made (etcd: a watch progress request on each watch stream). Resolves null
    * when a watch is not live (connecting or reconnecting) or did not answer in time; a watch
-   * that did not answer is reopened (reporting `''` when live again). Never throws.
+   * that did not answer is reopened (reporting `''` when live again). The answer says so only
+   * while progressTrust() trusts it. Never throws.
    */
   progress(): Promise<string | null>;
+  /**
+   * Whether progress() answers follow every change they vouch for (some etcd releases answer
+   * ahead of changes still queued for the stream). Learned anew after each watch reconnect;
+   * not trusted until then. Never throws.
+   */
+  progressTrust(): ProgressTrust;
   /** Whether this client has a watch and every one of its watches is live (created, not broken since). Never throws. */
   watching(): boolean;
   /** Resolves true once watching() holds (at once when it does), false after `timeoutMs` (real time) without. Never throws. */

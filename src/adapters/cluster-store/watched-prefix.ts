@@ -61,6 +61,8 @@ export class WatchedPrefix {
   private misses = 0;
   private pausedUntil = 0;
   private pauseReported = false;
+  /** Why progress answers are not trusted, as last told to the operator. */
+  private distrustReported: string | null = null;
 
   constructor(
     private readonly kv: KeyValueStore,
@@ -139,6 +141,8 @@ export class WatchedPrefix {
   private async confirmNow(at: number, minRevision: string): Promise<boolean> {
     // A watch that is down (reconnecting) cannot confirm: its reconnect makes the copy load anew.
     if (!this.live || !this.kv.watching() || this.clock.now() < this.pausedUntil) return false;
+    // An answer that may overtake changes still on their way would confirm a copy that lacks them.
+    if (!this.trusted()) return false;
     const generation = this.generation;
     const revision = await this.kv.progress();
     if (revision === null) {
@@ -200,6 +204,21 @@ export class WatchedPrefix {
     this.live = false;
     this.kv.storeWentBack(revision);
     this.onChange('', null);
+  }
+
+  /** Whether the store's progress answers can be trusted now; says once why not, and when they can again. */
+  private trusted(): boolean {
+    const trust = this.kv.progressTrust();
+    if (trust.trusted) {
+      if (this.distrustReported !== null) this.logger.info('etcd\'s watch progress answers can be trusted again: the cluster is read from the watched copy');
+      this.distrustReported = null;
+      return true;
+    }
+    if (trust.why !== null && trust.why !== this.distrustReported) {
+      this.distrustReported = trust.why;
+      this.logger.warn(`${trust.why}: the cluster is read in full on every tick instead of from the watched copy`);
+    }
+    return false;
   }
 
   /** A live watch left a progress request unanswered. */

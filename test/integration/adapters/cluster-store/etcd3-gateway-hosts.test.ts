@@ -4,6 +4,7 @@ import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etc
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
 import { freePort } from '../../../support/free-port.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { expectReportedByProgress } from '../../../support/progress-order.js';
 
 const RETRY_TIMEOUT_MS = 2000;
 
@@ -64,7 +65,7 @@ describe('Etcd3GatewayKeyValue with several etcd hosts (real etcd)', function ()
       expect(await kv.whenWatching(5000)).to.equal(true);
       await kv.put('members/a', '{}');
       expect(await kv.progress()).to.be.a('string');
-      expect(seen).to.include('members/a');
+      await expectReportedByProgress(kv, seen, 'members/a');
     } finally {
       await kv.close();
       await hole.close();

@@ -45,6 +45,8 @@ describe('Etcd3GatewayKeyValue through a TCP relay (real etcd)', function () {
     const off = kv.watch(() => {});
     try {
       expect(await kv.whenWatching(20_000), 'the watch became live').to.equal(true);
+      // The member's version is asked once the watch is up, on a connection of its own.
+      for (let i = 0; i < 200 && kv.progressTrust().why === null && !kv.progressTrust().trusted; i++) await new Promise((r) => setTimeout(r, 100));
       const before = relay.opened();
       const started = Date.now();
       const answers: (string | null)[] = [];

@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import type { Etcd3KeyValueOptions } from '../../../../src/adapters/cluster-store/etcd3-options.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
+import { expectReportedByProgress } from '../../../support/progress-order.js';
 import { enableEtcdAuth, startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { makeTestPki, type TestPki } from './tls-certs.js';
 
@@ -27,7 +28,7 @@ async function roundTrip(opts: Etcd3KeyValueOptions): Promise<string | undefined
     const revision = await dcs.progress();
     expect(revision, 'a progress answer').to.be.a('string');
     expect(BigInt(revision!) >= BigInt(dcs.writtenRevision())).to.equal(true);
-    expect(seen).to.include('config');
+    await expectReportedByProgress(dcs, seen, 'config');
     return value;
   } finally {
     await dcs.revokeLease().catch(() => undefined);

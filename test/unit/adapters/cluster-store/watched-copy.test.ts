@@ -183,6 +183,35 @@ describe('KeyValueClusterStore with a watched copy', () => {
     expect(logger.messages('info').some((m) => /again/.test(m))).to.equal(true);
   });
 
+  it('progress answers the store does not vouch for (an etcd that may send them ahead of changes) confirm nothing: full reads, said once per reason', async () => {
+    const a = store('a');
+    const b = store('b');
+    await a.read();
+    const { calls } = counted(a.client);
+    let trust: { trusted: boolean; why: string | null } = { trusted: false, why: null };
+    a.client.progressTrust = () => trust;
+    await b.writeConfig({ ttl: 31 }, undefined);
+    expect((await a.read()).config!.value, 'still being learned: a full read').to.deep.equal({ ttl: 31 });
+    trust = { trusted: false, why: 'etcd 3.4.23 may answer a watch progress request ahead of changes it has yet to send' };
+    for (let i = 0; i < 3; i++) {
+      await b.writeConfig({ ttl: 40 + i }, undefined);
+      expect((await a.read()).config!.value).to.deep.equal({ ttl: 40 + i });
+    }
+    expect(calls['progress'], 'never asked').to.equal(0);
+    expect(calls['readAllAt']).to.equal(4);
+    expect(logger.messages('warn').filter((m) => /3\.4\.23.*read in full on every tick/.test(m))).to.have.length(1);
+    const lock = await a.acquireLeader('a', 30);
+    expect(lock).to.not.equal(null);
+    await a.read();
+    const [puts, reads] = [calls['put']!, calls['readAllAt']!];
+    expect(await a.renewLeader('a', 30), 'renewed after a full read, without a write').to.not.equal(null);
+    expect([calls['put'], calls['readAllAt']]).to.deep.equal([puts, reads + 1]);
+    trust = { trusted: true, why: null };
+    await a.read();
+    expect(calls['progress']).to.equal(1);
+    expect(logger.messages('info').some((m) => /trusted again/.test(m))).to.equal(true);
+  });
+
   /**
    * Member a, cut off while b writes `ttl` and then back, so that its copy is not live until a
    * full read; every full read of a then waits until `release()`. `started()` counts them.
