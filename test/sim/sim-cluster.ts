@@ -32,6 +32,8 @@ export interface SimNodeOptions {
   readonly hooks?: FakeHookScripts;
   /** The node has a `post_bootstrap` script (run through `hooks`): a bootstrap runs it before it registers the cluster. */
   readonly postBootstrap?: boolean;
+  /** The node's etcd client does not trust its watch progress answers (an old etcd release): its copy is confirmed by full reads. */
+  readonly progressDistrusted?: boolean;
 }
 
 /** Options of a simulated cluster. */
@@ -145,6 +147,7 @@ export class SimNode {
     this.frozen = false;
     this.dcs = new InMemoryClusterStore(this.sim.store, { clientId: `${this.name}#${gen}`, logger: this.logger });
     this.dcs.setReachable(this.dcsLinkUp);
+    this.dcs.client.progressDistrusted = this.options.progressDistrusted ?? false;
     this.watchdog = new FakeWatchdog({ usable: this.options.watchdogUsable ?? true, clock: this.sim.clock });
     this.fencer ??= new SimFencer(this.sim.clock, this.db, SAFETY_MARGIN_MS, () => this.sim.releaseLeaderOf(this.name));
     const db = freezable(killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`)), gate);

@@ -135,8 +135,9 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const quick = opts.profile === 'quick';
   const standby = opts.standby === true;
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
-  // v11 draws as v10 does, and adds the post_bootstrap script.
-  const v10 = model === 'v10' || model === 'v11';
+  // v11 draws as v10 does, and adds the post_bootstrap script; v12 as v11, and adds distrusted progress answers.
+  const v11 = model === 'v11' || model === 'v12';
+  const v10 = model === 'v10' || v11;
   const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' || v10 ? randomTags(seed, names, v10) : {};
   if (model === 'v4' || model === 'v5' || model === 'v6' || v10) config['maximum_lag_on_failover'] = randomMaxLag(seed);
   if (v10 && config['synchronous_mode'] !== false) {
@@ -148,7 +149,12 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const stepMs = quick ? 2000 : 500;
   // The post_bootstrap script (model v11) from a generator of its own: the draws of v10 stay as they were.
   const scriptRnd = new Random(seed ^ 0x2b0075);
-  const postBootstrap: PostBootstrapScript | null = model === 'v11' ? new PostBootstrapScript(scriptRnd, (): FakeClock => sim.clock, scriptRnd.int(0, 2)) : null;
+  const postBootstrap: PostBootstrapScript | null = v11 ? new PostBootstrapScript(scriptRnd, (): FakeClock => sim.clock, scriptRnd.int(0, 2)) : null;
+  // Which nodes distrust their progress answers (model v12), from a generator of its own too: half the schedules
+  // have none, the others each node with even odds (mixed releases during an etcd upgrade).
+  const trustRnd = new Random(seed ^ 0x7e57ed);
+  const someDistrust = model === 'v12' && trustRnd.chance(0.5);
+  const distrusted = new Set(names.filter(() => someDistrust && trustRnd.chance(0.5)));
   const hooksOf = (n: string): SimNodeOptions =>
     postBootstrap ? { hooks: new SimHookScripts(postBootstrap, () => sim.node(n).db.systemIdentifier), postBootstrap: true } : v10 ? { hooks: new FakeHookScripts({ pre_promote: 'succeeds' }) } : {};
   const sim: SimCluster = new SimCluster({
@@ -158,7 +164,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     // A DCS call against an unreachable store fails at once, or only after retry_timeout (as etcd3 would).
     dcsFailDelayMs: rnd.chance(0.5) ? 0 : Number(config['retry_timeout']) * 1000,
     nodes: Object.fromEntries(
-      names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const), tags: tags[n] ?? {}, ...hooksOf(n) }]),
+      names.map((n) => [n, { watchdogMode: rnd.pick(['off', 'automatic', 'required'] as const), tags: tags[n] ?? {}, ...hooksOf(n), progressDistrusted: distrusted.has(n) }]),
     ),
   });
   // Timings an operator changes (model v9) count with the longest seen: a lease granted before the change runs its course.

@@ -279,6 +279,8 @@ export class InMemoryKeyValue implements KeyValueStore {
   private readonly unsubscribers = new Set<() => void>();
   /** Ms each request and each answer spend on this client's link (0: none); tests of a slow but working link set it. */
   oneWayDelayMs = 0;
+  /** Its progress answers are not to be trusted (see progressTrust). */
+  progressDistrusted = false;
 
   constructor(
     private readonly store: InMemoryKeyValueSpace,
@@ -336,9 +338,12 @@ export class InMemoryKeyValue implements KeyValueStore {
     return this.watching();
   }
 
-  /** Its progress answers are ordered with its events by construction. */
+  /**
+   * Its progress answers are ordered with its events by construction; `progressDistrusted`
+   * plays an etcd whose answers are not trusted (simulations, tests of the full-read path).
+   */
   progressTrust(): ProgressTrust {
-    return { trusted: true, why: null };
+    return this.progressDistrusted ? { trusted: false, why: 'this store plays an etcd whose watch progress answers are not trusted' } : { trusted: true, why: null };
   }
 
   async progress(): Promise<string | null> {

@@ -63,6 +63,9 @@ interface Renewal {
  */
 const RENEWAL_REUSE_MS = 1000;
 
+/** A lock renewal's refresh of the copy begun at most this long before a read serves it too (both want the store as of the same moment). */
+const SHARED_REFRESH_MS = 50;
+
 /** Options of a KeyValueClusterStore. */
 export interface KeyValueClusterStoreOptions {
   /**
@@ -95,6 +98,8 @@ export class KeyValueClusterStore implements ClusterStore {
   private inflight: { readonly generation: number; readonly view: Promise<ReadView> } | null = null;
   /** The confirmation or full read of the copy in flight: when it began and the store's write generation then. */
   private refreshing: { readonly at: number; readonly generation: number; readonly view: Promise<Cluster> } | null = null;
+  /** The last lock renewal's refresh of the copy: when it began, the store's write generation and this client's newest write then. */
+  private renewalRefresh: { readonly at: number; readonly generation: number; readonly written: string; readonly done: Promise<void> } | null = null;
   /** The member record this store last wrote, and the lease it put it on. */
   private published: { readonly member: string; readonly value: string; readonly lease: string | null } | null = null;
   private renewal: Renewal | null = null;
@@ -164,13 +169,22 @@ export class KeyValueClusterStore implements ClusterStore {
     // shows every change made before the confirmation was answered; the key can only have left this agent's lease
     // by the lease's expiry, which the keep-alive itself reveals (a new lease: the key is moved below), or by an
     // explicit delete, which the next read shows.
-    const confirmation = this.copy?.isLive ? this.copy.confirm(this.clock.now(), this.kv.writtenRevision()).catch(() => false) : null;
+    // A copy the watch cannot confirm is read in full instead: a read, unlike a write, still works on an etcd out
+    // of space, where a lock renewed by compare-and-set would be lost with no member able to take it.
+    const refresh = (copy: WatchedPrefix) => {
+      const at = this.clock.now();
+      const written = this.kv.writtenRevision();
+      const done = copy.refresh(at, written);
+      // The loop's read, asked for at the same moment, is served by it (see readCopy).
+      this.renewalRefresh = { at, generation: this.generation, written, done };
+      return done.then(() => null, (e: unknown) => e);
+    };
+    const refreshed = this.copy?.isLive ? refresh(this.copy) : null;
     const { at } = await this.keepAlive(ttlSeconds, RENEWAL_REUSE_MS);
     const deadline = at + ttlSeconds * 1000;
     if (this.copy) {
-      // A copy the watch cannot confirm is read in full instead: a read, unlike a write, still works on an etcd
-      // out of space, where a lock renewed by compare-and-set would be lost with no member able to take it.
-      if (!(await (confirmation ?? this.copy.confirm(this.clock.now(), this.kv.writtenRevision())))) await this.copy.load();
+      const failed = await (refreshed ?? refresh(this.copy));
+      if (failed !== null) throw failed;
       const leader = this.copy.entry(ClusterKey.leader);
       if (leader?.value !== member) return null;
       // On the lease just renewed, the key lives as long as the lease: nothing to write.
@@ -290,8 +304,14 @@ export class KeyValueClusterStore implements ClusterStore {
     // reconnecting) each of them would otherwise start a range read of its own, retried until retry_timeout.
     const shared = this.refreshing;
     if (maxAgeMs > 0 && shared !== null && shared.generation === this.generation && at - shared.at < maxAgeMs) return shared.view;
+    // A renewal's refresh begun at the same moment (the leader's loop renews and reads at once) serves this read:
+    // it takes in every write of this store, and while the watch cannot confirm, two full reads per tick would
+    // double what the leader costs etcd.
+    const r = this.renewalRefresh;
+    const joined = r !== null && r.generation === this.generation && r.at >= at - SHARED_REFRESH_MS && compareRevisions(r.written, written) >= 0 ? r : null;
     const view = (async () => {
-      if (!(await copy.confirm(at, written))) await copy.load(at);
+      if (joined !== null && (await joined.done.then(() => true, () => false))) return this.fromCopy(copy, joined.at);
+      await copy.refresh(at, written);
       return this.fromCopy(copy, at);
     })();
     this.refreshing = { at, generation: this.generation, view };

@@ -138,6 +138,14 @@ export class WatchedPrefix {
     }
   }
 
+  /**
+   * Makes the copy current as of a moment at or after `at`: confirmed through the watch when it
+   * can be, else read in full. Throws DcsUnavailableError (the full read).
+   */
+  async refresh(at: number, minRevision: string): Promise<void> {
+    if (!(await this.confirm(at, minRevision))) await this.load(at);
+  }
+
   private async confirmNow(at: number, minRevision: string): Promise<boolean> {
     // A watch that is down (reconnecting) cannot confirm: its reconnect makes the copy load anew.
     if (!this.live || !this.kv.watching() || this.clock.now() < this.pausedUntil) return false;
