@@ -144,7 +144,8 @@ export class SimNode {
     const gen = ++this.generation;
     const dead = () => this.generation !== gen || !this.alive;
     const gate = () => this.thawed;
-    this.frozen = false;
+    // A process frozen while its clean stop ran on is gone: the new one must not wait on the old one's thaw.
+    this.thawAgent();
     this.dcs = new InMemoryClusterStore(this.sim.store, { clientId: `${this.name}#${gen}`, logger: this.logger });
     this.dcs.setReachable(this.dcsLinkUp);
     this.dcs.client.progressDistrusted = this.options.progressDistrusted ?? false;
