@@ -6,6 +6,23 @@ import { waitFor } from '../../scripts/lib/processes.js';
 import { api, callbacksLog, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
 
 /**
+ * A cluster whose nodes run `post.sh <name> <url>` as post_bootstrap, the script made of
+ * `lines(folder, runner)` (`folder` also holds the log the suites read), etcd started.
+ */
+async function postBootstrapCluster(scope: string, lines: (folder: string, runner: ClusterRunner) => readonly string[]): Promise<{ runner: ClusterRunner; folder: string }> {
+  const runner = await e2eRunner({ scope, postBootstrap: '{hooks}/post.sh {name}' });
+  runner.prepare(true);
+  const folder = join(callbacksLog(runner), '..');
+  const script = join(folder, 'post.sh');
+  writeFileSync(script, ['#!/bin/sh', ...lines(folder, runner), ''].join('\n'));
+  chmodSync(script, 0o755);
+  return { runner, folder };
+}
+
+/** The lines the suite's post_bootstrap script logged. */
+const loggedBy = (folder: string): string[] => (existsSync(join(folder, 'post.log')) ? readFileSync(join(folder, 'post.log'), 'utf8').trim().split('\n') : []);
+
+/**
  * `bootstrap.post_bootstrap` on real agents: the script gets the superuser's URL, creates a
  * role and a table with psql, and the cluster is registered only once it succeeded. While it
  * fails (here: a `deny` file) no cluster comes up and no member copies the new primary; once
@@ -16,26 +33,16 @@ describe("e2e: Patroni's post_bootstrap", function () {
   this.timeout(300_000);
   let runner: ClusterRunner;
   let folder: string;
-  const log = () => (existsSync(join(folder, 'post.log')) ? readFileSync(join(folder, 'post.log'), 'utf8').trim().split('\n') : []);
+  const log = () => loggedBy(folder);
 
   before(async function () {
     this.timeout(60_000);
-    runner = await e2eRunner({ scope: 'post-bootstrap', postBootstrap: '{hooks}/post.sh {name}' });
-    runner.prepare(true);
-    folder = join(callbacksLog(runner), '..');
-    const script = join(folder, 'post.sh');
     // $1 is the node's name (from the command line), $2 the URL the agent adds.
-    writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `echo "$1 $2 password=$PGPASSWORD options=$PGOPTIONS" >> ${join(folder, 'post.log')}`,
-        `[ -e ${folder}/deny ] && { echo "roles service unreachable" >&2; exit 1; }`,
-        `exec ${runner.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE ROLE app LOGIN" -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
-        '',
-      ].join('\n'),
-    );
-    chmodSync(script, 0o755);
+    ({ runner, folder } = await postBootstrapCluster('post-bootstrap', (dir, r) => [
+      `echo "$1 $2 password=$PGPASSWORD options=$PGOPTIONS" >> ${join(dir, 'post.log')}`,
+      `[ -e ${dir}/deny ] && { echo "roles service unreachable" >&2; exit 1; }`,
+      `exec ${r.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE ROLE app LOGIN" -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
+    ]));
     writeFileSync(join(folder, 'deny'), '');
     await runner.startEtcd();
   });
@@ -81,26 +88,16 @@ describe('e2e: an agent killed while its post_bootstrap script runs', function (
   this.timeout(300_000);
   let runner: ClusterRunner;
   let folder: string;
-  const log = () => (existsSync(join(folder, 'post.log')) ? readFileSync(join(folder, 'post.log'), 'utf8').trim().split('\n') : []);
+  const log = () => loggedBy(folder);
 
   before(async function () {
     this.timeout(60_000);
-    runner = await e2eRunner({ scope: 'post-bootstrap-kill', postBootstrap: '{hooks}/post.sh {name}' });
-    runner.prepare(true);
-    folder = join(callbacksLog(runner), '..');
-    const script = join(folder, 'post.sh');
     // While `slow` exists the script only waits (and then fails): the host is killed meanwhile.
-    writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `echo "$1" >> ${join(folder, 'post.log')}`,
-        `[ -e ${folder}/slow ] && { echo $$ > ${folder}/post.pid; sleep 20; exit 1; }`,
-        `exec ${runner.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
-        '',
-      ].join('\n'),
-    );
-    chmodSync(script, 0o755);
+    ({ runner, folder } = await postBootstrapCluster('post-bootstrap-kill', (dir, r) => [
+      `echo "$1" >> ${join(dir, 'post.log')}`,
+      `[ -e ${dir}/slow ] && { echo $$ > ${dir}/post.pid; sleep 20; exit 1; }`,
+      `exec ${r.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
+    ]));
     writeFileSync(join(folder, 'slow'), '');
     await runner.startEtcd();
   });
@@ -152,27 +149,17 @@ describe('e2e: a bootstrapper frozen (SIGSTOP) after its post_bootstrap script, 
   let runner: ClusterRunner;
   let folder: string;
   let frozen: number | undefined;
-  const log = () => (existsSync(join(folder, 'post.log')) ? readFileSync(join(folder, 'post.log'), 'utf8').trim().split('\n') : []);
+  const log = () => loggedBy(folder);
   const systemId = async (node: string) => (await sql(runner, node, 'SELECT system_identifier::text AS id FROM pg_control_system()')).rows[0].id as string;
 
   before(async function () {
     this.timeout(60_000);
-    runner = await e2eRunner({ scope: 'post-bootstrap-frozen', postBootstrap: '{hooks}/post.sh {name}' });
-    runner.prepare(true);
-    folder = join(callbacksLog(runner), '..');
-    const script = join(folder, 'post.sh');
     // node1's script takes a few seconds (its agent is frozen meanwhile), then succeeds like the others'.
-    writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `echo "$1" >> ${join(folder, 'post.log')}`,
-        '[ "$1" = node1 ] && sleep 4',
-        `exec ${runner.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
-        '',
-      ].join('\n'),
-    );
-    chmodSync(script, 0o755);
+    ({ runner, folder } = await postBootstrapCluster('post-bootstrap-frozen', (dir, r) => [
+      `echo "$1" >> ${join(dir, 'post.log')}`,
+      '[ "$1" = node1 ] && sleep 4',
+      `exec ${r.layout.binDir}/psql "$2" -v ON_ERROR_STOP=1 -c "CREATE TABLE public.seeded (made_by text)" -c "INSERT INTO public.seeded VALUES ('$1')"`,
+    ]));
     await runner.startEtcd();
   });
 

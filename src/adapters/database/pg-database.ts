@@ -25,7 +25,7 @@ import { formatLsn, parseLsn } from '../../domain/cluster/model/lsn.js';
 import { PgCtl } from './pg-ctl.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
 import { initdbArguments } from './pg-initdb-args.js';
-import { resolveOptions, type PgDatabaseOptions, type ResolvedPgOptions } from './pg-options.js';
+import { resolveOptions, type PgCredentials, type PgDatabaseOptions, type ResolvedPgOptions } from './pg-options.js';
 import { observe, PendingRestartCache } from './pg-probe.js';
 import { pgRewind } from './pg-rewind.js';
 import { CommandFailure } from './run-command.js';
@@ -694,44 +694,41 @@ export class PgDatabase implements Database {
   }
 
   /** Creates the replication role on a primary when it is missing (first start after initdb). */
-  private async ensureReplicationRole(): Promise<void> {
-    const { username, password } = this.o.replication;
-    if (username === this.o.superuser.username) return;
-    try {
-      const rows = await this.session.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [username]);
-      if (rows.length) return;
-      await withClient(this.target(), MAINTENANCE_LIMITS, async (c) => {
-        const pw = password ? ` PASSWORD ${c.escapeLiteral(password)}` : '';
-        await c.query(`CREATE ROLE ${c.escapeIdentifier(username)} WITH LOGIN REPLICATION${pw}`);
-      });
-      this.log.info('created the replication role', { role: username });
-    } catch (e) {
-      this.log.error('could not create the replication role', { role: username, error: describe(e) });
-    }
+  private ensureReplicationRole(): Promise<void> {
+    return this.ensureRole('replication', this.o.replication, (role, pw) => [`CREATE ROLE ${role} WITH LOGIN REPLICATION${pw}`]);
   }
 
   /**
    * Creates `db.authentication.rewind` on a primary (at its start, after a promotion) when it is missing, with what pg_rewind
-   * reads on its source (PostgreSQL's documented grants for a rewind without superuser); a
-   * role that exists is left as the operator made it.
+   * reads on its source (PostgreSQL's documented grants for a rewind without superuser).
    */
-  private async ensureRewindRole(): Promise<void> {
-    const { username, password } = this.o.rewind;
+  private ensureRewindRole(): Promise<void> {
+    return this.ensureRole('rewind', this.o.rewind, (role, pw) => [
+      `CREATE ROLE ${role} WITH LOGIN${pw}`,
+      ...REWIND_FUNCTIONS.map((fn) => `GRANT EXECUTE ON FUNCTION pg_catalog.${fn} TO ${role}`),
+    ]);
+  }
+
+  /**
+   * Creates a role the agent logs in as when it is missing, by `statements` (given the quoted
+   * role and its ` PASSWORD ...` clause) in one transaction; a role that exists is left as the
+   * operator made it, and the superuser is never touched. A failure is logged, never thrown.
+   */
+  private async ensureRole(what: string, creds: PgCredentials, statements: (role: string, password: string) => readonly string[]): Promise<void> {
+    const { username, password } = creds;
     if (username === this.o.superuser.username) return;
     try {
       const rows = await this.session.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [username]);
       if (rows.length) return;
       await withClient(this.target(), MAINTENANCE_LIMITS, async (c) => {
-        const role = c.escapeIdentifier(username);
-        const pw = password ? ` PASSWORD ${c.escapeLiteral(password)}` : '';
+        const sql = statements(c.escapeIdentifier(username), password ? ` PASSWORD ${c.escapeLiteral(password)}` : '');
         await c.query('BEGIN');
-        await c.query(`CREATE ROLE ${role} WITH LOGIN${pw}`);
-        for (const fn of REWIND_FUNCTIONS) await c.query(`GRANT EXECUTE ON FUNCTION pg_catalog.${fn} TO ${role}`);
+        for (const q of sql) await c.query(q);
         await c.query('COMMIT');
       });
-      this.log.info('created the rewind role', { role: username });
+      this.log.info(`created the ${what} role`, { role: username });
     } catch (e) {
-      this.log.error('could not create the rewind role', { role: username, error: describe(e) });
+      this.log.error(`could not create the ${what} role`, { role: username, error: describe(e) });
     }
   }
 
