@@ -424,6 +424,28 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         expect(BigInt(a.writtenRevision()) > BigInt(afterPut)).to.equal(true);
       });
 
+      it('readChangedSince gives the keys changed after a revision, with their lease, and how many keys the prefix holds', async () => {
+        const a = await h.client('a');
+        await a.put('config', '{"ttl":30}');
+        await a.put('members/a', '{}');
+        const before = await a.readAllAt();
+        const unchanged = await a.readChangedSince(before.revision);
+        expect([unchanged.changed.size, unchanged.count]).to.deep.equal([0, before.entries.size]);
+        expect(BigInt(unchanged.revision) >= BigInt(before.revision)).to.equal(true);
+        await a.keepAlive(h.ttlSeconds);
+        await a.put('members/a', '{"n":1}', { leased: true });
+        await a.delete('config');
+        const after = await a.readChangedSince(before.revision);
+        expect([...after.changed.keys()]).to.deep.equal(['members/a']);
+        const entry = after.changed.get('members/a')!;
+        expect([entry.value, entry.lease]).to.deep.equal(['{"n":1}', a.currentLease()]);
+        // The delete shows only in the count.
+        expect(after.count).to.equal(before.entries.size - 1);
+        expect(BigInt(after.revision) >= BigInt(a.writtenRevision())).to.equal(true);
+        const since = await a.readChangedSince(entry.revision);
+        expect([since.changed.size, since.count]).to.deep.equal([0, after.count]);
+      });
+
       it('currentLease is null before the first keepAlive; reads and events name the lease of a leased key', async () => {
         const a = await h.client('a');
         const b = await h.client('b');

@@ -23,6 +23,9 @@ import type { Logger } from '../../src/ports/logger.js';
 import type { PeerApi } from '../../src/ports/peer-api.js';
 import type { Watchdog } from '../../src/ports/watchdog.js';
 
+/** Ms a watch report takes to reach a node whose progress answers are not trusted: its answers overtake them. */
+const DISTRUSTED_EVENT_DELAY_MS = 20;
+
 /** Per-node options of a simulated cluster. */
 export interface SimNodeOptions {
   readonly tags?: Readonly<Record<string, TagValue>>;
@@ -32,7 +35,7 @@ export interface SimNodeOptions {
   readonly hooks?: FakeHookScripts;
   /** The node has a `post_bootstrap` script (run through `hooks`): a bootstrap runs it before it registers the cluster. */
   readonly postBootstrap?: boolean;
-  /** The node's etcd client does not trust its watch progress answers (an old etcd release): its copy is confirmed by full reads. */
+  /** The node's etcd client does not trust its watch progress answers (an old etcd release, whose answers overtake watch reports still on their way). */
   readonly progressDistrusted?: boolean;
 }
 
@@ -149,6 +152,8 @@ export class SimNode {
     this.dcs = new InMemoryClusterStore(this.sim.store, { clientId: `${this.name}#${gen}`, logger: this.logger });
     this.dcs.setReachable(this.dcsLinkUp);
     this.dcs.client.progressDistrusted = this.options.progressDistrusted ?? false;
+    // Its watch reports take a moment on the way, which its progress answers (sent at once) overtake.
+    this.dcs.client.eventDelayMs = this.options.progressDistrusted ? DISTRUSTED_EVENT_DELAY_MS : 0;
     this.watchdog = new FakeWatchdog({ usable: this.options.watchdogUsable ?? true, clock: this.sim.clock });
     this.fencer ??= new SimFencer(this.sim.clock, this.db, SAFETY_MARGIN_MS, () => this.sim.releaseLeaderOf(this.name));
     const db = freezable(killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`)), gate);

@@ -6,7 +6,7 @@ import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
 // Not etcd3-options.js: it loads the gRPC client this adapter exists to avoid.
 import { etcd3HostUrls, etcd3TlsFiles, type Etcd3KeyValueOptions } from './etcd3-endpoints.js';
 import { Etcd3ProgressTrust } from './etcd3-progress-trust.js';
-import { compareRevisions, maxRevision, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { compareRevisions, maxRevision, type ChangesSince, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import { PrefixWatchSet } from './prefix-watch-set.js';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 
@@ -144,14 +144,31 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
 
   readAllAt(): Promise<RevisionedSnapshot> {
     return this.bounded('readAll', async () => {
-      const res = await this.call('/v3/kv/range', { key: b64(this.prefix), range_end: prefixEnd(this.prefix), serializable: this.opts.serializableReads === true });
-      const out = new Map<string, DcsEntry>();
-      for (const kv of (res['kvs'] as Json[] | undefined) ?? []) {
-        const lease = kv['lease'] === undefined ? null : String(kv['lease']);
-        out.set(unb64(kv['key']).slice(this.prefix.length), Object.freeze({ value: unb64(kv['value']), revision: String(kv['mod_revision'] ?? '0'), lease }));
-      }
-      return { entries: out, revision: headerRevision(res) };
+      const res = await this.call('/v3/kv/range', this.rangeOfPrefix());
+      return { entries: this.entriesOf(res), revision: headerRevision(res) };
     });
+  }
+
+  readChangedSince(revision: string): Promise<ChangesSince> {
+    return this.bounded('readChangedSince', async () => {
+      // etcd filters by min_mod_revision after counting: count is of every key under the prefix.
+      const res = await this.call('/v3/kv/range', { ...this.rangeOfPrefix(), min_mod_revision: String(BigInt(revision) + 1n) });
+      return { changed: this.entriesOf(res), count: Number(res['count'] ?? 0), revision: headerRevision(res) };
+    });
+  }
+
+  private rangeOfPrefix(): Json {
+    return { key: b64(this.prefix), range_end: prefixEnd(this.prefix), serializable: this.opts.serializableReads === true };
+  }
+
+  /** The entries of a range answer, keyed by their name under the prefix. */
+  private entriesOf(res: Json): Map<string, DcsEntry> {
+    const out = new Map<string, DcsEntry>();
+    for (const kv of (res['kvs'] as Json[] | undefined) ?? []) {
+      const lease = kv['lease'] === undefined ? null : String(kv['lease']);
+      out.set(unb64(kv['key']).slice(this.prefix.length), Object.freeze({ value: unb64(kv['value']), revision: String(kv['mod_revision'] ?? '0'), lease }));
+    }
+    return out;
   }
 
   currentLease(): string | null {

@@ -1,7 +1,7 @@
-import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type CompareTarget, type Namespace, type WatchClient } from 'etcd3';
+import { EtcdLeaseInvalidError, Etcd3, type ComparatorBuilder, type IKeyValue, type CompareTarget, type Namespace, type WatchClient } from 'etcd3';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
-import { compareRevisions, maxRevision, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { compareRevisions, maxRevision, type ChangesSince, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import { PrefixWatchSet } from './prefix-watch-set.js';
 import { withinDeadline } from './etcd3-deadline.js';
 import { Etcd3AgentLease } from './etcd3-lease.js';
@@ -64,12 +64,15 @@ export class Etcd3KeyValue implements KeyValueStore {
     return this.bounded('readAll', async () => {
       // Linearizable: a member cut off from the quorum must not serve an old view as current.
       const res = await this.ns.getAll().all().exec();
-      const out = new Map<string, DcsEntry>();
-      for (const kv of res.kvs) {
-        const lease = String(kv.lease ?? '0') === '0' ? null : String(kv.lease);
-        out.set(kv.key.toString(), Object.freeze({ value: kv.value.toString(), revision: String(kv.mod_revision), lease }));
-      }
-      return { entries: out, revision: String(res.header?.revision ?? '0') };
+      return { entries: entriesOf(res.kvs), revision: String(res.header?.revision ?? '0') };
+    });
+  }
+
+  readChangedSince(revision: string): Promise<ChangesSince> {
+    return this.bounded('readChangedSince', async () => {
+      // etcd filters by min_mod_revision after counting: count is of every key under the prefix.
+      const res = await this.ns.getAll().all().minModRevision(String(BigInt(revision) + 1n)).exec();
+      return { changed: entriesOf(res.kvs), count: Number(res.count ?? 0), revision: String(res.header?.revision ?? '0') };
     });
   }
 
@@ -215,4 +218,14 @@ export class Etcd3KeyValue implements KeyValueStore {
     if (this.closed) return Promise.reject(new DcsUnavailableError(`etcd ${op}: client is closed`));
     return withinDeadline(op, this.retryTimeoutMs, fn);
   }
+}
+
+/** The entries of a range answer, keyed by their name under the prefix. */
+function entriesOf(kvs: readonly IKeyValue[]): Map<string, DcsEntry> {
+  const out = new Map<string, DcsEntry>();
+  for (const kv of kvs) {
+    const lease = String(kv.lease ?? '0') === '0' ? null : String(kv.lease);
+    out.set(kv.key.toString(), Object.freeze({ value: kv.value.toString(), revision: String(kv.mod_revision), lease }));
+  }
+  return out;
 }

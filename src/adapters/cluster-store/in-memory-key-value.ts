@@ -1,7 +1,7 @@
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import { compareRevisions, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
+import { compareRevisions, type ChangesSince, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 
 /** TTL given to a lease created by a leased write before any keepAlive (the default `ttl`). */
 const DEFAULT_LEASE_TTL_SECONDS = 30;
@@ -25,6 +25,10 @@ interface Subscription {
   readonly listener: (key: string, value: string | null, info: WatchInfo) => void;
   /** An event went undelivered (the client was cut off): the watch reconnects, reporting `''`, before it confirms progress again. */
   missed: boolean;
+  /** The last report on its way to the listener: reports reach it in order. */
+  tail: Promise<void>;
+  /** Reports on their way (not yet delivered nor dropped). */
+  inFlight: number;
 }
 
 /** Options of a shared in-memory store. */
@@ -155,6 +159,13 @@ export class InMemoryKeyValueSpace {
     return out;
   }
 
+  /** @internal Every key under the prefix changed after `revision`, and how many keys the prefix holds. */
+  rangeChangedSince(prefix: string, revision: string): { readonly changed: Map<string, DcsEntry>; readonly count: number } {
+    const all = this.range(prefix);
+    const changed = new Map([...all].filter(([, e]) => compareRevisions(e.revision, revision) > 0));
+    return { changed, count: all.size };
+  }
+
   /** @internal Atomic compare-and-put: all of `cond` must hold (`mustBeAbsent` for create). */
   txnPut(key: string, value: string, lease: number | null, cond: WriteCondition | undefined): boolean {
     this.expireLeases();
@@ -183,15 +194,20 @@ export class InMemoryKeyValueSpace {
     for (const sub of this.subscriptions) {
       if (!sub.missed || (client && sub.client !== client) || !this.up || !sub.client.reachable) continue;
       sub.missed = false;
-      queueMicrotask(() => {
-        if (!this.subscriptions.has(sub)) return;
-        try {
-          sub.listener('', null, { revision: String(this.revision), lease: null });
-        } catch {
-          // A throwing listener must not break the store.
-        }
-      });
+      const info: WatchInfo = { revision: String(this.revision), lease: null };
+      this.deliver(sub, () => sub.listener('', null, info));
     }
+  }
+
+  /** @internal Whether a report is on its way to a watch of `client`. */
+  reportsInFlight(client: InMemoryKeyValue): boolean {
+    for (const sub of this.subscriptions) if (sub.client === client && sub.inFlight > 0) return true;
+    return false;
+  }
+
+  /** @internal Resolves once every report on its way to a watch of `client` was delivered (or dropped). */
+  async delivered(client: InMemoryKeyValue): Promise<void> {
+    await Promise.all([...this.subscriptions].filter((sub) => sub.client === client).map((sub) => sub.tail));
   }
 
   /** @internal Whether any watch of `client` missed an event and has not reconnected since. */
@@ -242,16 +258,39 @@ export class InMemoryKeyValueSpace {
           continue;
         }
         const relative = key.slice(sub.prefix.length);
-        queueMicrotask(() => {
-          if (!this.subscriptions.has(sub)) return;
-          try {
-            sub.listener(relative, value, info);
-          } catch {
-            // A throwing listener must not break the writer or other watchers.
-          }
-        });
+        this.deliver(sub, () => sub.listener(relative, value, info));
       }
     }
+  }
+
+  /**
+   * Hands a report to a watch's listener: in a microtask queued now, or after the client's
+   * `eventDelayMs` on the clock, always in the order reported. A delayed report that finds its
+   * client cut off is missed, as on a watch stream that broke meanwhile.
+   */
+  private deliver(sub: Subscription, report: () => void): void {
+    const run = () => {
+      if (!this.subscriptions.has(sub)) return;
+      try {
+        report();
+      } catch {
+        // A throwing listener must not break the writer or other watchers.
+      }
+    };
+    const delay = sub.client.eventDelayMs;
+    if (delay <= 0 && sub.inFlight === 0) {
+      queueMicrotask(run);
+      return;
+    }
+    const due = this.clock.now() + delay;
+    sub.inFlight++;
+    sub.tail = sub.tail.then(async () => {
+      const wait = due - this.clock.now();
+      if (wait > 0) await this.clock.sleep(wait);
+      sub.inFlight--;
+      if (!this.up || !sub.client.reachable) sub.missed = true;
+      else run();
+    });
   }
 }
 
@@ -279,8 +318,14 @@ export class InMemoryKeyValue implements KeyValueStore {
   private readonly unsubscribers = new Set<() => void>();
   /** Ms each request and each answer spend on this client's link (0: none); tests of a slow but working link set it. */
   oneWayDelayMs = 0;
-  /** Its progress answers are not to be trusted (see progressTrust). */
+  /**
+   * Its progress answers are not to be trusted (see progressTrust): they play etcd's before
+   * 3.4.31 / 3.5.13, answering at once with the store's revision, ahead of any report still on
+   * its way (`eventDelayMs`).
+   */
   progressDistrusted = false;
+  /** Ms each watch report spends on its way to this client (0: delivered in a microtask). */
+  eventDelayMs = 0;
 
   constructor(
     private readonly store: InMemoryKeyValueSpace,
@@ -315,6 +360,11 @@ export class InMemoryKeyValue implements KeyValueStore {
     await this.ensureReachable('readAll');
     const entries = this.store.range(this.prefix);
     return this.answer({ entries, revision: this.store.currentRevision });
+  }
+
+  async readChangedSince(revision: string): Promise<ChangesSince> {
+    await this.ensureReachable('readChangedSince');
+    return this.answer({ ...this.store.rangeChangedSince(this.prefix, revision), revision: this.store.currentRevision });
   }
 
   currentLease(): string | null {
@@ -357,7 +407,10 @@ export class InMemoryKeyValue implements KeyValueStore {
       return null;
     }
     const revision = this.store.currentRevision;
-    // Events are delivered in microtasks queued when they happen: every earlier one runs before this.
+    // An untrusted answer goes out at once, ahead of reports still on their way.
+    if (this.progressDistrusted) return revision;
+    // Events are delivered in microtasks queued when they happen (or after eventDelayMs): every earlier one runs before this.
+    if (this.store.reportsInFlight(this)) await this.store.delivered(this);
     await new Promise<void>((resolve) => queueMicrotask(resolve));
     return revision;
   }
@@ -398,7 +451,7 @@ export class InMemoryKeyValue implements KeyValueStore {
 
   watch(listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
     if (this.closed) return () => {};
-    const unsubscribe = this.store.subscribe({ client: this, prefix: this.prefix, listener, missed: false });
+    const unsubscribe = this.store.subscribe({ client: this, prefix: this.prefix, listener, missed: false, tail: Promise.resolve(), inFlight: 0 });
     const off = () => {
       unsubscribe();
       this.unsubscribers.delete(off);

@@ -37,6 +37,16 @@ export interface RevisionedSnapshot {
   readonly revision: string;
 }
 
+/** The keys under the prefix changed after a revision, and how many keys the prefix holds. */
+export interface ChangesSince {
+  /** Every key whose last change is after the revision asked about (deleted keys are not in it). */
+  readonly changed: DcsSnapshot;
+  /** How many keys the prefix holds, changed or not. */
+  readonly count: number;
+  /** etcd's header revision of the read. */
+  readonly revision: string;
+}
+
 /**
  * A key-value store with leases, transactions and a prefix watch (etcd v3 semantics), scoped
  * to one cluster prefix (`/<namespace>/<scope>/`): what the cluster-store adapter encodes the
@@ -48,6 +58,13 @@ export interface KeyValueStore {
   readAll(): Promise<DcsSnapshot>;
   /** readAll, with the revision the read reflects. Throws DcsUnavailableError. */
   readAllAt(): Promise<RevisionedSnapshot>;
+  /**
+   * Reads only the keys under the prefix changed after `revision`, with the number of keys the
+   * prefix holds (etcd: one range read filtered by min_mod_revision, whose count is of every
+   * key): a copy holding every change up to `revision` equals the store when it holds as many
+   * keys once these are applied. Linearizable as readAllAt is. Throws DcsUnavailableError.
+   */
+  readChangedSince(revision: string): Promise<ChangesSince>;
   /** Renews this agent's lease (creating it, or a new one with `ttlSeconds`, when missing, expired or of another TTL); false when a new lease had to be created. Throws DcsUnavailableError. */
   keepAlive(ttlSeconds: number): Promise<boolean>;
   /** The id of this client's lease (etcd's decimal id), or null when it has none yet. Never throws. */

@@ -1,6 +1,6 @@
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
-import { compareRevisions, type KeyValueStore, type WatchInfo } from './key-value.js';
+import { compareRevisions, maxRevision, type ChangesSince, type KeyValueStore, type WatchInfo } from './key-value.js';
 import type { DcsEntry, DcsSnapshot } from './keys.js';
 
 /** One key as the copy knows it; a deleted key stays as a tombstone (value null) until a full read passes its revision. */
@@ -39,6 +39,12 @@ export interface Confirmation {
  * every change up to the store's present revision was delivered, so the copy then equals
  * the store as of that moment, without a read. Each key keeps its newest revision, so a
  * full read and the events delivered meanwhile merge in any order.
+ *
+ * Where the store's progress answers may overtake changes (etcd before 3.4.31 / 3.5.13), an
+ * answer confirms the copy only when the store has not moved past the revision the copy is
+ * known to be complete to; otherwise one small read of the keys changed since then (with the
+ * store's key count, which reveals deletions) brings it current, and only a copy that lost a
+ * key that way is read in full.
  */
 export class WatchedPrefix {
   private readonly known = new Map<string, Known>();
@@ -58,6 +64,13 @@ export class WatchedPrefix {
   private loadedRevision: string | null = null;
   /** The highest store revision the copy has seen (reads, confirmations, changes): a full read below it means the store went back. */
   private highest: string | null = null;
+  /**
+   * While live: a revision up to which the copy holds every change (or a later change of the
+   * same key); null when not live. Untrusted progress answers and changed-key reads count from it.
+   */
+  private complete: string | null = null;
+  /** The newest change the watch's current stream has reported. */
+  private streamSeen: string | null = null;
   private misses = 0;
   private pausedUntil = 0;
   private pauseReported = false;
@@ -84,6 +97,8 @@ export class WatchedPrefix {
     this.unwatch = null;
     this.live = false;
     this.watchFrom = null;
+    this.complete = null;
+    this.streamSeen = null;
   }
 
   /** Whether the copy follows the store (loaded since the watch last connected). */
@@ -149,8 +164,7 @@ export class WatchedPrefix {
   private async confirmNow(at: number, minRevision: string): Promise<boolean> {
     // A watch that is down (reconnecting) cannot confirm: its reconnect makes the copy load anew.
     if (!this.live || !this.kv.watching() || this.clock.now() < this.pausedUntil) return false;
-    // An answer that may overtake changes still on their way would confirm a copy that lacks them.
-    if (!this.trusted()) return false;
+    const trusted = this.trusted();
     const generation = this.generation;
     const revision = await this.kv.progress();
     if (revision === null) {
@@ -164,6 +178,40 @@ export class WatchedPrefix {
     if (this.highest !== null && compareRevisions(revision, this.highest) < 0) return false;
     // A watch served by a member behind this client's own writes would hide them.
     if (compareRevisions(revision, minRevision) < 0) return false;
+    // An answer that may overtake changes still on their way vouches only for a store that has not moved past what
+    // the copy holds: when it has, the changes since are read.
+    if (!trusted && (this.complete === null || compareRevisions(revision, this.complete) > 0)) return this.confirmByChanges(at, minRevision, generation);
+    this.confirmed({ at, revision });
+    return true;
+  }
+
+  /**
+   * Confirms the copy by one read of the keys changed since the revision it is complete to:
+   * applied, they make it equal the store when the store holds as many keys as the copy then
+   * would (a key deleted meanwhile makes the copy hold one more; the caller reads in full).
+   */
+  private async confirmByChanges(at: number, minRevision: string, generation: number): Promise<boolean> {
+    const since = this.complete;
+    if (since === null) return false;
+    let read: ChangesSince;
+    try {
+      read = await this.kv.readChangedSince(since);
+    } catch {
+      // The caller's full read fails the same way, and says so.
+      return false;
+    }
+    if (generation !== this.generation || !this.live || this.complete === null) return false;
+    const { changed, count, revision } = read;
+    // As for progress answers: a member behind the copy or this client's writes tells nothing; the full read decides.
+    if (this.highest !== null && compareRevisions(revision, this.highest) < 0) return false;
+    if (compareRevisions(revision, minRevision) < 0) return false;
+    if (compareRevisions(this.complete, revision) < 0) {
+      let present = changed.size;
+      for (const [key, k] of this.known) if (k.value !== null && !changed.has(key)) present++;
+      if (present !== count) return false;
+      this.complete = revision;
+      for (const [key, e] of changed) if (this.apply(key, e.value, e.revision, e.lease ?? null)) this.onChange(key, e.value);
+    }
     this.confirmed({ at, revision });
     return true;
   }
@@ -192,6 +240,8 @@ export class WatchedPrefix {
     // Live when the watch reports every change after this read: its stream started at or before it.
     if (this.unwatch && (this.watchFrom !== null ? compareRevisions(revision, this.watchFrom) >= 0 : this.kv.watching())) {
       this.live = true;
+      // The read holds every change up to its revision, the stream every one after its start, in order.
+      this.complete = [this.complete, this.streamSeen].reduce<string>((a, b) => (b === null ? a : maxRevision(a, b)), revision);
       this.confirmed({ at, revision });
     }
   }
@@ -210,6 +260,8 @@ export class WatchedPrefix {
     this.highest = null;
     this.confirmedAt = null;
     this.live = false;
+    this.complete = null;
+    this.streamSeen = null;
     this.kv.storeWentBack(revision);
     this.onChange('', null);
   }
@@ -224,7 +276,7 @@ export class WatchedPrefix {
     }
     if (trust.why !== null && trust.why !== this.distrustReported) {
       this.distrustReported = trust.why;
-      this.logger.warn(`${trust.why}: the cluster is read in full on every tick instead of from the watched copy`);
+      this.logger.warn(`${trust.why}: its answers confirm the watched copy only while etcd's revision stands where the copy is; otherwise the keys changed since are read`);
     }
     return false;
   }
@@ -248,6 +300,7 @@ export class WatchedPrefix {
 
   private confirmed(c: Confirmation): void {
     this.saw(c.revision);
+    if (this.live && this.complete !== null) this.complete = maxRevision(this.complete, c.revision);
     if (this.confirmedAt === null || c.at >= this.confirmedAt.at) this.confirmedAt = c;
   }
 
@@ -260,11 +313,19 @@ export class WatchedPrefix {
       // A new stream reports the changes after its start: the copy follows the store only when a read reached that far.
       this.watchFrom = info.revision;
       this.live = this.loadedRevision !== null && compareRevisions(this.loadedRevision, info.revision) >= 0;
+      this.complete = this.live ? this.loadedRevision : null;
+      this.streamSeen = null;
       this.generation++;
       this.confirmedAt = null;
       this.onChange('', null);
       return;
     }
+    this.streamSeen = this.streamSeen === null ? info.revision : maxRevision(this.streamSeen, info.revision);
+    // A key the copy lacks, created at or below the revision it is complete to, was gone again by then (a read
+    // answered after the change and its delete, which the stream reports late): it must not reappear meanwhile.
+    const stale = this.live && this.complete !== null && compareRevisions(info.revision, this.complete) <= 0;
+    if (stale && value !== null && this.known.get(key)?.value == null) return;
+    if (this.live && this.complete !== null) this.complete = maxRevision(this.complete, info.revision);
     if (this.apply(key, value, info.revision, value === null ? null : info.lease)) this.onChange(key, value);
   }
 

@@ -183,36 +183,84 @@ describe('KeyValueClusterStore with a watched copy', () => {
     expect(logger.messages('info').some((m) => /again/.test(m))).to.equal(true);
   });
 
-  it('progress answers the store does not vouch for (an etcd that may send them ahead of changes) confirm nothing: full reads, said once per reason', async () => {
+  /** Member a on a store whose progress answers overtake its watch reports (20 ms on their way), read once; b writes. */
+  async function overtakingAnswers() {
     const a = store('a');
     const b = store('b');
+    a.client.progressDistrusted = true;
+    a.client.eventDelayMs = 20;
     await a.read();
     const { calls } = counted(a.client);
-    let trust: { trusted: boolean; why: string | null } = { trusted: false, why: null };
-    a.client.progressTrust = () => trust;
-    await b.writeConfig({ ttl: 31 }, undefined);
-    expect((await a.read()).config!.value, 'still being learned: a full read').to.deep.equal({ ttl: 31 });
-    trust = { trusted: false, why: 'etcd 3.4.23 may answer a watch progress request ahead of changes it has yet to send' };
+    for (const name of ['readChangedSince'] as const) {
+      calls[name] = 0;
+      const original = a.client[name].bind(a.client);
+      a.client[name] = (...args) => {
+        calls[name]!++;
+        return original(...args);
+      };
+    }
+    return { a, b, calls };
+  }
+
+  it('progress answers the store does not vouch for (an etcd that may send them ahead of changes) confirm the copy only where etcd has not moved; else the keys changed since are read', async () => {
+    const { a, b, calls } = await overtakingAnswers();
+    for (let i = 0; i < 3; i++) await a.read();
+    expect([calls['progress'], calls['readChangedSince'], calls['readAllAt']], 'nothing changed: the answers confirm, no read').to.deep.equal([3, 0, 0]);
+    expect(logger.messages('warn').filter((m) => /3\.4\.23|not trusted.*only while etcd's revision stands/.test(m))).to.have.length(1);
     for (let i = 0; i < 3; i++) {
       await b.writeConfig({ ttl: 40 + i }, undefined);
+      // The change is still on its way to a's watch: the answer overtakes it, the changed keys bring it.
       expect((await a.read()).config!.value).to.deep.equal({ ttl: 40 + i });
+      await clock.advance(20);
     }
-    expect(calls['progress'], 'never asked').to.equal(0);
-    expect(calls['readAllAt']).to.equal(4);
-    expect(logger.messages('warn').filter((m) => /3\.4\.23.*read in full on every tick/.test(m))).to.have.length(1);
-    const lock = await a.acquireLeader('a', 30);
-    expect(lock).to.not.equal(null);
+    expect([calls['readChangedSince'], calls['readAllAt']], 'one changed-key read per change, no full read').to.deep.equal([3, 0]);
     await a.read();
-    const [puts, reads] = [calls['put']!, calls['readAllAt']!];
+    expect(calls['readChangedSince'], 'the reports arrived: the answer confirms again').to.equal(3);
+    await b.acquireLeader('b', 30);
+    expect((await a.read()).leader?.name).to.equal('b');
+    await b.releaseLeader('b');
+    // A deleted key is not among the changed ones, but etcd's key count shows one is gone: a full read.
+    expect((await a.read()).leader).to.equal(null);
+    expect([calls['readChangedSince'], calls['readAllAt']]).to.deep.equal([5, 1]);
+  });
+
+  it('with overtaking answers, a key created and deleted before a changed-key read never shows when its reports arrive late', async () => {
+    const { a, b, calls } = await overtakingAnswers();
+    const heard: string[] = [];
+    a.watch((change) => heard.push(JSON.stringify(change)));
+    await b.acquireLeader('b', 30);
+    await b.releaseLeader('b');
+    expect((await a.read()).leader).to.equal(null);
+    expect([calls['readChangedSince'], calls['readAllAt']], 'nothing left changed, as many keys as before').to.deep.equal([1, 0]);
+    await clock.advance(10);
+    await settle();
+    await clock.advance(10);
+    await settle();
+    expect(heard.filter((c) => /leader/.test(c) && /"b"/.test(c)), 'the late create is not taken in').to.deep.equal([]);
+    expect((await a.read()).leader).to.equal(null);
+    expect(calls['readAllAt']).to.equal(0);
+  });
+
+  it('with overtaking answers, a leader renews without a write and its loop\'s read shares the renewal\'s confirmation; trusted answers take over again', async () => {
+    const { a, b, calls } = await overtakingAnswers();
+    expect(await a.acquireLeader('a', 30)).to.not.equal(null);
+    await a.read();
+    await clock.advance(20);
+    await b.writeConfig({ ttl: 50 }, undefined);
+    const [puts, reads, changed] = [calls['put']!, calls['readAllAt']!, calls['readChangedSince']!];
     const renewal = a.renewLeader('a', 30);
     const loopRead = a.read();
-    expect(await renewal, 'renewed after a full read, without a write').to.not.equal(null);
-    await loopRead;
-    expect([calls['put'], calls['readAllAt']], 'the loop\'s read shares the renewal\'s full read').to.deep.equal([puts, reads + 1]);
-    trust = { trusted: true, why: null };
+    expect(await renewal, 'renewed without a write').to.not.equal(null);
+    expect((await loopRead).config!.value).to.deep.equal({ ttl: 50 });
+    expect([calls['put'], calls['readAllAt'], calls['readChangedSince']], 'one changed-key read serves both').to.deep.equal([puts, reads, changed + 1]);
+    a.client.progressDistrusted = false;
     await clock.advance(2000);
-    await a.read();
-    expect(calls['progress']).to.equal(1);
+    await b.writeConfig({ ttl: 51 }, undefined);
+    const read = a.read();
+    await settle();
+    await clock.advance(20);
+    expect((await read).config!.value).to.deep.equal({ ttl: 51 });
+    expect([calls['readAllAt'], calls['readChangedSince']], 'a trusted answer waits for the reports').to.deep.equal([reads, changed + 1]);
     expect(logger.messages('info').some((m) => /trusted again/.test(m))).to.equal(true);
   });
 
