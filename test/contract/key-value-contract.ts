@@ -21,6 +21,13 @@ export interface KeyValueHarness {
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
+ * How long past its TTL a lease may take to expire: etcd revokes on its own schedule (a check
+ * every 500 ms, each revocation a raft proposal), and on a loaded two-core machine that has
+ * been seen to take over 7 s. Only a failing run waits this long.
+ */
+const EXPIRY_SLACK_MS = 15_000;
+
+/**
  * Retries `check` (in real time) until it returns true or `timeoutMs` passes. A fake store
  * satisfies checks at the first try; a real one may need a moment (lease expiry runs on
  * etcd's own schedule, watch events travel over the network).
@@ -261,7 +268,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         await a.put('members/a', '{}', { leased: true });
         await a.put('config', '{}');
         await h.elapse(ttlMs);
-        await eventually('leased keys to expire', async () => !(await b.readAll()).has('leader'), ttlMs + 5000);
+        await eventually('leased keys to expire', async () => !(await b.readAll()).has('leader'), ttlMs + EXPIRY_SLACK_MS);
         const all = await b.readAll();
         expect(all.has('members/a')).to.equal(false);
         expect(all.get('config')?.value).to.equal('{}');
@@ -286,7 +293,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         await a.keepAlive(h.ttlSeconds);
         await a.create('leader', 'a', { leased: true });
         await h.elapse(ttlMs);
-        await eventually('the leader key to expire', async () => !(await b.readAll()).has('leader'), ttlMs + 5000);
+        await eventually('the leader key to expire', async () => !(await b.readAll()).has('leader'), ttlMs + EXPIRY_SLACK_MS);
         expect(await a.keepAlive(h.ttlSeconds)).to.equal(false);
         expect(await a.create('leader', 'a', { leased: true })).to.equal(true);
         expect(await a.keepAlive(h.ttlSeconds)).to.equal(true);
@@ -304,7 +311,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
           await h.elapse(Math.floor(ttlMs / 3));
           await b.keepAlive(h.ttlSeconds);
         }
-        await eventually('members/a to expire', async () => !(await b.readAll()).has('members/a'), ttlMs + 5000);
+        await eventually('members/a to expire', async () => !(await b.readAll()).has('members/a'), ttlMs + EXPIRY_SLACK_MS);
         expect((await b.readAll()).has('members/b')).to.equal(true);
       });
 
@@ -360,7 +367,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         await eventually('create event', () => w.seen.includes('leader'));
         w.seen.length = 0;
         await h.elapse(ttlMs);
-        await eventually('expiry event for the leader key', () => w.seen.includes('leader'), ttlMs + 5000);
+        await eventually('expiry event for the leader key', () => w.seen.includes('leader'), ttlMs + EXPIRY_SLACK_MS);
         w.off();
       });
 
