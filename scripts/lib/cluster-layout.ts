@@ -117,7 +117,7 @@ export function fencerSocketPath(layout: ClusterLayout, name: string): string {
 }
 
 /** The node's local YAML configuration. */
-export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?: Record<string, unknown> } = {}): string {
+export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?: Record<string, unknown>; db?: { parameters?: Record<string, unknown>; pg_hba?: string[]; pg_ident?: string[] } } = {}): string {
   const api = `${nodeHost(node)}:${node.apiPort}`;
   const pg = `${nodeHost(node)}:${node.pgPort}`;
   return stringify({
@@ -146,7 +146,9 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
         // pg_rewind logs in as a role of its own, not the superuser.
         rewind: { username: 'rewinder', password: 'warden-demo-rw' },
       },
-      parameters: { ...(layout.dbParameters ?? {}) },
+      parameters: { ...(layout.dbParameters ?? {}), ...(extra.db?.parameters ?? {}) },
+      ...(extra.db?.pg_hba ? { pg_hba: extra.db.pg_hba } : {}),
+      ...(extra.db?.pg_ident ? { pg_ident: extra.db.pg_ident } : {}),
       ...(layout.callbacks ? { callbacks: Object.fromEntries(Object.entries(layout.callbacks).map(([k, v]) => [k, v.replaceAll('{name}', node.name)])) } : {}),
       ...Object.fromEntries(Object.entries(layout.hooks ?? {}).map(([k, v]) => [k, v.replaceAll('{name}', node.name)])),
     },

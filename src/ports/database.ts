@@ -1,5 +1,6 @@
 import type { HistoryLine } from '../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../domain/cluster/config/config.js';
+import type { LocalServerConfig } from '../domain/cluster/config/local-server-config.js';
 import type { LocalFacts } from '../domain/cluster/model/facts.js';
 import type { SlotPlan } from '../domain/cluster/ha/decision.js';
 
@@ -107,8 +108,12 @@ export interface Database {
   removeDataDirectory(): Promise<void>;
   /** Runs CHECKPOINT (before a graceful demote). Throws DatabaseError('checkpoint_failed'). */
   checkpoint(): Promise<void>;
-  /** Writes the generated configuration from merged parameters and reloads a running server. Throws DatabaseError('configure_failed'). */
-  configure(parameters: Readonly<Record<string, ParameterValue>>): Promise<void>;
+  /**
+   * Writes the generated configuration from merged parameters and reloads a running server
+   * when a file changed. `local`: the local file's settings from now on (a reload of it);
+   * absent, those in force stay. Throws DatabaseError('configure_failed').
+   */
+  configure(parameters: Readonly<Record<string, ParameterValue>>, local?: LocalServerConfig): Promise<void>;
   /** Sets synchronous_standby_names and reloads. Throws DatabaseError('configure_failed'). */
   setSynchronousStandbyNames(value: string): Promise<void>;
   /**

@@ -195,6 +195,37 @@ describe('e2e: a real 3-node cluster', function () {
     expect(primary).to.equal(preferred);
   });
 
+  it('applies db.parameters, db.pg_hba and db.pg_ident edited in a member\'s file on a reload, without restarting the agent or the server', async () => {
+    const node = others(primary)[1]!;
+    const layout = runner.layout;
+    const write = (db: NonNullable<Parameters<typeof nodeYaml>[2]>['db']) => writeFileSync(nodeConfigPath(layout, node), nodeYaml(layout, runner.node(node), { db }));
+    const reload = async (db: NonNullable<Parameters<typeof nodeYaml>[2]>['db']) => {
+      write(db);
+      expect((await api(runner, node, 'POST', '/reload')).status).to.equal(202);
+    };
+    const one = async (query: string) => (await sql(runner, node, query)).rows[0] ?? null;
+    // The agent starts with a local value, which a reload then changes and takes out.
+    write({ parameters: { work_mem: '3MB' } });
+    await runner.stopAgent(node);
+    runner.startAgent(node);
+    await currentPrimary(120_000);
+    expect((await one("SELECT setting FROM pg_settings WHERE name = 'work_mem'")).setting).to.equal('3072');
+    const started = (await one('SELECT pg_postmaster_start_time()::text AS t')).t;
+    const workMem = async () => (await one("SELECT setting FROM pg_settings WHERE name = 'work_mem'")).setting;
+    const hbaRule = async () => (await one("SELECT address FROM pg_hba_file_rules WHERE 'e2e_app' = ANY(user_name)"))?.address ?? null;
+    const identMap = async () => (await one("SELECT map_name FROM pg_ident_file_mappings WHERE pg_username = 'e2e_app'"))?.map_name ?? null;
+    await reload({ parameters: { work_mem: '5MB' }, pg_hba: ['host all e2e_app 10.9.0.0/16 reject'] });
+    await waitFor('work_mem 5MB and the pg_hba line', 20_000, async () => ((await workMem()) === '5120' && (await hbaRule()) === '10.9.0.0' ? true : undefined));
+    // A local value present since the last reload changed again: the file's new value wins, not the one it had before.
+    await reload({ parameters: { work_mem: '6MB' }, pg_ident: ['e2e_map alice e2e_app'] });
+    await waitFor('work_mem 6MB, the pg_ident map, the pg_hba line gone', 20_000, async () =>
+      (await workMem()) === '6144' && (await identMap()) === 'e2e_map' && (await hbaRule()) === null ? true : undefined,
+    );
+    await reload({});
+    await waitFor('work_mem back to the default', 20_000, async () => ((await workMem()) === '4096' ? true : undefined));
+    expect((await one('SELECT pg_postmaster_start_time()::text AS t')).t, 'the server was reloaded, not restarted').to.equal(started);
+  });
+
   it('shows the cluster live in a browser: three members and the leader, then a switchover within 2 s', async () => {
     const { launchBrowser } = await import('../support/browser.js');
     const b = await launchBrowser();

@@ -8,6 +8,7 @@
 import { readFile, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
+import type { LocalServerConfig } from '../../domain/cluster/config/local-server-config.js';
 import { MANAGED_PARAMETERS, parameterProblem } from '../../domain/cluster/config/server-parameters.js';
 import { booleanOf } from '../../domain/cluster/config/parameter-values.js';
 import { buildConninfo, parseConninfo, type Endpoint } from './conninfo.js';
@@ -45,6 +46,8 @@ export interface ConfigInput {
   readonly standbyMinimums?: Readonly<Record<string, number>>;
   /** Settings of a targeted recovery (a custom bootstrap's recovery_conf): win over everything but the managed values. */
   readonly recoveryParameters?: Readonly<Record<string, ParameterValue>>;
+  /** The local file's settings as last reloaded; absent: those the options were built with. */
+  readonly local?: LocalServerConfig;
 }
 
 /** PostgreSQL 15's defaults of the parameters a hot standby must not set lower than its primary. */
@@ -83,7 +86,7 @@ export function renderPassfile(opts: ResolvedPgOptions): string | null {
 /** Parameters actually written: HA defaults < dynamic < local < values the agent manages. */
 export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput): Record<string, ParameterValue> {
   const out: Record<string, ParameterValue> = { ...HA_DEFAULTS };
-  for (const source of [input.dynamic, opts.localParameters]) {
+  for (const source of [input.dynamic, input.local?.parameters ?? opts.localParameters]) {
     for (const [k, v] of Object.entries(source)) {
       // Refused when the configuration was written; a value that would break postgresql.conf never reaches it.
       if (parameterProblem(k, v) !== null || MANAGED_PARAMETERS.has(k.toLowerCase())) continue;
@@ -154,14 +157,14 @@ export function renderPostgresqlConf(opts: ResolvedPgOptions, input: ConfigInput
 }
 
 /** The generated pg_hba.conf: user lines first (first match wins), then superuser and replication access. */
-export function renderPgHba(opts: ResolvedPgOptions, ssl = false): string {
+export function renderPgHba(opts: ResolvedPgOptions, ssl = false, userLines: readonly string[] = opts.pgHba): string {
   // Quoted: a role named like a keyword (all, replication) is that role, not every one.
   const su = `"${opts.superuser.username}"`;
   const repl = `"${opts.replication.username}"`;
   // A rewind role of its own reads the source's files through the postgres database only.
   const rewind = opts.rewind.username === opts.superuser.username ? null : `"${opts.rewind.username}"`;
   const method = (password?: string) => (password ? 'scram-sha-256' : 'trust');
-  const lines = [GENERATED_HEADER, ...opts.pgHba, 'local   all          all   peer', 'local   replication  all   peer'];
+  const lines = [GENERATED_HEADER, ...userLines, 'local   all          all   peer', 'local   replication  all   peer'];
   for (const net of ['127.0.0.1/32', '::1/128']) {
     lines.push(`host    all          ${su}   ${net}   ${method(opts.superuser.password)}`);
     lines.push(`host    replication  ${repl}   ${net}   ${method(opts.replication.password)}`);
@@ -180,8 +183,8 @@ export function renderPgHba(opts: ResolvedPgOptions, ssl = false): string {
 }
 
 /** pg_ident.conf from `db.pg_ident` (user name maps, one per line); null when the file is the operator's own. */
-export function renderPgIdent(opts: ResolvedPgOptions): string | null {
-  return opts.pgIdent === null ? null : `${[GENERATED_HEADER, ...opts.pgIdent].join('\n')}\n`;
+export function renderPgIdent(opts: ResolvedPgOptions, maps: readonly string[] | null = opts.pgIdent): string | null {
+  return maps === null ? null : `${[GENERATED_HEADER, ...maps].join('\n')}\n`;
 }
 
 /** `name = 'value'` lines of a configuration file, unquoted (later lines win). */
@@ -219,8 +222,9 @@ export class PgConfigFiles {
   async write(input: ConfigInput): Promise<boolean> {
     await this.adoptForeignConf();
     const a = await this.writeIfChanged('postgresql.conf', renderPostgresqlConf(this.opts, input));
-    const b = await this.writeIfChanged('pg_hba.conf', renderPgHba(this.opts, booleanOf(effectiveParameters(this.opts, input)['ssl'] ?? false) === true));
-    const ident = renderPgIdent(this.opts);
+    const ssl = booleanOf(effectiveParameters(this.opts, input)['ssl'] ?? false) === true;
+    const b = await this.writeIfChanged('pg_hba.conf', renderPgHba(this.opts, ssl, input.local?.hba));
+    const ident = renderPgIdent(this.opts, input.local ? input.local.ident : this.opts.pgIdent);
     const d = ident !== null && (await this.writeIfChanged('pg_ident.conf', ident));
     const passfile = renderPassfile(this.opts);
     // Not a reason to reload: the server reads it at each connection of its WAL receiver.

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
+import type { LocalServerConfig } from '../../domain/cluster/config/local-server-config.js';
 import { stoppedFacts, type LocalFacts, type ReceiverError } from '../../domain/cluster/model/facts.js';
 import { receiverErrorOf } from './pg-receiver-error.js';
 import { serverLogExcerpt } from './server-log-excerpt.js';
@@ -132,6 +133,8 @@ export class PgDatabase implements Database {
   private readonly session: PgSession;
   private readonly states = new PgStateTracker();
   private dynamic: Readonly<Record<string, ParameterValue>> = {};
+  /** The local file's settings as last reloaded (configure); null: the options' own. */
+  private local: LocalServerConfig | null = null;
   private syncNames: string | undefined;
   /** The hot-standby minimums of the control file (see readStandbyMinimums); null before the first read. */
   private minimums: Readonly<Record<string, number>> | null = null;
@@ -506,6 +509,7 @@ export class PgDatabase implements Database {
     return {
       dynamic: this.dynamic,
       recovery,
+      ...(this.local !== null ? { local: this.local } : {}),
       ...(this.syncNames !== undefined ? { synchronousStandbyNames: this.syncNames } : {}),
       ...(recovery !== null && this.minimums ? { standbyMinimums: this.minimums } : {}),
     };
@@ -1110,8 +1114,9 @@ export class PgDatabase implements Database {
     }
   }
 
-  async configure(parameters: Readonly<Record<string, ParameterValue>>): Promise<void> {
+  async configure(parameters: Readonly<Record<string, ParameterValue>>, local?: LocalServerConfig): Promise<void> {
     this.dynamic = { ...parameters };
+    if (local !== undefined) this.local = local;
     await this.applyConfiguration();
   }
 

@@ -363,7 +363,7 @@ export class ActionRunner {
       case 'checkpoint':
         return db.checkpoint();
       case 'configure':
-        await db.configure(a.parameters);
+        await db.configure(a.parameters, a.local);
         memory.remember({ appliedParameters: a.key });
         return;
       case 'setSynchronousStandbyNames': {

@@ -29,6 +29,7 @@ export function agentSettingsOf(cfg: LocalConfig, svcVersion: string): AgentSett
     local: {
       bootstrapDcs: cfg.bootstrap.dcs,
       parameters: cfg.db.parameters,
+      access: { hba: cfg.db.pg_hba, ident: cfg.db.pg_ident ?? null },
       watchdogSafetyMargin: cfg.watchdog.safety_margin,
       recoveryConf: cfg.db.recovery_conf,
       prePromote: cfg.db.pre_promote !== undefined,
@@ -101,7 +102,7 @@ export class FileSettingsSource implements AgentSettingsSource {
 }
 
 /** Parts of the local file a reload applies at once; every other change waits for the next start. */
-const APPLIED_AT_ONCE = ['tags', 'db.parameters', 'db.recovery_conf', 'bootstrap.dcs', 'watchdog.safety_margin', 'restapi.authentication', 'restapi.allowlist', 'restapi.http_extra_headers'];
+const APPLIED_AT_ONCE = ['tags', 'db.parameters', 'db.pg_hba', 'db.pg_ident', 'db.recovery_conf', 'bootstrap.dcs', 'watchdog.safety_margin', 'restapi.authentication', 'restapi.allowlist', 'restapi.http_extra_headers'];
 
 /**
  * Paths of the settings that differ between two local files and apply only at start (listen

@@ -2,6 +2,7 @@ import type { DatabaseErrorCode } from '../../errors.js';
 import type { PositionConfirmation } from '../rules/position.js';
 import type { Cluster, HistoryLine, ScheduledRestart } from '../model/cluster.js';
 import type { DynamicConfig, ParameterValue, RawConfig } from '../config/config.js';
+import type { LocalServerConfig } from '../config/local-server-config.js';
 import type { LocalFacts } from '../model/facts.js';
 import type { NodeSettings } from '../model/node.js';
 import type { NodeStatus } from '../model/status.js';
@@ -188,6 +189,8 @@ export interface LocalOptions {
   readonly bootstrapDcs: RawConfig;
   /** `db.parameters` of the local file (win over the dynamic ones). */
   readonly parameters: Readonly<Record<string, ParameterValue>>;
+  /** `db.pg_hba` and `db.pg_ident` of the local file; absent: the database's own stay (no file of the node's). */
+  readonly access?: { readonly hba: readonly string[]; readonly ident: readonly string[] | null };
   /** `watchdog.safety_margin` seconds: the device fires this long before the leader key would expire. */
   readonly watchdogSafetyMargin: number;
   /** `db.recovery_conf` of the local file: recovery settings (restore_command...) of this node while it runs as a replica. */
@@ -317,7 +320,7 @@ export type Action =
   | { readonly type: 'createReplica'; readonly source: UpstreamRef | null; readonly methods?: readonly string[] }
   | { readonly type: 'removeData' }
   | { readonly type: 'checkpoint' }
-  | { readonly type: 'configure'; readonly parameters: Readonly<Record<string, ParameterValue>>; readonly key: string }
+  | { readonly type: 'configure'; readonly parameters: Readonly<Record<string, ParameterValue>>; readonly key: string; readonly local?: LocalServerConfig }
   /** Sets synchronous_standby_names; the runner remembers it with the WAL position right after. */
   | { readonly type: 'setSynchronousStandbyNames'; readonly value: string }
   | { readonly type: 'syncSlots'; readonly plan: SlotPlan }

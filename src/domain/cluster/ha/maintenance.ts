@@ -47,9 +47,8 @@ export function desiredParameters(ctx: TickContext): Record<string, ParameterVal
 /** configure() when the wanted parameters differ from the last ones applied. */
 export function configureActions(ctx: TickContext): Action[] {
   if (!ctx.facts.initialized) return [];
-  const parameters = desiredParameters(ctx);
-  const key = canonicalJson(parameters);
-  return key === ctx.input.memory.appliedParameters && ctx.facts.standbyMinimumsChanged !== true ? [] : [{ type: 'configure', parameters, key }];
+  const action = configureAction(ctx);
+  return action.key === ctx.input.memory.appliedParameters && ctx.facts.standbyMinimumsChanged !== true ? [] : [action];
 }
 
 /**
@@ -59,9 +58,20 @@ export function configureActions(ctx: TickContext): Action[] {
  * `always`: also when they look applied (a fresh data directory has default files).
  */
 export function configureBeforeStart(ctx: TickContext, always = false): Action[] {
+  const action = configureAction(ctx);
+  return !always && action.key === ctx.input.memory.appliedParameters ? [] : [action];
+}
+
+/**
+ * The configure action for this tick's wanted parameters and, with the local file's access
+ * rules, those rules: a reload that changes only `db.pg_hba` or `db.pg_ident` configures too.
+ */
+function configureAction(ctx: TickContext): Extract<Action, { type: 'configure' }> {
   const parameters = desiredParameters(ctx);
-  const key = canonicalJson(parameters);
-  return !always && key === ctx.input.memory.appliedParameters ? [] : [{ type: 'configure', parameters, key }];
+  const { access } = ctx.input.local;
+  if (access === undefined) return { type: 'configure', parameters, key: canonicalJson(parameters) };
+  const local = { parameters: ctx.input.local.parameters, hba: access.hba, ident: access.ident };
+  return { type: 'configure', parameters, key: canonicalJson({ parameters, hba: access.hba, ident: access.ident }), local };
 }
 
 /** Undoes a bootstrap that failed part way (primary or standby cluster): its new data directory was never in service. */

@@ -179,8 +179,10 @@ describe('local configuration', () => {
       VALID.replace('replication: {username: replicator, password: rpw}', 'replication: {username: replicator, password: other}')
         .replace('hosts: [127.0.0.1:2379]', 'hosts: [127.0.0.1:2380]')
         .replace('parameters: {max_connections: 100}', 'parameters: {max_connections: 200}')
-        .replace('tags: {nofailover: false, dc: east}', 'tags: {nofailover: true, dc: east}'),
+        .replace('tags: {nofailover: false, dc: east}', 'tags: {nofailover: true, dc: east}')
+        .replace('db:\n', 'db:\n  pg_hba: [host all app 10.0.0.0/8 scram-sha-256]\n  pg_ident: [corp alice@EXAMPLE alice]\n'),
     );
+    expect(after.db.pg_hba).to.have.length(1);
     expect(startOnlyChanges(before, after)).to.deep.equal(['db.authentication.replication', 'etcd3.hosts']);
     expect(startOnlyChanges(before, before)).to.deep.equal([]);
   });

@@ -353,6 +353,19 @@ describe('decide(): a replica', () => {
     const d = decide(input({ raw: { db: { parameters: { work_mem: '8MB', shared_buffers: '1GB' } } }, local: { bootstrapDcs: {}, parameters: { work_mem: '16MB' }, watchdogSafetyMargin: 5 } }));
     expect(d.actions).to.deep.equal([{ type: 'configure', parameters: { shared_buffers: '1GB', work_mem: '16MB' }, key: '{"shared_buffers":"1GB","work_mem":"16MB"}' }]);
   });
+
+  it('configures again when a reload changed only the local access rules (db.pg_hba, db.pg_ident), and hands them over', () => {
+    const local = { bootstrapDcs: {}, parameters: { work_mem: '16MB' }, watchdogSafetyMargin: 5, access: { hba: ['host all app 10.0.0.0/8 scram-sha-256'], ident: null } };
+    const first = decide(input({ local }));
+    const configure = first.actions.find((a) => a.type === 'configure');
+    expect(configure).to.deep.include({ local: { parameters: { work_mem: '16MB' }, hba: local.access.hba, ident: null } });
+    const applied = { ...EMPTY_MEMORY, appliedParameters: configure!.type === 'configure' ? configure!.key : null };
+    expect(types(decide(input({ local, memory: applied }))), 'nothing changed').to.deep.equal([]);
+    const reloaded = { ...local, access: { hba: local.access.hba, ident: ['corp alice@EXAMPLE alice'] } };
+    const again = decide(input({ local: reloaded, memory: applied })).actions;
+    expect(again.map((a) => a.type)).to.deep.equal(['configure']);
+    expect(again[0]).to.deep.include({ local: { parameters: { work_mem: '16MB' }, hba: local.access.hba, ident: ['corp alice@EXAMPLE alice'] } });
+  });
 });
 
 describe('decide(): commands and scheduled restarts', () => {
