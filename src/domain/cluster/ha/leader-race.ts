@@ -50,15 +50,24 @@ function keptByFailsafe(ctx: TickContext): Decision | null {
  * anyway): one that does not answer may be the leader, still writing.
  */
 function outsideFailsafe(ctx: TickContext): Decision | null {
-  const listed = ctx.config.failsafe_mode ? ctx.cluster.failsafe : null;
-  // A leader alone in its list never stays without the DCS (see withoutDcs); the operator's candidate is the operator's call.
-  if (!listed || Object.keys(listed).length < 2 || listed[ctx.me] !== undefined) return null;
-  if (activeFailoverKey(ctx)?.member === ctx.me) return null;
-  const silent = Object.keys(listed)
-    .filter((name) => (ctx.input.peers?.get(name) ?? null) === null)
-    .sort();
+  const silent = failsafeSilent(ctx, ctx.me);
   if (silent.length === 0) return null;
   return backOff(ctx, `this node is not among the failsafe members the last leader listed, and ${silent.join(', ')} of them do not answer: the leader may still write under failsafe`);
+}
+
+/**
+ * The failsafe members that keep `name` out of the race (see outsideFailsafe), as far as this
+ * node hears them: none when `name` is listed, failsafe mode is off or the operator chose it.
+ * A member they keep out is no better candidate to wait for: it will not race either.
+ */
+function failsafeSilent(ctx: TickContext, name: string): string[] {
+  const listed = ctx.config.failsafe_mode ? ctx.cluster.failsafe : null;
+  // A leader alone in its list never stays without the DCS (see withoutDcs); the operator's candidate is the operator's call.
+  if (!listed || Object.keys(listed).length < 2 || listed[name] !== undefined) return [];
+  if (activeFailoverKey(ctx)?.member === name) return [];
+  return Object.keys(listed)
+    .filter((n) => n !== ctx.me && (ctx.input.peers?.get(n) ?? null) === null)
+    .sort();
 }
 
 /**
@@ -225,15 +234,17 @@ export function leaderRace(ctx: TickContext): Decision {
     // The operator's choice needs no WAL comparison: the old leader handed everything over.
     if (chosen) continue;
     const theirs = position(status);
+    // A member the failsafe rule keeps out of the race would leave the cluster without a primary if waited for.
+    const keptOut = failsafeSilent(ctx, m.name).length > 0;
     if (ahead(theirs, self)) {
       const where = `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`;
-      if (eligibility(candidate(ctx, m), auto).eligible) return backOff(ctx, where);
+      if (!keptOut && eligibility(candidate(ctx, m), auto).eligible) return backOff(ctx, where);
       if (quorumMemberMayHoldMore(ctx, m.name)) return catchUpFrom(ctx, m, `${where} and, a synchronous quorum member, may hold acknowledged commits this node lacks`);
     }
     // Equally good on WAL: the higher failover_priority leads (not a leader that stepped down for a switchover: it leaves the race to the others).
     const c = candidate(ctx, m);
     const steppedDown = fk !== null && fk.leader === m.name;
-    if (!steppedDown && !ahead(self, theirs) && failoverPriority(c.tags) > myPriority && eligibility(c, auto).eligible) {
+    if (!keptOut && !steppedDown && !ahead(self, theirs) && failoverPriority(c.tags) > myPriority && eligibility(c, auto).eligible) {
       return backOff(ctx, `${m.name} has as much WAL and a higher failover_priority (${failoverPriority(c.tags)} > ${myPriority})`);
     }
   }

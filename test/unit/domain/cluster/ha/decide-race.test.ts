@@ -60,6 +60,18 @@ describe('decide(): the leader race', () => {
     expect(decide(input({ cluster: listed, peers: peers() })).job).to.equal('promote');
   });
 
+  it('failsafe mode: a listed member does not wait for a better one the rule keeps out of the race (it would never race)', () => {
+    // node1, the last leader, is gone; node3 has a higher failover_priority (or more WAL) but was not listed.
+    const listed = { ...unlocked, failsafe: { node1: 'http://node1:8008', node2: 'http://node2:8008' } };
+    const better = peerStatus('replica', 5000, { tags: { failover_priority: 2 } });
+    expect(decide(input({ cluster: listed, raw: { failsafe_mode: true }, peers: peers({ node3: better }) })).job).to.equal('promote');
+    expect(decide(input({ cluster: listed, raw: { failsafe_mode: true }, peers: peers({ node3: peerStatus('replica', 6000) }) })).job).to.equal('promote');
+    // Once every listed member answers, node3 races too: it is waited for again.
+    const answering = peers({ node1: peerStatus('replica', 100), node3: better });
+    expect(types(decide(input({ cluster: listed, raw: { failsafe_mode: true }, peers: answering })))).to.deep.equal([]);
+    expect(types(decide(input({ cluster: listed, peers: peers({ node3: better }) }))), 'failsafe mode off').to.deep.equal([]);
+  });
+
   it('a primary without the key that is not the healthiest demotes; one that is takes the key without promoting', () => {
     const base = input({ cluster: unlocked, facts: primaryFacts(5000) });
     expect(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000) }) }).job).to.equal('demote');
