@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { SecureContextOptions } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { VerifyClient } from './auth.js';
 import { FIRST_REQUEST_MS, limitConnections } from './connection-limits.js';
@@ -33,6 +34,22 @@ export interface AgentServer {
   close(graceMs?: number): Promise<void>;
   /** `http(s)://host:port` once listening. */
   url(): string;
+  /**
+   * Reads the certificate, key and CA files of `tls` again (a certificate renewed in place, or
+   * other files) for every new connection; open ones keep theirs. Nothing for a plain HTTP
+   * listener. Throws when a file cannot be read or the key does not fit: the files in force stay.
+   */
+  reloadTls(tls: TlsSettings): void;
+}
+
+/** The certificate, key and CA of `tls`, read from their files now. */
+function secureContextOf(tls: TlsSettings): SecureContextOptions {
+  return {
+    cert: readFileSync(tls.certfile),
+    key: readFileSync(tls.keyfile ?? tls.certfile),
+    ...(tls.keyfilePassword !== undefined ? { passphrase: tls.keyfilePassword } : {}),
+    ...(tls.cafile ? { ca: readFileSync(tls.cafile) } : {}),
+  };
 }
 
 /** Splits `host:port`, IPv6 hosts in brackets. */
@@ -55,10 +72,7 @@ export function createAgentServer(handler: (req: IncomingMessage, res: ServerRes
   const server: Server = tls
     ? createHttpsServer(
         {
-          cert: readFileSync(tls.certfile),
-          key: readFileSync(tls.keyfile ?? tls.certfile),
-          ...(tls.keyfilePassword !== undefined ? { passphrase: tls.keyfilePassword } : {}),
-          ...(tls.cafile ? { ca: readFileSync(tls.cafile) } : {}),
+          ...secureContextOf(tls),
           requestCert: (tls.verifyClient ?? 'none') !== 'none',
           rejectUnauthorized: tls.verifyClient === 'required',
           handshakeTimeout: FIRST_REQUEST_MS,
@@ -96,6 +110,9 @@ export function createAgentServer(handler: (req: IncomingMessage, res: ServerRes
       if (!bound) throw new Error('the API server is not listening');
       const h = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
       return `${tls ? 'https' : 'http'}://${h}:${bound.port}`;
+    },
+    reloadTls: (next) => {
+      if (tls) (server as HttpsServer).setSecureContext(secureContextOf(next));
     },
   };
 }

@@ -11,18 +11,25 @@ export interface HttpPeerApiOptions {
    * A function is asked per request, so credentials changed by a reload apply at once.
    */
   readonly auth?: PeerCredentials | (() => PeerCredentials | undefined);
-  readonly tls?: {
-    /** Verify the peer's certificate (default true). */
-    readonly rejectUnauthorized?: boolean;
-    /** CA bundle (PEM) to verify peers with. */
-    readonly ca?: string | Buffer;
-    /** Client certificate and key (PEM), for peers with verify_client. */
-    readonly cert?: string | Buffer;
-    readonly key?: string | Buffer;
-  };
+  /** A function is asked per request: a new object (a reload read renewed files) is used from the next connection on. */
+  readonly tls?: PeerTls | (() => PeerTls);
   /** Largest response body read, bytes (default 1 MiB); a larger one counts as a failure. */
   readonly maxBodyBytes?: number;
 }
+
+/** How this agent's HTTPS connections to its peers verify them and present themselves. */
+export interface PeerTls {
+  /** Verify the peer's certificate (default true). */
+  readonly rejectUnauthorized?: boolean;
+  /** CA bundle (PEM) to verify peers with. */
+  readonly ca?: string | Buffer;
+  /** Client certificate and key (PEM), for peers with verify_client. */
+  readonly cert?: string | Buffer;
+  readonly key?: string | Buffer;
+}
+
+/** How long a replaced HTTPS agent's connections may finish their requests before it is closed. */
+const REPLACED_AGENT_GRACE_MS = 60_000;
 
 /** The cluster's REST API credentials. */
 export interface PeerCredentials {
@@ -44,21 +51,19 @@ interface Reply {
  */
 export class HttpPeerApi implements PeerApi {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 8 });
-  private readonly httpsAgent: https.Agent;
+  private httpsAgent: https.Agent;
+  private readonly tls: () => PeerTls | undefined;
+  private tlsFor: PeerTls | undefined;
   private readonly auth: () => PeerCredentials | undefined;
   private authFor: PeerCredentials | undefined;
   private authHeader: string | null = null;
   private readonly maxBodyBytes: number;
 
   constructor(opts: HttpPeerApiOptions = {}) {
-    this.httpsAgent = new https.Agent({
-      keepAlive: true,
-      maxSockets: 8,
-      rejectUnauthorized: opts.tls?.rejectUnauthorized ?? true,
-      ...(opts.tls?.ca !== undefined ? { ca: opts.tls.ca } : {}),
-      ...(opts.tls?.cert !== undefined ? { cert: opts.tls.cert } : {}),
-      ...(opts.tls?.key !== undefined ? { key: opts.tls.key } : {}),
-    });
+    const tls = opts.tls;
+    this.tls = typeof tls === 'function' ? tls : () => tls;
+    this.tlsFor = this.tls();
+    this.httpsAgent = httpsAgentOf(this.tlsFor);
     const auth = opts.auth;
     this.auth = typeof auth === 'function' ? auth : () => auth;
     this.maxBodyBytes = opts.maxBodyBytes ?? 1024 * 1024;
@@ -103,6 +108,18 @@ export class HttpPeerApi implements PeerApi {
     }
   }
 
+  /** The HTTPS agent of the TLS settings in force: a new one when they changed; the old one's requests finish first. */
+  private secureAgent(): https.Agent {
+    const tls = this.tls();
+    if (tls !== this.tlsFor) {
+      this.tlsFor = tls;
+      const old = this.httpsAgent;
+      this.httpsAgent = httpsAgentOf(tls);
+      setTimeout(() => old.destroy(), REPLACED_AGENT_GRACE_MS).unref();
+    }
+    return this.httpsAgent;
+  }
+
   /** The Authorization header of the credentials in force (encoded again only when they change). */
   private authorization(): string | null {
     const auth = this.auth();
@@ -145,7 +162,7 @@ export class HttpPeerApi implements PeerApi {
       try {
         const options = { method, headers, signal: AbortSignal.timeout(Math.max(1, timeoutMs)) };
         const req = secure
-          ? https.request(url, { ...options, agent: this.httpsAgent })
+          ? https.request(url, { ...options, agent: this.secureAgent() })
           : http.request(url, { ...options, agent: this.httpAgent });
         req.on('error', () => done(null));
         req.on('response', (res) => {
@@ -170,4 +187,16 @@ export class HttpPeerApi implements PeerApi {
       }
     });
   }
+}
+
+/** A keep-alive HTTPS agent with these TLS settings. */
+function httpsAgentOf(tls: PeerTls | undefined): https.Agent {
+  return new https.Agent({
+    keepAlive: true,
+    maxSockets: 8,
+    rejectUnauthorized: tls?.rejectUnauthorized ?? true,
+    ...(tls?.ca !== undefined ? { ca: tls.ca } : {}),
+    ...(tls?.cert !== undefined ? { cert: tls.cert } : {}),
+    ...(tls?.key !== undefined ? { key: tls.key } : {}),
+  });
 }

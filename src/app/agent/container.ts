@@ -10,11 +10,11 @@ import { PgDatabase } from '../../adapters/database/pg-database.js';
 import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { createAgentApi, type AgentApi } from '../../adapters/http/agent-api.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
-import { createAgentServer, type AgentServer } from '../../adapters/http/server.js';
+import { createAgentServer, type AgentServer, type TlsSettings } from '../../adapters/http/server.js';
 import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { AgentMetrics } from '../../adapters/metrics/agent-metrics.js';
 import { EventLoopDelayMonitor } from '../../adapters/metrics/event-loop-delay.js';
-import { HttpPeerApi, type PeerCredentials } from '../../adapters/peer/http-peer-api.js';
+import { HttpPeerApi, type PeerCredentials, type PeerTls } from '../../adapters/peer/http-peer-api.js';
 import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
 import { NoopWatchdog } from '../../adapters/watchdog/noop-watchdog.js';
 import { AgentControl } from '../../ports/agent-control.js';
@@ -96,10 +96,44 @@ function retryTimeoutMs(cfg: LocalConfig): number {
   return (typeof v === 'number' && v > 0 ? v : DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000;
 }
 
-/** Peers' APIs with the cluster's credentials as the local file says now (a reload changes them at once) and its TLS settings (read at start). */
-function peerApiOf(cfg: LocalConfig, settings: FileSettingsSource): HttpPeerApi {
+/** How the agent reaches its peers over HTTPS, from the local file's certificate files, read now. */
+function peerTlsOf(cfg: LocalConfig): PeerTls {
   const r = cfg.restapi;
   const presentsCert = r.certfile !== undefined && r.verify_client !== 'none';
+  return {
+    // Peers' certificates are verified when a CA is configured (self-signed setups otherwise).
+    rejectUnauthorized: r.cafile !== undefined,
+    ...(r.cafile ? { ca: readFileSync(r.cafile) } : {}),
+    ...(presentsCert ? { cert: readFileSync(r.certfile!), key: readFileSync(r.keyfile ?? r.certfile!) } : {}),
+  };
+}
+
+/** The REST API's HTTPS settings of the local file; undefined: plain HTTP. */
+function serverTlsOf(r: LocalConfig['restapi']): TlsSettings | undefined {
+  return r.certfile
+    ? {
+        certfile: r.certfile,
+        ...(r.keyfile ? { keyfile: r.keyfile } : {}),
+        ...(r.keyfile_password !== undefined ? { keyfilePassword: r.keyfile_password } : {}),
+        ...(r.cafile ? { cafile: r.cafile } : {}),
+        verifyClient: r.verify_client,
+      }
+    : undefined;
+}
+
+/**
+ * Peers' APIs with the cluster's credentials as the local file says now and its certificate
+ * files, both as of the last reload (a certificate renewed in place is read again then).
+ */
+function peerApiOf(cfg: LocalConfig, settings: FileSettingsSource, logger: Logger): HttpPeerApi {
+  let tls = peerTlsOf(cfg);
+  settings.onReload((next) => {
+    try {
+      tls = peerTlsOf(next);
+    } catch (e) {
+      logger.error('the REST API certificate files could not be read again: calls to the other members keep the ones in force', { error: e instanceof Error ? e.message : String(e) });
+    }
+  });
   let credentialsOf: LocalConfig['restapi']['authentication'] | null = null;
   let credentials: PeerCredentials | undefined;
   return new HttpPeerApi({
@@ -111,12 +145,7 @@ function peerApiOf(cfg: LocalConfig, settings: FileSettingsSource): HttpPeerApi 
       }
       return credentials;
     },
-    tls: {
-      // Peers' certificates are verified when a CA is configured (self-signed setups otherwise).
-      rejectUnauthorized: r.cafile !== undefined,
-      ...(r.cafile ? { ca: readFileSync(r.cafile) } : {}),
-      ...(presentsCert ? { cert: readFileSync(r.certfile!), key: readFileSync(r.keyfile ?? r.certfile!) } : {}),
-    },
+    tls: () => tls,
   });
 }
 
@@ -199,7 +228,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     const fencer = ctx.get<Fencer>(Fencer);
     return fencer instanceof FencerClient ? fencer : new LinuxWatchdog({ device: cfg.watchdog.device });
   });
-  c.bind<PeerApi>(PeerApi).toDynamicValue(() => overrides.peers ?? peerApiOf(cfg, settings));
+  c.bind<PeerApi>(PeerApi).toDynamicValue((ctx) => overrides.peers ?? peerApiOf(cfg, settings, ctx.get<Logger>(Logger).child({ component: 'peers' })));
   if (overrides.haLoopOptions) c.bind<HaLoopOptions>(HaLoopOptions).toConstantValue(overrides.haLoopOptions);
 
   c.bind<FileSettingsSource>(AgentTokens.LocalSettings).toConstantValue(settings);
@@ -271,21 +300,21 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     }),
   );
   c.bind<AgentServer>(AgentTokens.Server).toDynamicValue((ctx) => {
-    const r = cfg.restapi;
-    return createAgentServer(ctx.get<AgentApi>(AgentTokens.Api).callback(), {
-      listen: r.listen,
-      ...(r.certfile
-        ? {
-            tls: {
-              certfile: r.certfile,
-              ...(r.keyfile ? { keyfile: r.keyfile } : {}),
-              ...(r.keyfile_password !== undefined ? { keyfilePassword: r.keyfile_password } : {}),
-              ...(r.cafile ? { cafile: r.cafile } : {}),
-              verifyClient: r.verify_client,
-            },
-          }
-        : {}),
+    const tls = serverTlsOf(cfg.restapi);
+    const server = createAgentServer(ctx.get<AgentApi>(AgentTokens.Api).callback(), { listen: cfg.restapi.listen, ...(tls ? { tls } : {}) });
+    const logger = ctx.get<Logger>(Logger).child({ component: 'restapi' });
+    // A certificate renewed in place (same paths) is what a reload is for: the files are read again each time.
+    settings.onReload((next) => {
+      const renewed = serverTlsOf(next.restapi);
+      if (!tls || !renewed) return;
+      try {
+        server.reloadTls(renewed);
+        logger.info('REST API certificate files read again: new connections use them', { certfile: renewed.certfile });
+      } catch (e) {
+        logger.error('the REST API certificate files could not be read again: the ones in force stay', { error: e instanceof Error ? e.message : String(e) });
+      }
     });
+    return server;
   });
   return c;
 }

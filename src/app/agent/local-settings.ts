@@ -55,6 +55,7 @@ export class FileSettingsSource implements AgentSettingsSource {
   private settings: AgentSettings;
   /** The file as the agent started with it: what start-only settings are running with. */
   private readonly started: LocalConfig;
+  private readonly reloadListeners: ((config: LocalConfig) => void)[] = [];
 
   constructor(
     private readonly path: string,
@@ -97,9 +98,18 @@ export class FileSettingsSource implements AgentSettingsSource {
     const next = await this.load(this.path, this.env);
     this.config = next;
     this.settings = agentSettingsOf(next, this.svcVersion);
+    for (const listener of this.reloadListeners) listener(next);
     return this.settings;
   }
+
+  /** Calls `listener` with the file after each successful reload (the listener must not throw). */
+  onReload(listener: (config: LocalConfig) => void): void {
+    this.reloadListeners.push(listener);
+  }
 }
+
+/** The REST API's certificate files: re-read on every reload while it serves HTTPS. */
+const TLS_FILES = ['restapi.certfile', 'restapi.keyfile', 'restapi.keyfile_password', 'restapi.cafile'];
 
 /** Parts of the local file a reload applies at once; every other change waits for the next start. */
 const APPLIED_AT_ONCE = ['tags', 'db.parameters', 'db.pg_hba', 'db.pg_ident', 'db.recovery_conf', 'bootstrap.dcs', 'watchdog.safety_margin', 'restapi.authentication', 'restapi.allowlist', 'restapi.http_extra_headers'];
@@ -112,8 +122,10 @@ const APPLIED_AT_ONCE = ['tags', 'db.parameters', 'db.pg_hba', 'db.pg_ident', 'd
  */
 export function startOnlyChanges(before: LocalConfig, after: LocalConfig): string[] {
   const out: string[] = [];
+  // An API served over HTTPS before and after re-reads its certificate files (renewed in place or moved) at once.
+  const tlsBoth = before.restapi.certfile !== undefined && after.restapi.certfile !== undefined;
   const walk = (a: unknown, b: unknown, path: string): void => {
-    if (APPLIED_AT_ONCE.includes(path)) return;
+    if (APPLIED_AT_ONCE.includes(path) || (tlsBoth && TLS_FILES.includes(path))) return;
     const objects = a !== null && b !== null && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b);
     if (!objects || path.split('.').length >= 3) {
       if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path);

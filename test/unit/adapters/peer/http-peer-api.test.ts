@@ -214,5 +214,14 @@ describe('HttpPeerApi', () => {
       expect(await lax.fetchStatus(tlsBase, 2000)).to.deep.equal(STATUS);
       lax.close();
     });
+
+    it('TLS settings given as a function: a new object (files read again on a reload) serves the next request', async () => {
+      let tls: { ca?: Buffer; rejectUnauthorized?: boolean } = { ca: Buffer.from('') };
+      const api = new HttpPeerApi({ tls: () => tls });
+      expect(await api.fetchStatus(tlsBase, 2000), 'a CA that is not the peer\'s').to.equal(null);
+      tls = { ca: cert };
+      expect(await api.fetchStatus(tlsBase, 2000)).to.deep.equal(STATUS);
+      api.close();
+    });
   });
 });

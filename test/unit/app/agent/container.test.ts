@@ -2,7 +2,9 @@ import { Fencer } from '../../../../src/ports/fencer.js';
 import { FencerClient } from '../../../../src/adapters/fencer/fencer-client.js';
 import { DisabledFencer } from '../../../../src/adapters/fencer/disabled-fencer.js';
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
@@ -30,6 +32,7 @@ import { PeerApi } from '../../../../src/ports/peer-api.js';
 import { Watchdog } from '../../../../src/ports/watchdog.js';
 import { AgentSettingsSource } from '../../../../src/app/agent/tokens.js';
 import { freePort } from '../../../support/free-port.js';
+import { makeTlsFiles } from '../../adapters/http/tls-fixtures.js';
 
 let apiPort = 0;
 const yaml = (extra = '') => `
@@ -111,6 +114,60 @@ describe('composition root (container.ts, main.ts)', () => {
       expect(allowed.status).to.equal(202);
     } finally {
       await server.close();
+    }
+  });
+
+  it('reload reads the REST API certificate files again: a certificate renewed in place serves new connections, a broken one is refused', async () => {
+    const first = makeTlsFiles();
+    const renewed = makeTlsFiles();
+    const certfile = join(dir, 'api.pem');
+    const keyfile = join(dir, 'api.key');
+    copyFileSync(first.serverCert, certfile);
+    copyFileSync(first.serverKey, keyfile);
+    const path = join(dir, 'n.yml');
+    const text = yaml(`, certfile: ${certfile}, keyfile: ${keyfile}`);
+    writeFileSync(path, text);
+    const clock = new FakeClock();
+    const logger = new MemoryLogger();
+    const c = createAgentContainer({
+      config: parseLocalConfig(text),
+      configPath: path,
+      svcVersion: '1.2.0',
+      env: {},
+      overrides: {
+        clock,
+        logger,
+        store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
+        database: new FakeDatabase({ name: 'node1', connUrl: 'postgres://127.0.0.1:15432/postgres', clock }),
+      },
+    });
+    const server = c.get<AgentServer>(AgentTokens.Server);
+    const { port } = await server.listen();
+    const served = () =>
+      new Promise<string>((resolve, reject) => {
+        const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+          resolve(s.getPeerX509Certificate()!.fingerprint256);
+          s.end();
+        });
+        s.on('error', reject);
+      });
+    const fingerprint = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
+    try {
+      expect(await served()).to.equal(fingerprint(first.serverCert));
+      copyFileSync(renewed.serverCert, certfile);
+      copyFileSync(renewed.serverKey, keyfile);
+      await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
+      expect(await served(), 'the renewed certificate').to.equal(fingerprint(renewed.serverCert));
+      expect(logger.messages('info').some((m) => /certificate files read again/.test(m))).to.equal(true);
+      // A key that does not fit (the certificate copied, not yet its key): the one in force stays.
+      copyFileSync(first.serverCert, certfile);
+      await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
+      expect(await served()).to.equal(fingerprint(renewed.serverCert));
+      expect(logger.messages('error').some((m) => /could not be read again: the ones in force stay/.test(m))).to.equal(true);
+    } finally {
+      await server.close();
+      first.remove();
+      renewed.remove();
     }
   });
 

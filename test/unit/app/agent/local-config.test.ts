@@ -185,6 +185,10 @@ describe('local configuration', () => {
     expect(after.db.pg_hba).to.have.length(1);
     expect(startOnlyChanges(before, after)).to.deep.equal(['db.authentication.replication', 'etcd3.hosts']);
     expect(startOnlyChanges(before, before)).to.deep.equal([]);
+    // Certificate files are read again on a reload while the API serves HTTPS before and after; HTTP to HTTPS waits for a start.
+    const https = (certfile: string) => ({ ...before, restapi: { ...before.restapi, certfile, keyfile: `${certfile}.key` } });
+    expect(startOnlyChanges(https('/etc/warden/a.pem'), https('/etc/warden/b.pem'))).to.deep.equal([]);
+    expect(startOnlyChanges(before, https('/etc/warden/b.pem'))).to.deep.equal(['restapi.certfile', 'restapi.keyfile']);
   });
 
   it('environment overrides WARDEN_<SECTION>_<KEY>, typed by the schema', () => {
