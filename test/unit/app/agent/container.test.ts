@@ -47,6 +47,26 @@ db:
 watchdog: {mode: off}
 `;
 
+/** The agent's container over fakes (clock, logger, in-memory store, fake database), with `text` written to `path` as its file. */
+function overFakes(path: string, text: string) {
+  writeFileSync(path, text);
+  const clock = new FakeClock();
+  const logger = new MemoryLogger();
+  const c = createAgentContainer({
+    config: parseLocalConfig(text),
+    configPath: path,
+    svcVersion: '1.2.0',
+    env: {},
+    overrides: {
+      clock,
+      logger,
+      store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
+      database: new FakeDatabase({ name: 'node1', connUrl: 'postgres://127.0.0.1:15432/postgres', clock }),
+    },
+  });
+  return { c, logger };
+}
+
 describe('composition root (container.ts, main.ts)', () => {
   let dir: string;
   beforeEach(async () => {
@@ -82,21 +102,7 @@ describe('composition root (container.ts, main.ts)', () => {
 
   it('serves the API from the container over fakes; reload applies new credentials', async () => {
     const path = join(dir, 'n.yml');
-    writeFileSync(path, yaml());
-    const clock = new FakeClock();
-    const logger = new MemoryLogger();
-    const c = createAgentContainer({
-      config: parseLocalConfig(yaml()),
-      configPath: path,
-      svcVersion: '1.2.0',
-      env: {},
-      overrides: {
-        clock,
-        logger,
-        store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
-        database: new FakeDatabase({ name: 'node1', connUrl: 'postgres://127.0.0.1:15432/postgres', clock }),
-      },
-    });
+    const { c } = overFakes(path, yaml());
     const server = c.get<AgentServer>(AgentTokens.Server);
     await server.listen();
     try {
@@ -124,23 +130,7 @@ describe('composition root (container.ts, main.ts)', () => {
     const keyfile = join(dir, 'api.key');
     copyFileSync(first.serverCert, certfile);
     copyFileSync(first.serverKey, keyfile);
-    const path = join(dir, 'n.yml');
-    const text = yaml(`, certfile: ${certfile}, keyfile: ${keyfile}`);
-    writeFileSync(path, text);
-    const clock = new FakeClock();
-    const logger = new MemoryLogger();
-    const c = createAgentContainer({
-      config: parseLocalConfig(text),
-      configPath: path,
-      svcVersion: '1.2.0',
-      env: {},
-      overrides: {
-        clock,
-        logger,
-        store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
-        database: new FakeDatabase({ name: 'node1', connUrl: 'postgres://127.0.0.1:15432/postgres', clock }),
-      },
-    });
+    const { c, logger } = overFakes(join(dir, 'n.yml'), yaml(`, certfile: ${certfile}, keyfile: ${keyfile}`));
     const server = c.get<AgentServer>(AgentTokens.Server);
     const { port } = await server.listen();
     const served = () =>
