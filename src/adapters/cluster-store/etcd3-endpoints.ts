@@ -24,8 +24,11 @@ export function etcd3HostUrls(opts: Etcd3KeyValueOptions): string[] {
   return opts.hosts.map((h) => (/^https?:\/\//.test(h) ? h : `${scheme}://${h}`));
 }
 
+/** The etcd credentials a running client can take anew: its TLS files (read again) and its etcd user. */
+export type Etcd3Credentials = Pick<Etcd3KeyValueOptions, 'cacert' | 'cert' | 'key' | 'username' | 'password'>;
+
 /** The TLS files of the options, read, for a plain HTTPS request to a member. */
-export function etcd3TlsFiles(opts: Etcd3KeyValueOptions): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+export function etcd3TlsFiles(opts: Etcd3Credentials): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
   return {
     ...(opts.cacert ? { ca: readFileSync(opts.cacert) } : {}),
     ...(opts.cert ? { cert: readFileSync(opts.cert) } : {}),

@@ -1,6 +1,7 @@
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
-import { Etcd3GatewayKeyValue, type Etcd3GatewayKeyValueOptions } from './etcd3-gateway-key-value.js';
+import type { Etcd3Credentials } from './etcd3-endpoints.js';
+import { Etcd3GatewayKeyValue, type CredentialsReloaded, type Etcd3GatewayKeyValueOptions } from './etcd3-gateway-key-value.js';
 import { KeyValueClusterStore } from './key-value-cluster-store.js';
 
 /** Options of the cluster store on etcd's JSON gateway: the connection, the clock and log, and whether to keep a watched copy. */
@@ -16,8 +17,17 @@ export interface Etcd3GatewayClusterStoreOptions extends Etcd3GatewayKeyValueOpt
  * agent, transactions, a prefix watch with progress requests, range reads only to resync.
  */
 export class Etcd3GatewayClusterStore extends KeyValueClusterStore {
+  private readonly gateway: Etcd3GatewayKeyValue;
+
   constructor(opts: Etcd3GatewayClusterStoreOptions) {
     const { clock, logger, watchedCopy, ...connection } = opts;
-    super(new Etcd3GatewayKeyValue(connection), clock, logger, { watchedCopy: watchedCopy ?? false });
+    const gateway = new Etcd3GatewayKeyValue(connection);
+    super(gateway, clock, logger, { watchedCopy: watchedCopy ?? false });
+    this.gateway = gateway;
+  }
+
+  /** Takes renewed TLS files and a changed etcd user (see Etcd3GatewayKeyValue.reloadCredentials). Throws with the ones in force kept. */
+  reloadCredentials(c: Etcd3Credentials): CredentialsReloaded {
+    return this.gateway.reloadCredentials(c);
   }
 }

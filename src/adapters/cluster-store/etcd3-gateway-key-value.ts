@@ -1,10 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import { asUnavailable, withinDeadline } from './etcd3-deadline.js';
 import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
 // Not etcd3-options.js: it loads the gRPC client this adapter exists to avoid.
-import { etcd3HostUrls, etcd3TlsFiles, type Etcd3KeyValueOptions } from './etcd3-endpoints.js';
+import { etcd3HostUrls, etcd3TlsFiles, type Etcd3Credentials, type Etcd3KeyValueOptions } from './etcd3-endpoints.js';
 import { Etcd3ProgressTrust } from './etcd3-progress-trust.js';
 import { compareRevisions, maxRevision, type ChangesSince, type KeyValueStore, type ProgressTrust, type PutOptions, type RevisionedSnapshot, type WatchInfo, type WriteCondition } from './key-value.js';
 import { PrefixWatchSet } from './prefix-watch-set.js';
@@ -95,6 +96,21 @@ const MIN_RETRY_ATTEMPT_MS = 200;
 /** Idle keep-alive connections kept per etcd member. */
 const IDLE_SOCKETS_PER_MEMBER = 4;
 
+/** How long the connections opened with TLS files replaced by a reload may still finish their requests. */
+const REPLACED_AGENT_GRACE_MS = 60_000;
+
+/** What a credentials reload changed. */
+export interface CredentialsReloaded {
+  /** The TLS files differ from the ones in force: new connections present and verify with them. */
+  readonly tls: boolean;
+  /** The etcd user or its password changed: the next call authenticates again. */
+  readonly user: boolean;
+}
+
+type TlsFiles = ReturnType<typeof etcd3TlsFiles>;
+
+const sameBytes = (a: Buffer | undefined, b: Buffer | undefined) => (a === undefined || b === undefined ? a === b : a.equals(b));
+
 /**
  * The `KeyValueStore` port over etcd v3's JSON gateway (`POST /v3/kv/range`, `/v3/kv/txn`,
  * `/v3/lease/*`, `/v3/watch`) with plain `node:http(s)`: same semantics as `Etcd3KeyValue`
@@ -107,8 +123,9 @@ const IDLE_SOCKETS_PER_MEMBER = 4;
 export class Etcd3GatewayKeyValue implements KeyValueStore {
   private readonly urls: string[];
   private readonly prefix: string;
-  private readonly agent: http.Agent;
-  private readonly tls: https.AgentOptions;
+  private agent: http.Agent;
+  private tls: TlsFiles;
+  private user: { readonly username?: string; readonly password?: string };
   private readonly trust: Etcd3ProgressTrust;
   private retryTimeoutMs: number;
   private leaseId: string | null = null;
@@ -126,12 +143,43 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     this.prefix = opts.prefix;
     this.retryTimeoutMs = opts.retryTimeoutMs;
     this.tls = etcd3TlsFiles(opts);
-    this.trust = new Etcd3ProgressTrust(this.urls, this.tls, () => this.retryTimeoutMs);
-    const https_ = this.urls.some((u) => u.startsWith('https:'));
+    this.user = { ...(opts.username !== undefined ? { username: opts.username } : {}), ...(opts.password !== undefined ? { password: opts.password } : {}) };
+    this.trust = new Etcd3ProgressTrust(this.urls, () => this.tls, () => this.retryTimeoutMs);
+    this.agent = this.newAgent();
+  }
+
+  private newAgent(): http.Agent {
     // etcd never closes an idle connection: a burst of reads (an outage's end) would leave every socket it opened
     // open for good. A few idle ones per member serve the steady state; the rest close once used.
     const pool = { keepAlive: true, maxFreeSockets: IDLE_SOCKETS_PER_MEMBER };
-    this.agent = https_ ? new https.Agent({ ...pool, ...this.tls }) : new http.Agent(pool);
+    return this.urls.some((u) => u.startsWith('https:')) ? new https.Agent({ ...pool, ...this.tls }) : new http.Agent(pool);
+  }
+
+  /**
+   * Takes the credentials anew (a reload): the TLS files are read again, same paths renewed in
+   * place or new ones, and new connections (calls, the watch's next stream) present and verify
+   * with them; open ones finish their requests with the old. A changed etcd user or password
+   * makes the next call authenticate again. Throws, with the ones in force kept, when a file
+   * cannot be read or a key does not fit its certificate. The scheme and hosts stay as started.
+   */
+  reloadCredentials(c: Etcd3Credentials): CredentialsReloaded {
+    const tls = etcd3TlsFiles(c);
+    const https_ = this.urls.some((u) => u.startsWith('https:'));
+    // Checked before anything is replaced: a certificate without its key (or the wrong key) would fail every new connection.
+    if (https_ && (tls.cert !== undefined || tls.key !== undefined)) createSecureContext(tls);
+    const tlsChanged = !(sameBytes(tls.ca, this.tls.ca) && sameBytes(tls.cert, this.tls.cert) && sameBytes(tls.key, this.tls.key));
+    if (tlsChanged) {
+      this.tls = tls;
+      const replaced = this.agent;
+      this.agent = this.newAgent();
+      setTimeout(() => replaced.destroy(), REPLACED_AGENT_GRACE_MS).unref();
+    }
+    const userChanged = c.username !== this.user.username || (c.username !== undefined && (c.password ?? '') !== (this.user.password ?? ''));
+    if (userChanged) {
+      this.user = { ...(c.username !== undefined ? { username: c.username } : {}), ...(c.password !== undefined ? { password: c.password } : {}) };
+      this.token = null;
+    }
+    return { tls: tlsChanged, user: userChanged };
   }
 
   setRetryTimeout(ms: number): void {
@@ -340,7 +388,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   /** Headers of every call: JSON, plus the auth token when a user is configured. */
   private async headers(): Promise<Record<string, string>> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.opts.username === undefined) return headers;
+    if (this.user.username === undefined) return headers;
     this.token ??= this.authenticate().catch((e: unknown) => {
       this.token = null;
       throw e;
@@ -350,7 +398,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   }
 
   private async authenticate(): Promise<string> {
-    const res = await this.post('/v3/auth/authenticate', { name: this.opts.username, password: this.opts.password ?? '' }, { 'content-type': 'application/json' });
+    const res = await this.post('/v3/auth/authenticate', { name: this.user.username, password: this.user.password ?? '' }, { 'content-type': 'application/json' });
     if (typeof res['token'] !== 'string') throw new GatewayError(401, 'etcd returned no auth token');
     return res['token'];
   }
@@ -360,7 +408,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     try {
       return await this.post(path, body, await this.headers());
     } catch (e) {
-      if (!(this.opts.username !== undefined && e instanceof GatewayError && /token/i.test(e.message))) throw e;
+      if (!(this.user.username !== undefined && e instanceof GatewayError && /token/i.test(e.message))) throw e;
       this.token = null;
       return this.post(path, body, await this.headers());
     }

@@ -44,7 +44,8 @@ export class Etcd3KeyValue implements KeyValueStore {
   constructor(opts: Etcd3KeyValueOptions) {
     this.retryTimeoutMs = opts.retryTimeoutMs;
     const timeout = () => this.retryTimeoutMs;
-    this.trust = new Etcd3ProgressTrust(etcd3HostUrls(opts), etcd3TlsFiles(opts), timeout);
+    const tlsFiles = etcd3TlsFiles(opts);
+    this.trust = new Etcd3ProgressTrust(etcd3HostUrls(opts), () => tlsFiles, timeout);
     this.client = new Etcd3(etcd3ClientOptions(opts, timeout));
     this.ns = this.client.namespace(opts.prefix);
     this.lease = new Etcd3AgentLease(this.ns.leaseClient, timeout);

@@ -74,7 +74,8 @@ export class Etcd3ProgressTrust {
 
   constructor(
     private readonly urls: readonly string[],
-    private readonly tls: https.AgentOptions,
+    /** The TLS files in force (a reload may renew them). */
+    private readonly tls: () => https.AgentOptions,
     private readonly timeoutMs: () => number,
   ) {}
 
@@ -105,7 +106,7 @@ export class Etcd3ProgressTrust {
   private async ask(round: number, retryMs: number): Promise<void> {
     // Nothing waits on the answer: a slow link gets twice a call's bound, so it is not taken for a silent member.
     const timeoutMs = Math.max(MIN_ANSWER_WAIT_MS, 2 * this.timeoutMs());
-    const versions = await Promise.all(this.urls.map((u) => fetchEtcdVersion(u, this.tls, timeoutMs)));
+    const versions = await Promise.all(this.urls.map((u) => fetchEtcdVersion(u, this.tls(), timeoutMs)));
     if (round !== this.round) return;
     const told = versions.filter((v): v is string => v !== null);
     if (told.length === 0) {

@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Container } from 'inversify';
-import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { PgDatabase } from '../../adapters/database/pg-database.js';
 import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
@@ -39,6 +38,7 @@ import { ChildProcessHookScripts } from '../../adapters/callbacks/child-process-
 import { HookScripts } from '../../ports/hook-scripts.js';
 import type { LocalConfig } from './local-config.js';
 import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
+import { etcd3ConnectionOf, etcd3CredentialsOf, etcd3CredentialsReloadable } from './etcd3-connection.js';
 import { customBootstrapOf, replicaMethodsOf } from './local-config-sections.js';
 import { postBootstrapCall } from './post-bootstrap-call.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
@@ -86,15 +86,9 @@ export interface AgentContainerOptions {
   readonly loadConfig?: (path: string, env: Readonly<Record<string, string | undefined>>) => Promise<LocalConfig>;
 }
 
-const DEFAULT_RETRY_TIMEOUT_SECONDS = 10;
 
 /** The fencer's launcher, at the same depth from src/app/agent and dist/app/agent. */
 const FENCER_LAUNCHER = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'bin', 'warden-fencer.js');
-
-function retryTimeoutMs(cfg: LocalConfig): number {
-  const v = cfg.bootstrap.dcs['retry_timeout'];
-  return (typeof v === 'number' && v > 0 ? v : DEFAULT_RETRY_TIMEOUT_SECONDS) * 1000;
-}
 
 /** How the agent reaches its peers over HTTPS, from the local file's certificate files, read now. */
 function peerTlsOf(cfg: LocalConfig): PeerTls {
@@ -165,24 +159,24 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     overrides.logger ?? JsonLinesLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name } }),
   );
   c.bind<Clock>(Clock).toConstantValue(overrides.clock ?? new SystemClock());
-  c.bind<ClusterStore>(ClusterStore).toDynamicValue(
-    (ctx) =>
-      overrides.store ??
-      // etcd's JSON gateway: no gRPC stack in the agent; the cluster is read from a watched copy.
-      new Etcd3GatewayClusterStore({
-        clock: ctx.get<Clock>(Clock),
-        logger: ctx.get<Logger>(Logger).child({ component: 'dcs' }),
-        watchedCopy: true,
-        hosts: cfg.etcd3.hosts,
-        prefix: clusterPrefix(cfg.namespace, cfg.scope),
-        retryTimeoutMs: retryTimeoutMs(cfg),
-        ...(cfg.etcd3.protocol ? { protocol: cfg.etcd3.protocol } : {}),
-        ...(cfg.etcd3.username !== undefined ? { username: cfg.etcd3.username, password: cfg.etcd3.password ?? '' } : {}),
-        ...(cfg.etcd3.cacert ? { cacert: cfg.etcd3.cacert } : {}),
-        ...(cfg.etcd3.cert ? { cert: cfg.etcd3.cert } : {}),
-        ...(cfg.etcd3.key ? { key: cfg.etcd3.key } : {}),
-      }),
-  );
+  c.bind<ClusterStore>(ClusterStore).toDynamicValue((ctx) => {
+    if (overrides.store) return overrides.store;
+    const logger = ctx.get<Logger>(Logger).child({ component: 'dcs' });
+    // etcd's JSON gateway: no gRPC stack in the agent; the cluster is read from a watched copy.
+    const store = new Etcd3GatewayClusterStore({ clock: ctx.get<Clock>(Clock), logger, watchedCopy: true, ...etcd3ConnectionOf(cfg) });
+    // Renewed client certificates and a rotated etcd password are what a reload is for (the files are read again each time).
+    settings.onReload((next) => {
+      if (!etcd3CredentialsReloadable(cfg, next)) return;
+      try {
+        const changed = store.reloadCredentials(etcd3CredentialsOf(next));
+        if (changed.tls) logger.info('etcd client certificate files read again: new connections to etcd use them');
+        if (changed.user) logger.info('etcd user or password changed: the agent authenticates to etcd again');
+      } catch (e) {
+        logger.error('the etcd client certificate files could not be read again: the ones in force stay', { error: e instanceof Error ? e.message : String(e) });
+      }
+    });
+    return store;
+  });
   c.bind<Database>(Database).toDynamicValue((ctx) => {
     if (overrides.database) return overrides.database;
     const hooks = ctx.get<HookScripts>(HookScripts);

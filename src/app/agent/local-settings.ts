@@ -3,6 +3,7 @@ import type { AccessSettings } from '../../adapters/http/auth.js';
 import type { AgentSettings, AgentSettingsSource } from './tokens.js';
 import type { Problem } from '../../domain/errors.js';
 import { LocalConfigError, type LocalConfig } from './local-config-types.js';
+import { etcd3CredentialsReloadable } from './etcd3-connection.js';
 
 /** `http(s)://<restapi.connect_address>`: how peers and tools reach this node's API. */
 export function apiUrlOf(cfg: LocalConfig): string {
@@ -111,12 +112,15 @@ export class FileSettingsSource implements AgentSettingsSource {
 /** The REST API's certificate files: re-read on every reload while it serves HTTPS. */
 const TLS_FILES = ['restapi.certfile', 'restapi.keyfile', 'restapi.keyfile_password', 'restapi.cafile'];
 
+/** etcd's client certificate files and user: taken anew on every reload while the agent reaches the same members the same way. */
+const ETCD_CREDENTIALS = ['etcd3.cacert', 'etcd3.cert', 'etcd3.key', 'etcd3.username', 'etcd3.password'];
+
 /** Parts of the local file a reload applies at once; every other change waits for the next start. */
 const APPLIED_AT_ONCE = ['tags', 'db.parameters', 'db.pg_hba', 'db.pg_ident', 'db.recovery_conf', 'bootstrap.dcs', 'watchdog.safety_margin', 'restapi.authentication', 'restapi.allowlist', 'restapi.http_extra_headers'];
 
 /**
  * Paths of the settings that differ between two local files and apply only at start (listen
- * addresses, TLS files, etcd, the data directory, the database credentials, ...): a reload
+ * addresses, TLS files, etcd's members, the data directory, the database credentials, ...): a reload
  * reads them, and the log says they wait for a restart instead of letting the operator think
  * they apply. Values are not named (passwords are among them).
  */
@@ -124,8 +128,9 @@ export function startOnlyChanges(before: LocalConfig, after: LocalConfig): strin
   const out: string[] = [];
   // An API served over HTTPS before and after re-reads its certificate files (renewed in place or moved) at once.
   const tlsBoth = before.restapi.certfile !== undefined && after.restapi.certfile !== undefined;
+  const etcdSame = etcd3CredentialsReloadable(before, after);
   const walk = (a: unknown, b: unknown, path: string): void => {
-    if (APPLIED_AT_ONCE.includes(path) || (tlsBoth && TLS_FILES.includes(path))) return;
+    if (APPLIED_AT_ONCE.includes(path) || (tlsBoth && TLS_FILES.includes(path)) || (etcdSame && ETCD_CREDENTIALS.includes(path))) return;
     const objects = a !== null && b !== null && typeof a === 'object' && typeof b === 'object' && !Array.isArray(a) && !Array.isArray(b);
     if (!objects || path.split('.').length >= 3) {
       if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path);

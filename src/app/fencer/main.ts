@@ -4,7 +4,6 @@ import { Command, CommanderError } from 'commander';
 import { MonotonicClock } from '../../adapters/clock/monotonic-clock.js';
 import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
-import { clusterPrefix } from '../../adapters/cluster-store/keys.js';
 import { PgFence } from '../../adapters/database/pg-fence.js';
 import { defaultRunAsUser } from '../../adapters/database/pg-options.js';
 import { defaultFencerSocket, ensurePrivateSocketDir } from '../../adapters/fencer/fencer-socket-path.js';
@@ -13,6 +12,9 @@ import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { LinuxWatchdog } from '../../adapters/watchdog/linux-watchdog.js';
 import { NoopWatchdog } from '../../adapters/watchdog/noop-watchdog.js';
 import { loadLocalConfig, LocalConfigError } from '../agent/local-config.js';
+import type { LocalConfig } from '../agent/local-config-types.js';
+import type { Logger } from '../../ports/logger.js';
+import { etcd3ConnectionOf, etcd3CredentialsOf, etcd3CredentialsReloadable } from '../agent/etcd3-connection.js';
 import { FenceKeeper } from './fence-keeper.js';
 
 /** How long a fencer waits for an agent to attach (at start, and after its agent died) before it leaves. */
@@ -49,19 +51,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const logger = JsonLinesLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name, component: 'fencer' } });
   const socketPath = opts.socket ?? cfg.fencer.socket ?? defaultFencerSocket(cfg.scope, cfg.name, cfg.db.data_dir);
-  const retry = cfg.bootstrap.dcs['retry_timeout'];
-  const store = new Etcd3GatewayClusterStore({
-    clock: new SystemClock(),
-    logger,
-    hosts: cfg.etcd3.hosts,
-    prefix: clusterPrefix(cfg.namespace, cfg.scope),
-    retryTimeoutMs: (typeof retry === 'number' && retry > 0 ? retry : 10) * 1000,
-    ...(cfg.etcd3.protocol ? { protocol: cfg.etcd3.protocol } : {}),
-    ...(cfg.etcd3.username !== undefined ? { username: cfg.etcd3.username, password: cfg.etcd3.password ?? '' } : {}),
-    ...(cfg.etcd3.cacert ? { cacert: cfg.etcd3.cacert } : {}),
-    ...(cfg.etcd3.cert ? { cert: cfg.etcd3.cert } : {}),
-    ...(cfg.etcd3.key ? { key: cfg.etcd3.key } : {}),
-  });
+  const store = new Etcd3GatewayClusterStore({ clock: new SystemClock(), logger, ...etcd3ConnectionOf(cfg) });
+  const started = cfg;
   const fence = new PgFence(cfg.db.data_dir, logger, defaultRunAsUser());
   const watchdog = cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device });
   const monotonic = new MonotonicClock();
@@ -82,6 +73,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     holdReadOnly: () => fence.holdReadOnly(),
     primaryRunning: () => fence.primaryRunning(),
     releaseLeader: async () => {
+      // The fencer may have run for months: etcd's client certificate (or the etcd password) may have been renewed since.
+      await takeRenewedEtcdCredentials(opts.config, started, store, logger);
       try {
         await store.releaseLeader(cfg.name);
       } catch (error) {
@@ -184,4 +177,18 @@ export async function main(argv: readonly string[]): Promise<number> {
   await store.close();
   await logger.flush();
   return code;
+}
+
+/**
+ * Reads the configuration file again and takes its etcd credentials (certificate files read
+ * again, the etcd user) when it reaches etcd the same way; anything that fails leaves the
+ * ones in force (the release is tried with them). Never throws.
+ */
+async function takeRenewedEtcdCredentials(path: string, started: LocalConfig, store: Etcd3GatewayClusterStore, logger: Logger): Promise<void> {
+  try {
+    const now = await loadLocalConfig(path, process.env);
+    if (etcd3CredentialsReloadable(started, now)) store.reloadCredentials(etcd3CredentialsOf(now));
+  } catch (e) {
+    logger.warn('could not take etcd credentials from the configuration file again: releasing with the ones read at start', { error: e instanceof Error ? e.message : String(e) });
+  }
 }

@@ -1,10 +1,12 @@
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import type { Etcd3KeyValueOptions } from '../../../../src/adapters/cluster-store/etcd3-options.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
 import { expectReportedByProgress } from '../../../support/progress-order.js';
-import { enableEtcdAuth, startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { enableEtcdAuth, etcdctl, startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
 import { makeTestPki, type TestPki } from './tls-certs.js';
 
 const RETRY_TIMEOUT_MS = 1500;
@@ -97,6 +99,46 @@ describe('Etcd3GatewayKeyValue (JSON gateway): TLS and password auth (real etcd)
       expect(value).to.equal('node1');
     });
 
+    it('takes client certificate files renewed in place on reloadCredentials; unreadable or mismatched files leave the ones in force', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'warden-etcd-cert-'));
+      const other = await makeTestPki();
+      const cert = join(dir, 'client.crt');
+      const key = join(dir, 'client.key');
+      const files = { cacert: pki.caFile, cert, key };
+      const install = async (c: string, k: string) => {
+        await copyFile(c, cert);
+        await copyFile(k, key);
+      };
+      await install(pki.clientCertFile, pki.clientKeyFile);
+      const dcs = new Etcd3GatewayKeyValue({ hosts: [server.host], prefix: PREFIX, retryTimeoutMs: RETRY_TIMEOUT_MS, protocol: 'https', ...files });
+      try {
+        await dcs.put('reload', 'a');
+        expect(dcs.reloadCredentials(files), 'same files').to.deep.equal({ tls: false, user: false });
+        // A certificate of a CA etcd does not trust (a revoked or foreign one): new connections are refused.
+        await install(other.clientCertFile, other.clientKeyFile);
+        expect(dcs.reloadCredentials(files)).to.deep.equal({ tls: true, user: false });
+        const refused = await dcs.readAll().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(refused, 'the foreign certificate is presented').to.be.instanceOf(DcsUnavailableError);
+        // Renewed again with a good one: no restart needed.
+        await install(pki.noCnCertFile, pki.noCnKeyFile);
+        expect(dcs.reloadCredentials(files).tls).to.equal(true);
+        expect((await dcs.readAll()).get('reload')?.value).to.equal('a');
+        // A key that does not fit its certificate, or a file that is gone: refused, the good ones stay.
+        await copyFile(other.clientKeyFile, key);
+        expect(() => dcs.reloadCredentials(files)).to.throw();
+        expect(() => dcs.reloadCredentials({ ...files, cert: join(dir, 'missing.crt') })).to.throw(/ENOENT/);
+        await dcs.put('reload', 'b');
+        expect((await dcs.readAll()).get('reload')?.value).to.equal('b');
+      } finally {
+        await dcs.close();
+        await rm(dir, { recursive: true, force: true });
+        await rm(other.dir, { recursive: true, force: true });
+      }
+    });
+
     it('fails with DcsUnavailableError without a client certificate, or over plain http', async () => {
       await expectUnavailable({ hosts: [server.host], prefix: PREFIX, retryTimeoutMs: RETRY_TIMEOUT_MS, protocol: 'https', cacert: pki.caFile });
       await expectUnavailable({ hosts: [server.host], prefix: PREFIX, retryTimeoutMs: RETRY_TIMEOUT_MS, protocol: 'http' });
@@ -161,6 +203,27 @@ describe('Etcd3GatewayKeyValue (JSON gateway): TLS and password auth (real etcd)
     it('works with the right credentials', async () => {
       const value = await roundTrip({ hosts: [server.host], prefix: PREFIX, retryTimeoutMs: RETRY_TIMEOUT_MS, username: 'warden', password: 'secret' });
       expect(value).to.equal('node1');
+    });
+
+    it('authenticates again with a password changed by reloadCredentials', async () => {
+      const dcs = new Etcd3GatewayKeyValue({ hosts: [server.host], prefix: PREFIX, retryTimeoutMs: RETRY_TIMEOUT_MS, username: 'warden', password: 'secret' });
+      try {
+        await dcs.put('rotated', 'a');
+        await etcdctl(server.host, ['--user', 'root:rootpw', 'user', 'passwd', 'warden', '--interactive=false'], 'rotated-pw\n');
+        expect(dcs.reloadCredentials({ username: 'warden', password: 'secret' })).to.deep.equal({ tls: false, user: false });
+        // The token in hand may outlive the change; a wrong password shows the next call authenticates anew.
+        expect(dcs.reloadCredentials({ username: 'warden', password: 'wrong' })).to.deep.equal({ tls: false, user: true });
+        const refused = await dcs.readAll().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(refused).to.be.instanceOf(DcsUnavailableError);
+        dcs.reloadCredentials({ username: 'warden', password: 'rotated-pw' });
+        expect((await dcs.readAll()).get('rotated')?.value).to.equal('a');
+      } finally {
+        await dcs.close();
+        await etcdctl(server.host, ['--user', 'root:rootpw', 'user', 'passwd', 'warden', '--interactive=false'], 'secret\n');
+      }
     });
 
     it('fails with DcsUnavailableError with a wrong password, without credentials, or outside the granted prefix', async () => {

@@ -43,7 +43,7 @@ describe('Etcd3ProgressTrust: whether etcd answers watch progress requests in or
     let v1 = '3.4.23';
     const m1 = await versionServer(() => `{"etcdserver":"${v1}"}`);
     const m2 = await versionServer(() => '{"etcdserver":"3.5.13"}');
-    const trust = new Etcd3ProgressTrust([m1.url, m2.url, 'http://127.0.0.1:1'], {}, () => 500);
+    const trust = new Etcd3ProgressTrust([m1.url, m2.url, 'http://127.0.0.1:1'], () => ({}), () => 500);
     try {
       expect(trust.current).to.deep.equal({ trusted: false, why: null });
       trust.recheck();
@@ -62,7 +62,7 @@ describe('Etcd3ProgressTrust: whether etcd answers watch progress requests in or
 
   it('no member telling its version: not trusted, and says where it asked', async () => {
     const mute = await versionServer(() => null);
-    const trust = new Etcd3ProgressTrust([mute.url], {}, () => 500);
+    const trust = new Etcd3ProgressTrust([mute.url], () => ({}), () => 500);
     try {
       trust.recheck();
       await until('a reason', () => trust.current.why !== null);

@@ -4,7 +4,9 @@ import { DisabledFencer } from '../../../../src/adapters/fencer/disabled-fencer.
 import { expect } from 'chai';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
-import { connect as tlsConnect } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
@@ -47,8 +49,11 @@ db:
 watchdog: {mode: off}
 `;
 
-/** The agent's container over fakes (clock, logger, in-memory store, fake database), with `text` written to `path` as its file. */
-function overFakes(path: string, text: string) {
+/**
+ * The agent's container over fakes (clock, logger, in-memory store unless `realStore`, fake
+ * database), with `text` written to `path` as its file.
+ */
+function overFakes(path: string, text: string, opts: { readonly realStore?: boolean } = {}) {
   writeFileSync(path, text);
   const clock = new FakeClock();
   const logger = new MemoryLogger();
@@ -60,7 +65,7 @@ function overFakes(path: string, text: string) {
     overrides: {
       clock,
       logger,
-      store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }),
+      ...(opts.realStore ? {} : { store: new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' }) }),
       database: new FakeDatabase({ name: 'node1', connUrl: 'postgres://127.0.0.1:15432/postgres', clock }),
     },
   });
@@ -156,6 +161,48 @@ describe('composition root (container.ts, main.ts)', () => {
       expect(logger.messages('error').some((m) => /could not be read again: the ones in force stay/.test(m))).to.equal(true);
     } finally {
       await server.close();
+      first.remove();
+      renewed.remove();
+    }
+  });
+
+  it("reload reads etcd's client certificate files again: new connections to etcd present the renewed one", async () => {
+    const first = makeTlsFiles();
+    const renewed = makeTlsFiles();
+    const cert = join(dir, 'etcd.pem');
+    const key = join(dir, 'etcd.key');
+    copyFileSync(first.clientCert, cert);
+    copyFileSync(first.clientKey, key);
+    // Stands in for etcd's JSON gateway: notes the client certificate of each request, answers an empty range.
+    const presented: string[] = [];
+    const etcd = createHttpsServer({ cert: first.read(first.serverCert), key: first.read(first.serverKey), requestCert: true, rejectUnauthorized: false }, (req, res) => {
+      presented.push((req.socket as TLSSocket).getPeerX509Certificate()?.fingerprint256 ?? 'none');
+      req.resume();
+      req.on('end', () => res.end(JSON.stringify({ header: { revision: '1' }, kvs: [], count: '0' })));
+    });
+    await new Promise<void>((r) => etcd.listen(0, '127.0.0.1', r));
+    const etcdLine = `etcd3: {hosts: [127.0.0.1:${(etcd.address() as AddressInfo).port}], protocol: https, cacert: ${first.caCert}, cert: ${cert}, key: ${key}}`;
+    const { c, logger } = overFakes(join(dir, 'n.yml'), yaml().replace('etcd3: {hosts: [127.0.0.1:2379]}', etcdLine), { realStore: true });
+    const store = c.get<ClusterStore>(ClusterStore);
+    const fingerprint = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
+    try {
+      await store.read();
+      expect(presented.at(-1)).to.equal(fingerprint(first.clientCert));
+      copyFileSync(renewed.clientCert, cert);
+      copyFileSync(renewed.clientKey, key);
+      await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
+      await store.read();
+      expect(presented.at(-1), 'the renewed certificate').to.equal(fingerprint(renewed.clientCert));
+      expect(logger.messages('info').some((m) => /etcd client certificate files read again/.test(m))).to.equal(true);
+      // The certificate renewed but its key not yet: refused, the one in force stays.
+      copyFileSync(first.clientCert, cert);
+      await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
+      await store.read();
+      expect(presented.at(-1)).to.equal(fingerprint(renewed.clientCert));
+      expect(logger.messages('error').some((m) => /etcd client certificate files could not be read again: the ones in force stay/.test(m))).to.equal(true);
+    } finally {
+      await store.close();
+      await new Promise<void>((r) => etcd.close(() => r()));
       first.remove();
       renewed.remove();
     }

@@ -189,6 +189,13 @@ describe('local configuration', () => {
     const https = (certfile: string) => ({ ...before, restapi: { ...before.restapi, certfile, keyfile: `${certfile}.key` } });
     expect(startOnlyChanges(https('/etc/warden/a.pem'), https('/etc/warden/b.pem'))).to.deep.equal([]);
     expect(startOnlyChanges(before, https('/etc/warden/b.pem'))).to.deep.equal(['restapi.certfile', 'restapi.keyfile']);
+    // etcd's client certificate files and user apply at once while the agent reaches the same members the same way.
+    const etcd = (e: Partial<(typeof before)['etcd3']>) => ({ ...before, etcd3: { ...before.etcd3, ...e } });
+    const tls = etcd({ protocol: 'https', cacert: '/etc/warden/ca.pem', cert: '/etc/warden/etcd.pem', key: '/etc/warden/etcd.key' });
+    expect(startOnlyChanges(tls, { ...tls, etcd3: { ...tls.etcd3, cert: '/etc/warden/etcd-2027.pem', username: 'warden', password: 'new' } })).to.deep.equal([]);
+    // Without a protocol the TLS files decide the scheme: the first one switches etcd to HTTPS, at the next start.
+    expect(startOnlyChanges(before, etcd({ cacert: '/etc/warden/ca.pem' }))).to.deep.equal(['etcd3.cacert']);
+    expect(startOnlyChanges(before, etcd({ username: 'warden', password: 'pw' }))).to.deep.equal([]);
   });
 
   it('environment overrides WARDEN_<SECTION>_<KEY>, typed by the schema', () => {
