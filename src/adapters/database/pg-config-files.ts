@@ -165,8 +165,10 @@ export function renderPgHba(opts: ResolvedPgOptions, ssl = false, userLines: rea
   const rewind = opts.rewind.username === opts.superuser.username ? null : `"${opts.rewind.username}"`;
   const method = (password?: string) => (password ? 'scram-sha-256' : 'trust');
   const lines = [GENERATED_HEADER, ...userLines, 'local   all          all   peer', 'local   replication  all   peer'];
+  // Over the Unix socket a superuser without a password logs in by peer authentication: no loopback line trusts it.
+  const suLoopback = opts.superuser.password || !opts.useUnixSocket;
   for (const net of ['127.0.0.1/32', '::1/128']) {
-    lines.push(`host    all          ${su}   ${net}   ${method(opts.superuser.password)}`);
+    if (suLoopback) lines.push(`host    all          ${su}   ${net}   ${method(opts.superuser.password)}`);
     lines.push(`host    replication  ${repl}   ${net}   ${method(opts.replication.password)}`);
     if (rewind) lines.push(`host    postgres     ${rewind}   ${net}   ${method(opts.rewind.password)}`);
   }

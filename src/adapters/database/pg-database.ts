@@ -26,7 +26,7 @@ import { formatLsn, parseLsn } from '../../domain/cluster/model/lsn.js';
 import { PgCtl } from './pg-ctl.js';
 import { postmasterAlive, readPostmasterPid } from './postmaster-pid.js';
 import { initdbArguments } from './pg-initdb-args.js';
-import { resolveOptions, type PgCredentials, type PgDatabaseOptions, type ResolvedPgOptions } from './pg-options.js';
+import { firstSocketDir, resolveOptions, type PgCredentials, type PgDatabaseOptions, type ResolvedPgOptions } from './pg-options.js';
 import { observe, PendingRestartCache } from './pg-probe.js';
 import { pgRewind } from './pg-rewind.js';
 import { CommandFailure } from './run-command.js';
@@ -149,6 +149,7 @@ export class PgDatabase implements Database {
   /** The postmaster the last probe saw running (PID and start time), to find it again once postmaster.pid is out of reach. */
   private lastPostmaster: KnownPostmaster | null = null;
   private readonly pendingRestarts = new PendingRestartCache();
+  private noSocketReported = false;
 
   constructor(options: PgDatabaseOptions) {
     this.o = resolveOptions(options);
@@ -158,14 +159,33 @@ export class PgDatabase implements Database {
     this.session = new PgSession(() => this.target(), PROBE_LIMITS, this.log);
   }
 
-  private target(database?: string): SessionTarget {
+  private async target(database?: string): Promise<SessionTarget> {
     return {
-      host: this.o.localHost,
+      host: (await this.socketDir()) ?? this.o.localHost,
       port: this.o.listenPort,
       user: this.o.superuser.username,
       ...(this.o.superuser.password ? { password: this.o.superuser.password } : {}),
       ...(database ? { database } : {}),
     };
+  }
+
+  /**
+   * With `useUnixSocket`, the directory of the running server's Unix socket: the one it names
+   * in postmaster.pid (what it listens on, whatever the files say since it started). Null:
+   * TCP on loopback (no socket option, no server, or a server without a socket, said once).
+   */
+  private async socketDir(): Promise<string | null> {
+    if (!this.o.useUnixSocket) return null;
+    const pid = await readPostmasterPid(this.o.dataDir);
+    if (pid === null) return null;
+    const dir = firstSocketDir(pid.socketDir);
+    // A server still starting has not written its socket lines yet: only one that is up and names none is worth a word.
+    if (dir === null && (pid.status === 'ready' || pid.status === 'standby') && !this.noSocketReported) {
+      this.noSocketReported = true;
+      this.log.warn(`db.use_unix_socket is set but the server listens on no Unix socket directory (unix_socket_directories): connecting over TCP to ${this.o.localHost}`);
+    }
+    if (dir !== null) this.noSocketReported = false;
+    return dir;
   }
 
   /** Runs operations one after the other; the state tracker knows one is running. */
@@ -724,7 +744,7 @@ export class PgDatabase implements Database {
     try {
       const rows = await this.session.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [username]);
       if (rows.length) return;
-      await withClient(this.target(), MAINTENANCE_LIMITS, async (c) => {
+      await withClient(await this.target(), MAINTENANCE_LIMITS, async (c) => {
         const sql = statements(c.escapeIdentifier(username), password ? ` PASSWORD ${c.escapeLiteral(password)}` : '');
         await c.query('BEGIN');
         for (const q of sql) await c.query(q);
@@ -1108,7 +1128,7 @@ export class PgDatabase implements Database {
 
   async checkpoint(): Promise<void> {
     try {
-      await withClient(this.target(), MAINTENANCE_LIMITS, (c) => c.query('CHECKPOINT'));
+      await withClient(await this.target(), MAINTENANCE_LIMITS, (c) => c.query('CHECKPOINT'));
     } catch (e) {
       throw this.fail('checkpoint_failed', 'CHECKPOINT failed', e);
     }
@@ -1141,7 +1161,7 @@ export class PgDatabase implements Database {
   async syncSlots(plan: SlotPlan): Promise<void> {
     try {
       if ((await this.ctl.livePid()) === null) throw new Error('the server is not running');
-      const problems = await applySlotPlan(this.session, this.target(), MAINTENANCE_LIMITS, plan);
+      const problems = await applySlotPlan(this.session, await this.target(), MAINTENANCE_LIMITS, plan);
       if (problems.length) throw new Error(problems.join('; '));
     } catch (e) {
       throw this.fail('slots_failed', 'replication slots not in sync', e);
@@ -1154,7 +1174,7 @@ export class PgDatabase implements Database {
       try {
         if (!(await this.inRecovery())) throw new Error('the server is not a running replica');
         const endpoint = endpointFromUrl(source.connUrl);
-        const { host, port, ...credentials } = this.target();
+        const { host, port, ...credentials } = await this.target();
         const offered = await readLogicalSlots({ ...credentials, host: endpoint.host, port: endpoint.port }, MAINTENANCE_LIMITS, names);
         // Decoding reads local WAL from the slot's restart_lsn: a copy older than what this replica holds could never move.
         const oldest = (await oldestLocalWal(this.session)) ?? 0;

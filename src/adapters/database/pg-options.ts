@@ -34,6 +34,11 @@ export interface PgDatabaseOptions {
   readonly pgHba?: readonly string[];
   /** `db.pg_ident`: the whole of pg_ident.conf (user name maps); absent: the data directory's own file is left as it is. */
   readonly pgIdent?: readonly string[] | null;
+  /**
+   * `db.use_unix_socket`: the agent's own sessions go over the server's Unix socket (the
+   * directory the running server names in postmaster.pid) instead of TCP on loopback; default false.
+   */
+  readonly useUnixSocket?: boolean;
   /** bootstrap.initdb: `'data-checksums'` flags and `{encoding: 'UTF8'}` options. */
   readonly initdbOptions?: readonly (string | Readonly<Record<string, string>>)[];
   /** The server's log (pg_ctl -l): outside the data directory; default `<dataDir>-log/postgresql.log`. */
@@ -102,13 +107,24 @@ function loopbackFor(host: string): string {
 }
 
 /**
- * The URL a local script reaches the server at as `user` (database `postgres`), on the
- * loopback address of `listen`, without a password (it goes in the environment).
+ * The URL a local script reaches the server at as `user` (database `postgres`), without a
+ * password (it goes in the environment): on the loopback address of `listen`, or with
+ * `socket` over the Unix socket, in that directory or (`socket.dir` null) libpq's default one.
  */
-export function localUrl(listen: string, user: string): string {
+export function localUrl(listen: string, user: string, socket?: { readonly dir: string | null }): string {
   const { host, port } = splitHostPort(listen, 'db.listen');
+  if (socket) return `postgresql://${encodeURIComponent(user)}@/postgres?${socket.dir ? `host=${encodeURIComponent(socket.dir)}&` : ''}port=${port}`;
   const local = loopbackFor(host);
   return `postgresql://${encodeURIComponent(user)}@${local.includes(':') ? `[${local}]` : local}:${port}/postgres`;
+}
+
+/**
+ * The Unix socket directory a client should use of a `unix_socket_directories` value: its first
+ * absolute path (abstract sockets, `@name`, and relative paths are skipped); null when none.
+ */
+export function firstSocketDir(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  return value.split(',').map((d) => d.trim().replace(/^"(.*)"$/, '$1')).find((d) => d.startsWith('/')) ?? null;
 }
 
 /** The OS user the server runs as by default: `postgres` when this process is root (PostgreSQL refuses root), else none. */
@@ -134,6 +150,7 @@ export function resolveOptions(o: PgDatabaseOptions): ResolvedPgOptions {
     localParameters: o.localParameters ?? {},
     pgHba: o.pgHba ?? [],
     pgIdent: o.pgIdent ?? null,
+    useUnixSocket: o.useUnixSocket ?? false,
     initdbOptions: o.initdbOptions ?? [],
     logFile: o.logFile ?? `${o.dataDir.replace(/\/+$/, '')}-log/postgresql.log`,
     createReplicaTimeoutMs: o.createReplicaTimeoutMs ?? 0,

@@ -3,6 +3,7 @@ import type { Logger } from '../../ports/logger.js';
 
 /** How to reach the local server as the superuser. */
 export interface SessionTarget {
+  /** An address, or the directory of the server's Unix socket (a path). */
   readonly host: string;
   readonly port: number;
   readonly user: string;
@@ -48,7 +49,8 @@ export class PgSession {
   private connecting: Promise<pg.Client> | null = null;
 
   constructor(
-    private readonly target: () => SessionTarget,
+    /** Where to connect, asked at each (re)connect. */
+    private readonly target: () => SessionTarget | Promise<SessionTarget>,
     private readonly limits: SessionLimits,
     private readonly logger: Logger,
   ) {}
@@ -56,7 +58,7 @@ export class PgSession {
   private connect(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const c = new pg.Client(clientConfig(this.target(), this.limits, 'warden'));
+      const c = new pg.Client(clientConfig(await this.target(), this.limits, 'warden'));
       c.on('error', (e) => {
         this.logger.debug('probe connection lost', { error: e.message });
         this.drop(c);

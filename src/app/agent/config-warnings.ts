@@ -17,8 +17,10 @@ function loopbackOnly(listen: string): boolean {
 export function configWarnings(config: LocalConfig, configPath?: string): string[] {
   const out: string[] = [];
   const { superuser, replication, rewind } = config.db.authentication;
-  if (!superuser.password) {
-    out.push(`db.authentication.superuser has no password: PostgreSQL trusts every connection from this machine as ${superuser.username} (any local user can log in as the superuser); set one`);
+  if (!superuser.password && !config.db.use_unix_socket) {
+    out.push(
+      `db.authentication.superuser has no password: PostgreSQL trusts every connection from this machine as ${superuser.username} (any local user can log in as the superuser); set one, or set db.use_unix_socket (peer authentication)`,
+    );
   }
   if (!replication.password) {
     out.push(`db.authentication.replication has no password: only this machine may connect for replication (other members cannot stream from it); set one`);

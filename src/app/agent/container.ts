@@ -194,6 +194,7 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
       localParameters: cfg.db.parameters,
       pgHba: cfg.db.pg_hba,
       ...(cfg.db.pg_ident ? { pgIdent: cfg.db.pg_ident } : {}),
+      useUnixSocket: cfg.db.use_unix_socket,
       initdbOptions: cfg.bootstrap.initdb.map((o) => (typeof o === 'string' ? o : Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)])))),
       createReplicaMethods: cfg.db.create_replica_methods,
       replicaMethods: replicaMethodsOf(cfg.db),

@@ -115,6 +115,8 @@ export const LOCAL_CONFIG_SCHEMA = {
         pg_hba: { type: 'array', items: { type: 'string' } },
         /** The whole of pg_ident.conf: `MAPNAME SYSTEM-USERNAME DATABASE-USERNAME` lines. */
         pg_ident: { type: 'array', items: { type: 'string' } },
+        /** The agent (and the post_bootstrap script) reach the server over its Unix socket instead of TCP on loopback. */
+        use_unix_socket: { type: 'boolean' },
         callbacks: {
           type: 'object',
           additionalProperties: false,

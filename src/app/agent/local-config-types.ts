@@ -62,6 +62,8 @@ export interface LocalConfig {
     readonly pg_hba: readonly string[];
     /** The whole of pg_ident.conf (user name maps); absent: the data directory's own file is left alone. */
     readonly pg_ident?: readonly string[];
+    /** The agent and the post_bootstrap script reach the server over its Unix socket (peer authentication works) instead of TCP on loopback. */
+    readonly use_unix_socket: boolean;
     /** Commands run on database events, called as `<command> <action> <role> <scope>`. */
     readonly callbacks: Readonly<Partial<Record<CallbackActionName, string>>>;
     /** Seconds a callback, `pre_promote` or `before_stop` may run before it is killed. */

@@ -230,6 +230,7 @@ function withDefaults(doc: Json): LocalConfig {
       log_dir: (db['log_dir'] ?? defaultLogDir(db['data_dir'] as string)) as string,
       parameters: (db['parameters'] ?? {}) as Record<string, ParameterValue>,
       pg_hba: (db['pg_hba'] ?? []) as string[],
+      use_unix_socket: (db['use_unix_socket'] ?? false) as boolean,
       callbacks: (db['callbacks'] ?? {}) as Partial<Record<CallbackActionName, string>>,
       callback_timeout: (db['callback_timeout'] ?? DEFAULT_CALLBACK_TIMEOUT) as number,
       create_replica_methods: (db['create_replica_methods'] ?? ['basebackup']) as string[],

@@ -14,7 +14,6 @@ const PATRONI_KEYS: Readonly<Record<string, string>> = {
   'db.pgpass': 'Patroni\'s pgpass has no equivalent: the agent writes its own password file (warden.pgpass in the data directory); remove it',
   'db.config_dir':
     "Patroni's config_dir has no equivalent: the agent keeps postgresql.conf and pg_hba.conf in db.data_dir; copy <config_dir>/postgresql.base.conf into the data directory (without its data_directory, hba_file, ident_file and include lines) or move its settings into db.parameters, then remove the key",
-  'db.use_unix_socket': 'the agent connects to its server over TCP, on the loopback address of db.listen; remove it',
   'db.use_unix_socket_repl': 'replicas connect over TCP to db.connect_address; remove it',
   'db.create_replica_method': "Patroni's older spelling: rename it create_replica_methods",
   'bootstrap.pg_hba': 'put these lines in db.pg_hba (on every node)',

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { buildConninfo, endpointFromUrl, parseConninfo, upstreamUrlFromConninfo } from '../../../../src/adapters/database/conninfo.js';
 import { effectiveParameters, passfilePath, readConfValues, renderPassfile, renderPgHba, renderPgIdent, renderPostgresqlConf } from '../../../../src/adapters/database/pg-config-files.js';
 import { initdbArguments } from '../../../../src/adapters/database/pg-initdb-args.js';
-import { localUrl, resolveOptions } from '../../../../src/adapters/database/pg-options.js';
+import { firstSocketDir, localUrl, resolveOptions } from '../../../../src/adapters/database/pg-options.js';
 import { pgTimestampToIso } from '../../../../src/adapters/database/pg-probe.js';
 import { slotNameFor } from '../../../../src/domain/cluster/ha/tick-context.js';
 import { basebackupArgs, methodParams } from '../../../../src/adapters/database/pg-replica-methods.js';
@@ -43,6 +43,27 @@ describe('PostgreSQL adapter helpers', () => {
     expect(localUrl('0.0.0.0:5433', 'postgres')).to.equal('postgresql://postgres@127.0.0.1:5433/postgres');
     expect(localUrl('10.0.0.5,127.0.0.1:5433', 'admin@corp')).to.equal('postgresql://admin%40corp@10.0.0.5:5433/postgres');
     expect(localUrl('[::]:5433', 'postgres')).to.equal('postgresql://postgres@[::1]:5433/postgres');
+    // db.use_unix_socket: the socket directory as libpq's host parameter, or none (libpq's default directory).
+    expect(localUrl('0.0.0.0:5433', 'postgres', { dir: '/run/pg sockets' })).to.equal('postgresql://postgres@/postgres?host=%2Frun%2Fpg%20sockets&port=5433');
+    expect(localUrl('0.0.0.0:5433', 'postgres', { dir: null })).to.equal('postgresql://postgres@/postgres?port=5433');
+  });
+
+  it('the socket directory of unix_socket_directories: its first absolute path', () => {
+    expect(firstSocketDir('/var/run/postgresql, /tmp')).to.equal('/var/run/postgresql');
+    expect(firstSocketDir('@abstract, "/run/pg"')).to.equal('/run/pg');
+    expect(firstSocketDir('')).to.equal(null);
+    expect(firstSocketDir(undefined)).to.equal(null);
+  });
+
+  it('with db.use_unix_socket a superuser without a password gets no loopback trust line (peer authentication over the socket)', () => {
+    const noPassword = { ...optionsInput, superuser: { username: 'postgres' } };
+    const tcp = renderPgHba(resolveOptions(noPassword));
+    expect(tcp).to.match(/^host\s+all\s+"postgres"\s+127\.0\.0\.1\/32\s+trust$/m);
+    const socket = renderPgHba(resolveOptions({ ...noPassword, useUnixSocket: true }));
+    expect(socket).to.not.match(/"postgres".*trust/);
+    expect(socket).to.match(/^local\s+all\s+all\s+peer$/m);
+    // With a password nothing changes: other tools may still log in over TCP with it.
+    expect(renderPgHba(resolveOptions({ ...optionsInput, useUnixSocket: true }))).to.equal(renderPgHba(opts));
   });
 
   it('a reloaded local file wins over the one the options were built with: its parameters, pg_hba lines and pg_ident maps', () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadLocalConfig, LocalConfigError, parseLocalConfig } from '../../../../src/app/agent/local-config.js';
 import { startOnlyChanges } from '../../../../src/app/agent/local-settings.js';
+import { postBootstrapCall } from '../../../../src/app/agent/post-bootstrap-call.js';
 
 const VALID = `
 scope: demo
@@ -82,7 +83,7 @@ describe('local configuration', () => {
     expect(byPath['etcd']).to.match(/^unknown field: Warden speaks to etcd v3 only/);
     expect(byPath['db.pgpass']).to.match(/^unknown field: Patroni's pgpass has no equivalent/);
     expect(byPath['db.config_dir']).to.match(/^unknown field: Patroni's config_dir has no equivalent: .*postgresql\.base\.conf/);
-    expect(byPath['db.use_unix_socket']).to.match(/over TCP/);
+    expect(byPath['db.use_unix_socket'], 'the agent can reach its server over the socket too').to.equal(undefined);
     expect(byPath['db.create_replica_method']).to.match(/rename it create_replica_methods/);
     expect(byPath['db.authentication.rewind'], "Patroni's rewind role is Warden's too").to.equal(undefined);
     expect(byPath['bootstrap.pg_hba']).to.match(/db\.pg_hba/);
@@ -117,6 +118,17 @@ describe('local configuration', () => {
     expect(parseLocalConfig(VALID).bootstrap.post_bootstrap).to.equal(undefined);
     expect(problemsOf(() => parseLocalConfig(withScript('""'))).map((p) => p.path)).to.deep.equal(['bootstrap.post_bootstrap']);
     expect(problemsOf(() => parseLocalConfig(withScript('{command: /usr/local/bin/roles.sh}'))).map((p) => p.path)).to.deep.equal(['bootstrap.post_bootstrap']);
+  });
+
+  it('db.use_unix_socket: the post_bootstrap script gets the socket directory of the files (local first), or none for libpq\'s default', () => {
+    const withSocket = (params: string, dcs = '{}') =>
+      postBootstrapCall(parseLocalConfig(VALID.replace('db:\n', `db:\n  use_unix_socket: true\n${params}`).replace('parameters: {}}}', `parameters: ${dcs}}}`)));
+    expect(parseLocalConfig(VALID).db.use_unix_socket).to.equal(false);
+    expect(withSocket('').args?.[0]).to.match(/^postgresql:\/\/postgres@\/postgres\?port=\d+$/);
+    expect(withSocket('', '{unix_socket_directories: "/run/dcs"}').args?.[0]).to.match(/\?host=%2Frun%2Fdcs&port=/);
+    const local = VALID.replace('db:\n', 'db:\n  use_unix_socket: true\n').replace('parameters: {max_connections: 100}', 'parameters: {max_connections: 100, unix_socket_directories: "@x, /run/local"}');
+    expect(postBootstrapCall(parseLocalConfig(local.replace('parameters: {}}}', 'parameters: {unix_socket_directories: "/run/dcs"}}}'))).args?.[0]).to.match(/\?host=%2Frun%2Flocal&port=/);
+    expect(postBootstrapCall(parseLocalConfig(VALID)).args?.[0]).to.match(/@127\.0\.0\.1:/);
   });
 
   it('missing required sections and fields are named', () => {

@@ -106,6 +106,14 @@ describe('warden --validate-config', () => {
     expect(withRewind({ username: config.db.authentication.superuser.username }).filter((w) => w.startsWith('db.authentication.rewind'))).to.deep.equal([]);
   });
 
+  it('a superuser without a password is not warned about with db.use_unix_socket: peer authentication, no trust line', () => {
+    const config = parseLocalConfig(nodeYaml(dir));
+    const noPassword = { ...config, db: { ...config.db, authentication: { ...config.db.authentication, superuser: { username: 'postgres' } } } };
+    const superuserWarnings = (c: typeof config) => configWarnings(c).filter((w) => w.startsWith('db.authentication.superuser'));
+    expect(superuserWarnings(noPassword)[0]).to.match(/trusts every connection from this machine .* or set db\.use_unix_socket/);
+    expect(superuserWarnings({ ...noPassword, db: { ...noPassword.db, use_unix_socket: true } })).to.deep.equal([]);
+  });
+
   it('warns when the data directory holds a database but not the server\'s settings file (a configuration kept in a Patroni config_dir)', () => {
     const config = parseLocalConfig(nodeYaml(dir));
     const data = join(dir, 'data', 'node1');
