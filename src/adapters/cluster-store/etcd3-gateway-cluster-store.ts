@@ -21,7 +21,7 @@ export class Etcd3GatewayClusterStore extends KeyValueClusterStore {
 
   constructor(opts: Etcd3GatewayClusterStoreOptions) {
     const { clock, logger, watchedCopy, ...connection } = opts;
-    const gateway = new Etcd3GatewayKeyValue(connection);
+    const gateway = new Etcd3GatewayKeyValue({ ...connection, logger });
     super(gateway, clock, logger, { watchedCopy: watchedCopy ?? false });
     this.gateway = gateway;
   }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { DcsUnavailableError } from '../../domain/errors.js';
+import type { Logger } from '../../ports/logger.js';
 import { asUnavailable, withinDeadline } from './etcd3-deadline.js';
 import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
 // Not etcd3-options.js: it loads the gRPC client this adapter exists to avoid.
@@ -18,6 +19,9 @@ const DEFAULT_LEASE_TTL_SECONDS = 30;
 const PROGRESS_TIMEOUT_MIN_MS = 250;
 const PROGRESS_TIMEOUT_MAX_MS = 2000;
 
+/** How often a client that discovers members asks the etcd cluster for them again. */
+const MEMBER_REFRESH_MS = 5 * 60_000;
+
 /** Options of the gateway store: the connection, and whether full reads may be served by any member. */
 export interface Etcd3GatewayKeyValueOptions extends Etcd3KeyValueOptions {
   /**
@@ -25,6 +29,14 @@ export interface Etcd3GatewayKeyValueOptions extends Etcd3KeyValueOptions {
    * (cheaper; a member cut off from the quorum may answer with an old view). Default false.
    */
   readonly serializableReads?: boolean;
+  /**
+   * Learn the etcd cluster's members (their advertised client URLs) at start and every few
+   * minutes, and call them before the hosts given, so members replaced since the hosts were
+   * written stay reachable. Off (the default) when the hosts are proxies or load balancers.
+   */
+  readonly discoverMembers?: boolean;
+  /** Says when the members learned change. */
+  readonly logger?: Logger;
 }
 
 type Json = Record<string, unknown>;
@@ -121,7 +133,10 @@ const sameBytes = (a: Buffer | undefined, b: Buffer | undefined) => (a === undef
  * `DcsUnavailableError`; hosts are tried in order until one answers.
  */
 export class Etcd3GatewayKeyValue implements KeyValueStore {
+  /** The members calls go to, in order: those learned from etcd, then the configured hosts (changed in place: the watch and the version check share it). */
   private readonly urls: string[];
+  private readonly configured: readonly string[];
+  private membersTimer: NodeJS.Timeout | null = null;
   private readonly prefix: string;
   private agent: http.Agent;
   private tls: TlsFiles;
@@ -140,12 +155,48 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
 
   constructor(private readonly opts: Etcd3GatewayKeyValueOptions) {
     this.urls = etcd3HostUrls(opts);
+    this.configured = [...this.urls];
     this.prefix = opts.prefix;
     this.retryTimeoutMs = opts.retryTimeoutMs;
     this.tls = etcd3TlsFiles(opts);
     this.user = { ...(opts.username !== undefined ? { username: opts.username } : {}), ...(opts.password !== undefined ? { password: opts.password } : {}) };
     this.trust = new Etcd3ProgressTrust(this.urls, () => this.tls, () => this.retryTimeoutMs);
     this.agent = this.newAgent();
+    if (opts.discoverMembers) {
+      void this.refreshMembers();
+      this.membersTimer = setInterval(() => void this.refreshMembers(), MEMBER_REFRESH_MS);
+      this.membersTimer.unref();
+    }
+  }
+
+  /**
+   * Asks etcd for its members and calls them too: the configured hosts etcd lists, in their
+   * order, then the other members' advertised client URLs, then the configured hosts etcd no
+   * longer lists (a member that advertises an address this host cannot reach costs one failed
+   * attempt, then the next one serves). Never throws: without an answer the list stays.
+   */
+  async refreshMembers(): Promise<void> {
+    let res: Json;
+    try {
+      res = await this.bounded('memberList', () => this.call('/v3/cluster/member/list', {}));
+    } catch {
+      return;
+    }
+    const learned = new Set<string>();
+    for (const m of Array.isArray(res['members']) ? (res['members'] as Json[]) : []) {
+      for (const u of Array.isArray(m['clientURLs']) ? (m['clientURLs'] as unknown[]) : []) {
+        if (typeof u === 'string' && /^https?:\/\/[^/\s]+\/?$/.test(u)) learned.add(u.replace(/\/+$/, ''));
+      }
+    }
+    if (learned.size === 0 || this.isClosed) return;
+    // The operator's order first (a near member listed first stays first), then the members it does not name,
+    // then the hosts etcd no longer lists (a way back if every member learned becomes unreachable).
+    const next = [...new Set([...this.configured.filter((u) => learned.has(u)), ...learned, ...this.configured])];
+    if (next.join(' ') === this.urls.join(' ')) return;
+    const current = this.urls[this.preferred];
+    this.urls.splice(0, this.urls.length, ...next);
+    this.preferred = Math.max(0, current === undefined ? 0 : next.indexOf(current));
+    this.opts.logger?.info('etcd members learned from the cluster: the agent calls them as well as etcd3.hosts', { members: [...learned], order: next });
   }
 
   private newAgent(): http.Agent {
@@ -329,6 +380,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   async close(): Promise<void> {
     if (this.isClosed) return;
     this.isClosed = true;
+    if (this.membersTimer) clearInterval(this.membersTimer);
     this.trust.stop();
     for (const w of this.watches.drain()) w.stop();
     this.agent.destroy();
@@ -437,21 +489,24 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
 
   /** One pass over the members (see post): the answer, or the last error and whether the request may be sent again. */
   private async postRound(path: string, body: Json, headers: Record<string, string>, deadline: number): Promise<{ answer: Json } | { error: unknown; repeatable: boolean }> {
-    const n = this.urls.length;
+    // The members as of this pass: a refresh meanwhile applies to the next one.
+    const urls = [...this.urls];
+    const n = urls.length;
     const left = Math.max(MIN_RETRY_ATTEMPT_MS, deadline - Date.now());
     const attemptMs = n > 1 ? Math.min(left, Math.max(MIN_ATTEMPT_MS, Math.floor(this.retryTimeoutMs / n))) : left;
     let last: unknown = null;
     let repeatable = true;
     const first = this.preferred;
     for (let i = 0; i < n; i++) {
-      const index = (first + i) % n;
+      const url = urls[(first + i) % n]!;
       try {
-        const answer = await this.postTo(this.urls[index]!, path, body, headers, attemptMs);
-        this.preferred = index;
+        const answer = await this.postTo(url, path, body, headers, attemptMs);
+        this.preferred = Math.max(0, this.urls.indexOf(url));
         return { answer };
       } catch (e) {
         if (e instanceof GatewayError && !e.unavailable) throw e;
-        if (this.preferred === index) this.preferred = (index + 1) % n;
+        const at = this.urls.indexOf(url);
+        if (at !== -1 && this.preferred === at) this.preferred = (at + 1) % this.urls.length;
         last = e;
         const notSent = (e instanceof GatewayError && e.refusedWithoutLeader) || NOT_SENT_CODES.has(String((e as NodeJS.ErrnoException).code));
         if (!notSent && !IDEMPOTENT_PATHS.has(path)) {

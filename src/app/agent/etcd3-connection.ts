@@ -22,9 +22,13 @@ export function etcd3CredentialsOf(cfg: LocalConfig): Etcd3Credentials {
   };
 }
 
-/** How the agent and its fencer reach etcd: the local file's `etcd3` section and the cluster's prefix. */
-export function etcd3ConnectionOf(cfg: LocalConfig): Etcd3KeyValueOptions {
+/**
+ * How the agent and its fencer reach etcd: the local file's `etcd3` section and the cluster's
+ * prefix; the members are learned from etcd unless the hosts are proxies (`use_proxies`).
+ */
+export function etcd3ConnectionOf(cfg: LocalConfig): Etcd3KeyValueOptions & { readonly discoverMembers: boolean } {
   return {
+    discoverMembers: cfg.etcd3.use_proxies !== true,
     hosts: cfg.etcd3.hosts,
     prefix: clusterPrefix(cfg.namespace, cfg.scope),
     retryTimeoutMs: retryTimeoutMs(cfg),

@@ -75,6 +75,8 @@ export const LOCAL_CONFIG_SCHEMA = {
         cacert: nonEmpty,
         cert: nonEmpty,
         key: nonEmpty,
+        /** The hosts are proxies or load balancers: call only them, never the members etcd advertises. */
+        use_proxies: { type: 'boolean' },
       },
     },
     bootstrap: {

@@ -40,6 +40,8 @@ export interface LocalConfig {
     readonly cacert?: string;
     readonly cert?: string;
     readonly key?: string;
+    /** The hosts are proxies or load balancers: the agent calls only them instead of learning etcd's members from them. */
+    readonly use_proxies?: boolean;
   };
   readonly bootstrap: {
     readonly dcs: RawConfig;
