@@ -1,6 +1,6 @@
 /** A 3-member etcd cluster on loopback for the tests that need members to come and go. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts } from './free-port.js';
@@ -57,3 +57,21 @@ export async function stopByPid(p: ChildProcess): Promise<void> {
   await gone;
 }
 
+
+/** Starts a 3-member etcd before each test of the suite and stops it (by PID) after; the getter gives the running one. */
+export function threeMembersEachTest(): () => Awaited<ReturnType<typeof startThreeMembers>> {
+  let etcd: Awaited<ReturnType<typeof startThreeMembers>> | undefined;
+  beforeEach(async () => {
+    etcd = await startThreeMembers();
+  });
+  afterEach(async () => {
+    if (!etcd) return;
+    await Promise.all(etcd.procs.map(stopByPid));
+    rmSync(etcd.dir, { recursive: true, force: true });
+    etcd = undefined;
+  });
+  return () => {
+    if (!etcd) throw new Error('the 3-member etcd is not running');
+    return etcd;
+  };
+}

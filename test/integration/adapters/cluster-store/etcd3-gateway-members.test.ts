@@ -4,29 +4,19 @@
  * member replaced, a host retired) leaves its calls and its watch served by the others.
  */
 import { expect } from 'chai';
-import { rmSync } from 'node:fs';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
-import { startThreeMembers, stopByPid } from '../../../support/etcd-three-members.js';
+import { stopByPid, threeMembersEachTest } from '../../../support/etcd-three-members.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 describe('Etcd3GatewayKeyValue: etcd members learned from the cluster (real 3-member etcd)', function () {
   this.timeout(60_000);
-  let etcd: Awaited<ReturnType<typeof startThreeMembers>> | undefined;
-
-  beforeEach(async () => {
-    etcd = await startThreeMembers();
-  });
-  afterEach(async () => {
-    if (!etcd) return;
-    await Promise.all(etcd.procs.map(stopByPid));
-    rmSync(etcd.dir, { recursive: true, force: true });
-  });
+  const etcd = threeMembersEachTest();
 
   it('configured with one member, it learns the others: calls and the watch go on when that member is gone', async () => {
-    const e = etcd!;
+    const e = etcd();
     const logger = new MemoryLogger();
     const kv = new Etcd3GatewayKeyValue({ hosts: [e.hosts[0]!], prefix: '/service/members/', retryTimeoutMs: 6000, discoverMembers: true, logger });
     const seen: string[] = [];
@@ -60,7 +50,7 @@ describe('Etcd3GatewayKeyValue: etcd members learned from the cluster (real 3-me
   });
 
   it('without discovery (the hosts are proxies) only the configured member is called', async () => {
-    const e = etcd!;
+    const e = etcd();
     const kv = new Etcd3GatewayKeyValue({ hosts: [e.hosts[0]!], prefix: '/service/members/', retryTimeoutMs: 2000 });
     try {
       await kv.put('config', 'a');

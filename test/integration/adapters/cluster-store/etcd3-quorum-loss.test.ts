@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import { rmSync } from 'node:fs';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
 import type { KeyValueStore } from '../../../../src/adapters/cluster-store/key-value.js';
-import { startThreeMembers, stopByPid } from '../../../support/etcd-three-members.js';
+import { stopByPid, threeMembersEachTest } from '../../../support/etcd-three-members.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -14,20 +13,11 @@ const adapters: Record<string, (hosts: string[]) => KeyValueStore> = {
 
 describe('a watch on an etcd member cut off from its quorum (real 3-member etcd)', function () {
   this.timeout(60_000);
-  let etcd: Awaited<ReturnType<typeof startThreeMembers>> | undefined;
-
-  beforeEach(async () => {
-    etcd = await startThreeMembers();
-  });
-  afterEach(async () => {
-    if (!etcd) return;
-    await Promise.all(etcd.procs.map(stopByPid));
-    rmSync(etcd.dir, { recursive: true, force: true });
-  });
+  const etcd = threeMembersEachTest();
 
   for (const [name, make] of Object.entries(adapters)) {
     it(`${name}: the stream asks for a leader, so it ends and confirms nothing once the member has none`, async () => {
-      const e = etcd!;
+      const e = etcd();
       // Only the member that will be cut off: nowhere else to go.
       const kv = make([e.hosts[0]!]);
       try {

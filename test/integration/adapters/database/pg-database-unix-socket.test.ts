@@ -6,20 +6,9 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
-import { destroyNodes, makeNode, probeUntil, type TestNode } from './pg-test-nodes.js';
+import { destroyNodes, makeNode, probeUntil, sql, type TestNode } from './pg-test-nodes.js';
 
 const START_MS = 30_000;
-
-async function overSocket<R extends object>(n: TestNode, text: string): Promise<R[]> {
-  const c = new pg.Client({ host: n.baseDir, port: n.port, user: 'postgres', database: 'postgres' });
-  c.on('error', () => undefined);
-  await c.connect();
-  try {
-    return (await c.query(text)).rows as R[];
-  } finally {
-    await c.end();
-  }
-}
 
 async function overTcp(n: TestNode): Promise<unknown> {
   const c = new pg.Client({ host: '127.0.0.1', port: n.port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 5000 });
@@ -47,7 +36,7 @@ describe('PgDatabase: db.use_unix_socket (real PostgreSQL 15)', function () {
     await n.db.initdb();
     await n.db.start({ upstream: null, timeoutMs: START_MS });
     await probeUntil(n, (f) => f.state === 'running' && f.inRecovery === false);
-    const sessions = await overSocket<{ client_addr: string | null }>(n, "SELECT client_addr::text FROM pg_stat_activity WHERE application_name = 'warden'");
+    const sessions = await sql<{ client_addr: string | null }>(n, "SELECT client_addr::text FROM pg_stat_activity WHERE application_name = 'warden'", [], n.baseDir);
     expect(sessions.length, "the agent's session").to.be.at.least(1);
     expect(sessions.every((s) => s.client_addr === null), 'over the Unix socket').to.equal(true);
     const refused = await overTcp(n);

@@ -69,10 +69,10 @@ export async function destroyNodes(): Promise<void> {
   );
 }
 
-/** A client connection as the superuser. */
-export async function connect(node: TestNode): Promise<pg.Client> {
+/** A client connection as the superuser, over TCP on loopback or (`host` a directory) the Unix socket. */
+export async function connect(node: TestNode, host = '127.0.0.1'): Promise<pg.Client> {
   const c = new pg.Client({
-    host: '127.0.0.1',
+    host,
     port: node.port,
     user: node.options.superuser.username,
     password: node.options.superuser.password,
@@ -84,8 +84,8 @@ export async function connect(node: TestNode): Promise<pg.Client> {
 }
 
 /** Runs one statement on a short-lived connection. */
-export async function sql<R extends object = Record<string, unknown>>(node: TestNode, text: string, params: unknown[] = []): Promise<R[]> {
-  const c = await connect(node);
+export async function sql<R extends object = Record<string, unknown>>(node: TestNode, text: string, params: unknown[] = [], host?: string): Promise<R[]> {
+  const c = await connect(node, host);
   try {
     return (await c.query(text, params)).rows as R[];
   } finally {
