@@ -44,6 +44,8 @@ export interface ClusterLayout {
   readonly etcdNetns?: string;
   /** The members of a multi-member etcd (each on its own address, same ports); default one member at etcdHost. */
   readonly etcdMembers?: readonly EtcdMemberLayout[];
+  /** The etcd address is a proxy in front of etcd (a benchmark's byte-counting relay): the agents call only it. */
+  readonly etcdProxy?: boolean;
   /** Extra `db.parameters` of every node's local file. */
   readonly dbParameters?: Readonly<Record<string, unknown>>;
   readonly nodes: readonly NodeLayout[];
@@ -129,7 +131,7 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
       connect_address: api,
       ...(layout.restAuth ? { authentication: layout.restAuth } : {}),
     },
-    etcd3: { hosts: etcdMembers(layout).map((m) => `${m.host}:${layout.etcdClientPort}`) },
+    etcd3: { hosts: etcdMembers(layout).map((m) => `${m.host}:${layout.etcdClientPort}`), ...(layout.etcdProxy ? { use_proxies: true } : {}) },
     bootstrap: {
       dcs: layout.dcs,
       initdb: layout.initdb ?? [{ encoding: 'UTF8' }, 'data-checksums'],
