@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import type { LocalConfig } from './local-config-types.js';
@@ -14,7 +15,7 @@ function loopbackOnly(listen: string): boolean {
  * What a configuration allows that an operator may not mean to: said at every start and by
  * `warden --validate-config`, which still accepts the file.
  */
-export function configWarnings(config: LocalConfig, configPath?: string): string[] {
+export function configWarnings(config: LocalConfig, configPath?: string, osUser: string = userInfo().username): string[] {
   const out: string[] = [];
   const { superuser, replication, rewind } = config.db.authentication;
   if (!superuser.password && !config.db.use_unix_socket) {
@@ -45,6 +46,8 @@ export function configWarnings(config: LocalConfig, configPath?: string): string
       // A file that cannot be read was reported already.
     }
   }
+  const peer = peerLoginProblem(config, osUser);
+  if (peer) out.push(peer);
   const settingsAway = serverSettingsElsewhere(config.db.data_dir);
   if (settingsAway) out.push(settingsAway);
   return out;
@@ -74,3 +77,19 @@ function serverSettingsElsewhere(dataDir: string): string | null {
     `without the data_directory, hba_file, ident_file, external_pid_file and include lines, or move its settings into db.parameters`
   );
 }
+
+/**
+ * Over the Unix socket the generated pg_hba.conf lets a local user in by peer authentication
+ * only (`local all all peer`): an agent whose OS user is not named as the superuser is refused,
+ * password or not, unless a `local` line of the operator's own (with a `map=` of db.pg_ident,
+ * or a password method) comes first.
+ */
+function peerLoginProblem(config: LocalConfig, osUser: string): string | null {
+  const superuser = config.db.authentication.superuser.username;
+  if (!config.db.use_unix_socket || osUser === superuser || config.db.pg_hba.some((l) => /^\s*local\s/.test(l))) return null;
+  return (
+    `db.use_unix_socket: the agent runs as ${osUser} and logs in as ${superuser}, which the generated "local all all peer" line refuses: ` +
+    `add a db.pg_hba line such as "local all ${superuser} peer map=agent" with db.pg_ident ["agent ${osUser} ${superuser}"], or run the agent as ${superuser}`
+  );
+}
+

@@ -114,6 +114,16 @@ describe('warden --validate-config', () => {
     expect(superuserWarnings({ ...noPassword, db: { ...noPassword.db, use_unix_socket: true } })).to.deep.equal([]);
   });
 
+  it('db.use_unix_socket with an agent whose OS user is not the superuser: peer authentication would refuse it, unless a local line of the operator maps it', () => {
+    const config = parseLocalConfig(nodeYaml(dir));
+    const socket = { ...config, db: { ...config.db, use_unix_socket: true } };
+    const peerWarnings = (c: typeof config, osUser: string) => configWarnings(c, undefined, osUser).filter((w) => w.startsWith('db.use_unix_socket'));
+    expect(peerWarnings(socket, 'root')[0]).to.match(/runs as root and logs in as postgres.*map=agent.*"agent root postgres"/);
+    expect(peerWarnings(socket, 'postgres')).to.deep.equal([]);
+    expect(peerWarnings({ ...socket, db: { ...socket.db, pg_hba: ['local all postgres peer map=agent'] } }, 'root')).to.deep.equal([]);
+    expect(peerWarnings(config, 'root'), 'over TCP peer authentication plays no part').to.deep.equal([]);
+  });
+
   it('warns when the data directory holds a database but not the server\'s settings file (a configuration kept in a Patroni config_dir)', () => {
     const config = parseLocalConfig(nodeYaml(dir));
     const data = join(dir, 'data', 'node1');
