@@ -147,12 +147,17 @@ export function untrustworthyHealthy(answers: readonly HealthAnswer[], primaryTi
 
 /** The longest time without any acknowledged write between `from` and `to` (ms). */
 export function longestWriteGapMs(acks: readonly Ack[], from: number, to: number): number {
+  return longestWriteGap(acks, from, to).ms;
+}
+
+/** The longest stretch within [from, to] without an acknowledged write, and where it lies. */
+export function longestWriteGap(acks: readonly Ack[], from: number, to: number): { readonly ms: number; readonly start: number; readonly end: number } {
   const times = acks.map((a) => a.at).filter((t) => t >= from && t <= to).sort((x, y) => x - y);
-  let gap = 0;
+  let best = { ms: 0, start: from, end: from };
   let prev = from;
-  for (const t of times) {
-    gap = Math.max(gap, t - prev);
+  for (const t of [...times, to]) {
+    if (t - prev > best.ms) best = { ms: t - prev, start: prev, end: t };
     prev = t;
   }
-  return Math.max(gap, to - prev);
+  return best;
 }

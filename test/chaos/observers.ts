@@ -40,6 +40,8 @@ export function connect(node: NodeAddress): pg.Client {
 /** Inserts a row into `chaos_writes` every `everyMs` on one node, whichever role it has, keeping every acknowledged id. */
 export class NodeWriter {
   readonly acks: Ack[] = [];
+  /** Why a write failed (but a replica's read-only refusal), newest last: what a long write gap shows the client. */
+  readonly failures: { readonly node: string; readonly at: number; readonly message: string }[] = [];
   private running = false;
   private loop: Promise<void> | null = null;
 
@@ -69,6 +71,8 @@ export class NodeWriter {
       } catch (e) {
         // A read-only replica refuses at once and keeps its session; anything else gets a new one.
         if (!/read-only transaction/.test((e as Error).message)) {
+          this.failures.push({ node: this.node.name, at: Date.now(), message: (e as Error).message });
+          if (this.failures.length > 500) this.failures.shift();
           await client?.end().catch(() => undefined);
           client = null;
         }

@@ -11,7 +11,7 @@ import { FENCE_HOLD_FILE } from '../../src/adapters/database/fence-hold.js';
 import { pathExists } from '../../src/adapters/database/path-exists.js';
 import { waitFor } from '../../scripts/lib/processes.js';
 import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
-import { firstAckElsewhere, lastAckOf, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
+import { firstAckElsewhere, lastAckOf, longestWriteGap, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
 import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.js';
 import { cutHost, healHost, type LabHost } from './lab.js';
 import { HealthWatch, LeaderKeyWatch, NodeWriter } from './observers.js';
@@ -447,6 +447,13 @@ const primaryCutFromEtcd: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt: Date.now() };
 };
 
+/** What the writers' clients were told during a write gap (errors, reconnects), for a failure message: the gap's cause seen from the client. */
+function writerFailuresIn(obs: Observation, gap: { readonly start: number; readonly end: number }): string {
+  const seen = obs.writers.flatMap((w) => w.failures).filter((f) => f.at >= gap.start && f.at <= gap.end);
+  if (!seen.length) return ' (no client error meanwhile: the writes were slow, not refused)';
+  return ` (the clients were told: ${seen.slice(0, 6).map((f) => `${f.node} +${f.at - gap.start} ms ${f.message}`).join('; ')})`;
+}
+
 /**
  * etcd loses its quorum for 30 s (more than ttl): every member stopped, or two of three.
  * Without failsafe the primary must stop writing within ttl; with it, it keeps writing.
@@ -475,10 +482,11 @@ const etcdQuorumLost = (stopped: 'all' | 'two', failsafe: boolean): Fault => asy
   const during = obs.acks().filter((a) => a.at >= faultAt && a.at < restartAt);
   const lastDuring = lastAckOf(during, primary);
   const wroteFor = lastDuring ? lastDuring.at - faultAt : 0;
-  const gap = longestWriteGapMs(during, faultAt, restartAt);
+  const longest = longestWriteGap(during, faultAt, restartAt);
+  const gap = longest.ms;
   const failures: string[] = [];
   if (!failsafe && wroteFor > ttlMs) failures.push(`the primary acknowledged writes ${wroteFor} ms into an etcd outage without failsafe (ttl ${ttlMs} ms)`);
-  if (failsafe && gap > 1000) failures.push(`with failsafe the writes stopped for ${gap} ms during the etcd outage`);
+  if (failsafe && gap > 1000) failures.push(`with failsafe the writes stopped for ${gap} ms during the etcd outage${writerFailuresIn(obs, longest)}`);
   const notes = failsafe ? [`longest write gap during the outage ${gap} ms`] : [`primary's last write ${wroteFor} ms into the outage (ttl ${ttlMs} ms)`];
   if (failsafe) {
     const p = await waitConverged(ctx.runner, 120_000);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { firstAckElsewhere, lastAckOf, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, writableStretches, type Ack, type HealthAnswer } from '../../chaos/checks.js';
+import { firstAckElsewhere, lastAckOf, longestWriteGap, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, writableStretches, type Ack, type HealthAnswer } from '../../chaos/checks.js';
 
 /** Acks of `node` every 20 ms from `from` to `to`. */
 function acks(node: string, from: number, to: number, firstId = 1): Ack[] {
@@ -34,6 +34,8 @@ describe('chaos checks: what the suite concludes from its observations', () => {
     expect(firstAckElsewhere(all, 'a', 700)).to.equal(null);
     expect(lastAckOf(all, 'a')?.at).to.equal(100);
     expect(longestWriteGapMs(all, 0, 700)).to.equal(400);
+    expect(longestWriteGap(all, 0, 700), 'where the gap lies').to.deep.equal({ ms: 400, start: 100, end: 500 });
+    expect(longestWriteGap(all, 0, 2000), 'the stretch after the last write counts').to.deep.equal({ ms: 1400, start: 600, end: 2000 });
   });
 
   it('a health 200 from a node behind a timeline a primary already showed is untrustworthy; one sent before that is not', () => {
