@@ -52,7 +52,6 @@ export async function main(argv: readonly string[]): Promise<number> {
   const logger = JsonLinesLogger.create({ level: cfg.log.level, base: { scope: cfg.scope, name: cfg.name, component: 'fencer' } });
   const socketPath = opts.socket ?? cfg.fencer.socket ?? defaultFencerSocket(cfg.scope, cfg.name, cfg.db.data_dir);
   const store = new Etcd3GatewayClusterStore({ clock: new SystemClock(), logger, ...etcd3ConnectionOf(cfg) });
-  const started = cfg;
   const fence = new PgFence(cfg.db.data_dir, logger, defaultRunAsUser());
   const watchdog = cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device });
   const monotonic = new MonotonicClock();
@@ -74,7 +73,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     primaryRunning: () => fence.primaryRunning(),
     releaseLeader: async () => {
       // The fencer may have run for months: etcd's client certificate (or the etcd password) may have been renewed since.
-      await takeRenewedEtcdCredentials(opts.config, started, store, logger);
+      await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
       try {
         await store.releaseLeader(cfg.name);
       } catch (error) {
