@@ -31,8 +31,8 @@ export interface Etcd3GatewayKeyValueOptions extends Etcd3KeyValueOptions {
   readonly serializableReads?: boolean;
   /**
    * Learn the etcd cluster's members (their advertised client URLs) at start and every few
-   * minutes, and call them before the hosts given, so members replaced since the hosts were
-   * written stay reachable. Off (the default) when the hosts are proxies or load balancers.
+   * minutes, and call them as well as the hosts given, so members replaced since the hosts
+   * were written stay reachable. Off (the default) when the hosts are proxies or load balancers.
    */
   readonly discoverMembers?: boolean;
   /** Says when the members learned change. */
@@ -133,7 +133,7 @@ const sameBytes = (a: Buffer | undefined, b: Buffer | undefined) => (a === undef
  * `DcsUnavailableError`; hosts are tried in order until one answers.
  */
 export class Etcd3GatewayKeyValue implements KeyValueStore {
-  /** The members calls go to, in order: those learned from etcd, then the configured hosts (changed in place: the watch and the version check share it). */
+  /** The members calls go to, in order (see refreshMembers); changed in place: the watch and the version check share it. */
   private readonly urls: string[];
   private readonly configured: readonly string[];
   private membersTimer: NodeJS.Timeout | null = null;
