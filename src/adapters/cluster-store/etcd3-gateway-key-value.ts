@@ -3,6 +3,7 @@ import https from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
+import { closeReplacedAgent } from '../http/replaced-agent.js';
 import { asUnavailable, withinDeadline } from './etcd3-deadline.js';
 import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
 // Not etcd3-options.js: it loads the gRPC client this adapter exists to avoid.
@@ -107,9 +108,6 @@ const MIN_RETRY_ATTEMPT_MS = 200;
 
 /** Idle keep-alive connections kept per etcd member. */
 const IDLE_SOCKETS_PER_MEMBER = 4;
-
-/** How long the connections opened with TLS files replaced by a reload may still finish their requests. */
-const REPLACED_AGENT_GRACE_MS = 60_000;
 
 /** What a credentials reload changed. */
 export interface CredentialsReloaded {
@@ -221,9 +219,8 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     const tlsChanged = !(sameBytes(tls.ca, this.tls.ca) && sameBytes(tls.cert, this.tls.cert) && sameBytes(tls.key, this.tls.key));
     if (tlsChanged) {
       this.tls = tls;
-      const replaced = this.agent;
+      closeReplacedAgent(this.agent);
       this.agent = this.newAgent();
-      setTimeout(() => replaced.destroy(), REPLACED_AGENT_GRACE_MS).unref();
     }
     const userChanged = c.username !== this.user.username || (c.username !== undefined && (c.password ?? '') !== (this.user.password ?? ''));
     if (userChanged) {

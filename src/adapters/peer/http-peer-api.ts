@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { closeReplacedAgent } from '../http/replaced-agent.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { ClusterEvent } from '../../ports/events.js';
 import type { PeerApi } from '../../ports/peer-api.js';
@@ -27,9 +28,6 @@ export interface PeerTls {
   readonly cert?: string | Buffer;
   readonly key?: string | Buffer;
 }
-
-/** How long a replaced HTTPS agent's connections may finish their requests before it is closed. */
-const REPLACED_AGENT_GRACE_MS = 60_000;
 
 /** The cluster's REST API credentials. */
 export interface PeerCredentials {
@@ -113,9 +111,8 @@ export class HttpPeerApi implements PeerApi {
     const tls = this.tls();
     if (tls !== this.tlsFor) {
       this.tlsFor = tls;
-      const old = this.httpsAgent;
+      closeReplacedAgent(this.httpsAgent);
       this.httpsAgent = httpsAgentOf(tls);
-      setTimeout(() => old.destroy(), REPLACED_AGENT_GRACE_MS).unref();
     }
     return this.httpsAgent;
   }

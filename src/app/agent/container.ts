@@ -116,17 +116,28 @@ function serverTlsOf(r: LocalConfig['restapi']): TlsSettings | undefined {
 }
 
 /**
+ * Calls `take` with the file after each reload, which reads certificate files again (renewed
+ * in place is what a reload is for); a file that cannot be read or a key that does not fit
+ * is logged as `failure` and what is in force stays.
+ */
+function onReloadReadFiles(settings: FileSettingsSource, logger: Logger, failure: string, take: (next: LocalConfig) => void): void {
+  settings.onReload((next) => {
+    try {
+      take(next);
+    } catch (e) {
+      logger.error(failure, { error: e instanceof Error ? e.message : String(e) });
+    }
+  });
+}
+
+/**
  * Peers' APIs with the cluster's credentials as the local file says now and its certificate
  * files, both as of the last reload (a certificate renewed in place is read again then).
  */
 function peerApiOf(cfg: LocalConfig, settings: FileSettingsSource, logger: Logger): HttpPeerApi {
   let tls = peerTlsOf(cfg);
-  settings.onReload((next) => {
-    try {
-      tls = peerTlsOf(next);
-    } catch (e) {
-      logger.error('the REST API certificate files could not be read again: calls to the other members keep the ones in force', { error: e instanceof Error ? e.message : String(e) });
-    }
+  onReloadReadFiles(settings, logger, 'the REST API certificate files could not be read again: calls to the other members keep the ones in force', (next) => {
+    tls = peerTlsOf(next);
   });
   let credentialsOf: LocalConfig['restapi']['authentication'] | null = null;
   let credentials: PeerCredentials | undefined;
@@ -164,16 +175,12 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     const logger = ctx.get<Logger>(Logger).child({ component: 'dcs' });
     // etcd's JSON gateway: no gRPC stack in the agent; the cluster is read from a watched copy.
     const store = new Etcd3GatewayClusterStore({ clock: ctx.get<Clock>(Clock), logger, watchedCopy: true, ...etcd3ConnectionOf(cfg) });
-    // Renewed client certificates and a rotated etcd password are what a reload is for (the files are read again each time).
-    settings.onReload((next) => {
+    // A rotated etcd password is taken too.
+    onReloadReadFiles(settings, logger, 'the etcd client certificate files could not be read again: the ones in force stay', (next) => {
       if (!etcd3CredentialsReloadable(cfg, next)) return;
-      try {
-        const changed = store.reloadCredentials(etcd3CredentialsOf(next));
-        if (changed.tls) logger.info('etcd client certificate files read again: new connections to etcd use them');
-        if (changed.user) logger.info('etcd user or password changed: the agent authenticates to etcd again');
-      } catch (e) {
-        logger.error('the etcd client certificate files could not be read again: the ones in force stay', { error: e instanceof Error ? e.message : String(e) });
-      }
+      const changed = store.reloadCredentials(etcd3CredentialsOf(next));
+      if (changed.tls) logger.info('etcd client certificate files read again: new connections to etcd use them');
+      if (changed.user) logger.info('etcd user or password changed: the agent authenticates to etcd again');
     });
     return store;
   });
@@ -298,16 +305,11 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
     const tls = serverTlsOf(cfg.restapi);
     const server = createAgentServer(ctx.get<AgentApi>(AgentTokens.Api).callback(), { listen: cfg.restapi.listen, ...(tls ? { tls } : {}) });
     const logger = ctx.get<Logger>(Logger).child({ component: 'restapi' });
-    // A certificate renewed in place (same paths) is what a reload is for: the files are read again each time.
-    settings.onReload((next) => {
+    onReloadReadFiles(settings, logger, 'the REST API certificate files could not be read again: the ones in force stay', (next) => {
       const renewed = serverTlsOf(next.restapi);
       if (!tls || !renewed) return;
-      try {
-        server.reloadTls(renewed);
-        logger.info('REST API certificate files read again: new connections use them', { certfile: renewed.certfile });
-      } catch (e) {
-        logger.error('the REST API certificate files could not be read again: the ones in force stay', { error: e instanceof Error ? e.message : String(e) });
-      }
+      server.reloadTls(renewed);
+      logger.info('REST API certificate files read again: new connections use them', { certfile: renewed.certfile });
     });
     return server;
   });

@@ -190,7 +190,7 @@ export interface LocalOptions {
   /** `db.parameters` of the local file (win over the dynamic ones). */
   readonly parameters: Readonly<Record<string, ParameterValue>>;
   /** `db.pg_hba` and `db.pg_ident` of the local file; absent: the database's own stay (no file of the node's). */
-  readonly access?: { readonly hba: readonly string[]; readonly ident: readonly string[] | null };
+  readonly access?: Pick<LocalServerConfig, 'hba' | 'ident'>;
   /** `watchdog.safety_margin` seconds: the device fires this long before the leader key would expire. */
   readonly watchdogSafetyMargin: number;
   /** `db.recovery_conf` of the local file: recovery settings (restore_command...) of this node while it runs as a replica. */

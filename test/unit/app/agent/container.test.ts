@@ -34,7 +34,7 @@ import { PeerApi } from '../../../../src/ports/peer-api.js';
 import { Watchdog } from '../../../../src/ports/watchdog.js';
 import { AgentSettingsSource } from '../../../../src/app/agent/tokens.js';
 import { freePort } from '../../../support/free-port.js';
-import { makeTlsFiles } from '../../adapters/http/tls-fixtures.js';
+import { makeTlsFiles, type TlsFiles } from '../../adapters/http/tls-fixtures.js';
 
 let apiPort = 0;
 const yaml = (extra = '') => `
@@ -70,6 +70,28 @@ function overFakes(path: string, text: string, opts: { readonly realStore?: bool
     },
   });
   return { c, logger };
+}
+
+/**
+ * A node's certificate and key files (`role`'s of a first set), and `install` to renew them in
+ * place from another set: the certificate only, as a half-done renewal leaves it, or with its key.
+ */
+function renewableCertificate(dir: string, role: 'server' | 'client') {
+  const first = makeTlsFiles();
+  const renewed = makeTlsFiles();
+  const cert = join(dir, `${role}.pem`);
+  const key = join(dir, `${role}.key`);
+  const install = (set: TlsFiles, keyToo = true) => {
+    copyFileSync(role === 'server' ? set.serverCert : set.clientCert, cert);
+    if (keyToo) copyFileSync(role === 'server' ? set.serverKey : set.clientKey, key);
+  };
+  install(first);
+  const fingerprint = (set: TlsFiles) => new X509Certificate(readFileSync(role === 'server' ? set.serverCert : set.clientCert)).fingerprint256;
+  const remove = () => {
+    first.remove();
+    renewed.remove();
+  };
+  return { first, renewed, cert, key, install, fingerprint, remove };
 }
 
 describe('composition root (container.ts, main.ts)', () => {
@@ -129,13 +151,9 @@ describe('composition root (container.ts, main.ts)', () => {
   });
 
   it('reload reads the REST API certificate files again: a certificate renewed in place serves new connections, a broken one is refused', async () => {
-    const first = makeTlsFiles();
-    const renewed = makeTlsFiles();
-    const certfile = join(dir, 'api.pem');
-    const keyfile = join(dir, 'api.key');
-    copyFileSync(first.serverCert, certfile);
-    copyFileSync(first.serverKey, keyfile);
-    const { c, logger } = overFakes(join(dir, 'n.yml'), yaml(`, certfile: ${certfile}, keyfile: ${keyfile}`));
+    const api = renewableCertificate(dir, 'server');
+    const { first, renewed } = api;
+    const { c, logger } = overFakes(join(dir, 'n.yml'), yaml(`, certfile: ${api.cert}, keyfile: ${api.key}`));
     const server = c.get<AgentServer>(AgentTokens.Server);
     const { port } = await server.listen();
     const served = () =>
@@ -146,33 +164,26 @@ describe('composition root (container.ts, main.ts)', () => {
         });
         s.on('error', reject);
       });
-    const fingerprint = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
     try {
-      expect(await served()).to.equal(fingerprint(first.serverCert));
-      copyFileSync(renewed.serverCert, certfile);
-      copyFileSync(renewed.serverKey, keyfile);
+      expect(await served()).to.equal(api.fingerprint(first));
+      api.install(renewed);
       await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
-      expect(await served(), 'the renewed certificate').to.equal(fingerprint(renewed.serverCert));
+      expect(await served(), 'the renewed certificate').to.equal(api.fingerprint(renewed));
       expect(logger.messages('info').some((m) => /certificate files read again/.test(m))).to.equal(true);
       // A key that does not fit (the certificate copied, not yet its key): the one in force stays.
-      copyFileSync(first.serverCert, certfile);
+      api.install(first, false);
       await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
-      expect(await served()).to.equal(fingerprint(renewed.serverCert));
+      expect(await served()).to.equal(api.fingerprint(renewed));
       expect(logger.messages('error').some((m) => /could not be read again: the ones in force stay/.test(m))).to.equal(true);
     } finally {
       await server.close();
-      first.remove();
-      renewed.remove();
+      api.remove();
     }
   });
 
   it("reload reads etcd's client certificate files again: new connections to etcd present the renewed one", async () => {
-    const first = makeTlsFiles();
-    const renewed = makeTlsFiles();
-    const cert = join(dir, 'etcd.pem');
-    const key = join(dir, 'etcd.key');
-    copyFileSync(first.clientCert, cert);
-    copyFileSync(first.clientKey, key);
+    const client = renewableCertificate(dir, 'client');
+    const { first, renewed, cert, key } = client;
     // Stands in for etcd's JSON gateway: notes the client certificate of each request, answers an empty range.
     const presented: string[] = [];
     const etcd = createHttpsServer({ cert: first.read(first.serverCert), key: first.read(first.serverKey), requestCert: true, rejectUnauthorized: false }, (req, res) => {
@@ -184,27 +195,24 @@ describe('composition root (container.ts, main.ts)', () => {
     const etcdLine = `etcd3: {hosts: [127.0.0.1:${(etcd.address() as AddressInfo).port}], protocol: https, cacert: ${first.caCert}, cert: ${cert}, key: ${key}}`;
     const { c, logger } = overFakes(join(dir, 'n.yml'), yaml().replace('etcd3: {hosts: [127.0.0.1:2379]}', etcdLine), { realStore: true });
     const store = c.get<ClusterStore>(ClusterStore);
-    const fingerprint = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
     try {
       await store.read();
-      expect(presented.at(-1)).to.equal(fingerprint(first.clientCert));
-      copyFileSync(renewed.clientCert, cert);
-      copyFileSync(renewed.clientKey, key);
+      expect(presented.at(-1)).to.equal(client.fingerprint(first));
+      client.install(renewed);
       await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
       await store.read();
-      expect(presented.at(-1), 'the renewed certificate').to.equal(fingerprint(renewed.clientCert));
+      expect(presented.at(-1), 'the renewed certificate').to.equal(client.fingerprint(renewed));
       expect(logger.messages('info').some((m) => /etcd client certificate files read again/.test(m))).to.equal(true);
       // The certificate renewed but its key not yet: refused, the one in force stays.
-      copyFileSync(first.clientCert, cert);
+      client.install(first, false);
       await c.get<FileSettingsSource>(AgentTokens.LocalSettings).reload();
       await store.read();
-      expect(presented.at(-1)).to.equal(fingerprint(renewed.clientCert));
+      expect(presented.at(-1)).to.equal(client.fingerprint(renewed));
       expect(logger.messages('error').some((m) => /etcd client certificate files could not be read again: the ones in force stay/.test(m))).to.equal(true);
     } finally {
       await store.close();
       await new Promise<void>((r) => etcd.close(() => r()));
-      first.remove();
-      renewed.remove();
+      client.remove();
     }
   });
 
