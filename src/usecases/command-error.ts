@@ -6,6 +6,8 @@ export type CommandErrorCode =
   | 'dcs_write_failed'
   /** PATCH of a configuration that changed since it was read. */
   | 'config_conflict'
+  /** PATCH before the cluster's configuration is stored (while the cluster is bootstrapped). */
+  | 'config_not_stored'
   /** A switchover or failover was taken up and then abandoned. */
   | 'switchover_failed'
   | 'failover_failed'

@@ -42,12 +42,12 @@ function member(name: string, n: number, over: Partial<MemberRecord> = {}): Memb
 }
 
 /** The fakes of one test: node2's agent in a healthy cluster led by node1, and a second client acting as the other agents. */
-async function cluster(opts: { config?: Record<string, unknown>; leader?: boolean } = {}) {
+async function cluster(opts: { config?: Record<string, unknown> | null; leader?: boolean } = {}) {
   const clock = new SteppingClock(NOW);
   const space = new InMemoryKeyValueSpace(clock);
   const store = new InMemoryClusterStore(space, { clientId: 'node2' });
   const others = new InMemoryClusterStore(space, { clientId: 'others' });
-  await others.writeConfig({ ttl: 30, loop_wait: 10, ...opts.config }, null);
+  if (opts.config !== null) await others.writeConfig({ ttl: 30, loop_wait: 10, ...opts.config }, null);
   for (const [name, n] of [['node1', 1], ['node2', 2], ['node3', 3]] as const) await others.publishMember(name, member(name, n), 30);
   if (opts.leader ?? true) await others.acquireLeader('node1', 30);
   await others.writeStatus({ optime: 100_000_000, slots: {} });
@@ -142,6 +142,17 @@ describe('use cases: operator commands over the fakes', () => {
       expect(next).to.deep.equal({ ttl: 30, loop_wait: 5, db: { parameters: { work_mem: '8MB' } } });
       expect((await readConfig(c.deps)).value).to.deep.equal(next);
       expect([c.agent.wakes, c.agent.refreshes]).to.deep.equal([1, 1]);
+    });
+
+    it('a patch before the bootstrap stored the configuration is refused (503), so the bootstrap settings are not lost', async () => {
+      const c = await cluster({ config: null });
+      const e = await rejection(patchConfig(c.deps, { pause: true }));
+      expect(e.code).to.equal('config_not_stored');
+      expect((await c.store.read()).config).to.equal(null);
+      expect(c.agent.wakes).to.equal(0);
+      // What the bootstrap then writes (only where nothing is stored) goes in whole.
+      expect(await c.others.writeConfig({ ttl: 20, loop_wait: 2, retry_timeout: 5 }, null)).to.equal(true);
+      expect(await patchConfig(c.deps, { pause: true })).to.deep.equal({ ttl: 20, loop_wait: 2, retry_timeout: 5, pause: true });
     });
 
     it('an invalid result is refused with every problem, and nothing is written', async () => {

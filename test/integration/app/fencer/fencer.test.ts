@@ -116,6 +116,8 @@ fencer: {socket: ${socket}}
     const url = `http://127.0.0.1:${apiPort}`;
     await watching({ log }, until('the agent to lead', async () => (await fetch(`${url}/primary`)).status === 200, 120_000, 250));
     await watching({ log }, until('the fencer to guard', async () => ((await (await fetch(`${url}/node`)).json()) as { fencer?: string }).fencer === 'guarding', 10_000));
+    // The server answers as primary before its bootstrap has written the cluster's configuration.
+    await watching({ log }, until('the bootstrap configuration to be stored', async () => ((await (await fetch(`${url}/config`)).json()) as { ttl?: number }).ttl === TTL, 10_000));
     return { child, dataDir, socket, url, kv, log };
   }
 
