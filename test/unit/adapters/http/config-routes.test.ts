@@ -60,11 +60,15 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
       expect(res.json.error).to.equal('config_conflict');
     });
 
-    it('PATCH onto no config key creates it (compare-and-set on absence)', async () => {
+    it('PATCH onto no config key is 503 config_not_stored (the bootstrap writes it only where none is); PUT creates it', async () => {
       await api.dcs.delete(ClusterKey.config);
       const res = await api.request('PATCH', '/config', { body: { loop_wait: 5 } });
-      expect(res.status).to.equal(200);
-      expect(res.json).to.deep.equal({ loop_wait: 5 });
+      expect(res.status).to.equal(503);
+      expect(res.json.error).to.equal('config_not_stored');
+      expect((await api.dcs.readAll()).has(ClusterKey.config)).to.equal(false);
+      const put = await api.request('PUT', '/config', { body: { loop_wait: 5 } });
+      expect(put.status).to.equal(200);
+      expect(put.json).to.deep.equal({ loop_wait: 5 });
     });
 
     it('PUT: validates, then replaces the whole config and echoes it', async () => {
