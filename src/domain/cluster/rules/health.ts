@@ -47,19 +47,24 @@ export type HealthQuery = Readonly<Record<string, string | readonly string[] | u
 
 type Param = 'lag' | 'replication_state' | 'mode';
 
-/** What each endpoint accepts: named parameters, and whether `tag_<name>` filters apply, are ignored, or are refused. */
+/**
+ * What each endpoint accepts: named parameters, and whether `tag_<name>` filters apply, are
+ * ignored, or are refused. Every check that may route reads takes the replica filters, as
+ * load balancer configurations written for Patroni send them.
+ */
+const REPLICA_PARAMS: readonly Param[] = ['lag', 'replication_state'];
 const ACCEPTS: Readonly<Record<HealthEndpoint, { readonly params: readonly Param[]; readonly tags: 'apply' | 'ignore' | 'refuse' }>> = {
   primary: { params: [], tags: 'ignore' },
   standby_leader: { params: [], tags: 'ignore' },
   leader: { params: [], tags: 'ignore' },
-  replica: { params: ['lag', 'replication_state'], tags: 'apply' },
-  read_only: { params: ['lag', 'replication_state'], tags: 'apply' },
-  synchronous: { params: [], tags: 'refuse' },
-  read_only_sync: { params: [], tags: 'refuse' },
-  quorum: { params: [], tags: 'refuse' },
-  read_only_quorum: { params: [], tags: 'refuse' },
-  asynchronous: { params: ['lag'], tags: 'refuse' },
-  health: { params: [], tags: 'refuse' },
+  replica: { params: REPLICA_PARAMS, tags: 'apply' },
+  read_only: { params: REPLICA_PARAMS, tags: 'apply' },
+  synchronous: { params: REPLICA_PARAMS, tags: 'apply' },
+  read_only_sync: { params: REPLICA_PARAMS, tags: 'apply' },
+  quorum: { params: REPLICA_PARAMS, tags: 'apply' },
+  read_only_quorum: { params: REPLICA_PARAMS, tags: 'apply' },
+  asynchronous: { params: REPLICA_PARAMS, tags: 'apply' },
+  health: { params: [], tags: 'apply' },
   liveness: { params: [], tags: 'refuse' },
   readiness: { params: ['lag', 'mode'], tags: 'refuse' },
 };
@@ -167,8 +172,11 @@ const running = (snap: NodeSnapshot) => snap.status.state === 'running';
 const finished = (snap: NodeSnapshot) => snap.status.bootstrap_unfinished === undefined;
 /** A running primary holding the lock: not one that is stopping (a switchover's demotion has begun). */
 const isPrimary = (snap: NodeSnapshot, now: number) => running(snap) && snap.status.role === 'primary' && holdsLeaderLock(snap, now) && finished(snap);
-const isLeader = (snap: NodeSnapshot, now: number) =>
-  (snap.status.role === 'primary' || snap.status.role === 'standby_leader') && holdsLeaderLock(snap, now) && finished(snap);
+/** The lock holder, whatever its server does meanwhile (a restart, a demotion under way): the lock is what routes to it. */
+const isLeader = (snap: NodeSnapshot, now: number) => holdsLeaderLock(snap, now) && finished(snap);
+/** The leader serving reads: a running primary, or the running leader of a standby cluster. */
+const leaderServesReads = (snap: NodeSnapshot, now: number) =>
+  isPrimary(snap, now) || (running(snap) && snap.status.role === 'standby_leader' && holdsLeaderLock(snap, now));
 /**
  * A node that may serve reads: neither may it hold WAL the leader lacks, nor wait for an
  * operator to rebuild its data directory.
@@ -177,20 +185,20 @@ const trustworthy = (snap: NodeSnapshot) => snap.status.position_unconfirmed ===
 /** A running replica whose WAL is known to be a prefix of the leader's and that is in service. */
 const isRunningReplica = (snap: NodeSnapshot) => running(snap) && snap.status.role === 'replica' && trustworthy(snap);
 
-function replicaOk(snap: NodeSnapshot, q: ParsedQuery): boolean {
+/** A replica that takes read traffic under the query's filters (`noloadbalance` keeps it out of every read check). */
+function replicaServes(snap: NodeSnapshot, q: ParsedQuery): boolean {
   return (
     isRunningReplica(snap) &&
     !tagIsTrue(snap.node.tags, 'noloadbalance') &&
     (q.replicationState === null || snap.status.replication_state === q.replicationState) &&
-    lagWithin(snap, q.lag, 'apply') &&
-    tagsMatch(snap, q.tags)
+    lagWithin(snap, q.lag, 'apply')
   );
 }
 
-const isSync = (snap: NodeSnapshot, now: number) =>
-  isRunningReplica(snap) && snap.status.sync_standby === true && freshClusterView(snap, now);
-const isQuorum = (snap: NodeSnapshot, now: number) =>
-  isRunningReplica(snap) && snap.status.quorum_standby === true && freshClusterView(snap, now);
+const isSync = (snap: NodeSnapshot, q: ParsedQuery, now: number) => replicaServes(snap, q) && snap.status.sync_standby === true && freshClusterView(snap, now);
+const isQuorum = (snap: NodeSnapshot, q: ParsedQuery, now: number) => replicaServes(snap, q) && snap.status.quorum_standby === true && freshClusterView(snap, now);
+const isAsync = (snap: NodeSnapshot, q: ParsedQuery, now: number) =>
+  replicaServes(snap, q) && snap.status.sync_standby !== true && snap.status.quorum_standby !== true && freshClusterView(snap, now);
 
 function liveness(snap: NodeSnapshot, now: number): boolean {
   if (snap.config.pause) return true;
@@ -222,25 +230,19 @@ export function checkHealth(endpoint: HealthEndpoint, snap: NodeSnapshot, query:
       case 'leader':
         return isLeader(snap, now);
       case 'replica':
-        return replicaOk(snap, q);
+        return replicaServes(snap, q);
       case 'read_only':
-        return isPrimary(snap, now) || replicaOk(snap, q);
+        return leaderServesReads(snap, now) || replicaServes(snap, q);
       case 'synchronous':
-        return isSync(snap, now);
+        return isSync(snap, q, now);
       case 'read_only_sync':
-        return isPrimary(snap, now) || isSync(snap, now);
+        return leaderServesReads(snap, now) || isSync(snap, q, now);
       case 'quorum':
-        return isQuorum(snap, now);
+        return isQuorum(snap, q, now);
       case 'read_only_quorum':
-        return isPrimary(snap, now) || isQuorum(snap, now);
+        return leaderServesReads(snap, now) || isQuorum(snap, q, now);
       case 'asynchronous':
-        return (
-          isRunningReplica(snap) &&
-          snap.status.sync_standby !== true &&
-          snap.status.quorum_standby !== true &&
-          freshClusterView(snap, now) &&
-          lagWithin(snap, q.lag, 'apply')
-        );
+        return isAsync(snap, q, now);
       case 'health':
         return running(snap) && trustworthy(snap);
       case 'liveness':
@@ -249,5 +251,6 @@ export function checkHealth(endpoint: HealthEndpoint, snap: NodeSnapshot, query:
         return readiness(snap, q, now);
     }
   })();
-  return ok ? 200 : 503;
+  // Tag filters narrow every check that takes them, the leader's read answers included (a filter by location).
+  return ok && tagsMatch(snap, q.tags) ? 200 : 503;
 }

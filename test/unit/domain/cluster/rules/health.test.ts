@@ -63,11 +63,17 @@ describe('domain/cluster/health: the seed table, row by row', () => {
     expect(check('standby_leader', { ...standbyLeader(), leaderLockExpiresAt: NOW })).to.equal(503);
   });
 
-  it('/leader: 200 for the lock holder, primary or standby leader', () => {
+  it('/leader: 200 for the lock holder, primary or standby leader, whatever its server does meanwhile', () => {
     expect(check('leader', primary())).to.equal(200);
     expect(check('leader', standbyLeader())).to.equal(200);
     expect(check('leader', replica())).to.equal(503);
     expect(check('leader', expiredPrimary())).to.equal(503);
+    // The leader's server restarting (stopped, role demoted) keeps the lock: a router on /leader does not flap.
+    const restarting = snapshot({ facts: stoppedFacts('stopped', true), leader: true, cluster: clusterView({ leader: 'node1' }) });
+    expect(restarting.status.role).to.equal('demoted');
+    expect(check('leader', restarting)).to.equal(200);
+    expect(check('primary', restarting)).to.equal(503);
+    expect(check('leader', { ...restarting, leaderLockExpiresAt: NOW })).to.equal(503);
   });
 
   it('/replica: 200 for a running replica without noloadbalance', () => {
@@ -90,6 +96,15 @@ describe('domain/cluster/health: the seed table, row by row', () => {
     expect(check('read_only', expiredPrimary())).to.equal(503);
     expect(check('read_only', stopped())).to.equal(503);
     expect(check('read_only', replica({ node: { tags: { noloadbalance: true } } }))).to.equal(503);
+  });
+
+  it('/read-only and its sync and quorum variants: the leader of a standby cluster serves reads too', () => {
+    for (const ep of ['read_only', 'read_only_sync', 'read_only_quorum'] as const) {
+      expect(check(ep, standbyLeader()), ep).to.equal(200);
+      expect(check(ep, { ...standbyLeader(), leaderLockExpiresAt: NOW }), ep).to.equal(503);
+    }
+    const standbyLeaderDown = snapshot({ facts: stoppedFacts('stopped', true), leader: true, standbyCluster: true, cluster: clusterView({ leader: 'node1' }) });
+    expect(check('read_only', standbyLeaderDown)).to.equal(503);
   });
 
   it('/synchronous, /sync: 200 for a synchronous standby', () => {
@@ -213,9 +228,29 @@ describe('domain/cluster/health: query parameters', () => {
     expect(check('replica', tagged, { tag_backup: 'True' })).to.equal(503);
   });
 
-  it('/read-only applies the replica filters to a replica, not to the primary', () => {
+  it('/read-only applies lag and replication_state to a replica, not to the primary; tag filters to both', () => {
     expect(check('read_only', replica(), { lag: '1kB' })).to.equal(503);
-    expect(check('read_only', primary(), { lag: '1kB', tag_zone: 'x' })).to.equal(200);
+    expect(check('read_only', primary(), { lag: '1kB', replication_state: 'streaming' })).to.equal(200);
+    expect(check('read_only', primary(), { tag_zone: 'x' })).to.equal(503);
+    expect(check('read_only', snapshot({ facts: primaryFacts(), leader: true, node: { tags: { zone: 'x' } }, cluster: clusterView({ leader: 'node1' }) }), { tag_zone: 'x' })).to.equal(200);
+  });
+
+  it('the sync, quorum and async checks take the replica filters (lag, replication_state, tags) and noloadbalance', () => {
+    const tags = { node: { tags: { zone: 'east' } } };
+    expect(check('synchronous', replica({ ...tags, cluster: clusterView({ sync: sync(['node1']) }) }), { tag_zone: 'east', lag: '4MB' })).to.equal(200);
+    expect(check('synchronous', syncReplica(), { tag_zone: 'east' })).to.equal(503);
+    expect(check('synchronous', syncReplica(), { lag: '1kB' })).to.equal(503);
+    expect(check('read_only_sync', syncReplica(), { lag: '1kB' })).to.equal(503);
+    expect(check('quorum', quorumReplica(), { lag: '4MB' })).to.equal(200);
+    expect(check('quorum', quorumReplica(), { lag: '1kB' })).to.equal(503);
+    expect(check('read_only_quorum', quorumReplica(), { tag_zone: 'east' })).to.equal(503);
+    expect(check('asynchronous', replica(tags), { tag_zone: 'east' })).to.equal(200);
+    expect(check('asynchronous', replica(tags), { tag_zone: 'west' })).to.equal(503);
+    expect(check('asynchronous', replica(), { replication_state: 'in archive recovery' })).to.equal(check('replica', replica(), { replication_state: 'in archive recovery' }));
+    expect(check('synchronous', replica({ node: { tags: { noloadbalance: true } }, cluster: clusterView({ sync: sync(['node1']) }) }))).to.equal(503);
+    expect(check('asynchronous', replica({ node: { tags: { noloadbalance: true } } }))).to.equal(503);
+    expect(check('health', replica(tags), { tag_zone: 'east' })).to.equal(200);
+    expect(check('health', replica(), { tag_zone: 'east' })).to.equal(503);
   });
 
   it('leader-type endpoints accept and ignore tag parameters', () => {
@@ -256,10 +291,12 @@ describe('domain/cluster/health: query parameters', () => {
     expect(e.message).to.include('lag, replication_state, tag_<name>');
   });
 
-  it('a parameter unknown to this endpoint is a bad request (lag on /health, mode on /replica, tags on /sync)', () => {
+  it('a parameter unknown to this endpoint is a bad request (lag on /health, mode on /replica, tags on /readiness)', () => {
     expect(badQuery('health', { lag: '1MB' }).problems[0]!.path).to.equal('lag');
     expect(badQuery('replica', { mode: 'apply' }).problems[0]!.path).to.equal('mode');
-    expect(badQuery('synchronous', { tag_zone: 'a' }).problems[0]!.path).to.equal('tag_zone');
+    expect(badQuery('readiness', { tag_zone: 'a' }).problems[0]!.path).to.equal('tag_zone');
+    expect(badQuery('liveness', { tag_zone: 'a' }).problems[0]!.path).to.equal('tag_zone');
+    expect(badQuery('synchronous', { mode: 'apply' }).problems[0]!.path).to.equal('mode');
     expect(badQuery('primary', { lag: '1MB' }).problems[0]!.path).to.equal('lag');
     expect(badQuery('replica', { tag_: 'a' }).problems[0]!.path).to.equal('tag_');
   });
