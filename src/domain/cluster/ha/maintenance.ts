@@ -1,6 +1,6 @@
 import type { ParameterValue } from '../config/config.js';
 import { decision, type Action, type AgentCommandErrorCode, type Decision, type LoopMemory } from './decision.js';
-import { restartConditionProblem } from '../rules/restart-conditions.js';
+import { restartConditionProblem, type Leads } from '../rules/restart-conditions.js';
 import { restartScheduleFrom, scheduleVerdict } from '../rules/schedule.js';
 import { isSilent } from './silent-server.js';
 import { majorVersion } from '../model/server-version.js';
@@ -179,13 +179,19 @@ function restartActions(ctx: TickContext, timeoutMs: number): Action[] {
   return [{ type: 'stop', mode: silent ? 'immediate' : 'fast' }, { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs }];
 }
 
+/** What the restart's `role` condition sees this node lead. */
+function leads(ctx: TickContext): Leads {
+  if (!(ctx.leaderIsMe && ctx.lockValid)) return null;
+  return ctx.standby !== null ? 'standby_leader' : 'primary';
+}
+
 /**
  * A restart asked of a stopped server is the start the loop would make anyway, now: one held
  * back by repeated failures (the operator fixed what failed) is not refused as "in progress",
  * and the answer waits for the start's outcome.
  */
 function startOnRequest(ctx: TickContext, base: Decision, restart: NonNullable<TickContext['input']['commands']['restart']>): Decision {
-  const problem = restartConditionProblem(restart.conditions, ctx.facts);
+  const problem = restartConditionProblem(restart.conditions, ctx.facts, leads(ctx));
   if (problem) return prepend(base, [reject(restart.id, 'restart_conditions_not_met', `restart conditions are not satisfied: ${problem}`)]);
   const timeout = restart.conditions.timeout;
   const actions = base.actions.map((a) => (a.type === 'start' && timeout !== undefined ? { ...a, timeoutMs: Math.max(1, timeout) * 1000 } : a));
@@ -218,7 +224,7 @@ export function withCommands(ctx: TickContext, base: Decision): Decision {
   }
   const timeoutOf = (seconds: number | undefined) => (seconds !== undefined ? Math.max(1, seconds) * 1000 : startTimeoutMs(ctx));
   if (restart) {
-    const problem = restartConditionProblem(restart.conditions, ctx.facts);
+    const problem = restartConditionProblem(restart.conditions, ctx.facts, leads(ctx));
     if (problem) {
       actions.push(reject(restart.id, 'restart_conditions_not_met', `restart conditions are not satisfied: ${problem}`));
     } else {
@@ -227,7 +233,11 @@ export function withCommands(ctx: TickContext, base: Decision): Decision {
     }
   }
   const scheduled = restartScheduleFrom(ctx.input.memory.scheduledRestart);
-  if (scheduled.kind === 'scheduled') {
+  if (scheduled.kind === 'scheduled' && ctx.paused) {
+    // Maintenance mode holds it: nothing restarts under an operator's hands; after a resume it
+    // runs at its time, or is dropped as stale.
+    messages.push(`restart scheduled at ${new Date(scheduled.at).toISOString()} held while paused`);
+  } else if (scheduled.kind === 'scheduled') {
     const verdict = scheduleVerdict(scheduled.at, ctx.now, ctx.config.loop_wait);
     const clear: Action = { type: 'remember', patch: { scheduledRestart: null } };
     if (verdict === 'wait') {
@@ -236,7 +246,7 @@ export function withCommands(ctx: TickContext, base: Decision): Decision {
       actions.push(clear);
       messages.push('dropped a scheduled restart that missed its time');
     } else {
-      const problem = restartConditionProblem(scheduled.restart, ctx.facts);
+      const problem = restartConditionProblem(scheduled.restart, ctx.facts, leads(ctx));
       actions.push(clear);
       if (problem) {
         messages.push(`scheduled restart cancelled: ${problem}`);

@@ -11,6 +11,8 @@ export type LeaderFailoverStep =
   | { readonly kind: 'none' }
   /** Not due yet: wake at `at`. */
   | { readonly kind: 'wait'; readonly at: number; readonly message: string }
+  /** Kept, but not run while the cluster is paused (due again at its time after a resume, or dropped as stale). */
+  | { readonly kind: 'held'; readonly message: string }
   /** Drop the key (`{}`): stale, mismatched or impossible. */
   | { readonly kind: 'clear'; readonly action: Action; readonly message: string }
   /** Peers are needed, or the graceful demotion runs. */
@@ -25,13 +27,16 @@ export function applyLeaderStep(step: Exclude<LeaderFailoverStep, { kind: 'decid
   if (step.kind === 'none') return null;
   messages.push(step.message);
   if (step.kind === 'wait') return step.at;
+  if (step.kind === 'held') return null;
   actions.push(step.action);
   return null;
 }
 
 /**
- * The leader's side of a manual switchover/failover (the `failover` key). The key is
- * dropped when it names another leader, is a scheduled one while paused or past its time,
+ * The leader's side of a manual switchover/failover (the `failover` key). A scheduled one is
+ * kept but not run while paused (an operator's maintenance window does not cancel tonight's
+ * switchover; it runs at its time after a resume, or is dropped as stale). The key is
+ * dropped when it names another leader, is scheduled past its time,
  * names this node or a non-member as candidate, or asks for "any candidate" while paused.
  * Otherwise, once due, the leader steps down gracefully only if the candidate (or, without
  * one, some member) passes the healthy-standby rules; if nobody does, the key is dropped.
@@ -46,7 +51,7 @@ export function failoverOnLeader(ctx: TickContext): LeaderFailoverStep {
   });
   if (fk.leader && fk.leader !== ctx.me) return clear(`it names ${fk.leader} as leader, but the leader is ${ctx.me}`);
   if (fk.scheduledAt !== null) {
-    if (ctx.paused) return clear('a scheduled switchover is not run while paused');
+    if (ctx.paused) return { kind: 'held', message: `switchover scheduled at ${fk.scheduledAt} held while paused` };
     const schedule = switchoverScheduleFromKey(fk);
     const at = schedule.kind === 'scheduled' ? schedule.at : Date.parse(fk.scheduledAt);
     if (Number.isNaN(at)) return clear(`unparseable scheduled_at ${JSON.stringify(fk.scheduledAt)}`);

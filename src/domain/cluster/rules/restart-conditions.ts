@@ -18,10 +18,16 @@ export function formatServerVersion(v: number): string {
   return `${Math.floor(v / 10000)}.${Math.floor(v / 100) % 100}.${v % 100}`;
 }
 
-/** The role a restart's `role` condition compares with. */
-export function restartRole(facts: LocalFacts): string {
-  if (!facts.running) return 'replica';
-  return facts.inRecovery === false ? 'primary' : 'replica';
+/** What this node leads: a primary cluster, a standby cluster, or nothing (it does not hold the lock). */
+export type Leads = 'primary' | 'standby_leader' | null;
+
+/**
+ * The role a restart's `role` condition compares with: a server out of recovery is a primary;
+ * otherwise the lock decides (a leader whose server is down is still the leader it was).
+ */
+export function restartRole(facts: LocalFacts, leads: Leads): 'primary' | 'standby_leader' | 'replica' {
+  if (facts.running && facts.inRecovery === false) return 'primary';
+  return leads ?? 'replica';
 }
 
 /**
@@ -29,9 +35,9 @@ export function restartRole(facts: LocalFacts): string {
  * `restart_pending` true needs a pending restart, `role` must match, `db_version` must be
  * above the running version.
  */
-export function restartConditionProblem(c: RestartConditions, facts: LocalFacts): string | null {
+export function restartConditionProblem(c: RestartConditions, facts: LocalFacts, leads: Leads): string | null {
   if (c.restart_pending === true && !facts.pendingRestart) return 'no restart is pending';
-  const role = restartRole(facts);
+  const role = restartRole(facts, leads);
   if (c.role !== undefined && c.role !== role) return `the node's role is ${role}, not ${c.role}`;
   if (c.db_version !== undefined) {
     const wanted = versionNumber(c.db_version);

@@ -162,7 +162,7 @@ describe('decide(): manual switchover on the leader', () => {
     expect(decide(paused(failover('node1', 'node2'))).job).to.equal('demote');
   });
 
-  it('scheduled: waits (and asks to be woken) until the time, runs when due, drops it when stale or paused', () => {
+  it('scheduled: waits (and asks to be woken) until the time, runs when due, drops it when stale; paused, holds it', () => {
     const at = new Date(NOW + 60_000).toISOString();
     const waiting = decide(leaderInput({ cluster: cluster('node1', { failover: failover('node1', 'node2', at) }), peers: peers() }));
     expect(waiting.job).to.equal(null);
@@ -171,8 +171,14 @@ describe('decide(): manual switchover on the leader', () => {
     expect(due.job).to.equal('demote');
     const stale = decide(leaderInput({ now: NOW + 120_000, lockDeadline: NOW + 130_000, cluster: cluster('node1', { failover: failover('node1', 'node2', at) }) }));
     expect(types(stale)).to.include('clearFailover');
-    const paused = decide(leaderInput({ raw: { pause: true }, cluster: cluster('node1', { failover: failover('node1', 'node2', at) }) }));
-    expect(types(paused)).to.include('clearFailover');
+    // Maintenance mode keeps it without running it, even past its time; after a resume it runs when due or is dropped as stale.
+    for (const now of [NOW, NOW + 60_000, NOW + 120_000]) {
+      const paused = decide(leaderInput({ now, lockDeadline: now + 10_000, raw: { pause: true }, cluster: cluster('node1', { failover: failover('node1', 'node2', at) }), peers: peers() }));
+      expect(types(paused)).to.not.include('clearFailover');
+      expect(paused.job).to.equal(null);
+      expect(paused.wakeAt).to.equal(null);
+      expect(paused.message).to.include(`switchover scheduled at ${at} held while paused`);
+    }
   });
 });
 

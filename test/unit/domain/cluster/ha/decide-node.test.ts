@@ -435,6 +435,13 @@ describe('decide(): commands and scheduled restarts', () => {
     expect(dropped.job).to.equal(null);
     expect(dropped.actions).to.deep.include({ type: 'remember', patch: { scheduledRestart: null } });
     expect(decide(input({ memory, now: NOW + 60_000 })).actions).to.deep.include({ type: 'remember', patch: { scheduledRestart: null } });
+    // Paused: held, at and past its time (nothing restarts in maintenance mode); kept for after the resume.
+    for (const now of [NOW, NOW + 30_000, NOW + 60_000]) {
+      const held = decide(input({ memory, now, raw: { pause: true } }));
+      expect(held.job, `at +${now - NOW} ms`).to.equal(null);
+      expect(held.actions).to.not.deep.include({ type: 'remember', patch: { scheduledRestart: null } });
+      expect(held.message).to.include(`restart scheduled at ${at} held while paused`);
+    }
   });
 });
 

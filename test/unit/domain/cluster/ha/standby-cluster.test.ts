@@ -46,6 +46,15 @@ describe('decide(): a standby cluster', () => {
       expect(types(decide(standbyLeader({ watchdog: { active: true, usable: true } })))).to.include('disarmWatchdog');
     });
 
+    it("a restart with role standby_leader runs on it; one with role replica is refused (it is no replica of its cluster)", () => {
+      const asked = decide(standbyLeader({ commands: { restart: { id: 7, conditions: { role: 'standby_leader' } }, reinitialize: null } }));
+      expect(asked.job).to.equal('restart');
+      expect(asked.actions.at(-1)).to.deep.include({ type: 'resolveCommand', id: 7, ok: true });
+      const refused = decide(standbyLeader({ commands: { restart: { id: 7, conditions: { role: 'replica' } }, reinitialize: null } }));
+      expect(refused.job).to.equal(null);
+      expect(action(refused, 'resolveCommand')).to.deep.include({ ok: false, error: 'restart_conditions_not_met', message: "restart conditions are not satisfied: the node's role is standby_leader, not replica" });
+    });
+
     it('points its server at the remote when standby_cluster names another host or slot, also in pause', () => {
       const d = decide(standbyLeader({ facts: replicaFacts(7000, 'elsewhere') }));
       expect(d.job).to.equal('follow');

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
 import { hasDiverged, historyAfterPromotion, historyFromServer, PROMOTION_REASON } from '../../../../../src/domain/cluster/model/history.js';
 import { formatServerVersion, restartConditionProblem, versionNumber } from '../../../../../src/domain/cluster/rules/restart-conditions.js';
 import { primaryFacts, replicaFacts } from '../ha/fixtures.js';
@@ -47,11 +48,20 @@ describe('restart conditions', () => {
   });
 
   it('checks restart_pending, role and db_version', () => {
-    expect(restartConditionProblem({}, replicaFacts())).to.equal(null);
-    expect(restartConditionProblem({ restart_pending: true }, replicaFacts())).to.match(/pending/);
-    expect(restartConditionProblem({ restart_pending: true }, replicaFacts(1, 'node1', { pendingRestart: true }))).to.equal(null);
-    expect(restartConditionProblem({ role: 'primary' }, primaryFacts())).to.equal(null);
-    expect(restartConditionProblem({ db_version: '15.0' }, { ...primaryFacts(), serverVersion: 150018 })).to.equal('the server version 15.18 is not lower than 15.0');
-    expect(restartConditionProblem({ db_version: '16.1' }, primaryFacts())).to.equal(null);
+    expect(restartConditionProblem({}, replicaFacts(), null)).to.equal(null);
+    expect(restartConditionProblem({ restart_pending: true }, replicaFacts(), null)).to.match(/pending/);
+    expect(restartConditionProblem({ restart_pending: true }, replicaFacts(1, 'node1', { pendingRestart: true }), null)).to.equal(null);
+    expect(restartConditionProblem({ role: 'primary' }, primaryFacts(), 'primary')).to.equal(null);
+    expect(restartConditionProblem({ db_version: '15.0' }, { ...primaryFacts(), serverVersion: 150018 }, 'primary')).to.equal('the server version 15.18 is not lower than 15.0');
+    expect(restartConditionProblem({ db_version: '16.1' }, primaryFacts(), 'primary')).to.equal(null);
+  });
+
+  it('role: the leader of a standby cluster is standby_leader, not replica; a leader whose server is down keeps its role', () => {
+    expect(restartConditionProblem({ role: 'standby_leader' }, replicaFacts(), 'standby_leader')).to.equal(null);
+    expect(restartConditionProblem({ role: 'replica' }, replicaFacts(), 'standby_leader')).to.equal("the node's role is standby_leader, not replica");
+    expect(restartConditionProblem({ role: 'replica' }, replicaFacts(), null)).to.equal(null);
+    expect(restartConditionProblem({ role: 'standby_leader' }, replicaFacts(), null)).to.equal("the node's role is replica, not standby_leader");
+    expect(restartConditionProblem({ role: 'primary' }, stoppedFacts('stopped', true), 'primary')).to.equal(null);
+    expect(restartConditionProblem({ role: 'replica' }, stoppedFacts('stopped', true), null)).to.equal(null);
   });
 });
