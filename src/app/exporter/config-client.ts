@@ -15,9 +15,9 @@ export function runConfigProcess(args: readonly string[], env: NodeJS.ProcessEnv
   return runAnswerProcess([...configProcessCommand(HERE), ...args], env, decodeConfig);
 }
 
-/** Reads one collector configuration in the configuration process (for /reload); throws ValidationError as loading in process would. */
-export async function loadCollectorsApart(path: string): Promise<LoadedCollectors> {
-  const a = await runConfigProcess(['collectors', path]);
+/** Reads one collector configuration under `namespace` in the configuration process (for /reload); throws ValidationError as loading in process would. */
+export async function loadCollectorsApart(path: string, namespace: string): Promise<LoadedCollectors> {
+  const a = await runConfigProcess(['collectors', path, namespace]);
   if (a.kind === 'collectors') return a.collectors;
   if (a.kind === 'invalid') throw new ValidationError(a.problems, a.code);
   throw new Error(`unexpected answer ${a.kind} from the configuration process`);

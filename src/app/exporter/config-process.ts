@@ -79,9 +79,9 @@ async function start(argv: readonly string[]): Promise<ConfigAnswer> {
   return { kind: 'start', options, collectors, files, build };
 }
 
-async function collectors(path: string): Promise<ConfigAnswer> {
+async function collectors(path: string, namespace: string): Promise<ConfigAnswer> {
   try {
-    return { kind: 'collectors', collectors: await loadCollectorFiles(path) };
+    return { kind: 'collectors', collectors: await loadCollectorFiles(path, namespace) };
   } catch (e) {
     if (e instanceof ValidationError) return { kind: 'invalid', code: e.code, problems: e.problems };
     throw e;
@@ -89,5 +89,5 @@ async function collectors(path: string): Promise<ConfigAnswer> {
 }
 
 const [mode, ...rest] = process.argv.slice(2);
-const answer = await (mode === 'start' ? start(rest) : mode === 'collectors' ? collectors(rest[0] ?? '') : Promise.reject(new Error(`unknown mode ${mode}`)));
+const answer = await (mode === 'start' ? start(rest) : mode === 'collectors' ? collectors(rest[0] ?? '', rest[1] ?? 'db') : Promise.reject(new Error(`unknown mode ${mode}`)));
 writeSync(3, encodeConfig(answer));

@@ -49,8 +49,8 @@ export interface ExporterFiles {
 }
 
 /** Reads a collector configuration (through yaml and ajv, loaded only when first needed). */
-function loadPath(path: string): Promise<LoadedCollectors> {
-  return import('./config-files.js').then((m) => m.loadCollectorFiles(path));
+function loadPath(path: string, namespace: string): Promise<LoadedCollectors> {
+  return import('./config-files.js').then((m) => m.loadCollectorFiles(path, namespace));
 }
 
 /** The settings of the --url server. */
@@ -75,8 +75,11 @@ export interface ExporterOverrides {
   readonly buildInfo?: BuildInfo;
   /** Reloads the main collector set (default: its files again). */
   readonly loader?: CollectorLoader;
-  /** Reads the collector configuration at a path, for the targets' sets and their reloads (default: in this process). */
-  readonly loadCollectors?: (path: string) => Promise<LoadedCollectors>;
+  /**
+   * Reads the collector configuration at a path under the metric namespace (whose reserved
+   * names it must not take), for the targets' sets and their reloads (default: in this process).
+   */
+  readonly loadCollectors?: (path: string, namespace: string) => Promise<LoadedCollectors>;
   /** The web configuration and targets (default: read from the options' files). */
   readonly files?: ExporterFiles;
 }
@@ -92,7 +95,9 @@ export interface WiredExporter extends ExporterParts {
 /** Wires everything for `options` with the configuration already loaded; nothing runs yet. */
 export function wireExporter(options: ExporterOptions, collectors: LoadedCollectors, logger: Logger, overrides: ExporterOverrides = {}, files: ExporterFiles = { webConfig: null, targets: [] }): WiredExporter {
   const main = mainTarget(options);
-  const load = overrides.loadCollectors ?? loadPath;
+  const loadAt = overrides.loadCollectors ?? loadPath;
+  // A reload checks the names against the namespace the exporter started with, as the start did.
+  const load = (path: string) => loadAt(path, options.namespace);
   const mainSet = new CollectorSet(collectors, overrides.loader ?? (() => load(collectors.path)));
   const sets = new Map<string, CollectorSet>([[collectors.path, mainSet]]);
   const targets: { settings: TargetSettings; set: CollectorSet }[] = [];

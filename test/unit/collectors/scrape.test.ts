@@ -3,7 +3,10 @@ import type { CollectorDefinition } from '../../../src/domain/collectors/collect
 import { loadDefinitions } from '../../../src/domain/collectors/definitions.js';
 import { SqlError } from '../../../src/domain/collectors/sql-error.js';
 import { ValidationError } from '../../../src/domain/errors.js';
-import type { LoadedCollectors } from '../../../src/app/exporter/config-files.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadCollectorFiles, type LoadedCollectors } from '../../../src/app/exporter/config-files.js';
 import { parseExporterOptions, type ExporterOptions } from '../../../src/app/exporter/options.js';
 import { wireExporter } from '../../../src/app/exporter/run.js';
 import { parseExposition, type ParsedFamily } from './exposition-parser.js';
@@ -232,6 +235,28 @@ describe('exporter runtime: scrape', () => {
     expect(f.has('db_a_v')).to.equal(false);
     expect(value(f, 'db_b_v')).to.equal(2);
     expect(e.service.explain()).to.match(/^Collector: db_b\n/);
+  });
+
+  it("reload checks the metric names against the exporter's --namespace, as its start did", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'exporter-ns-'));
+    try {
+      const file = join(dir, 'c.yml');
+      writeFileSync(file, 'db_a:\n  query: SELECT 1 AS v\n  metrics: [{v: {usage: GAUGE, description: a value}}]\n');
+      const startWith = async (namespace: string) => {
+        const options: ExporterOptions = { ...parseExporterOptions([], {}, '0.1.0'), namespace, configPath: file };
+        return wireExporter(options, await loadCollectorFiles(file, namespace), new MemoryLogger(), { sql: new FakeSql() });
+      };
+      const underPg = await startWith('pg');
+      const underDb = await startWith('db');
+      // A collector whose metric would be pg_up: the exporter's own under --namespace pg, a collector's under db.
+      writeFileSync(file, 'pg:\n  query: SELECT 1 AS up\n  metrics: [{up: {usage: GAUGE, description: a value}}]\n');
+      const refused = await underPg.service.reload();
+      expect(refused.status).to.equal('error');
+      expect(refused.message).to.contain('pg_up');
+      expect((await underDb.service.reload()).status).to.equal('success');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('readiness follows the plan; explain and stat list every configured collector', async () => {
