@@ -118,6 +118,37 @@ function portProblem(path: string, value: unknown): Problem | null {
   return port >= 1 && port <= 65535 ? null : { path, message: `expected host:port with a port from 1 to 65535, got ${JSON.stringify(value)}` };
 }
 
+/** The host of a `host:port` value (`[::]:8008` -> `::`). */
+function hostOf(value: string): string {
+  const host = value.replace(/:\d*$/, '');
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/** A host other nodes cannot reach this one at: a wildcard, or several addresses (PostgreSQL's listen list). */
+function unreachableHost(host: string): string | null {
+  if (host.includes(',')) return 'a list of addresses';
+  if (['', '*', '0.0.0.0', '::'].includes(host)) return 'a wildcard address';
+  return null;
+}
+
+/**
+ * `connect_address` is what the other nodes and wardenctl call (the API) and what replicas
+ * stream from (the database); it defaults to `listen` only when that names one address:
+ * `0.0.0.0` in a member record sends every peer to itself.
+ */
+function connectAddressProblems(section: 'restapi' | 'db', values: Json): Problem[] {
+  const explicit = values['connect_address'];
+  const listen = values['listen'];
+  if (typeof explicit === 'string') {
+    const why = unreachableHost(hostOf(explicit));
+    return why ? [{ path: `${section}.connect_address`, message: `expected the address other nodes reach this one at, got ${why} (${JSON.stringify(explicit)})` }] : [];
+  }
+  if (explicit !== undefined || typeof listen !== 'string') return [];
+  const why = unreachableHost(hostOf(listen));
+  if (!why) return [];
+  return [{ path: `${section}.connect_address`, message: `expected the address other nodes reach this one at (for example 10.0.0.11:${/:(\d+)$/.exec(listen)?.[1] ?? '5432'}): ${section}.listen is ${why} (${JSON.stringify(listen)}), which cannot stand for it` }];
+}
+
 /** `watchdog.safety_margin` when the file does not say (seconds). */
 const DEFAULT_SAFETY_MARGIN = 5;
 /** `watchdog.mode` when the file does not say. */
@@ -149,6 +180,7 @@ function semanticProblems(doc: Json): Problem[] {
     const p = portProblem(path, value);
     if (p) out.push(p);
   }
+  out.push(...connectAddressProblems('restapi', restapi), ...connectAddressProblems('db', db));
   const tlsOnly = ['keyfile', 'cafile', 'keyfile_password'].filter((k) => restapi[k] !== undefined);
   if (restapi['certfile'] === undefined) {
     for (const k of tlsOnly) out.push({ path: `restapi.${k}`, message: 'expected restapi.certfile to be set too (HTTPS), got no certfile' });

@@ -149,7 +149,7 @@ describe('local configuration', () => {
   });
 
   it('db.listen takes a list of addresses, as Patroni\'s postgresql.listen, with or without spaces', () => {
-    expect(parseLocalConfig(VALID.replace('listen: 127.0.0.1:15432', 'listen: "10.0.0.5, 127.0.0.1:15432"')).db.listen).to.equal('10.0.0.5,127.0.0.1:15432');
+    expect(parseLocalConfig(VALID.replace('listen: 127.0.0.1:15432', 'listen: "10.0.0.5, 127.0.0.1:15432"\n  connect_address: 10.0.0.5:15432')).db.listen).to.equal('10.0.0.5,127.0.0.1:15432');
   });
 
   it('a value refused by the schema is one problem, from the file or from the environment', () => {
@@ -210,10 +210,35 @@ describe('local configuration', () => {
     expect(startOnlyChanges(before, etcd({ username: 'warden', password: 'pw' }))).to.deep.equal([]);
   });
 
+  it('a wildcard or a list of addresses in listen needs a connect_address; a wildcard connect_address is refused', () => {
+    const problems = (text: string) => {
+      try {
+        parseLocalConfig(text);
+        return [];
+      } catch {
+        return problemsOf(() => parseLocalConfig(text)).map((p) => `${p.path}: ${p.message}`);
+      }
+    };
+    const listens = (api: string, db: string) => VALID.replace('restapi:\n  listen: 127.0.0.1:8008', `restapi:\n  listen: ${api}`).replace('db:\n  listen: 127.0.0.1:15432', `db:\n  listen: ${db}`);
+    const wild = problems(listens('0.0.0.0:8008', "'*:5432'"));
+    expect(wild).to.have.length(2);
+    expect(wild[0]).to.equal('restapi.connect_address: expected the address other nodes reach this one at (for example 10.0.0.11:8008): restapi.listen is a wildcard address ("0.0.0.0:8008"), which cannot stand for it');
+    expect(wild[1]).to.match(/^db\.connect_address: .*db\.listen is a wildcard address \("\*:5432"\)/);
+    expect(problems(listens("'[::]:8008'", "'10.0.0.5,127.0.0.1:5432'"))).to.deep.equal([
+      'restapi.connect_address: expected the address other nodes reach this one at (for example 10.0.0.11:8008): restapi.listen is a wildcard address ("[::]:8008"), which cannot stand for it',
+      'db.connect_address: expected the address other nodes reach this one at (for example 10.0.0.11:5432): db.listen is a list of addresses ("10.0.0.5,127.0.0.1:5432"), which cannot stand for it',
+    ]);
+    const given = listens('0.0.0.0:8008\n  connect_address: 10.0.0.11:8008', "'*:5432'\n  connect_address: 10.0.0.11:5432");
+    expect(problems(given)).to.deep.equal([]);
+    expect(parseLocalConfig(given).restapi.connect_address).to.equal('10.0.0.11:8008');
+    expect(problems(listens('127.0.0.1:8008\n  connect_address: 0.0.0.0:8008', '127.0.0.1:5432'))).to.deep.equal(['restapi.connect_address: expected the address other nodes reach this one at, got a wildcard address ("0.0.0.0:8008")']);
+  });
+
   it('environment overrides WARDEN_<SECTION>_<KEY>, typed by the schema', () => {
     const c = parseLocalConfig(VALID, {
       WARDEN_NAME: 'node7',
       WARDEN_RESTAPI_LISTEN: '0.0.0.0:9008',
+      WARDEN_RESTAPI_CONNECT_ADDRESS: '10.0.0.7:9008',
       WARDEN_ETCD3_HOSTS: 'a:2379, b:2379',
       WARDEN_TAGS_NOFAILOVER: 'true',
       WARDEN_TAGS_RACK: 'r1',
@@ -226,7 +251,7 @@ describe('local configuration', () => {
     });
     expect(c.name).to.equal('node7');
     expect(c.restapi.listen).to.equal('0.0.0.0:9008');
-    expect(c.restapi.connect_address).to.equal('0.0.0.0:9008');
+    expect(c.restapi.connect_address).to.equal('10.0.0.7:9008');
     expect(c.etcd3.hosts).to.deep.equal(['a:2379', 'b:2379']);
     expect(c.tags).to.deep.include({ nofailover: true, rack: 'r1' });
     expect(c.watchdog.safety_margin).to.equal(7);

@@ -81,7 +81,7 @@ describe('warden --validate-config', () => {
 
   it('warns, and still accepts the file, about what an operator may not mean: no passwords, an open API on the network, a readable file with passwords', async () => {
     const open = nodeYaml(dir)
-      .replace('restapi: {listen: 127.0.0.1:8008, authentication: {username: admin, password: secret}}', 'restapi: {listen: 0.0.0.0:8008}')
+      .replace('restapi: {listen: 127.0.0.1:8008, authentication: {username: admin, password: secret}}', 'restapi: {listen: 0.0.0.0:8008, connect_address: 10.0.0.11:8008}')
       .replace('{superuser: {username: postgres, password: pw}, replication: {username: replicator, password: rpw}}', '{superuser: {username: postgres}, replication: {username: replicator, password: rpw}}');
     writeFileSync(join(dir, 'node.yml'), open, { mode: 0o644 });
     chmodSync(join(dir, 'node.yml'), 0o644);
