@@ -9,8 +9,10 @@ export type VerifyClient = 'none' | 'optional' | 'required';
 
 /** Access-control settings of the REST API (from `restapi` in the local YAML). */
 export interface AccessSettings {
-  /** Client IPs or CIDR ranges allowed to call unsafe endpoints; absent or empty: everyone. */
+  /** Client IPs, CIDR ranges or host names allowed to call unsafe endpoints; absent or empty: everyone. */
   readonly allowlist?: readonly string[];
+  /** The addresses a host name of the allowlist resolved to (none: the name allows nothing). */
+  readonly addressesOf?: (name: string) => readonly string[];
   readonly verifyClient?: VerifyClient;
   readonly authentication?: { readonly username: string; readonly password: string } | null;
 }
@@ -37,6 +39,16 @@ export function parseAllowlistEntry(entry: string): { address: string; prefix: n
   return { address, prefix: Number(prefixText), family };
 }
 
+/**
+ * A host name as an allowlist entry may name one (letters, digits, hyphens, dot-separated
+ * labels of at most 63 characters), not something that only looks like an address.
+ */
+export function isAllowlistHostName(entry: string): boolean {
+  if (entry.length > 253 || !/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(entry)) return false;
+  // 10.0.0.300 is a mistyped address, not a name.
+  return !/^[\d.]+$/.test(entry);
+}
+
 /** A client address as the allowlist compares it: IPv4-mapped IPv6 (`::ffff:1.2.3.4`) becomes plain IPv4. */
 function normalizeAddress(address: string): { address: string; family: 'ipv4' | 'ipv6' } | undefined {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
@@ -61,8 +73,16 @@ export function createAccessCheck(settings: AccessSettings): (ex: Exchange) => v
     allow = new BlockList();
     for (const entry of settings.allowlist) {
       const parsed = parseAllowlistEntry(entry);
-      if (!parsed) throw new TypeError(`invalid allowlist entry ${JSON.stringify(entry)}`);
-      allow.addSubnet(parsed.address, parsed.prefix, parsed.family);
+      if (parsed) {
+        allow.addSubnet(parsed.address, parsed.prefix, parsed.family);
+      } else if (isAllowlistHostName(entry)) {
+        for (const address of settings.addressesOf?.(entry) ?? []) {
+          const ip = normalizeAddress(address);
+          if (ip) allow.addAddress(ip.address, ip.family);
+        }
+      } else {
+        throw new TypeError(`invalid allowlist entry ${JSON.stringify(entry)}`);
+      }
     }
   }
   const verifyClient = settings.verifyClient ?? 'none';

@@ -9,6 +9,7 @@ import { PgDatabase } from '../../adapters/database/pg-database.js';
 import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { createAgentApi, type AgentApi } from '../../adapters/http/agent-api.js';
 import type { AccessSettings } from '../../adapters/http/auth.js';
+import { AllowlistNames } from '../../adapters/http/allowlist-names.js';
 import { createAgentServer, type AgentServer, type TlsSettings } from '../../adapters/http/server.js';
 import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
 import { AgentMetrics } from '../../adapters/metrics/agent-metrics.js';
@@ -57,6 +58,8 @@ export const AgentTokens = {
   Api: Symbol.for('warden.agent.Api'),
   /** The HTTP(S) listener serving the API (not yet listening). */
   Server: Symbol.for('warden.agent.Server'),
+  /** The addresses of the allowlist's host names (resolved before the API listens, then every minute). */
+  AllowlistNames: Symbol.for('warden.agent.AllowlistNames'),
 } as const;
 
 /** Adapters to use instead of the production ones (embedding, tests). */
@@ -282,10 +285,16 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   c.bind<HaLoop>(AgentTokens.HaLoop).to(HaLoop);
   c.bind<AgentControl>(AgentControl).toService(AgentTokens.HaLoop);
 
-  // The API follows reloads of restapi.authentication, allowlist and http_extra_headers.
-  let accessFor: { local: LocalConfig; access: AccessSettings } | null = null;
+  // The API follows reloads of restapi.authentication, allowlist and http_extra_headers, and
+  // the addresses of the allowlist's host names.
+  const names = new AllowlistNames(c.get<Logger>(Logger).child({ component: 'restapi' }));
+  c.bind<AllowlistNames>(AgentTokens.AllowlistNames).toConstantValue(names);
+  settings.onReload((next) => void names.follow(next.restapi.allowlist));
+  let accessFor: { local: LocalConfig; version: number; access: AccessSettings } | null = null;
   const access = (): AccessSettings => {
-    if (accessFor?.local !== settings.local) accessFor = { local: settings.local, access: accessSettingsOf(settings.local) };
+    if (accessFor?.local !== settings.local || accessFor.version !== names.version) {
+      accessFor = { local: settings.local, version: names.version, access: { ...accessSettingsOf(settings.local), addressesOf: (name) => names.addressesOf(name) } };
+    }
     return accessFor.access;
   };
   c.bind<AgentApi>(AgentTokens.Api).toDynamicValue((ctx) =>

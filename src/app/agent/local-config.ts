@@ -9,7 +9,7 @@ import { parameterProblem } from '../../domain/cluster/config/server-parameters.
 import type { TagValue, WatchdogMode } from '../../domain/cluster/model/node.js';
 import type { Problem } from '../../domain/errors.js';
 import { ajvProblems } from '../../adapters/http/ajv-problems.js';
-import { parseAllowlistEntry, type VerifyClient } from '../../adapters/http/auth.js';
+import { isAllowlistHostName, parseAllowlistEntry, type VerifyClient } from '../../adapters/http/auth.js';
 import { ENV_NESTED_KEYS, ENV_SECTIONS, LOCAL_CONFIG_SCHEMA, SCALAR_KEYS } from './local-config-schema.js';
 import { methodProblems, splitMethodSections } from './local-config-methods.js';
 import { withPatroniHints } from './patroni-keys.js';
@@ -192,8 +192,8 @@ function semanticProblems(doc: Json): Problem[] {
   }
   if (Array.isArray(restapi['allowlist'])) {
     restapi['allowlist'].forEach((entry, i) => {
-      if (typeof entry === 'string' && !parseAllowlistEntry(entry)) {
-        out.push({ path: `restapi.allowlist[${i}]`, message: `expected an IP address or CIDR range (10.0.0.0/8), got ${JSON.stringify(entry)}` });
+      if (typeof entry === 'string' && !parseAllowlistEntry(entry) && !isAllowlistHostName(entry)) {
+        out.push({ path: `restapi.allowlist[${i}]`, message: `expected an IP address, a CIDR range (10.0.0.0/8) or a host name, got ${JSON.stringify(entry)}` });
       }
     });
   }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { Container } from 'inversify';
 import type { AgentServer } from '../../adapters/http/server.js';
+import type { AllowlistNames } from '../../adapters/http/allowlist-names.js';
 import { checkPostgresSetup } from '../../adapters/database/pg-preflight.js';
 import { defaultRunAsUser } from '../../adapters/database/pg-options.js';
 import { ClusterStore } from '../../ports/cluster-store.js';
@@ -76,6 +77,10 @@ export async function startAgent(opts: {
   const eventLoop = container.get<EventLoopDelayMonitor>(AgentTokens.EventLoop).start();
   for (const w of configWarnings(config, opts.configPath)) logger.warn(w);
   await fencer.attach();
+  // The allowlist's host names resolve before the API serves (until then they would allow nothing).
+  const names = container.get<AllowlistNames>(AgentTokens.AllowlistNames);
+  await names.follow(config.restapi.allowlist);
+  names.start();
   await server.listen();
   logger.info('REST API listening', { url: server.url() });
   loop.start();
@@ -95,6 +100,7 @@ export async function startAgent(opts: {
         // PostgreSQL is down and the lock released, or the fencer took the lock over: either way the agent is done with it.
         await fencer.detach();
         await server.close();
+        names.stop();
         eventLoop.stop();
         await container.get<ClusterStore>(ClusterStore).close();
         const peers = container.get<PeerApi>(PeerApi) as PeerApi & { close?: () => void };

@@ -54,6 +54,8 @@ namespace: /service
 name: node1
 restapi:
   listen: 127.0.0.1:${apiPort}
+  # A host name, resolved by the agent before its API serves: the test's calls from loopback pass.
+  allowlist: [localhost]
 etcd3:
   hosts: [${etcd.host}]
 bootstrap:

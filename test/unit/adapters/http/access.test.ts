@@ -66,6 +66,15 @@ describe('REST API: access control, bodies, headers', function () {
       expect((await api.request('GET', '/health')).status).to.be.oneOf([200, 503]);
     });
 
+    it('a host name allows the addresses it resolved to; one not (yet) resolved allows nothing', async () => {
+      const resolved = new Map<string, readonly string[]>([['lb.example.org', ['10.1.1.1', '127.0.0.1']]]);
+      api = await startApi({ access: { ...AUTH, allowlist: ['lb.example.org'], addressesOf: (n) => resolved.get(n) ?? [] } });
+      expect((await api.request('POST', '/reload', { headers: { authorization: basic('admin', 's3cret') } })).status).to.equal(202);
+      await api.close();
+      api = await startApi({ access: { ...AUTH, allowlist: ['unknown.example.org'], addressesOf: (n) => resolved.get(n) ?? [] } });
+      expect((await api.request('POST', '/reload', { headers: { authorization: basic('admin', 's3cret') } })).status).to.equal(403);
+    });
+
     it('a client inside the allowlist goes on to Basic auth', async () => {
       api = await startApi({ access: { ...AUTH, allowlist: ['127.0.0.0/8'] } });
       expect((await api.request('POST', '/reload')).status).to.equal(401);

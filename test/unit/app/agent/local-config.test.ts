@@ -79,6 +79,8 @@ describe('local configuration', () => {
     doc['db'] = { ...doc['db'], pgpass: '/tmp/pgpass', config_dir: '/etc/postgresql/15/main', use_unix_socket: true, create_replica_method: ['basebackup'] };
     doc['db']['authentication'] = { ...doc['db']['authentication'], rewind: { username: 'rewind', password: 'x' } };
     doc['bootstrap'] = { ...doc['bootstrap'], pg_hba: ['host all all 0.0.0.0/0 md5'], users: { admin: { password: 'x' } }, post_init: '/usr/local/bin/roles.sh' };
+    doc['restapi'] = { ...doc['restapi'], allowlist_include_members: true };
+    doc['etcd3'] = { ...doc['etcd3'], host: '127.0.0.1:2379' };
     const byPath = Object.fromEntries(problemsOf(() => parseLocalConfig(YAML.stringify(doc))).map((p) => [p.path, p.message]));
     expect(byPath['etcd']).to.match(/^unknown field: Warden speaks to etcd v3 only/);
     expect(byPath['db.pgpass']).to.match(/^unknown field: Patroni's pgpass has no equivalent/);
@@ -89,6 +91,8 @@ describe('local configuration', () => {
     expect(byPath['bootstrap.pg_hba']).to.match(/db\.pg_hba/);
     expect(byPath['bootstrap.users']).to.match(/^unknown field: no equivalent .*bootstrap\.post_bootstrap script/);
     expect(byPath['bootstrap.post_init']).to.match(/^unknown field: Patroni's other name for bootstrap\.post_bootstrap: rename it/);
+    expect(byPath['restapi.allowlist_include_members']).to.match(/^unknown field: no equivalent: list the members' addresses, ranges or host names in restapi\.allowlist/);
+    expect(byPath['etcd3.host']).to.match(/^unknown field: Warden takes a list: write etcd3\.hosts/);
   });
 
   it('db.authentication.rewind: the role pg_rewind logs in as, from the file or the environment; an empty password is none', () => {
@@ -168,11 +172,14 @@ describe('local configuration', () => {
 
   it('semantic rules: ports, TLS files, allowlist entries', () => {
     const text = VALID.replace('listen: 127.0.0.1:15432', 'listen: 127.0.0.1:99999')
-      .replace('allowlist: [127.0.0.1/32, "::1"]', 'allowlist: [127.0.0.1/33, example.org]\n  keyfile: /k.pem\n  verify_client: required');
+      .replace('allowlist: [127.0.0.1/32, "::1"]', 'allowlist: [127.0.0.1/33, example.org, 10.0.0.300, "bad_name!"]\n  keyfile: /k.pem\n  verify_client: required');
     const byPath = Object.fromEntries(problemsOf(() => parseLocalConfig(text)).map((p) => [p.path, p.message]));
     expect(byPath['db.listen']).to.include('65535');
     expect(byPath['restapi.allowlist[0]']).to.include('CIDR');
-    expect(byPath['restapi.allowlist[1]']).to.include('example.org');
+    // A host name is an entry, as in Patroni (resolved by the agent); a mistyped address or a non-name is not.
+    expect(byPath).to.not.have.property('restapi.allowlist[1]');
+    expect(byPath['restapi.allowlist[2]']).to.equal('expected an IP address, a CIDR range (10.0.0.0/8) or a host name, got "10.0.0.300"');
+    expect(byPath['restapi.allowlist[3]']).to.include('"bad_name!"');
     expect(byPath['restapi.keyfile']).to.include('certfile');
     expect(byPath['restapi.verify_client']).to.include('HTTPS');
   });
