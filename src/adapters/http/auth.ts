@@ -13,6 +13,8 @@ export interface AccessSettings {
   readonly allowlist?: readonly string[];
   /** The addresses a host name of the allowlist resolved to (none: the name allows nothing). */
   readonly addressesOf?: (name: string) => readonly string[];
+  /** Only the allowlist's addresses may call, even while it is empty (it is filled from the cluster's members). */
+  readonly allowlistRequired?: boolean;
   readonly verifyClient?: VerifyClient;
   readonly authentication?: { readonly username: string; readonly password: string } | null;
 }
@@ -69,9 +71,9 @@ function digest(text: string): Buffer {
  */
 export function createAccessCheck(settings: AccessSettings): (ex: Exchange) => void {
   let allow: BlockList | null = null;
-  if (settings.allowlist && settings.allowlist.length > 0) {
+  if ((settings.allowlist && settings.allowlist.length > 0) || settings.allowlistRequired) {
     allow = new BlockList();
-    for (const entry of settings.allowlist) {
+    for (const entry of settings.allowlist ?? []) {
       const parsed = parseAllowlistEntry(entry);
       if (parsed) {
         allow.addSubnet(parsed.address, parsed.prefix, parsed.family);

@@ -8,7 +8,6 @@ import { SystemClock } from '../../adapters/clock/system-clock.js';
 import { PgDatabase } from '../../adapters/database/pg-database.js';
 import { Etcd3GatewayClusterStore } from '../../adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { createAgentApi, type AgentApi } from '../../adapters/http/agent-api.js';
-import type { AccessSettings } from '../../adapters/http/auth.js';
 import { AllowlistNames } from '../../adapters/http/allowlist-names.js';
 import { createAgentServer, type AgentServer, type TlsSettings } from '../../adapters/http/server.js';
 import { JsonLinesLogger } from '../../adapters/logger/json-lines-logger.js';
@@ -38,7 +37,8 @@ import { ChildProcessCallbackRunner } from '../../adapters/callbacks/child-proce
 import { ChildProcessHookScripts } from '../../adapters/callbacks/child-process-hook-scripts.js';
 import { HookScripts } from '../../ports/hook-scripts.js';
 import type { LocalConfig } from './local-config.js';
-import { accessSettingsOf, FileSettingsSource } from './local-settings.js';
+import { FileSettingsSource } from './local-settings.js';
+import { allowlistEntries, apiAccess } from './api-access.js';
 import { etcd3ConnectionOf, etcd3CredentialsOf, etcd3CredentialsReloadable } from './etcd3-connection.js';
 import { customBootstrapOf, replicaMethodsOf } from './local-config-sections.js';
 import { postBootstrapCall } from './post-bootstrap-call.js';
@@ -285,18 +285,13 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   c.bind<HaLoop>(AgentTokens.HaLoop).to(HaLoop);
   c.bind<AgentControl>(AgentControl).toService(AgentTokens.HaLoop);
 
-  // The API follows reloads of restapi.authentication, allowlist and http_extra_headers, and
-  // the addresses of the allowlist's host names.
+  // The API follows reloads of restapi.authentication, allowlist and http_extra_headers, the
+  // members' hosts (allowlist_include_members) and the addresses of the host names among them.
   const names = new AllowlistNames(c.get<Logger>(Logger).child({ component: 'restapi' }));
   c.bind<AllowlistNames>(AgentTokens.AllowlistNames).toConstantValue(names);
-  settings.onReload((next) => void names.follow(next.restapi.allowlist));
-  let accessFor: { local: LocalConfig; version: number; access: AccessSettings } | null = null;
-  const access = (): AccessSettings => {
-    if (accessFor?.local !== settings.local || accessFor.version !== names.version) {
-      accessFor = { local: settings.local, version: names.version, access: { ...accessSettingsOf(settings.local), addressesOf: (name) => names.addressesOf(name) } };
-    }
-    return accessFor.access;
-  };
+  const memberApiUrls = () => c.get<AgentControl>(AgentControl).snapshot().cluster?.members.map((m) => m.apiUrl) ?? [];
+  settings.onReload((next) => void names.follow(allowlistEntries(next, memberApiUrls)));
+  const access = apiAccess(() => settings.local, names, memberApiUrls);
   c.bind<AgentApi>(AgentTokens.Api).toDynamicValue((ctx) =>
     createAgentApi({
       control: ctx.get<AgentControl>(AgentControl),

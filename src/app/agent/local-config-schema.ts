@@ -59,6 +59,7 @@ export const LOCAL_CONFIG_SCHEMA = {
         cafile: nonEmpty,
         verify_client: { enum: ['none', 'optional', 'required'] },
         allowlist: { type: 'array', items: nonEmpty },
+        allowlist_include_members: { type: 'boolean' },
         http_extra_headers: { type: 'object', additionalProperties: { type: 'string' } },
         event_history: { type: 'integer', minimum: 1, maximum: 100000 },
       },

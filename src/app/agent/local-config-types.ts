@@ -28,6 +28,8 @@ export interface LocalConfig {
     readonly cafile?: string;
     readonly verify_client: VerifyClient;
     readonly allowlist: readonly string[];
+    /** The members' API hosts (their connect_address) are allowed too, as the cluster lists them. */
+    readonly allowlist_include_members: boolean;
     readonly http_extra_headers: Readonly<Record<string, string>>;
     /** How many events `GET /events` keeps for clients that resume with Last-Event-ID. */
     readonly event_history: number;

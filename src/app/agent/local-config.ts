@@ -246,6 +246,7 @@ function withDefaults(doc: Json): LocalConfig {
       connect_address: (restapi['connect_address'] ?? restapi['listen']) as string,
       verify_client: (restapi['verify_client'] ?? 'none') as VerifyClient,
       allowlist: (restapi['allowlist'] ?? []) as string[],
+      allowlist_include_members: (restapi['allowlist_include_members'] ?? false) as boolean,
       http_extra_headers: (restapi['http_extra_headers'] ?? {}) as Record<string, string>,
       event_history: (restapi['event_history'] ?? DEFAULT_EVENT_HISTORY) as number,
     },

@@ -19,7 +19,6 @@ const PATRONI_KEYS: Readonly<Record<string, string>> = {
   'bootstrap.pg_hba': 'put these lines in db.pg_hba (on every node)',
   'bootstrap.users': 'no equivalent (Patroni 4 dropped it too): create the roles from a bootstrap.post_bootstrap script; remove it',
   'bootstrap.post_init': "Patroni's other name for bootstrap.post_bootstrap: rename it",
-  'restapi.allowlist_include_members': "no equivalent: list the members' addresses, ranges or host names in restapi.allowlist; remove it",
   'etcd3.host': 'Warden takes a list: write etcd3.hosts: [host:port] (every member, or one; the others are learned from etcd)',
 };
 

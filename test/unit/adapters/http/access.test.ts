@@ -75,6 +75,14 @@ describe('REST API: access control, bodies, headers', function () {
       expect((await api.request('POST', '/reload', { headers: { authorization: basic('admin', 's3cret') } })).status).to.equal(403);
     });
 
+    it('an allowlist required while empty (filled from the members, none known yet) lets nobody in', async () => {
+      api = await startApi({ access: { ...AUTH, allowlist: [], allowlistRequired: true } });
+      expect((await api.request('POST', '/reload', { headers: { authorization: basic('admin', 's3cret') } })).status).to.equal(403);
+      await api.close();
+      api = await startApi({ access: { ...AUTH, allowlist: ['127.0.0.1'], allowlistRequired: true } });
+      expect((await api.request('POST', '/reload', { headers: { authorization: basic('admin', 's3cret') } })).status).to.equal(202);
+    });
+
     it('a client inside the allowlist goes on to Basic auth', async () => {
       api = await startApi({ access: { ...AUTH, allowlist: ['127.0.0.0/8'] } });
       expect((await api.request('POST', '/reload')).status).to.equal(401);
