@@ -33,10 +33,13 @@ export function demoteImmediate(ctx: TickContext, why: string, opts: { readonly 
  * senders still hand over while the old primary's processes exit.
  */
 export function demoteGraceful(ctx: TickContext, why: string): Decision {
-  const stopTimeout = ctx.config.primary_stop_timeout;
+  // An immediate stop writes no shutdown checkpoint, so the candidate has no final position to
+  // wait for: only synchronous replication still guarantees it holds every acknowledged commit.
+  // Without it the shutdown is waited for, whatever primary_stop_timeout says (as in Patroni).
+  const stopTimeout = ctx.config.synchronous_mode === false ? 0 : ctx.config.primary_stop_timeout;
   const actions: Action[] = [
     { type: 'checkpoint' },
-    // primary_stop_timeout > 0: a shutdown that takes longer is escalated to immediate. The key goes once the
+    // primary_stop_timeout > 0 in synchronous mode: a shutdown that takes longer is escalated to immediate. The key goes once the
     // shutdown checkpoint is written (no write can follow it), not after the processes have exited.
     { type: 'stop', mode: 'fast', ...(stopTimeout > 0 ? { timeoutMs: stopTimeout * 1000 } : {}), untilShutdownCheckpoint: true },
     { type: 'disarmWatchdog' },

@@ -150,6 +150,19 @@ describe('decide(): manual switchover on the leader', () => {
     expect(decide(ok).job).to.equal('demote');
   });
 
+  it('primary_stop_timeout bounds the shutdown only in synchronous mode: escalated to immediate, an asynchronous primary would leave no final position and lose commits', () => {
+    const sync = { leader: 'node1', syncStandby: ['node3'], quorum: 0, revision: '3' };
+    const stopOf = (raw: Record<string, unknown>) => {
+      const d = decide(leaderInput({ raw, cluster: cluster('node1', { failover: failover('node1', 'node3'), sync }), peers: peers() }));
+      expect(d.job).to.equal('demote');
+      return d.actions.find((a) => a.type === 'stop');
+    };
+    expect(stopOf({ primary_stop_timeout: 30 })).to.not.have.property('timeoutMs');
+    expect(stopOf({ primary_stop_timeout: 30, synchronous_mode: true })).to.deep.include({ mode: 'fast', timeoutMs: 30_000 });
+    expect(stopOf({ primary_stop_timeout: 30, synchronous_mode: 'quorum' })).to.deep.include({ timeoutMs: 30_000 });
+    expect(stopOf({ synchronous_mode: true })).to.not.have.property('timeoutMs');
+  });
+
   it('a key naming another leader, or the leader itself as candidate, or a non-member, is cleared', () => {
     for (const fk of [failover('node3', 'node2'), failover('node1', 'node1'), failover('node1', 'ghost')]) {
       expect(types(decide(leaderInput({ cluster: cluster('node1', { failover: fk }) }))), JSON.stringify(fk)).to.include('clearFailover');
