@@ -1,7 +1,7 @@
 import type { Action, StandbyProgress } from './decision.js';
 import type { Member, SyncState } from '../model/cluster.js';
 import type { ReplicationRow } from '../model/facts.js';
-import { syncPriority } from '../model/topology-tags.js';
+import { canLead, syncPriority } from '../model/topology-tags.js';
 import type { TickContext } from './tick-context.js';
 
 /**
@@ -146,9 +146,10 @@ export function syncStandbysLeftOut(ctx: TickContext): string[] {
  * The standbys that should be synchronous: streaming from us, members with a sync_priority
  * above 0 (not `nosync`, not `nostream`) whose server answers its agent and whose confirmed
  * position does not stand still behind ours (see SYNC_STALL_MS) nor lag it by more than
- * maximum_lag_on_syncnode; the highest
- * sync_priority first, then the current ones (a set that works is not reshuffled), then the
- * most advanced.
+ * maximum_lag_on_syncnode. Members that may lead first (a `nofailover` standby holding the
+ * only copy of the last commits would leave no one to fail over to, as in Patroni), then the
+ * highest sync_priority, then the current ones (a set that works is not reshuffled), then
+ * the most advanced.
  */
 export function syncCandidates(ctx: TickContext, current: readonly string[]): string[] {
   const members = new Map(ctx.cluster.members.filter((m) => m.name !== ctx.me).map((m) => [m.name, m]));
@@ -156,15 +157,28 @@ export function syncCandidates(ctx: TickContext, current: readonly string[]): st
     const m = members.get(name);
     return m ? syncPriority(m.tags) : 0;
   };
+  const leadsLast = (name: string) => (mayLeadByName(ctx, name) ? 0 : 1);
   const rows = ctx.facts.replication.filter(
     (r) => r.state === 'streaming' && prio(r.application_name) > 0 && !silentAndBehind(members.get(r.application_name), r, ctx) && !stalled(ctx, r) && lagBeyondLimit(ctx, r) === null,
   );
   rows.sort((a, b) => {
     const ca = current.includes(a.application_name) ? 0 : 1;
     const cb = current.includes(b.application_name) ? 0 : 1;
-    return prio(b.application_name) - prio(a.application_name) || ca - cb || position(b) - position(a) || (a.application_name < b.application_name ? -1 : 1);
+    return (
+      leadsLast(a.application_name) - leadsLast(b.application_name) ||
+      prio(b.application_name) - prio(a.application_name) ||
+      ca - cb ||
+      position(b) - position(a) ||
+      (a.application_name < b.application_name ? -1 : 1)
+    );
   });
   return [...new Set(rows.map((r) => r.application_name))];
+}
+
+/** Whether member `name` may lead (not `nofailover`, not `failover_priority: 0`). */
+function mayLeadByName(ctx: TickContext, name: string): boolean {
+  const m = ctx.cluster.members.find((x) => x.name === name);
+  return m !== undefined && canLead(m.tags);
 }
 
 /** Target: who should be in the key, the quorum size, and the ssn to end with. */
@@ -173,7 +187,10 @@ function target(ctx: TickContext, current: readonly string[]): { names: string[]
   const strict = ctx.config.synchronous_mode_strict;
   const candidates = syncCandidates(ctx, current);
   if (ctx.config.synchronous_mode === 'quorum') {
-    const names = candidates;
+    // Members that may not lead join the quorum only to make up synchronous_node_count: an
+    // acknowledgement from one of them alone would leave the commit where no one can promote.
+    const leading = candidates.filter((name) => mayLeadByName(ctx, name));
+    const names = [...leading, ...candidates.filter((name) => !mayLeadByName(ctx, name)).slice(0, Math.max(0, n - leading.length))];
     const k = names.length === 0 ? 0 : strict ? n : Math.min(n, names.length);
     return { names, k, ssn: names.length ? anyOf(k, names) : strict ? '*' : '' };
   }

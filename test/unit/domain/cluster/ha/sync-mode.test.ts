@@ -146,6 +146,27 @@ describe('synchronous replication steps (primary side)', () => {
     expect(syncActions(tickContext(input))).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node2")' }]);
   });
 
+  it('a nofailover standby (or failover_priority 0) is picked last, even ahead and with a higher sync_priority; in quorum mode only to make up the count', () => {
+    const tagged = (tags2: Record<string, unknown>) => cluster('node1').members.map((m) => (m.name === 'node2' ? { ...m, tags: tags2 } : m));
+    const first = (tags2: Record<string, unknown>, mode: true | 'quorum', count = 1, rows = [row('node2', 5000), row('node3', 4990)]) =>
+      syncActions(
+        tickContext(
+          leaderInput({
+            raw: { synchronous_mode: mode, synchronous_node_count: count },
+            cluster: cluster('node1', { members: tagged(tags2), sync: { leader: 'node1', syncStandby: [], quorum: 0, revision: '3' } }),
+            facts: primaryFacts(5000, { replication: rows }),
+          }),
+        ),
+      );
+    expect(first({ nofailover: true, sync_priority: 5 }, true)).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' }]);
+    expect(first({ failover_priority: 0 }, true)).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' }]);
+    // The only standby there is: better synchronous than none.
+    expect(first({ nofailover: true }, true, 1, [row('node2', 5000)])).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node2")' }]);
+    // Quorum of 1 out of node3 alone; with a count of 2, node2 makes it up.
+    expect(first({ nofailover: true }, 'quorum')).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node3")' }]);
+    expect(first({ nofailover: true }, 'quorum', 2)).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 2 ("node3","node2")' }]);
+  });
+
   it('quorum mode: all standbys in the key with k, then ssn ANY k', () => {
     const empty = { leader: 'node1', syncStandby: [], quorum: 0 };
     const rows = [row('node2', 5000), row('node3', 5000)];
