@@ -116,7 +116,25 @@ const TLS_FILES = ['restapi.certfile', 'restapi.keyfile', 'restapi.keyfile_passw
 const ETCD_CREDENTIALS = ['etcd3.cacert', 'etcd3.cert', 'etcd3.key', 'etcd3.username', 'etcd3.password'];
 
 /** Parts of the local file a reload applies at once; every other change waits for the next start. */
-const APPLIED_AT_ONCE = ['tags', 'db.parameters', 'db.pg_hba', 'db.pg_ident', 'db.recovery_conf', 'bootstrap.dcs', 'watchdog.safety_margin', 'restapi.authentication', 'restapi.allowlist', 'restapi.allowlist_include_members', 'restapi.http_extra_headers'];
+const APPLIED_AT_ONCE = [
+  'tags',
+  'db.parameters',
+  'db.pg_hba',
+  'db.pg_ident',
+  'db.recovery_conf',
+  'bootstrap.dcs',
+  'watchdog.safety_margin',
+  'restapi.authentication',
+  'restapi.allowlist',
+  'restapi.allowlist_include_members',
+  'restapi.http_extra_headers',
+  // The scripts are read from the settings in force each time one runs.
+  'db.callbacks',
+  'db.callback_timeout',
+  'db.pre_promote',
+  'db.before_stop',
+  'bootstrap.post_bootstrap',
+];
 
 /**
  * Paths of the settings that differ between two local files and apply only at start (listen

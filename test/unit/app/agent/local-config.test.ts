@@ -215,6 +215,9 @@ describe('local configuration', () => {
     // Without a protocol the TLS files decide the scheme: the first one switches etcd to HTTPS, at the next start.
     expect(startOnlyChanges(before, etcd({ cacert: '/etc/warden/ca.pem' }))).to.deep.equal(['etcd3.cacert']);
     expect(startOnlyChanges(before, etcd({ username: 'warden', password: 'pw' }))).to.deep.equal([]);
+    // The scripts are read each time one runs: a reload applies them.
+    const scripts = { ...before, db: { ...before.db, callbacks: { on_role_change: '/usr/local/bin/vip' }, callback_timeout: 9, pre_promote: '/bin/true', before_stop: '/bin/true' } };
+    expect(startOnlyChanges(before, scripts)).to.deep.equal([]);
   });
 
   it('a wildcard or a list of addresses in listen needs a connect_address; a wildcard connect_address is refused', () => {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { EMPTY_MEMORY, type Action } from '../../../../../src/domain/cluster/ha/decision.js';
 import { allOf, anyOf, quorumReached, standbyProgressStep, SYNC_STALL_MS, syncActions, syncStandbysLeftOut } from '../../../../../src/domain/cluster/ha/sync-mode.js';
+import type { TagValue } from '../../../../../src/domain/cluster/model/node.js';
 import { tickContext } from '../../../../../src/domain/cluster/ha/tick-context.js';
 import { cluster, leaderInput, NOW, primaryFacts, row } from './fixtures.js';
 
@@ -147,8 +148,8 @@ describe('synchronous replication steps (primary side)', () => {
   });
 
   it('a nofailover standby (or failover_priority 0) is picked last, even ahead and with a higher sync_priority; in quorum mode only to make up the count', () => {
-    const tagged = (tags2: Record<string, unknown>) => cluster('node1').members.map((m) => (m.name === 'node2' ? { ...m, tags: tags2 } : m));
-    const first = (tags2: Record<string, unknown>, mode: true | 'quorum', count = 1, rows = [row('node2', 5000), row('node3', 4990)]) =>
+    const tagged = (tags2: Record<string, TagValue>) => cluster('node1').members.map((m) => (m.name === 'node2' ? { ...m, tags: tags2 } : m));
+    const first = (tags2: Record<string, TagValue>, mode: true | 'quorum', count = 1, rows = [row('node2', 5000), row('node3', 4990)]) =>
       syncActions(
         tickContext(
           leaderInput({
