@@ -29,6 +29,12 @@ export interface StartOptions {
 export interface CreateReplicaOptions {
   /** Replica creation methods to try in order (`basebackup` or methods of the local configuration); absent: the node's own list. */
   readonly methods?: readonly string[];
+  /**
+   * The operator asked for this node's data to be rebuilt (reinitialize, or the opt-in to
+   * rebuild after a failed rewind): the database in the directory is replaced. A `keep_data`
+   * method runs over it (a delta restore); any other starts from an empty directory.
+   */
+  readonly replacing?: boolean;
 }
 
 /** Options of a stop. */

@@ -696,12 +696,20 @@ export class FakeDatabase implements Database {
   }
 
   /** Copies `source` whatever the methods (the fake has no backup tools); without a source it fails like every method would. */
-  async createReplica(source: Upstream | null, _opts: CreateReplicaOptions = {}): Promise<void> {
+  async createReplica(source: Upstream | null, opts: CreateReplicaOptions = {}): Promise<void> {
+    // A base backup over the node's own data empties the directory first, whether or not the copy then succeeds.
+    const replaced = () => {
+      if (!opts.replacing || this.running) return;
+      this.data = null;
+      this.slotMap.clear();
+    };
     if (this.takeFailure('createReplica')) {
+      replaced();
       if (!this.running) this.stateValue = 'stopped';
       this.fail('createReplica', 'injected failure');
     }
     if (this.running) this.fail('createReplica', 'server is running');
+    replaced();
     if (this.data) this.fail('createReplica', 'data directory is not empty');
     if (source === null) this.fail('createReplica', 'no server to copy from, and no method that needs none');
     const up = this.network.get(source.connUrl);

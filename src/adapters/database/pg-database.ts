@@ -1096,7 +1096,8 @@ export class PgDatabase implements Database {
         if ((await this.ctl.livePid()) !== null) throw new Error('the server is running');
         const endpoint = source ? endpointFromUrl(source.connUrl) : null;
         const started = Date.now();
-        const attempts = await createReplicaWithMethods(this.o, endpoint, opts.methods?.length ? opts.methods : this.o.createReplicaMethods);
+        if (opts.replacing) this.recovery = undefined;
+        const attempts = await createReplicaWithMethods(this.o, endpoint, opts.methods?.length ? opts.methods : this.o.createReplicaMethods, { replacing: opts.replacing === true });
         for (const a of attempts.filter((x) => !x.ok)) this.log.warn('replica creation method failed; trying the next', { method: a.method, error: a.error });
         // a copy started without standby.signal would become a second primary
         await this.writeRole({ upstream: endpoint });

@@ -92,21 +92,26 @@ function replicationConninfo(opts: ResolvedPgOptions, source: Endpoint): string 
  * one fails: `basebackup` (pg_basebackup from `source`, with db.basebackup's options) or a
  * method of the local configuration (its command, with `--scope`, `--datadir`,
  * `--role=replica`, `--connstring` and its extra options unless no_params). Without a source
- * only methods marked no_leader run. The directory must hold no database when it starts (it
- * is never used to replace one); each method but a keep_data one starts from an empty
- * directory, and one that "succeeds" without leaving a database counts as failed. Returns
- * every attempt; throws when none succeeded (the directory is then emptied).
+ * only methods marked no_leader run. Unless `replacing` (the operator asked for this node's
+ * data to be rebuilt), the directory must hold no database when it starts; each method but a
+ * keep_data one starts from an empty directory (a keep_data one runs over what is there: a
+ * delta restore of the database being replaced, or what an earlier method left), and one that
+ * "succeeds" without leaving a database counts as failed. Returns every attempt; throws when
+ * none succeeded (the directory is then emptied).
  */
 export async function createReplicaWithMethods(
   opts: ResolvedPgOptions,
   source: Endpoint | null,
   methods: readonly string[],
+  how: { readonly replacing?: boolean } = {},
 ): Promise<MethodAttempt[]> {
-  if (await pathExists(join(opts.dataDir, 'global', 'pg_control'))) throw new Error(`data directory ${opts.dataDir} already holds a database`);
-  // Before anything is emptied: what an interrupted build left is replaced, somebody's files are not.
-  await refuseForeignFiles(opts.dataDir);
-  // Nor a database that only lost its control file: a copy would empty it.
-  await refuseDatabaseWithoutControlFile(opts.dataDir, opts.name);
+  if (!how.replacing) {
+    if (await pathExists(join(opts.dataDir, 'global', 'pg_control'))) throw new Error(`data directory ${opts.dataDir} already holds a database`);
+    // Before anything is emptied: what an interrupted build left is replaced, somebody's files are not.
+    await refuseForeignFiles(opts.dataDir);
+    // Nor a database that only lost its control file: a copy would empty it.
+    await refuseDatabaseWithoutControlFile(opts.dataDir, opts.name);
+  }
   await ensureOwnedDir(opts.dataDir, opts.runAsUser);
   const attempts: MethodAttempt[] = [];
   const env: Record<string, string> = opts.replication.password ? { PGPASSWORD: opts.replication.password } : {};

@@ -357,7 +357,7 @@ export class ActionRunner {
       case 'rewind':
         return db.rewind(a.source);
       case 'createReplica':
-        return db.createReplica(a.source, a.methods ? { methods: a.methods } : {});
+        return db.createReplica(a.source, { ...(a.methods ? { methods: a.methods } : {}), ...(a.replacing ? { replacing: true } : {}) });
       case 'removeData':
         return db.removeDataDirectory();
       case 'checkpoint':

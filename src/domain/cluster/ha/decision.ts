@@ -317,7 +317,8 @@ export type Action =
    * Creates the data directory from `source` (null: with methods that need no running
    * server) by `methods` in order (absent: the node's own create_replica_methods).
    */
-  | { readonly type: 'createReplica'; readonly source: UpstreamRef | null; readonly methods?: readonly string[] }
+  /** `replacing`: the node's own database is rebuilt on request (see CreateReplicaOptions.replacing); otherwise the directory holds none. */
+  | { readonly type: 'createReplica'; readonly source: UpstreamRef | null; readonly methods?: readonly string[]; readonly replacing?: true }
   | { readonly type: 'removeData' }
   | { readonly type: 'checkpoint' }
   | { readonly type: 'configure'; readonly parameters: Readonly<Record<string, ParameterValue>>; readonly key: string; readonly local?: LocalServerConfig }

@@ -168,10 +168,9 @@ export function rewindOrReinitialize(
   const actions: Action[] = [
     ...before,
     { type: 'stop', mode: 'immediate' },
-    { type: 'removeData' },
     { type: 'remember', patch: FRESH_DATA },
     ...configureBeforeStart(ctx, true),
-    { type: 'createReplica', source },
+    { type: 'createReplica', source, replacing: true },
     start,
   ];
   return decision(`${why}: reinitializing from ${copySourceText(source, upstream)}`, actions, { job: 'reinitialize' });

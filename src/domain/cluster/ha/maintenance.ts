@@ -135,8 +135,9 @@ function versionMismatch(ctx: TickContext): string | null {
 }
 
 /**
- * The actions of a reinitialization: stop, wipe, base backup (from a member tagged clonefrom
- * unless `fromLeader`, see copySource), start as the leader's replica; or why not (the refusal's code and text).
+ * The actions of a reinitialization: stop, replace the data with a copy (from a member tagged
+ * clonefrom unless `fromLeader`, see copySource; a keep_data method restores over the data in
+ * place), start as the leader's replica; or why not (the refusal's code and text).
  */
 function reinitializeActions(ctx: TickContext, fromLeader: boolean): Action[] | { readonly code: AgentCommandErrorCode; readonly message: string } {
   if (ctx.leaderIsMe) return { code: 'not_allowed_on_leader', message: 'I am the leader, can not reinitialize' };
@@ -146,10 +147,9 @@ function reinitializeActions(ctx: TickContext, fromLeader: boolean): Action[] | 
   if (mismatch) return { code: 'not_possible_now', message: mismatch };
   return [
     { type: 'stop', mode: 'immediate' },
-    { type: 'removeData' },
     { type: 'remember', patch: { reinitializeQueued: null, ...FRESH_DATA } },
     ...configureBeforeStart(ctx, true),
-    { type: 'createReplica', source: fromLeader ? upstream : copySource(ctx, upstream) },
+    { type: 'createReplica', source: fromLeader ? upstream : copySource(ctx, upstream), replacing: true },
     { type: 'start', standby: true, ...replicaSource(ctx, upstream), timeoutMs: startTimeoutMs(ctx) },
   ];
 }

@@ -69,10 +69,9 @@ function followRemoteFromStopped(ctx: TickContext, sc: StandbyClusterConfig, bef
       return decision(`${why}: pg_rewind from ${remote.name} failed before: rebuilding the data directory from it (db.remove_data_directory_on_rewind_failure)`, [
         ...before,
         { type: 'stop', mode: 'immediate' },
-        { type: 'removeData' },
         { type: 'remember', patch: FRESH_DATA },
         ...configureBeforeStart(ctx, true),
-        { type: 'createReplica', source: remote, ...(sc.create_replica_methods ? { methods: sc.create_replica_methods } : {}) },
+        { type: 'createReplica', source: remote, ...(sc.create_replica_methods ? { methods: sc.create_replica_methods } : {}), replacing: true },
         start,
       ], { job: 'reinitialize' });
     }

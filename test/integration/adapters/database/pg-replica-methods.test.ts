@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseError } from '../../../../src/domain/errors.js';
@@ -105,6 +106,38 @@ cp -a ${backup}/. "$D"`);
     expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'create_replica_failed');
     expect((error as Error).message).to.match(/broken: .*false.*; missing: not defined in this node's configuration \(db\.missing\)/);
     expect((await nothing.db.probe()).initialized).to.equal(false);
+  });
+
+  it("replacing the node's own database (reinitialize): a keep_data method runs over it (a delta restore), any other starts from an empty directory; never without being asked", async () => {
+    const calls = join(dir, 'delta.log');
+    await writeFile(calls, '');
+    await chmod(calls, 0o666);
+    const delta = await script(
+      join(dir, 'delta.sh'),
+      `for a in "$@"; do case "$a" in --datadir=*) D="\${a#--datadir=}";; esac; done
+[ -f "$D/global/pg_control" ] && had=database || had=empty
+[ -f "$D/kept-marker" ] && marker=kept || marker=none
+echo "$had $marker" >> ${calls}
+cp -a ${backup}/. "$D"`,
+    );
+    const node = await makeNode('methods_delta', creds, { createReplicaMethods: ['delta'], replicaMethods: { delta: { command: delta, keep_data: true } } });
+    const source = { name: 'primary', connUrl: primary.connUrl };
+    await node.db.createReplica(source);
+    await writeFile(join(node.dataDir, 'kept-marker'), 'x');
+    let refused: unknown;
+    try {
+      await node.db.createReplica(source);
+    } catch (e) {
+      refused = e;
+    }
+    expect((refused as Error).message, 'not asked to replace it').to.match(/already holds a database/);
+    await node.db.createReplica(source, { replacing: true });
+    expect((await readFile(calls, 'utf8')).trim().split('\n')).to.deep.equal(['empty none', 'database kept']);
+    expect((await node.db.probe()).initialized).to.equal(true);
+    // basebackup needs an empty directory: the database it replaces goes first.
+    await node.db.createReplica(source, { replacing: true, methods: ['basebackup'] });
+    expect(existsSync(join(node.dataDir, 'kept-marker'))).to.equal(false);
+    expect((await node.db.probe()).initialized).to.equal(true);
   });
 
   it('a custom bootstrap restores a backup, recovers from the WAL archive until it promotes, and leaves a stopped primary', async () => {

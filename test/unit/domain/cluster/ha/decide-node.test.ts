@@ -407,9 +407,11 @@ describe('decide(): commands and scheduled restarts', () => {
     expect(queued.job).to.equal('reinitialize');
   });
 
-  it('reinitialize: stop, wipe, clone, start on a replica; refused on the leader', () => {
+  it('reinitialize: stop, replace the data with a copy, start on a replica; refused on the leader', () => {
     const d = decide(input({ commands: { restart: null, reinitialize: { id: 3, force: false, fromLeader: true } } }));
-    expect(types(d)).to.deep.equal(['resolveCommand', 'stop', 'removeData', 'remember', 'configure', 'createReplica', 'start']);
+    expect(types(d)).to.deep.equal(['resolveCommand', 'stop', 'remember', 'configure', 'createReplica', 'start']);
+    // The copy replaces the data itself (a keep_data method restores over it: a delta restore).
+    expect(d.actions.find((a) => a.type === 'createReplica')).to.deep.include({ replacing: true });
     const onLeader = decide(leaderInput({ commands: { restart: null, reinitialize: { id: 3, force: false, fromLeader: false } } }));
     expect(onLeader.actions).to.deep.include({ type: 'resolveCommand', id: 3, ok: false, error: 'not_allowed_on_leader', message: 'I am the leader, can not reinitialize' });
   });
@@ -418,11 +420,11 @@ describe('decide(): commands and scheduled restarts', () => {
     const commands = { restart: null, reinitialize: { id: 4, force: true, fromLeader: false } };
     const members = cluster('node1').members.map((m) => (m.name === 'node1' ? { ...m, serverVersion: 160004 } : m));
     const d = decide(input({ cluster: cluster('node1', { members }), facts: replicaFacts(5000, 'node1', { serverVersion: 150018 }), commands }));
-    expect(types(d)).to.not.include('removeData');
+    expect(types(d)).to.not.include.members(['removeData', 'createReplica']);
     expect(d.actions[0]).to.deep.include({ type: 'resolveCommand', id: 4, ok: false, error: 'not_possible_now' });
     expect((d.actions[0] as { message: string }).message).to.match(/^this node runs PostgreSQL 15 and the leader 16: .*point db\.bin_dir at PostgreSQL 16/);
     const same = cluster('node1').members.map((m) => (m.name === 'node1' ? { ...m, serverVersion: 150020 } : m));
-    expect(types(decide(input({ cluster: cluster('node1', { members: same }), facts: replicaFacts(5000, 'node1', { serverVersion: 150018 }), commands }))), 'a minor release apart').to.include('removeData');
+    expect(types(decide(input({ cluster: cluster('node1', { members: same }), facts: replicaFacts(5000, 'node1', { serverVersion: 150018 }), commands }))), 'a minor release apart').to.include('createReplica');
   });
 
   it('a scheduled restart waits for its time, runs when due under its conditions, else is dropped', () => {

@@ -168,7 +168,8 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
     const optIn = { db: { remove_data_directory_on_rewind_failure: true } };
     const fourth = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 4 }), peers: answering(), raw: optIn }));
     expect(fourth.job).to.equal('reinitialize');
-    expect(types(fourth)).to.deep.equal(['remember', 'stop', 'removeData', 'remember', 'configure', 'createReplica', 'start']);
+    expect(types(fourth)).to.deep.equal(['remember', 'stop', 'remember', 'configure', 'createReplica', 'start']);
+    expect(fourth.actions.find((a) => a.type === 'createReplica')).to.deep.include({ replacing: true });
     const noRewind = decide(input({ cluster: c, facts: stopped({ state: 'start_failed', timeline: 2 }), memory: memory({ startFailures: 3 }), peers: answering(), raw: { db: { use_pg_rewind: false, ...optIn.db } } }));
     expect(noRewind.job).to.equal('reinitialize');
   });
@@ -206,7 +207,7 @@ describe('decide(): a replica rejoining after a switchover or failover', () => {
       );
     const outside = failed('pg_rewind: error: postgres single-user mode in target cluster failed: FATAL:  configuration file "x" contains errors');
     expect(outside.job, outside.message).to.equal('rewind');
-    expect(types(outside)).not.to.include('removeData');
+    expect(types(outside)).not.to.include.members(['removeData', 'createReplica']);
     // A rewind that failed on the data itself is not tried again (its failed starts then lead to a rebuild, see above).
     expect(failed('pg_rewind: fatal: could not find common ancestor of the source and target cluster\'s timelines').job).to.equal('start');
   });

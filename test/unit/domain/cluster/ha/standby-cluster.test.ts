@@ -162,7 +162,7 @@ describe('decide(): a standby cluster', () => {
       const optIn = { ...SC, standby_cluster: { ...SC.standby_cluster, create_replica_methods: ['pgbackrest', 'basebackup'] }, db: { remove_data_directory_on_rewind_failure: true } };
       const rebuild = decide({ ...failed, config: input({ raw: optIn }).config });
       expect(rebuild.job).to.equal('reinitialize');
-      expect(action(rebuild, 'createReplica')).to.deep.equal({ type: 'createReplica', source: { name: 'remote 10.0.0.9:5433', connUrl: REMOTE }, methods: ['pgbackrest', 'basebackup'] });
+      expect(action(rebuild, 'createReplica')).to.deep.equal({ type: 'createReplica', source: { name: 'remote 10.0.0.9:5433', connUrl: REMOTE }, methods: ['pgbackrest', 'basebackup'], replacing: true });
     });
   });
 
