@@ -4,6 +4,7 @@ import type { AgentSettings, AgentSettingsSource } from './tokens.js';
 import type { Problem } from '../../domain/errors.js';
 import { LocalConfigError, type LocalConfig } from './local-config-types.js';
 import { etcd3CredentialsReloadable } from './etcd3-connection.js';
+import { replicaMethodsOf } from './local-config-sections.js';
 
 /** `http(s)://<restapi.connect_address>`: how peers and tools reach this node's API. */
 export function apiUrlOf(cfg: LocalConfig): string {
@@ -23,6 +24,12 @@ export function nodeSettingsOf(cfg: LocalConfig, svcVersion: string): NodeSettin
   };
 }
 
+/** Whether a method of `db.create_replica_methods` restores without a running server (`no_leader`). */
+function replicaWithoutLeader(cfg: LocalConfig): boolean {
+  const methods = replicaMethodsOf(cfg.db);
+  return cfg.db.create_replica_methods.some((name) => methods[name]?.no_leader === true);
+}
+
 /** The HA loop's view of the local file. */
 export function agentSettingsOf(cfg: LocalConfig, svcVersion: string): AgentSettings {
   return {
@@ -35,6 +42,7 @@ export function agentSettingsOf(cfg: LocalConfig, svcVersion: string): AgentSett
       recoveryConf: cfg.db.recovery_conf,
       prePromote: cfg.db.pre_promote !== undefined,
       postBootstrap: cfg.bootstrap.post_bootstrap !== undefined,
+      replicaWithoutLeader: replicaWithoutLeader(cfg),
     },
   };
 }

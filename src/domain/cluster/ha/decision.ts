@@ -199,6 +199,8 @@ export interface LocalOptions {
   readonly prePromote?: boolean;
   /** `bootstrap.post_bootstrap` is set: a bootstrap runs that script on its new primary and registers the cluster only when it succeeds. */
   readonly postBootstrap?: boolean;
+  /** A method of `db.create_replica_methods` needs no running server (`no_leader`): an empty node of a leaderless cluster restores a backup instead of waiting. */
+  readonly replicaWithoutLeader?: boolean;
 }
 
 /** What the watchdog looks like this tick. */

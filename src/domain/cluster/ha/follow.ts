@@ -294,7 +294,13 @@ function replayBlocked(ctx: TickContext, mine: string): Decision | null {
   );
 }
 
-/** The data directory is empty (a new node, or wiped): clone the leader. */
+/**
+ * The data directory is empty (a new node, or wiped): clone the leader. In a registered
+ * cluster without a leader, a node with a method that needs no running server (`no_leader`)
+ * restores a backup and starts as a replica of nobody (its restore_command catches it up) and
+ * may then take part in the race, as in Patroni: how a cluster whose every member was lost
+ * comes back from its backups.
+ */
 export function emptyDataDirectory(ctx: TickContext): Decision {
   if (ctx.leaderIsMe) return releaseLock(ctx, 'this node has no data');
   if (ctx.paused) return decision('PAUSE: no data directory; not creating a replica');
@@ -306,6 +312,14 @@ export function emptyDataDirectory(ctx: TickContext): Decision {
   if (ctx.cluster.initialize === '' && ctx.cluster.leader !== null) {
     const waiting = `leader ${ctx.cluster.leader.name} to finish bootstrapping the cluster, to create a replica from it`;
     return decision(`waiting for ${waiting}`, [], { publish: { failsafeActive: false, waitingFor: waiting } });
+  }
+  if (ctx.leaderName === null && ctx.input.local.replicaWithoutLeader && ctx.cluster.initialize) {
+    return decision('no leader to create a replica from: restoring a backup (a create_replica_methods method marked no_leader)', [
+      { type: 'remember', patch: FRESH_DATA },
+      ...configureBeforeStart(ctx, true),
+      { type: 'createReplica', source: null },
+      { type: 'start', upstream: null, standby: true, timeoutMs: startTimeoutMs(ctx) },
+    ], { job: 'create replica' });
   }
   if (!upstream || ctx.leaderMember?.state !== 'running') {
     const waiting = upstream ? `leader ${upstream.name} to run, to create a replica from it` : 'a leader to create a replica from';

@@ -55,6 +55,9 @@ recovery_conf: {restore_command: 'pgbackrest --stanza=main archive-get %f "%p"',
     expect(replicaMethodsOf(c.db)).to.deep.equal({ pgbackrest: { command: '/usr/bin/pgbackrest --stanza=main --delta restore', keep_data: true, no_params: true, no_leader: true } });
     expect(c.db.basebackup).to.deep.equal(['verbose', { 'max-rate': '100M' }]);
     expect(agentSettingsOf(c, '0.1.0').local.recoveryConf).to.deep.equal({ restore_command: 'pgbackrest --stanza=main archive-get %f "%p"', recovery_min_apply_delay: 1000 });
+    // pgbackrest is marked no_leader: an empty node of a leaderless cluster may restore from it.
+    expect(agentSettingsOf(c, '0.1.0').local.replicaWithoutLeader).to.equal(true);
+    expect(agentSettingsOf(parseLocalConfig(file('create_replica_methods: [basebackup]')), '0.1.0').local.replicaWithoutLeader).to.equal(false);
   });
 
   it('reads a custom bootstrap method', () => {

@@ -146,6 +146,24 @@ describe('decide(): bootstrap', () => {
     expect(types(d)).to.deep.equal(['remember', 'configure', 'createReplica', 'start']);
   });
 
+  it('without a leader, an empty node with a no_leader method restores a backup and starts as a replica of nobody; otherwise, or with a leader key, it waits', () => {
+    const leaderless = cluster(null);
+    expect(leaderless.initialize, 'a registered cluster').to.be.a('string').and.not.equal('');
+    const local = { ...input().local, replicaWithoutLeader: true };
+    const d = decide(input({ cluster: leaderless, facts: stoppedFacts('stopped', false), local }));
+    expect(d.job).to.equal('create replica');
+    expect(d.message).to.equal('no leader to create a replica from: restoring a backup (a create_replica_methods method marked no_leader)');
+    expect(d.actions.find((a) => a.type === 'createReplica')).to.deep.equal({ type: 'createReplica', source: null });
+    expect(d.actions.find((a) => a.type === 'start')).to.deep.include({ upstream: null, standby: true });
+    // Without such a method: wait for a leader.
+    expect(decide(input({ cluster: leaderless, facts: stoppedFacts('stopped', false) })).job).to.equal(null);
+    // A leader whose server is down will be copied once it runs (or replaced by a failover).
+    const down = cluster('node1', { members: cluster('node1').members.map((m) => (m.name === 'node1' ? { ...m, state: 'stopped' } : m)) });
+    expect(decide(input({ cluster: down, facts: stoppedFacts('stopped', false), local })).job).to.equal(null);
+    // Nor in pause.
+    expect(decide(input({ cluster: leaderless, facts: stoppedFacts('stopped', false), local, raw: { pause: true } })).job).to.equal(null);
+  });
+
   it('clonefrom: a new replica copies a streaming member tagged clonefrom instead of the leader, then streams from the leader', () => {
     const tagged = (extra: Partial<Member> = {}) => {
       const c = cluster('node1');
