@@ -133,11 +133,16 @@ describe('e2e: a real 3-node cluster', function () {
     primary = candidate;
   });
 
-  it('runs a scheduled switchover at its time, and DELETE /switchover cancels one', async () => {
+  it('runs a scheduled switchover at its time, keeps it through a pause, and DELETE /switchover cancels one', async () => {
     const candidate = others(primary)[0]!;
     const far = new Date(Date.now() + 3600_000).toISOString();
     const r1 = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate, scheduled_at: far });
     expect(r1.status, JSON.stringify(r1.body)).to.equal(202);
+    // Maintenance mode holds it (not run, not dropped) until the resume.
+    wardenctl(runner, 'pause', '--wait');
+    await sleep(2 * (runner.layout.dcs['loop_wait'] as number) * 1000 + 500);
+    expect((await api(runner, primary, 'GET', '/cluster')).body.scheduled_switchover, 'kept while paused').to.deep.include({ at: far, from: primary, to: candidate });
+    wardenctl(runner, 'resume', '--wait');
     expect((await api(runner, primary, 'DELETE', '/switchover')).status).to.equal(200);
     expect((await api(runner, primary, 'DELETE', '/switchover')).status).to.equal(404);
 
