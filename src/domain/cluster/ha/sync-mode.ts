@@ -187,10 +187,10 @@ function target(ctx: TickContext, current: readonly string[]): { names: string[]
   const strict = ctx.config.synchronous_mode_strict;
   const candidates = syncCandidates(ctx, current);
   if (ctx.config.synchronous_mode === 'quorum') {
-    // Members that may not lead join the quorum only to make up synchronous_node_count: an
-    // acknowledgement from one of them alone would leave the commit where no one can promote.
-    const leading = candidates.filter((name) => mayLeadByName(ctx, name));
-    const names = [...leading, ...candidates.filter((name) => !mayLeadByName(ctx, name)).slice(0, Math.max(0, n - leading.length))];
+    // Every candidate, those that may not lead included: a commit one of them alone confirmed
+    // is streamed from it before a member that may lead promotes (see the race), and a member
+    // that may lead stays in the list while it stalls, so it can still take over.
+    const names = candidates;
     const k = names.length === 0 ? 0 : strict ? n : Math.min(n, names.length);
     return { names, k, ssn: names.length ? anyOf(k, names) : strict ? '*' : '' };
   }
