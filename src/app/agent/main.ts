@@ -53,6 +53,9 @@ export interface RunningAgent {
  * machine that cannot run the configured PostgreSQL. `loadConfig` reads the file again on a
  * reload (default: in this process).
  */
+/** How long the start waits for the allowlist's host names to resolve. */
+const ALLOWLIST_RESOLVE_WAIT_MS = 5000;
+
 export async function startAgent(opts: {
   readonly configPath: string;
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -77,9 +80,10 @@ export async function startAgent(opts: {
   const eventLoop = container.get<EventLoopDelayMonitor>(AgentTokens.EventLoop).start();
   for (const w of configWarnings(config, opts.configPath)) logger.warn(w);
   await fencer.attach();
-  // The allowlist's host names resolve before the API serves (until then they would allow nothing).
+  // The allowlist's host names resolve before the API serves (until then they allow nothing);
+  // a resolver that does not answer holds the start back 5 s at most.
   const names = container.get<AllowlistNames>(AgentTokens.AllowlistNames);
-  await names.follow(config.restapi.allowlist);
+  await Promise.race([names.follow(config.restapi.allowlist), new Promise((resolve) => setTimeout(resolve, ALLOWLIST_RESOLVE_WAIT_MS).unref())]);
   names.start();
   await server.listen();
   logger.info('REST API listening', { url: server.url() });
