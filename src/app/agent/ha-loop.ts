@@ -111,7 +111,12 @@ export class HaLoop implements AgentControl {
     );
     this.lease.onChange = (deadline) => {
       this.reporter.leaseChanged(deadline);
-      if (deadline === null) return this.unguardWhenSafe();
+      if (deadline === null) {
+        // The health checks stop answering as leader now, before the key can move to another
+        // member, not at the next publication of the snapshot.
+        this.publisher.publish();
+        return this.unguardWhenSafe();
+      }
       this.fenceGuarded = true;
       this.fencer.guard(deadline);
     };

@@ -31,6 +31,14 @@ describe('HaLoop: AgentControl, driven through the use cases', () => {
     expect(m).to.deep.include({ role: 'replica', state: 'running', apiUrl: 'http://node2:8008', timeline: 1 });
   });
 
+  it('a lock given up shows in the snapshot at once: the health checks stop answering as leader before the key can move', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2'] });
+    const loop = sim.node('node1').loop;
+    expect(loop.snapshot().leaderLockExpiresAt).to.be.greaterThan(sim.clock.now());
+    await loop.stop({ releaseLeader: true, stopDatabase: true });
+    expect(loop.snapshot().leaderLockExpiresAt).to.equal(null);
+  });
+
   it('a cluster at rest writes nothing to the DCS: the leader keeps its key by the lease alone', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'] });
     await sim.advance(3 * loopWaitMs(sim));
