@@ -45,7 +45,10 @@ export class AllowlistNames {
     const names = [...new Set(entries.filter(isAllowlistHostName))];
     if (names.length === this.names.length && names.every((n, i) => n === this.names[i])) return this.inFlight ?? Promise.resolve();
     this.names = names;
-    for (const gone of [...this.addresses.keys()].filter((n) => !names.includes(n))) this.addresses.delete(gone);
+    for (const gone of [...this.addresses.keys(), ...this.failing].filter((n) => !names.includes(n))) {
+      this.addresses.delete(gone);
+      this.failing.delete(gone);
+    }
     this.changes++;
     return this.refresh();
   }

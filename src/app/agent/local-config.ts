@@ -14,6 +14,7 @@ import { ENV_NESTED_KEYS, ENV_SECTIONS, LOCAL_CONFIG_SCHEMA, SCALAR_KEYS } from 
 import { methodProblems, splitMethodSections } from './local-config-methods.js';
 import { withPatroniHints } from './patroni-keys.js';
 import type { BasebackupOptions } from '../../adapters/database/pg-replica-methods.js';
+import { splitHostPort } from '../../adapters/database/pg-options.js';
 import { DEFAULT_CALLBACK_TIMEOUT, DEFAULT_DB_BIN_DIR, DEFAULT_EVENT_HISTORY, defaultLogDir, LocalConfigError, type CallbackActionName, type LocalConfig, type LogLevelName } from './local-config-types.js';
 
 export * from './local-config-types.js';
@@ -118,12 +119,6 @@ function portProblem(path: string, value: unknown): Problem | null {
   return port >= 1 && port <= 65535 ? null : { path, message: `expected host:port with a port from 1 to 65535, got ${JSON.stringify(value)}` };
 }
 
-/** The host of a `host:port` value (`[::]:8008` -> `::`). */
-function hostOf(value: string): string {
-  const host = value.replace(/:\d*$/, '');
-  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-}
-
 /** A host other nodes cannot reach this one at: a wildcard, or several addresses (PostgreSQL's listen list). */
 function unreachableHost(host: string): string | null {
   if (host.includes(',')) return 'a list of addresses';
@@ -137,16 +132,26 @@ function unreachableHost(host: string): string | null {
  * `0.0.0.0` in a member record sends every peer to itself.
  */
 function connectAddressProblems(section: 'restapi' | 'db', values: Json): Problem[] {
+  // A value that is no host:port is reported by the port check.
+  const parse = (value: string) => {
+    try {
+      return splitHostPort(value, `${section}.listen`);
+    } catch {
+      return null;
+    }
+  };
   const explicit = values['connect_address'];
   const listen = values['listen'];
   if (typeof explicit === 'string') {
-    const why = unreachableHost(hostOf(explicit));
+    const at = parse(explicit);
+    const why = at && unreachableHost(at.host);
     return why ? [{ path: `${section}.connect_address`, message: `expected the address other nodes reach this one at, got ${why} (${JSON.stringify(explicit)})` }] : [];
   }
   if (explicit !== undefined || typeof listen !== 'string') return [];
-  const why = unreachableHost(hostOf(listen));
-  if (!why) return [];
-  return [{ path: `${section}.connect_address`, message: `expected the address other nodes reach this one at (for example 10.0.0.11:${/:(\d+)$/.exec(listen)?.[1] ?? '5432'}): ${section}.listen is ${why} (${JSON.stringify(listen)}), which cannot stand for it` }];
+  const at = parse(listen);
+  const why = at && unreachableHost(at.host);
+  if (!at || !why) return [];
+  return [{ path: `${section}.connect_address`, message: `expected the address other nodes reach this one at (for example 10.0.0.11:${at.port}): ${section}.listen is ${why} (${JSON.stringify(listen)}), which cannot stand for it` }];
 }
 
 /** `watchdog.safety_margin` when the file does not say (seconds). */

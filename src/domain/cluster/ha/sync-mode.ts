@@ -157,7 +157,10 @@ export function syncCandidates(ctx: TickContext, current: readonly string[]): st
     const m = members.get(name);
     return m ? syncPriority(m.tags) : 0;
   };
-  const leadsLast = (name: string) => (mayLeadByName(ctx, name) ? 0 : 1);
+  const leadsLast = (name: string) => {
+    const m = members.get(name);
+    return m && canLead(m.tags) ? 0 : 1;
+  };
   const rows = ctx.facts.replication.filter(
     (r) => r.state === 'streaming' && prio(r.application_name) > 0 && !silentAndBehind(members.get(r.application_name), r, ctx) && !stalled(ctx, r) && lagBeyondLimit(ctx, r) === null,
   );
@@ -173,12 +176,6 @@ export function syncCandidates(ctx: TickContext, current: readonly string[]): st
     );
   });
   return [...new Set(rows.map((r) => r.application_name))];
-}
-
-/** Whether member `name` may lead (not `nofailover`, not `failover_priority: 0`). */
-function mayLeadByName(ctx: TickContext, name: string): boolean {
-  const m = ctx.cluster.members.find((x) => x.name === name);
-  return m !== undefined && canLead(m.tags);
 }
 
 /** Target: who should be in the key, the quorum size, and the ssn to end with. */

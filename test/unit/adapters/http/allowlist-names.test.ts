@@ -72,6 +72,16 @@ describe('allowlist host names', () => {
     expect(names.addressesOf('lb2.example.org')).to.deep.equal(['10.0.0.8']);
   });
 
+  it('a failing name taken out and put back by reloads is said again', async () => {
+    const dns = fakeDns();
+    const logger = new ListLogger();
+    const names = new AllowlistNames(logger, dns.lookup, 0);
+    await names.follow(['gone.example.org']);
+    await names.follow([]);
+    await names.follow(['gone.example.org']);
+    expect(logger.lines.filter((l) => l.level === 'warn')).to.have.length(2);
+  });
+
   it('the system resolver: localhost resolves to loopback', async () => {
     const names = new AllowlistNames(new ListLogger());
     await names.follow(['localhost']);

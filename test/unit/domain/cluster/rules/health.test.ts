@@ -246,7 +246,8 @@ describe('domain/cluster/health: query parameters', () => {
     expect(check('read_only_quorum', quorumReplica(), { tag_zone: 'east' })).to.equal(503);
     expect(check('asynchronous', replica(tags), { tag_zone: 'east' })).to.equal(200);
     expect(check('asynchronous', replica(tags), { tag_zone: 'west' })).to.equal(503);
-    expect(check('asynchronous', replica(), { replication_state: 'in archive recovery' })).to.equal(check('replica', replica(), { replication_state: 'in archive recovery' }));
+    expect(check('asynchronous', replica(), { replication_state: 'in archive recovery' })).to.equal(503);
+    expect(check('asynchronous', replica(), { replication_state: 'streaming' })).to.equal(200);
     expect(check('synchronous', replica({ node: { tags: { noloadbalance: true } }, cluster: clusterView({ sync: sync(['node1']) }) }))).to.equal(503);
     expect(check('asynchronous', replica({ node: { tags: { noloadbalance: true } } }))).to.equal(503);
     expect(check('health', replica(tags), { tag_zone: 'east' })).to.equal(200);
