@@ -21,6 +21,9 @@ export const SUPERUSER_PASSWORD = 'warden-demo-su';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** How long a writer's statement may wait before it is given up (and counted as refused). */
+export const WRITER_QUERY_TIMEOUT_MS = 3000;
+
 /** A superuser connection to a node, failing fast (an unreachable node must not stall a writer). */
 export function connect(node: NodeAddress): pg.Client {
   const c = new pg.Client({
@@ -31,7 +34,7 @@ export function connect(node: NodeAddress): pg.Client {
     database: 'postgres',
     connectionTimeoutMillis: 1000,
     // A COMMIT that waits (a synchronous standby cut off) is given up: it was never acknowledged.
-    query_timeout: 3000,
+    query_timeout: WRITER_QUERY_TIMEOUT_MS,
   });
   c.on('error', () => undefined);
   return c;
@@ -40,8 +43,8 @@ export function connect(node: NodeAddress): pg.Client {
 /** Inserts a row into `chaos_writes` every `everyMs` on one node, whichever role it has, keeping every acknowledged id. */
 export class NodeWriter {
   readonly acks: Ack[] = [];
-  /** Why a write failed (but a replica's read-only refusal), newest last: what a long write gap shows the client. */
-  readonly failures: { readonly node: string; readonly at: number; readonly message: string }[] = [];
+  /** Why a write failed, newest last: what a long write gap shows the client (a read-only refusal, a replica's every write, is flagged). */
+  readonly failures: { readonly node: string; readonly at: number; readonly message: string; readonly readOnly: boolean }[] = [];
   private running = false;
   private loop: Promise<void> | null = null;
 
@@ -70,9 +73,10 @@ export class NodeWriter {
         this.acks.push({ node: this.node.name, id, at: Date.now() });
       } catch (e) {
         // A read-only replica refuses at once and keeps its session; anything else gets a new one.
-        if (!/read-only transaction/.test((e as Error).message)) {
-          this.failures.push({ node: this.node.name, at: Date.now(), message: (e as Error).message });
-          if (this.failures.length > 500) this.failures.shift();
+        const readOnly = /read-only transaction/.test((e as Error).message);
+        this.failures.push({ node: this.node.name, at: Date.now(), message: (e as Error).message, readOnly });
+        if (this.failures.length > 500) this.failures.shift();
+        if (!readOnly) {
           await client?.end().catch(() => undefined);
           client = null;
         }

@@ -14,7 +14,7 @@ import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, wait
 import { firstAckElsewhere, lastAckOf, longestWriteGap, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
 import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.js';
 import { cutHost, healHost, type LabHost } from './lab.js';
-import { HealthWatch, LeaderKeyWatch, NodeWriter } from './observers.js';
+import { HealthWatch, LeaderKeyWatch, NodeWriter, WRITER_QUERY_TIMEOUT_MS } from './observers.js';
 
 /** Replication mode a scenario runs in: asynchronous, synchronous (one synchronous standby), or quorum (ANY 1 of the replicas). */
 export type ChaosMode = 'async' | 'sync' | 'quorum';
@@ -372,13 +372,18 @@ const standbyFrozen: Fault = async (ctx, primary, obs) => {
     for (const pid of frozen) signal(pid, 'SIGCONT');
   }
   const healAt = Date.now();
-  const gap = longestWriteGapMs(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
+  const longest = longestWriteGap(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
   const failures: string[] = [];
   if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null) failures.push('the primary changed while a replica was frozen');
-  // Quorum mode: the other replica acknowledges, nothing waits.
-  const bound = ctx.mode === 'sync' ? 15_000 : 1_000;
-  if (gap > bound) failures.push(`the primary's writes stopped for ${gap} ms while ${victim}'s PostgreSQL was frozen (bound ${bound} ms)`);
-  return { faultAt, healAt, failures, notes: [`froze ${victim} (${frozen.length} processes) for 30 s; the primary's longest write gap ${gap} ms`] };
+  if (ctx.mode === 'sync') {
+    // Its commits wait for the frozen standby until another is named.
+    if (longest.ms > 15_000) failures.push(`the primary's writes stopped for ${longest.ms} ms while ${victim}'s PostgreSQL was frozen (bound 15000 ms)`);
+  } else {
+    // Quorum mode: the other replica acknowledges, nothing waits; asynchronous commits never wait.
+    const stopped = primaryStopped(obs, primary, longest, 1000);
+    if (stopped) failures.push(`${stopped} while ${victim}'s PostgreSQL was frozen`);
+  }
+  return { faultAt, healAt, failures, notes: [`froze ${victim} (${frozen.length} processes) for 30 s; the primary's longest write gap ${longest.ms} ms`] };
 };
 
 /**
@@ -449,9 +454,24 @@ const primaryCutFromEtcd: Fault = async (ctx, primary, obs) => {
 
 /** What the writers' clients were told during a write gap (errors, reconnects), for a failure message: the gap's cause seen from the client. */
 function writerFailuresIn(obs: Observation, gap: { readonly start: number; readonly end: number }): string {
-  const seen = obs.writers.flatMap((w) => w.failures).filter((f) => f.at >= gap.start && f.at <= gap.end);
+  const seen = obs.writers.flatMap((w) => w.failures).filter((f) => !f.readOnly && f.at >= gap.start && f.at <= gap.end);
   if (!seen.length) return ' (no client error meanwhile: the writes were slow, not refused)';
   return ` (the clients were told: ${seen.slice(0, 6).map((f) => `${f.node} +${f.at - gap.start} ms ${f.message}`).join('; ')})`;
+}
+
+/**
+ * Whether a write gap of a primary that should have written on was the cluster's doing: its
+ * clients were refused meanwhile (an error, a read-only refusal), or it lasted longer than the
+ * writers' query timeout (which would have ended a waiting commit with an error). A shorter
+ * gap without any refusal is a commit that took long on a busy machine (its disk, its
+ * scheduler), not a stop: nothing in the agent slows an asynchronous commit without refusing it.
+ */
+function primaryStopped(obs: Observation, node: string, gap: { readonly ms: number; readonly start: number; readonly end: number }, boundMs: number): string | null {
+  if (gap.ms <= boundMs) return null;
+  const told = obs.writers.flatMap((w) => w.failures).filter((f) => f.node === node && f.at >= gap.start && f.at <= gap.end);
+  if (told.length === 0 && gap.ms <= WRITER_QUERY_TIMEOUT_MS) return null;
+  const why = told.length ? ` (its clients were told: ${told.slice(0, 6).map((f) => `+${f.at - gap.start} ms ${f.message}`).join('; ')})` : ' (no client error: longer than a commit may wait)';
+  return `${node}'s writes stopped for ${gap.ms} ms from ${new Date(gap.start).toISOString().slice(11, 23)}${why}`;
 }
 
 /**
@@ -506,11 +526,13 @@ const oneEtcdMemberStopped: Fault = async (ctx, primary, obs) => {
     await ctx.runner.startEtcdMember(victim.name);
   }
   const healAt = Date.now();
-  const gap = longestWriteGapMs(obs.acks(), faultAt, healAt);
+  const longest = longestWriteGap(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
   const failures: string[] = [];
   if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null || obs.leader.movedFrom(primary, faultAt) !== null) failures.push('the leader changed while one etcd member of three was down');
-  if (gap > 1000) failures.push(`the writes stopped for ${gap} ms while one etcd member of three was down`);
-  return { faultAt, healAt, notes: [`stopped the raft leader ${victim.name}; longest write gap ${gap} ms`], failures };
+  const stopped = primaryStopped(obs, primary, longest, 1000);
+  if (stopped) failures.push(`${stopped} while one etcd member of three was down`);
+  const slow = !stopped && longest.ms > 1000 ? ' (slow commits, no client refused)' : '';
+  return { faultAt, healAt, notes: [`stopped the raft leader ${victim.name}; longest write gap ${longest.ms} ms, ${longest.start - faultAt} ms after the fault${slow}`], failures };
 };
 
 /** Five switchovers through the API, each to the next node (in synchronous mode, to the synchronous standby; in quorum mode, once it is in the quorum). */

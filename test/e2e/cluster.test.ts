@@ -291,8 +291,9 @@ describe('e2e: a real 3-node cluster', function () {
     });
     await sleep(500);
     await writer.stop();
-    console.log(`      pause: the primary's agent restarted; longest write gap ${writer.maxGapMs} ms (${writer.acknowledged.length} writes)`);
-    expect(writer.maxGapMs, 'writes go on while the agent restarts').to.be.below(1000);
+    console.log(`      pause: the primary's agent restarted; longest write gap ${writer.maxGapMs} ms, writes stopped at most ${writer.maxStoppedMs} ms (${writer.acknowledged.length} writes)`);
+    // A commit that takes long on a busy machine is not a stop: no write refused for this long.
+    expect(writer.maxStoppedMs, 'writes go on while the agent restarts').to.be.below(1000);
     expect(runner.postmasterPid(primary), 'taken over without a restart').to.equal(pm);
     expect(runner.fencerPid(primary), 'the running fencer is adopted').to.equal(fencer);
     // Long after the old lock would have run out: the new agent renews it.

@@ -202,6 +202,12 @@ export class Writer {
   private next = Writer.claimBase();
   /** Longest interval between two acknowledged writes, ms. */
   maxGapMs = 0;
+  /**
+   * Longest interval from an acknowledged write to the start of the statement that got the
+   * next one acknowledged, ms: the time the writes were refused or the servers unreachable,
+   * without a commit that merely took long on a busy machine (that one counts in `maxGapMs` only).
+   */
+  maxStoppedMs = 0;
   private lastAckAt = 0;
 
   constructor(private readonly runner: ClusterRunner, private readonly everyMs = 10) {}
@@ -232,11 +238,13 @@ export class Writer {
             clients.set(n.name, c);
           }
           const id = this.next;
+          const sentAt = Date.now();
           await c.query('INSERT INTO e2e_writes(id) VALUES ($1)', [id]);
           this.next++;
           this.acknowledged.push(id);
           const now = Date.now();
           this.maxGapMs = Math.max(this.maxGapMs, now - this.lastAckAt);
+          this.maxStoppedMs = Math.max(this.maxStoppedMs, sentAt - this.lastAckAt);
           this.lastAckAt = now;
           await sleep(this.everyMs);
           break;
