@@ -56,6 +56,8 @@ export function setPatch(arg: string): Obj {
   const [path, value] = splitAssignment(arg, '-s/--set');
   const parts = path.split('.');
   if (parts.some((p) => p === '')) throw new CtlError('invalid_assignment', `-s/--set: bad key path ${JSON.stringify(path)}`);
+  // Server parameter names hold dots themselves (auto_explain.log_min_duration).
+  if (parts.length > 3 && parts[0] === 'db' && parts[1] === 'parameters') return paramPatch(`${parts.slice(2).join('.')}=${value}`);
   return parts.reduceRight<unknown>((inner, key) => ({ [key]: inner }), parseScalar(value)) as Obj;
 }
 
@@ -100,6 +102,11 @@ export function unifiedDiff(before: string, after: string): string {
  */
 export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}): Promise<void> {
   const { value: before, revision } = await readStoredConfig(ctx);
+  // Writing here would create a cluster: a mistyped name gets a stray one, and a cluster about
+  // to bootstrap would keep this instead of its own bootstrap settings.
+  if (revision === null) {
+    throw new CtlError('config_not_stored', `cluster ${ctx.scope} has no configuration stored (no member has bootstrapped it yet, or the cluster name is wrong): nothing written`);
+  }
   let after: RawConfig = before;
   const scripted = !!(opts.apply || opts.replace || opts.set?.length || opts.param?.length);
   if (opts.apply === '-' && opts.replace === '-') throw new CtlError('invalid_assignment', '--apply and --replace cannot both read stdin');
@@ -121,6 +128,10 @@ export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}):
   const problems = validateConfig(after);
   if (problems.length) {
     throw new CtlError('config_invalid', `invalid configuration, nothing written: ${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ')}`);
+  }
+  // Standard input is spent on the configuration: no answer could be read from it.
+  if ((opts.apply === '-' || opts.replace === '-') && !opts.force) {
+    throw new CtlError('force_needed', 'the changes were read from standard input, so no answer can be: give --force to apply them; nothing written');
   }
   await confirmOrAbort(ctx, opts.force, 'Apply these changes?');
   try {

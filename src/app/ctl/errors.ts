@@ -13,10 +13,12 @@ export type CtlErrorCode =
   | 'candidate_is_leader'
   | 'concurrent_change'
   | 'config_invalid'
+  | 'config_not_stored'
   | 'config_unreadable'
   | 'dcs_unavailable'
   | 'editor_failed'
   | 'file_unreadable'
+  | 'force_needed'
   | 'interrupted'
   | 'invalid_assignment'
   | 'invalid_choice'
@@ -50,6 +52,7 @@ export type CtlErrorCode =
 
 /** Failures of the command line itself (an option's value, a required option missing): exit code 2, like commander's own. */
 export const USAGE_ERROR_CODES: ReadonlySet<CtlErrorCode> = new Set<CtlErrorCode>([
+  'force_needed',
   'invalid_assignment',
   'invalid_choice',
   'invalid_db_version',

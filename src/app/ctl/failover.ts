@@ -39,7 +39,13 @@ export async function failover(ctx: CtlContext, opts: FailoverOptions = {}): Pro
     const warning = leader ? ` The cluster has a healthy leader (${leader}): switchover is the normal choice.` : '';
     const lag = clusterDocument(ctx.scope, cluster).members.find((m) => m.name === opts.candidate)?.lag;
     const loses = typeof lag === 'number' && lag > 0 ? ` ${opts.candidate} is ${lag} bytes behind the last known primary position: writes it has not received are lost.` : ' A failover can lose recent writes.';
-    await confirmOrAbort(ctx, opts.force, `Fail over cluster ${ctx.scope} to ${opts.candidate}?${loses}${warning}`);
+    // With a dead leader the last known position is stale: only the synchronous standbys are
+    // known to hold every acknowledged commit.
+    const syncStandbys = cluster.config?.value['synchronous_mode'] !== undefined && cluster.config.value['synchronous_mode'] !== false ? (cluster.sync?.syncStandby ?? []) : [];
+    const asynchronous = syncStandbys.length > 0 && !syncStandbys.includes(opts.candidate)
+      ? ` ${opts.candidate} is an asynchronous node: commits acknowledged by the synchronous standby${syncStandbys.length > 1 ? 's' : ''} (${syncStandbys.join(', ')}) may be missing on it.`
+      : '';
+    await confirmOrAbort(ctx, opts.force, `Fail over cluster ${ctx.scope} to ${opts.candidate}?${asynchronous}${loses}${warning}`);
   }
   const { member, res } = await callAny(ctx, preferring(cluster, opts.candidate, leader), 'POST', 'failover', body, { timeoutMs: actionTimeoutMs(cluster) });
   await reportOutcome(ctx, opts.leader !== undefined ? 'switchover' : 'failover', member.name, res);

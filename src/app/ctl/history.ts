@@ -37,6 +37,8 @@ export async function history(ctx: CtlContext, opts: HistoryOptions = {}): Promi
     if (!isOk(res)) throw new CtlError('api_error', `GET /history on ${member.name} failed: HTTP ${res.status}`);
     lines = parseHistoryBody(res.body);
   }
-  const rows = (lines ?? []).map(([tl, lsn, reason, ts, who]) => ({ TL: tl, LSN: formatLsn(lsn), Reason: reason, Timestamp: ts, 'New Leader': who }));
+  // Scripts get the byte position, as GET /history and patronictl give it; people get PostgreSQL's notation.
+  const lsnOf = (lsn: number) => (format === 'pretty' ? formatLsn(lsn) : lsn);
+  const rows = (lines ?? []).map(([tl, lsn, reason, ts, who]) => ({ TL: tl, LSN: lsnOf(lsn), Reason: reason, Timestamp: ts, 'New Leader': who }));
   ctx.out(renderTable({ columns: COLUMNS, rows }, format));
 }

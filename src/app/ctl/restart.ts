@@ -74,7 +74,9 @@ export async function restart(ctx: CtlContext, names: readonly string[], opts: R
   }
   const timeout = opts.timeout === undefined ? undefined : parseDurationSeconds(opts.timeout, '--timeout');
   if (at && isPaused(cluster)) throw new CtlError('paused', 'cannot schedule a restart while the cluster is paused');
-  if (opts.pending) {
+  // A scheduled restart is not filtered now: each member checks for a pending restart at the
+  // time (a parameter changed just before, or a member down now, would be left out).
+  if (opts.pending && !at) {
     // A member's record in the DCS is written once per loop, its own status at once: ask the
     // members the record does not flag yet, so a restart just made pending is not missed.
     const pending = await Promise.all(targets.map(async (m) => m.pendingRestart || (await reportsPendingRestart(ctx, m))));

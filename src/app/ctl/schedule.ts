@@ -2,10 +2,12 @@ import { CtlError } from './errors.js';
 
 /**
  * Parses a `--scheduled` value into ISO 8601 with zone (UTC), as the API requires.
- * `now` (or nothing) means immediate: null. A time without a zone is local time.
+ * `now` (or no option) means immediate: null. A time without a zone is local time. An empty
+ * value is refused: `--scheduled "$WHEN"` with the variable unset must not act at once.
  */
 export function parseScheduledAt(value: string | undefined, nowMs: number): string | null {
-  if (value === undefined || value === '' || value.toLowerCase() === 'now') return null;
+  if (value === undefined || value.trim().toLowerCase() === 'now') return null;
+  if (value.trim() === '') throw new CtlError('invalid_schedule', '--scheduled is empty: give a time (ISO 8601, e.g. 2030-01-31T02:00+01:00) or "now"');
   const ms = isoTimestampMs(value.trim());
   if (ms === null) throw new CtlError('invalid_schedule', `--scheduled: cannot parse ${JSON.stringify(value)} (use ISO 8601, e.g. 2030-01-31T02:00+01:00, or "now")`);
   if (ms <= nowMs) throw new CtlError('invalid_schedule', `--scheduled: ${value} is in the past`);

@@ -25,6 +25,7 @@ describe('ctl edit-config', () => {
     expect(parseScalar('null')).to.equal(null);
     expect(parseScalar('[a, b]')).to.deep.equal(['a', 'b']);
     expect(setPatch('db.use_slots=false')).to.deep.equal({ db: { use_slots: false } });
+    expect(setPatch('db.parameters.auto_explain.log_min_duration=100')).to.deep.equal({ db: { parameters: { 'auto_explain.log_min_duration': 100 } } });
     expect(setPatch('maximum_lag_on_failover=1MB')).to.deep.equal({ maximum_lag_on_failover: '1MB' });
     expect(paramPatch('pg_stat_statements.track=all')).to.deep.equal({ db: { parameters: { 'pg_stat_statements.track': 'all' } } });
     expect(() => setPatch('ttl')).to.throw(/-s\/--set expects name=value; got "ttl"/);
@@ -69,10 +70,24 @@ describe('ctl edit-config', () => {
     expect(await stored(ctx)).to.deep.equal({ ttl: 60, loop_wait: 10 });
   });
 
-  it('creates the config key when there is none', async () => {
+  it('refuses a cluster with no configuration stored (a wrong name, or not bootstrapped yet), writing nothing', async () => {
     const ctx = await cluster(null);
-    await editConfig(ctx, { set: ['ttl=40'], force: true });
-    expect(await stored(ctx)).to.deep.equal({ ttl: 40 });
+    const err = await failure(editConfig(ctx, { set: ['ttl=40'], force: true }));
+    expect(err.code).to.equal('config_not_stored');
+    expect(err.message).to.match(/has no configuration stored .*nothing written/);
+    expect((await ctx.kv.readAll()).has(ClusterKey.config)).to.equal(false);
+  });
+
+  it('changes read from standard input need --force (no answer can be read from there): the diff is shown, nothing written', async () => {
+    const ctx = await cluster();
+    ctx.files.set('-', 'ttl: 40\n');
+    const err = await failure(editConfig(ctx, { apply: '-' }));
+    expect(err.code).to.equal('force_needed');
+    expect(ctx.questions).to.deep.equal([]);
+    expect(ctx.outs.join('\n')).to.match(/\+ttl: 40/);
+    expect(await stored(ctx)).to.deep.equal({ ttl: 30, loop_wait: 10, db: { parameters: { max_connections: 100 } } });
+    await editConfig(ctx, { apply: '-', force: true, quiet: true });
+    expect(await stored(ctx)).to.deep.include({ ttl: 40 });
   });
 
   it('"Not changed" when the result equals the stored config; nothing asked or written', async () => {

@@ -22,7 +22,7 @@ describe('ctl history', () => {
     [2, 0x5000060, 'no recovery target specified', '2024-01-01T11:00:00+00:00', 'node1'],
   ] as const;
 
-  it('renders the DCS history key as a table in every format', async () => {
+  it('renders the DCS history key as a table in every format (LSN in PostgreSQL notation for people, in bytes for scripts)', async () => {
     const ctx = await cluster({ history: lines });
     await history(ctx);
     await history(ctx, { format: 'json' });
@@ -32,7 +32,7 @@ describe('ctl history', () => {
       '+----+-----------+------------------------------+---------------------------+------------+',
       '|  1 | 0/3000000 | no recovery target specified | 2024-01-01T10:00:00+00:00 | node2      |',
     ]);
-    expect(JSON.parse(ctx.outs[1]!)[1]).to.deep.equal({ TL: 2, LSN: '0/5000060', Reason: 'no recovery target specified', Timestamp: '2024-01-01T11:00:00+00:00', 'New Leader': 'node1' });
+    expect(JSON.parse(ctx.outs[1]!)[1]).to.deep.equal({ TL: 2, LSN: 0x5000060, Reason: 'no recovery target specified', Timestamp: '2024-01-01T11:00:00+00:00', 'New Leader': 'node1' });
     expect(ctx.rest.calls).to.deep.equal([]);
   });
 
@@ -41,7 +41,7 @@ describe('ctl history', () => {
     ctx.rest.on('GET', 'history', json(200, [[1, 100, 'reason', null, null]]));
     await history(ctx, { format: 'tsv' });
     expect(ctx.rest.summary()).to.deep.equal(['GET :8008/history']);
-    expect(ctx.text()).to.equal('TL\tLSN\tReason\tTimestamp\tNew Leader\n1\t0/64\treason\t\t');
+    expect(ctx.text()).to.equal('TL\tLSN\tReason\tTimestamp\tNew Leader\n1\t100\treason\t\t');
     ctx.rest.on('GET', 'history', json(200, { not: 'a list' }));
     expect((await failure(history(ctx))).message).to.equal('GET /history did not return a list');
   });

@@ -69,6 +69,14 @@ describe('ctl restart', () => {
     expect(ctx.outs).to.deep.equal(['node2: restarted', 'node3: no restart pending any more: nothing done']);
   });
 
+  it('--pending --scheduled does not filter now: every selected member gets the restart, with the condition it checks at the time', async () => {
+    const ctx = await cluster({ members: [member(1, { pendingRestart: true }), member(2), member(3)] });
+    ctx.rest.on('POST', 'restart', json(202, { message: 'restart scheduled' }));
+    await restart(ctx, [], { pending: true, scheduled: '2030-01-01T03:00:00Z', force: true });
+    expect(ctx.rest.summary()).to.deep.equal(['POST :8008/restart', 'POST :8009/restart', 'POST :8010/restart']);
+    expect(ctx.rest.calls[1]!.body).to.deep.equal({ restart_pending: true, schedule: '2030-01-01T03:00:00.000Z' });
+  });
+
   it('--scheduled --force first deletes a restart already scheduled on the member', async () => {
     const ctx = await cluster({ members: [member(1, { scheduledRestart: { schedule: '2024-01-01T12:10:00Z' } }), member(2)] });
     ctx.rest.on('DELETE', 'restart', json(200, { message: 'deleted' })).on('POST', 'restart', json(202, { message: 'scheduled' }));

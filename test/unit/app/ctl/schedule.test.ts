@@ -15,7 +15,7 @@ function refused(value: string): string {
 }
 
 describe('wardenctl --scheduled: ISO 8601 only, and days that exist', () => {
-  it('takes a timestamp with a zone, or local time without one; "now" or nothing is immediate', () => {
+  it('takes a timestamp with a zone, or local time without one; "now" or no option is immediate', () => {
     expect(parseScheduledAt('2030-01-31T02:00+01:00', NOW)).to.equal('2030-01-31T01:00:00.000Z');
     expect(parseScheduledAt('2030-01-31 02:00:30Z', NOW)).to.equal('2030-01-31T02:00:30.000Z');
     expect(parseScheduledAt('2030-01-31T02:00:30.250-0530', NOW)).to.equal('2030-01-31T07:30:30.250Z');
@@ -29,5 +29,9 @@ describe('wardenctl --scheduled: ISO 8601 only, and days that exist', () => {
       expect(refused(v), v).to.match(/cannot parse/);
     }
     expect(refused('2029-12-31T00:00Z')).to.match(/in the past/);
+  });
+
+  it('refuses an empty value (a script\'s unset variable) instead of acting at once', () => {
+    for (const v of ['', '  ']) expect(refused(v), JSON.stringify(v)).to.match(/--scheduled is empty: give a time .* or "now"/);
   });
 });

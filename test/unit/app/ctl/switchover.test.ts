@@ -166,6 +166,15 @@ describe('ctl failover', () => {
     expect(ctx.outs).to.include('  node3        eligible (16777312 bytes behind the last known primary position)');
   });
 
+  it('in synchronous mode, warns that an asynchronous candidate may miss commits the synchronous standby acknowledged', async () => {
+    const ctx = await cluster({ leader: null, config: { ttl: 30, loop_wait: 10, synchronous_mode: true }, sync: { leader: 'node1', syncStandby: ['node2'] } });
+    ctx.answers.push(false, false);
+    expect((await failure(failover(ctx, { candidate: 'node3' }))).code).to.equal('aborted');
+    expect(ctx.questions[0]).to.equal('Fail over cluster demo to node3? node3 is an asynchronous node: commits acknowledged by the synchronous standby (node2) may be missing on it. A failover can lose recent writes.');
+    expect((await failure(failover(ctx, { candidate: 'node2' }))).code).to.equal('aborted');
+    expect(ctx.questions[1]).to.equal('Fail over cluster demo to node2? A failover can lose recent writes.');
+  });
+
   it('warns that a switchover is the normal choice when there is a leader; refuses the leader as candidate', async () => {
     const ctx = await cluster();
     ctx.answers.push(false);
