@@ -23,7 +23,8 @@ export { ROLE_FILTERS, type RoleFilter } from './options.js';
 /** Parses a `--role` value (`standby_leader` and the older name `master` accepted too). */
 export function parseRoleFilter(value: string | undefined): RoleFilter {
   if (value === undefined) return 'any';
-  const v = (value === 'master' ? 'primary' : value.replace('_', '-')) as RoleFilter;
+  // patronictl's spellings: master for primary, standby for replica.
+  const v = (value === 'master' ? 'primary' : value === 'standby' ? 'replica' : value.replace('_', '-')) as RoleFilter;
   if (!ROLE_FILTERS.includes(v)) throw new CtlError('invalid_role', `--role must be one of ${ROLE_FILTERS.join(', ')}; got ${value}`);
   return v;
 }

@@ -162,7 +162,7 @@ export function buildProgram(io: CtlIo): Command {
 
   const formatOption = (d = 'pretty') => new Option('-f, --format <format>', 'output format').choices(OUTPUT_FORMATS as string[]).default(d);
   const roleOption = (d?: string) => {
-    const o = new Option('-r, --role <role>', 'only members with this role').choices([...ROLE_FILTERS, 'master', 'standby_leader']);
+    const o = new Option('-r, --role <role>', 'only members with this role').choices([...ROLE_FILTERS, 'master', 'standby', 'standby_leader']);
     return d ? o.default(d) : o;
   };
   const forceOption = () => new Option('--force', 'do not ask for confirmation; replace an action already scheduled');

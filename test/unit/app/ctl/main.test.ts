@@ -148,6 +148,8 @@ describe('ctl main (command line wiring)', () => {
     expect(h.stdout.at(-1)).to.equal('host=127.0.0.1 port=15433');
     expect(await h.run('--scope', 'demo', 'dsn', '--role', 'master')).to.equal(0);
     expect(h.stdout.at(-1)).to.equal('host=127.0.0.1 port=15432');
+    expect(await h.run('--scope', 'demo', 'dsn', '--role', 'standby')).to.equal(0);
+    expect(h.stdout.at(-1)).to.equal('host=127.0.0.1 port=15433');
   });
 
   it('destructive commands ask on the prompter, and a "no" exits 1 with Aborted', async () => {
