@@ -88,6 +88,12 @@ function queryProblem(route: Route, query: URLSearchParams): string | null {
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void {
+  // OPTIONS gets the status alone, as the agent's health checks answer it: the check that
+  // HAProxy's `option httpchk` sends by default reads nothing else.
+  if (res.req.method === 'OPTIONS') {
+    res.writeHead(status, { ...extra, 'Content-Length': '0' });
+    return void res.end();
+  }
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   res.writeHead(status, { ...extra, 'Content-Type': type, 'Content-Length': String(bytes.length) });
   res.end(res.req.method === 'HEAD' ? undefined : bytes);
@@ -129,6 +135,8 @@ function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route>
   const table = new Map<string, Route>();
   const openMetrics = opts.openMetrics ?? true;
   const get = (path: string, handler: Handler, health = false, query: readonly string[] = []) => table.set(routeKey(path), { methods: ['GET', 'HEAD'], handler, health, query });
+  // Health and role checks take OPTIONS too, answered like GET without a body.
+  const check = (path: string, handler: Handler) => table.set(routeKey(path), { methods: ['GET', 'HEAD', 'OPTIONS'], handler, health: true, query: [] });
 
   get(opts.telemetryPath, async (req, res) => sendMetrics(req, res, await api.scrape(), openMetrics));
   get('/probe', async (req, res, query) => {
@@ -145,26 +153,18 @@ function routes(api: ExporterApi, opts: ExporterHttpOptions): Map<string, Route>
     }
     sendMetrics(req, res, answer, openMetrics);
   }, false, ['target']);
-  for (const [path, check] of Object.entries(ROLE_CHECK_PATHS)) {
-    get(
-      path,
-      (_req, res) => {
-        const status = api.state.status;
-        text(res, roleCheckStatus(check, status), `${status}\n`);
-      },
-      true,
-    );
-  }
-  get('/liveness', (_req, res) => text(res, 200, 'alive\n'), true);
-  get(
-    '/readiness',
-    (_req, res) => {
+  for (const [path, role] of Object.entries(ROLE_CHECK_PATHS)) {
+    check(path, (_req, res) => {
       const status = api.state.status;
-      if (api.ready) text(res, 200, `${status}\n`);
-      else text(res, 503, `${status === 'primary' || status === 'replica' ? 'starting' : status}\n`);
-    },
-    true,
-  );
+      text(res, roleCheckStatus(role, status), `${status}\n`);
+    });
+  }
+  check('/liveness', (_req, res) => text(res, 200, 'alive\n'));
+  check('/readiness', (_req, res) => {
+    const status = api.state.status;
+    if (api.ready) text(res, 200, `${status}\n`);
+    else text(res, 503, `${status === 'primary' || status === 'replica' ? 'starting' : status}\n`);
+  });
   table.set('/reload', {
     methods: ['GET', 'POST'],
     health: false,

@@ -3,12 +3,15 @@ import { SqlError } from '../../domain/collectors/sql-error.js';
 import type { SqlRows } from '../../domain/collectors/samples.js';
 import type { Logger } from '../../ports/logger.js';
 import type { SqlClient, SqlQueryOptions } from '../../ports/sql.js';
+import { isNoTlsOnServer, pgConnectionConfig, sslModeOf } from './pg-connection.js';
 import { toSqlError } from './pg-errors.js';
 
 /** Settings of the pg pool adapter. */
 export interface PgSqlClientOptions {
   /** PostgreSQL URL; absent: libpq-style PG* environment variables and pg's defaults. */
   readonly url?: string;
+  /** Where TLS settings the URL leaves out are read (PGSSLMODE, PGSSLROOTCERT...); default process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
   readonly connectTimeoutMs: number;
   /** Connections per database pool. */
   readonly maxConnections: number;
@@ -43,10 +46,47 @@ export class PgSqlClient implements SqlClient {
   /** Connections open or being opened over every pool: never more than maxConnections at once, whatever the number of databases. */
   private inUse = 0;
   private readonly waiting: (() => void)[] = [];
+  /**
+   * The last query in line on each discovered database. Their pools hold one connection, and
+   * pg-pool bounds a wait in its queue by the connect timeout: a second query would fail as
+   * "timeout exceeded when trying to connect" behind a first one that merely took longer. So
+   * queries on such a database line up here, each bounded by its own deadline, and ask the
+   * pool only when the connection is free.
+   */
+  private readonly lines = new Map<string, Promise<void>>();
+  private readonly env: Readonly<Record<string, string | undefined>>;
+  private readonly sslmode: string | null;
+  /** sslmode=prefer met a server without TLS: pools made from now on connect without it, as libpq would. */
+  private plain = false;
+  /** Pools made to try TLS under sslmode=prefer (the ones a server without TLS makes fall back). */
+  private readonly preferring = new WeakSet<pg.Pool>();
 
-  constructor(private readonly opts: PgSqlClientOptions) {}
+  constructor(private readonly opts: PgSqlClientOptions) {
+    this.env = opts.env ?? process.env;
+    this.sslmode = sslModeOf(opts.url, this.env);
+  }
 
   async query(sql: string, q: SqlQueryOptions): Promise<SqlRows> {
+    if (this.closed) throw new SqlError('sql_unavailable', 'client closed');
+    const db = q.database ?? '';
+    // The main database's pool has as many connections as there are slots: nothing queues in it.
+    if (db === '') return this.inSlot(sql, q);
+    const ahead = this.lines.get(db) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const line = ahead.then(() => mine);
+    this.lines.set(db, line);
+    try {
+      await ahead;
+      return await this.inSlot(sql, q);
+    } finally {
+      done();
+      if (this.lines.get(db) === line) this.lines.delete(db);
+    }
+  }
+
+  private async inSlot(sql: string, q: SqlQueryOptions): Promise<SqlRows> {
+    // Checked again: a query that waited in a database's line may find the client closed.
     if (this.closed) throw new SqlError('sql_unavailable', 'client closed');
     await this.slot();
     try {
@@ -64,11 +104,18 @@ export class PgSqlClient implements SqlClient {
   }
 
   private async queryInSlot(sql: string, q: SqlQueryOptions): Promise<SqlRows> {
-    const pool = this.pool(q.database ?? '');
+    const db = q.database ?? '';
+    const pool = this.pool(db);
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
     } catch (e) {
+      if (this.preferring.has(pool) && isNoTlsOnServer(e)) {
+        if (!this.plain) this.opts.logger.info('the server offers no TLS: connecting without it (sslmode=prefer)', { database: db || '(main)' });
+        this.plain = true;
+        if (this.pools.get(db) === pool) void this.end(db);
+        return this.queryInSlot(sql, q);
+      }
       throw toSqlError(e, true);
     }
     try {
@@ -117,7 +164,7 @@ export class PgSqlClient implements SqlClient {
     let pool = this.pools.get(db);
     if (pool) return pool;
     pool = new pg.Pool({
-      ...this.connection(db),
+      ...pgConnectionConfig(this.opts.url, this.env, db || undefined, this.plain),
       max: db === '' ? this.opts.maxConnections : 1,
       connectionTimeoutMillis: this.opts.connectTimeoutMs,
       idleTimeoutMillis: db === '' ? IDLE_MS : OTHER_DATABASE_IDLE_MS,
@@ -130,21 +177,8 @@ export class PgSqlClient implements SqlClient {
     // A checked-out client can hear its server end the connection between two queries (a restart, pg_terminate_backend):
     // the pool listens only to idle ones, and an 'error' nobody hears would crash the process. The next query fails and drops it.
     pool.on('connect', (client) => client.on('error', (err) => this.opts.logger.debug('connection closed by the server', { database: db || '(main)', error: err.message })));
+    if (this.sslmode === 'prefer' && !this.plain) this.preferring.add(pool);
     this.pools.set(db, pool);
     return pool;
   }
-
-  private connection(db: string): pg.PoolConfig {
-    const url = this.opts.url;
-    if (!url) return db ? { database: db } : {};
-    if (!db) return { connectionString: url };
-    return { connectionString: urlWithDatabase(url, db) };
-  }
-}
-
-/** The same PostgreSQL URL pointing at another database. */
-export function urlWithDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${encodeURIComponent(database)}`;
-  return u.toString();
 }

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { pgSslProblems } from '../../adapters/sql/pg-connection.js';
+import { mergeConstLabels } from '../../domain/collectors/metric-naming.js';
 import { parseTargets } from '../../domain/collectors/targets.js';
 import { parseWebConfig } from '../../domain/collectors/web-config.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
@@ -51,6 +53,7 @@ export async function loadExporterFiles(options: ExporterOptions): Promise<Expor
 /** The targets file's targets with their connections and collector sets. Throws ValidationError. */
 async function loadTargets(options: ExporterOptions, targetsFile: string): Promise<ResolvedTarget[]> {
   const targets: ResolvedTarget[] = [];
+  const problems: Problem[] = [];
   const loaded = new Map<string, Promise<LoadedCollectors>>();
   for (const t of parseTargets(await readYamlFile(targetsFile), targetsFile)) {
     const where = `${targetsFile}.targets.${t.name}`;
@@ -60,14 +63,17 @@ async function loadTargets(options: ExporterOptions, targetsFile: string): Promi
       u.password = encodeURIComponent(readSecret(t.passwordFile, `${where}.password_file`));
       url = u.toString();
     }
+    // A problem of the environment (PGSSLMODE...) is said once, not once per target.
+    for (const p of pgSslProblems(url, process.env, `${where}.url`)) if (!problems.some((q) => q.path === p.path && q.message === p.message)) problems.push(p);
     const kind = t.kind ?? targetKindOfUrl(url);
     const configPath = t.config ?? configPathFor(options, kind);
     if (!loaded.has(configPath)) loaded.set(configPath, loadCollectorFiles(configPath, options.namespace));
     targets.push({
-      settings: { name: t.name, url, kind, autoDiscovery: t.autoDiscovery, includeDatabases: t.includeDatabases, excludeDatabases: t.excludeDatabases, constLabels: [...options.constLabels, ...t.constLabels] },
+      settings: { name: t.name, url, kind, autoDiscovery: t.autoDiscovery, includeDatabases: t.includeDatabases, excludeDatabases: t.excludeDatabases, constLabels: mergeConstLabels(options.constLabels, t.constLabels) },
       configPath,
       collectors: await loaded.get(configPath)!,
     });
   }
+  if (problems.length) throw new ValidationError(problems, 'invalid_config');
   return targets;
 }

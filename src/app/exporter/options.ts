@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { pgSslProblems } from '../../adapters/sql/pg-connection.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
 import { parseDurationMs } from '../../domain/collectors/duration.js';
 import { isValidMetricName, parseConstLabels } from '../../domain/collectors/metric-naming.js';
@@ -199,6 +200,7 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
       problems.push({ path: '--url', message: 'not a valid URL (expected postgresql://user:password@host:port/database)' });
     }
   }
+  problems.push(...pgSslProblems(url, env, '--url'));
 
   const listen = parseListenAddress(String(o['webListenAddress']));
   if (typeof listen === 'string') problems.push({ path: '--web.listen-address', message: listen });
@@ -210,7 +212,7 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
   const namespace = String(o['namespace']);
   if (!isValidMetricName(namespace)) problems.push({ path: '--namespace', message: `invalid metric prefix ${JSON.stringify(namespace)}` });
   const constLabels = parseConstLabels(String(o['constLabels'] ?? ''));
-  if (typeof constLabels === 'string') problems.push({ path: '--const-labels', message: constLabels });
+  for (const message of constLabels.problems) problems.push({ path: '--const-labels', message });
   const connectTimeoutMs = parseDurationMs(o['connectTimeout']);
   if (connectTimeoutMs === null || connectTimeoutMs === 0) problems.push({ path: '--connect-timeout', message: `expected a positive duration such as 1s or 500ms, got ${JSON.stringify(o['connectTimeout'])}` });
   const concurrency = Number(o['concurrency']);
@@ -225,7 +227,7 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
     listenPort: typeof listen === 'string' ? 9630 : listen.port,
     telemetryPath,
     namespace,
-    constLabels: typeof constLabels === 'string' ? [] : constLabels,
+    constLabels: constLabels.labels,
     tags: lst('tag'),
     disableCache: flag('disable-cache'),
     autoDiscovery: flag('auto-discovery'),

@@ -294,7 +294,22 @@ export class ScrapeRunner {
       .flatMap((pc) => pc.targets.map((db) => ({ pc, db, database: db === mainDb ? undefined : db, key: cacheKey(pc.def.key, db), counter: this.counter(pc.def.key) })))
       .sort((a, b) => a.pc.def.timeoutMs - b.pc.def.timeoutMs);
     this.activeCounters = plan.active.map((pc) => this.counter(pc.def.key));
+    this.prune();
     this.generation++;
+  }
+
+  /**
+   * Forgets the results of collectors and databases the plan no longer holds (a database
+   * dropped or left out, a collector no longer active): a rediscovery keeps the rest, and
+   * without this every database ever seen would stay in memory.
+   */
+  private prune(): void {
+    const keys = new Set(this.slots.map((s) => s.key));
+    for (const key of this.entries.keys()) if (!keys.has(key)) this.entries.delete(key);
+    // A predicate's key is its slot's key, a NUL and the predicate's name.
+    for (const key of this.predicates.keys()) if (!keys.has(key.slice(0, key.lastIndexOf('\u0000')))) this.predicates.delete(key);
+    const active = new Set(this.slots.map((s) => s.pc.def.key));
+    for (const key of this.renderedCollectors.keys()) if (!active.has(key)) this.renderedCollectors.delete(key);
   }
 
   private async collect(plan: Plan, defs: readonly CollectorDefinition[], burst: boolean): Promise<void> {

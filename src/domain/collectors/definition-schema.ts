@@ -39,6 +39,8 @@ export const COLLECTOR_SCHEMA = {
     tags: { type: 'array', items: { type: 'string', minLength: 1 } },
     fatal: { type: 'boolean' },
     skip: { type: 'boolean' },
+    // pg_exporter's run order; accepted so its collector files load, and ignored (collectors run ordered by timeout).
+    priority: { type: 'integer' },
     predicate_queries: {
       type: 'array',
       items: {

@@ -166,8 +166,9 @@ export function parseDefinition(key: string, raw: unknown, source: string, probl
   const ttlMs = durationField(raw, 'ttl', key, COLLECTOR_DEFAULTS.ttlMs, problems);
   const timeoutMs = durationField(raw, 'timeout', key, COLLECTOR_DEFAULTS.timeoutMs, problems);
   if (raw['timeout'] !== undefined && timeoutMs === 0) problems.push({ path: `${key}.timeout`, message: 'timeout must be greater than 0' });
-  const min = typeof raw['min_version'] === 'number' ? raw['min_version'] : undefined;
-  const max = typeof raw['max_version'] === 'number' ? raw['max_version'] : undefined;
+  // 0 is pg_exporter's spelling of "no bound" (its zero value): a max_version of 0 must not mean "never".
+  const min = typeof raw['min_version'] === 'number' && raw['min_version'] !== 0 ? raw['min_version'] : undefined;
+  const max = typeof raw['max_version'] === 'number' && raw['max_version'] !== 0 ? raw['max_version'] : undefined;
   if (min !== undefined && max !== undefined && min >= max) {
     problems.push({ path: `${key}.max_version`, message: `max_version (exclusive) must be greater than min_version, got ${min}-${max}` });
   }

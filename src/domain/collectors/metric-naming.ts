@@ -35,20 +35,53 @@ export function renderLabelPairs(pairs: readonly (readonly [string, string])[]):
   return out;
 }
 
-/** Parses `a=b,c=d` into label pairs; a string result names what is wrong. */
-/** Labels the exporter puts on series itself: a constant label of the same name would repeat it. */
-export const EXPORTER_LABELS: ReadonlySet<string> = new Set(['collector', 'datname', 'le', 'quantile']);
+/**
+ * Labels the exporter puts on series itself, with the series that carry them: a constant label
+ * of the same name would give those series the label twice, and Prometheus refuses the scrape.
+ */
+export const EXPORTER_LABELS: ReadonlyMap<string, string> = new Map([
+  ['collector', 'the per-collector *_exporter_query_* metrics'],
+  ['datname', 'the samples of per-database collectors'],
+  ['le', 'histogram buckets'],
+  ['quantile', 'summary quantiles'],
+  ['version', '*_exporter_build_info and nodejs_version_info'],
+  ['branch', '*_exporter_build_info'],
+  ['revision', '*_exporter_build_info'],
+  ['major', 'nodejs_version_info'],
+  ['minor', 'nodejs_version_info'],
+  ['patch', 'nodejs_version_info'],
+]);
 
-export function parseConstLabels(text: string): (readonly [string, string])[] | string {
-  const pairs: (readonly [string, string])[] = [];
+/** Why a constant label cannot be named `name` (invalid, or taken by the exporter's own series), or null. */
+export function constLabelNameProblem(name: string): string | null {
+  if (!isValidLabelName(name)) return `invalid label name ${JSON.stringify(name)}`;
+  const on = EXPORTER_LABELS.get(name);
+  return on === undefined ? null : `label ${name} is one the exporter sets itself on ${on}: those series would carry it twice (constant labels cannot be named ${[...EXPORTER_LABELS.keys()].join(', ')})`;
+}
+
+/** Parses `a=b,c=d` into label pairs, with every problem found (the pairs hold the valid ones). */
+export function parseConstLabels(text: string): { readonly labels: (readonly [string, string])[]; readonly problems: readonly string[] } {
+  const labels: (readonly [string, string])[] = [];
+  const problems: string[] = [];
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const eq = part.indexOf('=');
-    if (eq <= 0) return `expected name=value, got ${JSON.stringify(part)}`;
+    if (eq <= 0) {
+      problems.push(`expected name=value, got ${JSON.stringify(part)}`);
+      continue;
+    }
     const name = part.slice(0, eq).trim();
-    if (!isValidLabelName(name)) return `invalid label name ${JSON.stringify(name)}`;
-    if (pairs.some(([k]) => k === name)) return `label ${name} given twice`;
-    if (EXPORTER_LABELS.has(name)) return `label ${name} is one the exporter sets itself (${[...EXPORTER_LABELS].join(', ')}): a series would carry it twice`;
-    pairs.push([name, part.slice(eq + 1).trim()]);
+    const problem = constLabelNameProblem(name);
+    if (problem !== null) problems.push(problem);
+    else if (labels.some(([k]) => k === name)) problems.push(`label ${name} given twice`);
+    else labels.push([name, part.slice(eq + 1).trim()]);
   }
-  return pairs;
+  return { labels, problems };
+}
+
+/** `base` with `over` applied: a label of `over` replaces the one of the same name in `base` (in its place), others are added after. */
+export function mergeConstLabels(base: readonly (readonly [string, string])[], over: readonly (readonly [string, string])[]): (readonly [string, string])[] {
+  const byName = new Map(over);
+  const merged = base.map(([k, v]) => [k, byName.get(k) ?? v] as const);
+  for (const pair of over) if (!base.some(([k]) => k === pair[0])) merged.push(pair);
+  return merged;
 }

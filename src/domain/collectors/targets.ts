@@ -1,6 +1,6 @@
 import { ValidationError, type Problem } from '../errors.js';
 import { compileSchema, problemsOf } from './definition-schema.js';
-import { EXPORTER_LABELS, isValidLabelName } from './metric-naming.js';
+import { constLabelNameProblem } from './metric-naming.js';
 import type { TargetKind } from './pgbouncer.js';
 
 /** One named target of the targets file, validated (files it names are read by the exporter). */
@@ -76,8 +76,8 @@ export function parseTargets(raw: unknown, source: string): TargetDefinition[] {
     }
     const labels = Object.entries((t['const_labels'] as Record<string, string> | undefined) ?? {});
     for (const [k] of labels) {
-      if (!isValidLabelName(k)) problems.push({ path: `${path}.const_labels.${k}`, message: `invalid label name ${JSON.stringify(k)}` });
-      else if (EXPORTER_LABELS.has(k)) problems.push({ path: `${path}.const_labels.${k}`, message: `label ${k} is one the exporter sets itself (${[...EXPORTER_LABELS].join(', ')}): a series would carry it twice` });
+      const problem = constLabelNameProblem(k);
+      if (problem !== null) problems.push({ path: `${path}.const_labels.${k}`, message: problem });
     }
     out.push({
       name,

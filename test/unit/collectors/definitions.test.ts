@@ -47,7 +47,7 @@ describe('collectors: definitions', () => {
   });
 
   it('names the collector and field of an unknown field', () => {
-    expect(problemsOf({ db_x: { ...ok, tll: '10s' } })).to.deep.equal(['db_x.tll: unknown field (expected one of name, desc, query, ttl, timeout, min_version, max_version, tags, fatal, skip, predicate_queries, metrics) [test.yml]']);
+    expect(problemsOf({ db_x: { ...ok, tll: '10s' } })).to.deep.equal(['db_x.tll: unknown field (expected one of name, desc, query, ttl, timeout, min_version, max_version, tags, fatal, skip, priority, predicate_queries, metrics) [test.yml]']);
     const nested = problemsOf({ db_x: { ...ok, metrics: [{ a: { usage: 'GAUGE', descr: 'x' } }] } });
     expect(nested).to.have.length(1);
     expect(nested[0]).to.match(/^db_x\.metrics\[0\]\.a\.descr: unknown field/);
@@ -105,6 +105,16 @@ describe('collectors: definitions', () => {
     expect(problemsOf({ db_x: { ...ok, tags: ['role:primary'] } })[0]).to.match(/unknown tag prefix "role"/);
     expect(problemsOf({ db_x: { ...ok, tags: ['primary', 'standby'] } })).to.deep.equal(['db_x.tags: a collector cannot be both primary-only and replica-only [test.yml]']);
     expect(problemsOf({ db_x: { ...ok, tags: ['cluster', 'primary', 'extension:pg_stat_statements', 'dbname:app', 'not:small', 'big'] } })).to.deep.equal([]);
+  });
+
+  it("reads pg_exporter's collector files: max_version 0 (and min_version 0) is an open bound, priority is accepted and ignored", () => {
+    const [open, both] = loadDefinitions([{ source: 'a.yml', doc: { db_open: { ...ok, min_version: 0, max_version: 0, priority: 10 }, db_both: { ...ok, name: 'db_both', min_version: 130000, max_version: 0 } } }]);
+    expect(open!.minVersion).to.equal(undefined);
+    expect(open!.maxVersion, 'no upper bound: it runs on every version').to.equal(undefined);
+    expect(open).to.not.have.property('priority');
+    expect(both).to.include({ minVersion: 130000 });
+    expect(both!.maxVersion).to.equal(undefined);
+    expect(problemsOf({ db_x: { ...ok, priority: 'high' } })[0]).to.match(/^db_x\.priority: expected integer/);
   });
 
   it('checks histogram buckets and value-only fields', () => {

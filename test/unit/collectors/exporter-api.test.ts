@@ -89,6 +89,33 @@ describe('exporter HTTP API', () => {
     });
   }
 
+  it("answers OPTIONS on the role checks, /liveness and /readiness like GET, without a body (HAProxy's default httpchk)", async () => {
+    const options = async (path: string) => {
+      const r = await fetch(base + path, { method: 'OPTIONS' });
+      return { status: r.status, type: r.headers.get('content-type'), length: r.headers.get('content-length'), body: await r.text() };
+    };
+    const expected: [ServerStatus, boolean, Record<string, number>][] = [
+      ['primary', true, { '/primary': 200, '/rw': 200, '/replica': 404, '/ro': 404, '/up': 200, '/health': 200, '/liveness': 200, '/readiness': 200 }],
+      ['replica', true, { '/primary': 404, '/master': 404, '/replica': 200, '/standby': 200, '/read': 200, '/readiness': 200 }],
+      ['down', false, { '/primary': 503, '/replica': 503, '/up': 503, '/liveness': 200, '/readiness': 503 }],
+    ];
+    for (const [status, ready, codes] of expected) {
+      api.status = status;
+      api.ready = ready;
+      for (const [path, code] of Object.entries(codes)) {
+        const r = await options(path);
+        expect(r, `OPTIONS ${path} on a ${status} server`).to.deep.equal({ status: code, type: null, length: '0', body: '' });
+        expect((await get(path)).status, `GET ${path} answers the same`).to.equal(code);
+      }
+    }
+    expect((await options('/primary/')).status, 'with a trailing slash too').to.equal(503);
+    const bad = await options('/primary?lag=1');
+    expect(bad).to.include({ status: 400, body: '' });
+    // Only the checks: the other endpoints keep refusing it.
+    for (const path of ['/metrics', '/explain', '/stat', '/probe?target=db2']) expect((await options(path)).status, path).to.equal(405);
+    expect((await options('/reload')).status).to.equal(405);
+  });
+
   it('/liveness is 200 even with the database down; /readiness follows readiness', async () => {
     api.status = 'down';
     api.ready = false;
@@ -135,11 +162,11 @@ describe('exporter HTTP API', () => {
     expect(JSON.parse(unknown.body)).to.deep.equal({ code: 'invalid_query', error: 'unknown query parameter "lag" (this endpoint takes none)' });
   });
 
-  it('unknown paths 404; POST on a GET endpoint 405 with Allow: GET', async () => {
+  it('unknown paths 404; POST on a GET endpoint 405 with Allow', async () => {
     expect((await get('/nope')).status).to.equal(404);
     expect((await get('/metrics/x')).status).to.equal(404);
-    const r = await get('/primary', { method: 'POST' });
-    expect(r).to.include({ status: 405, allow: 'GET' });
+    expect(await get('/primary', { method: 'POST' })).to.include({ status: 405, allow: 'GET, OPTIONS' });
+    expect(await get('/metrics', { method: 'POST' })).to.include({ status: 405, allow: 'GET' });
     expect((await get('/metrics', { method: 'HEAD' })).status).to.equal(200);
   });
 
@@ -195,6 +222,7 @@ describe('exporter HTTP API: formats, compression, probe, basic auth', () => {
     expect(ok.status).to.equal(200);
     expect(ok.headers.get('x-frame-options')).to.equal('deny');
     for (const p of ['/primary', '/up', '/liveness', '/readiness']) expect((await fetch(base + p)).status, p).to.equal(200);
+    for (const p of ['/primary', '/up', '/liveness', '/readiness']) expect((await fetch(base + p, { method: 'OPTIONS' })).status, `OPTIONS ${p}`).to.equal(200);
     for (const p of ['/stat', '/explain', '/reload', '/probe?target=db2']) expect((await fetch(base + p)).status, p).to.equal(401);
   });
 

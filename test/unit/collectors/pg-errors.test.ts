@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { toSqlError } from '../../../src/adapters/sql/pg-errors.js';
-import { urlWithDatabase } from '../../../src/adapters/sql/pg-sql-client.js';
+import { urlWithDatabase } from '../../../src/adapters/sql/pg-connection.js';
 import { SqlError } from '../../../src/domain/collectors/sql-error.js';
 
 describe('pg adapter: errors and URLs', () => {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { parseConstLabels } from '../../../src/domain/collectors/metric-naming.js';
+import { ProcessMetrics } from '../../../src/adapters/metrics/process-metrics.js';
+import { constLabelNameProblem, mergeConstLabels, parseConstLabels } from '../../../src/domain/collectors/metric-naming.js';
 import { ROLE_CHECK_PATHS, roleCheckStatus } from '../../../src/domain/collectors/routing.js';
 import { renderBuildInfo, renderScrapeSelfStats, renderServerGauges } from '../../../src/domain/collectors/self-metrics.js';
 import { parseExposition } from './exposition-parser.js';
@@ -55,13 +56,37 @@ describe('collectors: built-in and self metrics', () => {
     expect(parseExposition(renderServerGauges('pg', [], { up: false, version: null, inRecovery: null })).has('pg_version')).to.equal(false);
   });
 
-  it('parses --const-labels', () => {
-    expect(parseConstLabels('a=b, c=d')).to.deep.equal([['a', 'b'], ['c', 'd']]);
-    expect(parseConstLabels('')).to.deep.equal([]);
-    expect(parseConstLabels('datname=x')).to.match(/label datname is one the exporter sets itself/);
-    expect(parseConstLabels('env=prod,collector=y')).to.match(/label collector is one the exporter sets itself/);
-    expect(parseConstLabels('a')).to.equal('expected name=value, got "a"');
-    expect(parseConstLabels('1a=b')).to.equal('invalid label name "1a"');
-    expect(parseConstLabels('a=b,a=c')).to.equal('label a given twice');
+  it('parses --const-labels, listing every problem', () => {
+    expect(parseConstLabels('a=b, c=d')).to.deep.equal({ labels: [['a', 'b'], ['c', 'd']], problems: [] });
+    expect(parseConstLabels('')).to.deep.equal({ labels: [], problems: [] });
+    expect(parseConstLabels('a').problems).to.deep.equal(['expected name=value, got "a"']);
+    expect(parseConstLabels('1a=b').problems).to.deep.equal(['invalid label name "1a"']);
+    expect(parseConstLabels('a=b,a=c').problems).to.deep.equal(['label a given twice']);
+    const all = parseConstLabels('env=prod,collector=y,a,datname=x');
+    expect(all.labels).to.deep.equal([['env', 'prod']]);
+    expect(all.problems).to.have.length(3);
+    expect(all.problems[0]).to.match(/^label collector is one the exporter sets itself/);
+    expect(all.problems[2]).to.match(/^label datname is one the exporter sets itself/);
+  });
+
+  it("refuses constant labels named like a label of the exporter's own info metrics (the series would carry it twice)", () => {
+    for (const name of ['version', 'branch', 'revision']) expect(parseConstLabels(`${name}=x`).problems[0], name).to.match(new RegExp(`^label ${name} is one the exporter sets itself on \\*_exporter_build_info`));
+    for (const name of ['major', 'minor', 'patch']) expect(parseConstLabels(`${name}=x`).problems[0], name).to.match(new RegExp(`^label ${name} is one the exporter sets itself on nodejs_version_info`));
+  });
+
+  it("refuses as a constant label every label name of the exporter's own series", () => {
+    const own =
+      renderBuildInfo('db', [], { version: '1', branch: 'main', revision: 'abc' }) +
+      renderScrapeSelfStats('db', [], { lastScrapeDurationSeconds: 0, scrapesTotal: 0, scrapeRequestsTotal: 0, scrapeErrorsTotal: 0, lastScrapeTimestampSeconds: 0, collectors: [{ name: 'c', lastDurationSeconds: 0, errors: 0, cacheHits: 0, lastMetrics: 0 }] }) +
+      new ProcessMetrics([]).text();
+    const names = new Set([...parseExposition(own).values()].flatMap((f) => f.samples.flatMap((x) => Object.keys(x.labels))));
+    expect([...names].sort()).to.include.members(['branch', 'collector', 'major', 'minor', 'patch', 'revision', 'version']);
+    for (const name of names) expect(constLabelNameProblem(name), name).to.be.a('string');
+  });
+
+  it("merges a target's constant labels over the exporter's: the target's value wins, once", () => {
+    expect(mergeConstLabels([['env', 'prod'], ['dc', 'a']], [['env', 'staging'], ['cluster', 'orders']])).to.deep.equal([['env', 'staging'], ['dc', 'a'], ['cluster', 'orders']]);
+    expect(mergeConstLabels([], [['a', '1']])).to.deep.equal([['a', '1']]);
+    expect(mergeConstLabels([['a', '1']], [])).to.deep.equal([['a', '1']]);
   });
 });

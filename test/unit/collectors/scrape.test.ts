@@ -192,6 +192,31 @@ describe('exporter runtime: scrape', () => {
     expect(sql.retained.at(-1)).to.deep.equal(['app', 'other']);
   });
 
+  it('forgets the cached results of a database that is no longer discovered (a rediscovery keeps the others)', async () => {
+    const sql = new FakeSql();
+    sql.databases = ['postgres', 'app', 'gone'];
+    const e = make(
+      { db_t: { query: 'SELECT t', ttl: '1h', predicate_queries: [{ name: 'on', predicate_query: 'SELECT pred', ttl: '1h' }], metrics: gauge() } },
+      { autoDiscovery: true },
+      sql,
+    );
+    sql.on(/^SELECT pred/, { columns: ['b'], rows: [['t']] }).on(/^SELECT t/, { columns: ['v'], rows: [['1']] });
+    const cached = () => {
+      const runner = e.main.runner as unknown as { entries: Map<string, unknown>; predicates: Map<string, unknown> };
+      const dbs = (m: Map<string, unknown>) => [...m.keys()].map((k) => k.split('\u0000')[1]).sort();
+      return { entries: dbs(runner.entries), predicates: dbs(runner.predicates) };
+    };
+    let f = await scrape(e);
+    expect(f.get('db_t_v')!.samples.map((s) => s.labels['datname'])).to.deep.equal(['postgres', 'app', 'gone']);
+    expect(cached()).to.deep.equal({ entries: ['app', 'gone', 'postgres'], predicates: ['app', 'gone', 'postgres'] });
+    sql.databases = ['postgres', 'app'];
+    e.planner.invalidate();
+    f = await scrape(e);
+    expect(f.get('db_t_v')!.samples.map((s) => s.labels['datname'])).to.deep.equal(['postgres', 'app']);
+    expect(cached(), 'the dropped database left nothing behind').to.deep.equal({ entries: ['app', 'postgres'], predicates: ['app', 'postgres'] });
+    expect(sql.count(/^SELECT t/), 'the others stayed cached across the rediscovery').to.equal(3);
+  });
+
   it('--include-database limits discovery', async () => {
     const sql = new FakeSql();
     sql.databases = ['postgres', 'app', 'other'];
