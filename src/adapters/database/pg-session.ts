@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../../ports/logger.js';
+import { connectPreferringTls } from './pg-tls-prefer.js';
 
 /** How to reach the local server as the superuser. */
 export interface SessionTarget {
@@ -58,17 +59,12 @@ export class PgSession {
   private connect(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const c = new pg.Client(clientConfig(await this.target(), this.limits, 'warden'));
-      c.on('error', (e) => {
-        this.logger.debug('probe connection lost', { error: e.message });
-        this.drop(c);
-      });
-      try {
-        await c.connect();
-      } catch (e) {
-        c.end().catch(() => undefined);
-        throw e;
-      }
+      const c = await connectPreferringTls(clientConfig(await this.target(), this.limits, 'warden'), (attempt) =>
+        attempt.on('error', (e) => {
+          this.logger.debug('probe connection lost', { error: e.message });
+          this.drop(attempt);
+        }),
+      );
       this.client = c;
       return c;
     })().finally(() => {
@@ -115,9 +111,7 @@ export async function withClient<T>(
   limits: SessionLimits,
   fn: (c: pg.Client) => Promise<T>,
 ): Promise<T> {
-  const c = new pg.Client(clientConfig(target, limits, 'warden'));
-  c.on('error', () => undefined);
-  await c.connect();
+  const c = await connectPreferringTls(clientConfig(target, limits, 'warden'), (attempt) => attempt.on('error', () => undefined));
   try {
     return await fn(c);
   } finally {

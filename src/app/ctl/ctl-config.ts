@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import YAML from 'yaml';
 import type { Problem } from '../../domain/errors.js';
 import { CtlError } from './errors.js';
@@ -163,9 +164,16 @@ function opt<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V 
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
-/** Loads the configuration: file from `-c`, else `$WARDENCTL_CONFIG`, else none; then the flags. */
+/** The per-user file read when neither `-c` nor `$WARDENCTL_CONFIG` names one: `$XDG_CONFIG_HOME/wardenctl.yml`, else `~/.config/wardenctl.yml`. */
+export function userCtlConfigPath(env: NodeJS.ProcessEnv): string | null {
+  const base = env['XDG_CONFIG_HOME'] || (env['HOME'] ? join(env['HOME'], '.config') : null);
+  return base ? join(base, 'wardenctl.yml') : null;
+}
+
+/** Loads the configuration: file from `-c`, else `$WARDENCTL_CONFIG`, else the user's file if there is one; then the flags. */
 export function loadCtlConfig(flags: CtlFlags, env: NodeJS.ProcessEnv = process.env): CtlConfig {
-  const path = flags.config ?? env['WARDENCTL_CONFIG'];
+  const userFile = userCtlConfigPath(env);
+  const path = flags.config ?? env['WARDENCTL_CONFIG'] ?? (userFile && existsSync(userFile) ? userFile : undefined);
   if (!path) return parseCtlConfig(null, 'flags', flags);
   let text: string;
   try {
@@ -178,6 +186,6 @@ export function loadCtlConfig(flags: CtlFlags, env: NodeJS.ProcessEnv = process.
 
 /** The cluster name, or a clear error telling how to give one. */
 export function requireScope(config: CtlConfig): string {
-  if (!config.scope) throw new CtlError('no_scope', 'no cluster name: give --scope NAME or a config file with `scope:` (-c FILE or WARDENCTL_CONFIG)');
+  if (!config.scope) throw new CtlError('no_scope', 'no cluster name: give --scope NAME or a config file with `scope:` (-c FILE, WARDENCTL_CONFIG or ~/.config/wardenctl.yml)');
   return config.scope;
 }

@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { connectPreferringTls } from '../../adapters/database/pg-tls-prefer.js';
 import type { SqlResult, SqlTarget } from './context.js';
 import { CtlError } from './errors.js';
 
@@ -18,10 +19,10 @@ export function connectionString(target: SqlTarget): string {
 
 /** Runs one SQL text with pg on a member's database and returns its last result set. */
 export async function runSqlWithPg(target: SqlTarget, sql: string): Promise<SqlResult> {
-  const client = new pg.Client({ connectionString: connectionString(target), connectionTimeoutMillis: 10_000, application_name: 'wardenctl' });
-  client.on('error', () => undefined);
+  let client: pg.Client | null = null;
   try {
-    await client.connect();
+    // As psql would (libpq's sslmode=prefer): TLS where the server offers it, unless the URL says otherwise.
+    client = await connectPreferringTls({ connectionString: connectionString(target), connectionTimeoutMillis: 10_000, application_name: 'wardenctl' }, (c) => c.on('error', () => undefined));
     const raw = await client.query({ text: sql, rowMode: 'array' });
     // A multi-statement text yields one result per statement: show the last, as psql does.
     const res = (Array.isArray(raw) ? raw[raw.length - 1] : raw) as pg.QueryArrayResult;
@@ -30,6 +31,6 @@ export async function runSqlWithPg(target: SqlTarget, sql: string): Promise<SqlR
     const err = e as Error & { code?: string };
     throw new CtlError('query_failed', `query failed: ${err.message}${err.code && /^[0-9A-Z]{5}$/.test(err.code) ? ` (SQLSTATE ${err.code})` : ''}`);
   } finally {
-    await client.end().catch(() => undefined);
+    await client?.end().catch(() => undefined);
   }
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCtlConfig, parseCtlConfig, requireScope } from '../../../../src/app/ctl/ctl-config.js';
@@ -74,7 +74,7 @@ describe('ctl config', () => {
     );
   });
 
-  it('loads -c, else $WARDENCTL_CONFIG; an unreadable file is a clear error', () => {
+  it('loads -c, else $WARDENCTL_CONFIG, else ~/.config/wardenctl.yml if there is one; an unreadable file is a clear error', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ctlcfg-'));
     try {
       const file = join(dir, 'ctl.yml');
@@ -83,6 +83,13 @@ describe('ctl config', () => {
       expect(loadCtlConfig({}, { WARDENCTL_CONFIG: file }).scope).to.equal('fromfile');
       expect(loadCtlConfig({}, {}).scope).to.equal(null);
       expect(() => loadCtlConfig({ config: join(dir, 'nope.yml') }, {})).to.throw(/^cannot read config file .*nope\.yml: ENOENT$/);
+      // The user's own file, when there is one: ~/.config/wardenctl.yml (or under $XDG_CONFIG_HOME).
+      expect(loadCtlConfig({}, { HOME: dir }).scope).to.equal(null);
+      mkdirSync(join(dir, '.config'));
+      writeFileSync(join(dir, '.config', 'wardenctl.yml'), 'scope: fromhome\n');
+      expect(loadCtlConfig({}, { HOME: dir }).scope).to.equal('fromhome');
+      expect(loadCtlConfig({}, { HOME: dir, WARDENCTL_CONFIG: file }).scope).to.equal('fromfile');
+      expect(loadCtlConfig({}, { HOME: '/nonexistent', XDG_CONFIG_HOME: join(dir, '.config') }).scope).to.equal('fromhome');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
