@@ -7,6 +7,9 @@ import { isValidMetricName, parseConstLabels } from '../../domain/collectors/met
 import type { NamingMode } from '../../domain/collectors/collector.js';
 import type { LabelPairs } from '../../domain/collectors/self-metrics.js';
 
+/** The longest --connect-timeout: it bounds every up/role probe. */
+const MAX_CONNECT_TIMEOUT_MS = 60_000;
+
 /** Everything the exporter is started with (flags over environment over defaults). */
 export interface ExporterOptions {
   readonly url?: string;
@@ -215,6 +218,12 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
   for (const message of constLabels.problems) problems.push({ path: '--const-labels', message });
   const connectTimeoutMs = parseDurationMs(o['connectTimeout']);
   if (connectTimeoutMs === null || connectTimeoutMs === 0) problems.push({ path: '--connect-timeout', message: `expected a positive duration such as 1s or 500ms, got ${JSON.stringify(o['connectTimeout'])}` });
+  // It also bounds the up/role probe: a minute without an answer already means down. pg_exporter
+  // reads a bare number as milliseconds, so its `--connect-timeout 100` would be 100 s here.
+  else if (connectTimeoutMs > MAX_CONNECT_TIMEOUT_MS) {
+    const bare = /^\s*\d+(\.\d+)?\s*$/.test(String(o['connectTimeout']));
+    problems.push({ path: '--connect-timeout', message: `at most 60s, got ${JSON.stringify(o['connectTimeout'])}${bare ? ` (a bare number is seconds here: for milliseconds write ${String(o['connectTimeout']).trim()}ms)` : ''}` });
+  }
   const concurrency = Number(o['concurrency']);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) problems.push({ path: '--concurrency', message: `expected an integer 1-64, got ${JSON.stringify(o['concurrency'])}` });
   const logLevel = String(o['logLevel']);

@@ -96,6 +96,12 @@ describe('exporter options (flags and environment)', () => {
     expect(problems(['--url', 'postgres://u@h/db', '--web.telemetry-path', '/prom/metrics_v2'])).to.deep.equal([]);
   });
 
+  it('--connect-timeout is at most 60s; a bare number is seconds, and pg_exporter\'s milliseconds are named', () => {
+    expect(problems(['--url', 'postgres://u@h/db', '--connect-timeout', '100'])).to.deep.equal(['--connect-timeout: at most 60s, got "100" (a bare number is seconds here: for milliseconds write 100ms)']);
+    expect(problems(['--url', 'postgres://u@h/db', '--connect-timeout', '2m'])).to.deep.equal(['--connect-timeout: at most 60s, got "2m"']);
+    for (const ok of ['100ms', '2', '60s']) expect(problems(['--url', 'postgres://u@h/db', '--connect-timeout', ok]), ok).to.deep.equal([]);
+  });
+
   it('parses listen addresses', () => {
     expect(parseListenAddress(':9630')).to.deep.equal({ port: 9630 });
     expect(parseListenAddress('0.0.0.0:1')).to.deep.equal({ host: '0.0.0.0', port: 1 });
