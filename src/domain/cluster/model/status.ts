@@ -99,10 +99,17 @@ export function statusRole(input: Pick<StatusInput, 'facts' | 'isLeader' | 'stan
   return input.transitionalRole ?? (facts.initialized ? 'demoted' : 'uninitialized');
 }
 
+/** A standby's entry as the document lists it: the positions it confirmed are the agent's own business. */
+function replicationEntry(r: ReplicationRow): ReplicationRow {
+  return { usename: r.usename, application_name: r.application_name, client_addr: r.client_addr, state: r.state, sync_state: r.sync_state, sync_priority: r.sync_priority };
+}
+
 function xlogOf(facts: LocalFacts, role: Role): XlogDocument {
   if (role === 'primary') return { location: facts.walLocation ?? 0 };
   return {
-    received_location: facts.receivedLocation,
+    // A replica not streaming (restoring from the archive, its receiver not connected yet) has
+    // received at least what it replayed: a position, as the document promises, not null.
+    received_location: facts.receivedLocation ?? facts.replayedLocation,
     replayed_location: facts.replayedLocation,
     replayed_timestamp: facts.replayedTimestamp,
     paused: facts.replayPaused,
@@ -128,7 +135,7 @@ export function buildStatus(input: StatusInput): NodeStatus {
   if (inSyncKey) doc[config.synchronous_mode === 'quorum' ? 'quorum_standby' : 'sync_standby'] = true;
   if (running && facts.timeline !== null) doc['timeline'] = facts.timeline;
   if (running && role !== 'primary' && facts.replicationState !== null) doc['replication_state'] = facts.replicationState;
-  if (role === 'primary' && facts.replication.length > 0) doc['replication'] = facts.replication;
+  if (role === 'primary' && facts.replication.length > 0) doc['replication'] = facts.replication.map(replicationEntry);
   if (config.pause) doc['pause'] = true;
   // A lock we refreshed ourselves means locked, even while the view published with it predates the
   // acquisition; a lock kept only by failsafe (DCS gone) is the documented "unlocked with failsafe" case.

@@ -167,7 +167,12 @@ function tagsMatch(snap: NodeSnapshot, wanted: ParsedQuery['tags']): boolean {
   });
 }
 
-const running = (snap: NodeSnapshot) => snap.status.state === 'running';
+/**
+ * The server runs and answers. A silent one (frozen, stalled on I/O) keeps the state `running`
+ * (its postmaster lives: not a crash) but no serving role: a load balancer must not send to it.
+ */
+const running = (snap: NodeSnapshot) => snap.status.state === 'running' && SERVING_ROLES.has(snap.status.role);
+const SERVING_ROLES: ReadonlySet<string> = new Set(['primary', 'replica', 'standby_leader']);
 /** A new cluster not yet registered after its post_bootstrap script may yet be undone: nothing is routed to it. */
 const finished = (snap: NodeSnapshot) => snap.status.bootstrap_unfinished === undefined;
 /** A running primary holding the lock: not one that is stopping (a switchover's demotion has begun). */

@@ -57,8 +57,10 @@ describe('domain/cluster/status: buildStatus', () => {
     expectSpecOrder(doc);
   });
 
-  it('a replica in archive recovery reports it', () => {
-    expect(buildStatus(replicaInput({ facts: replicaFacts({ replicationState: 'in archive recovery' }) })).replication_state).to.equal('in archive recovery');
+  it('a replica in archive recovery reports it, and has received at least what it replayed', () => {
+    const doc = buildStatus(replicaInput({ facts: replicaFacts({ replicationState: 'in archive recovery', receivedLocation: null }) }));
+    expect(doc.replication_state).to.equal('in archive recovery');
+    expect(doc.xlog).to.deep.include({ received_location: 98_000_000, replayed_location: 98_000_000 });
   });
 
   it('the leader of a standby cluster reports standby_leader', () => {
@@ -67,9 +69,9 @@ describe('domain/cluster/status: buildStatus', () => {
     expect(buildStatus(replicaInput({ isLeader: false, standbyCluster: true })).role).to.equal('replica');
   });
 
-  it('a primary lists its standbys under replication', () => {
+  it('a primary lists its standbys under replication, with the documented fields only', () => {
     const row = { usename: 'replicator', application_name: 'node2', client_addr: '127.0.0.1', state: 'streaming', sync_state: 'async', sync_priority: 0 };
-    const doc = buildStatus(statusInput({ facts: primaryFacts({ replication: [row] }) }));
+    const doc = buildStatus(statusInput({ facts: primaryFacts({ replication: [{ ...row, write_lsn: 5, flush_lsn: 4, replay_lsn: 3 }] }) }));
     expect(doc.replication).to.deep.equal([row]);
     expectSpecOrder(doc);
   });

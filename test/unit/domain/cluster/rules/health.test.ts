@@ -147,11 +147,16 @@ describe('domain/cluster/health: the seed table, row by row', () => {
     expect(check('asynchronous', { ...replica(), clusterReadAt: NOW - 30_000 })).to.equal(503);
   });
 
-  it('/health: 200 while the database is up and running, whatever the role', () => {
+  it('/health: 200 while the database is up and running and answers, whatever the role', () => {
     expect(check('health', primary())).to.equal(200);
     expect(check('health', replica())).to.equal(200);
     expect(check('health', stopped())).to.equal(503);
     expect(check('health', snapshot({ facts: stoppedFacts('crashed', true) }))).to.equal(503);
+    // Its postmaster lives but the server answers nothing (frozen, stalled on I/O): not up.
+    const silent = snapshot({ facts: { ...stoppedFacts('running', true) } });
+    expect(silent.status).to.include({ state: 'running', role: 'demoted' });
+    expect(check('health', silent)).to.equal(503);
+    expect(check('health', snapshot({ facts: stoppedFacts('running', true), leader: true, cluster: clusterView({ leader: 'node1' }) }))).to.equal(503);
   });
 
   it('/liveness: primary fails when the last loop ran more than ttl ago', () => {
