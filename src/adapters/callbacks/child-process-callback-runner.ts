@@ -22,6 +22,7 @@ interface Running {
   readonly action: CallbackAction;
   readonly child: ChildProcess;
   readonly kill: () => void;
+  readonly hasExited: () => boolean;
   readonly done: Promise<void>;
   superseded: boolean;
 }
@@ -46,7 +47,9 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
     if (!command) return;
     const slot = action === 'on_reload' ? 'reload' : 'main';
     const previous = this[slot];
-    if (previous) {
+    // One that already exited is only reading its last output: nothing to kill (its
+    // background children are left alone), and its own outcome stands.
+    if (previous && !previous.hasExited()) {
       previous.superseded = true;
       this.o.logger.info(`callback ${previous.action} still running: killed, ${action} replaces it`);
       previous.kill();
@@ -73,6 +76,7 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
       action,
       child: script.child,
       kill: script.kill,
+      hasExited: script.hasExited,
       superseded: false,
       done: script.done.then((exit) => {
         finished();

@@ -30,7 +30,9 @@ export interface ChildProcessHookScriptsOptions {
 /**
  * Runs a hook as Patroni does (pre_promote and before_stop with no arguments, their command
  * lines may carry their own; post_bootstrap with a connection URL) and waits for it: through
- * `/bin/sh`, in a process group of its own that a timeout kills whole.
+ * `/bin/sh`, in a process group of its own that a timeout kills whole. It is over when its own
+ * process exits: a child it leaves in the background neither holds the promotion, the stop or
+ * the bootstrap nor is killed.
  */
 export class ChildProcessHookScripts implements HookScripts {
   constructor(private readonly o: ChildProcessHookScriptsOptions) {}

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { childEnvironment } from './child-environment.js';
 
 /** How an operator's script ended. */
@@ -18,8 +19,12 @@ export interface ScriptExit {
 /** A running script: its process, a way to kill it (with its children) and its end. */
 export interface RunningScript {
   readonly child: ChildProcess;
+  /** Settles once the script's own process exited (its background children may live on). */
   readonly done: Promise<ScriptExit>;
+  /** Kills the script's process group; does nothing once the script exited, so children it left running are spared. */
   kill(): void;
+  /** Its own process exited (the end may still wait a moment for output in flight). */
+  hasExited(): boolean;
 }
 
 /** Options of one script run. */
@@ -37,9 +42,23 @@ export interface ScriptOptions {
 }
 
 /**
+ * How long output already written is still read once the script exited, when something else
+ * (a child it left in the background) keeps its stdout or stderr open: the pipes normally
+ * close with the script, and this only bounds the wait for what is still in flight.
+ */
+const OUTPUT_GRACE_MS = 150;
+
+/**
  * Starts an operator's command line through `/bin/sh` (it may carry arguments and quoting of
  * its own) in a process group of its own, so a kill reaches the script's children too. It
  * gets the agent's environment without its `WARDEN_*` variables (they may carry passwords).
+ *
+ * The script is over when its own process exits, as Patroni waits for it (`wait()`), not when
+ * its stdout and stderr close: a child it started in the background (`cmd &`, `nohup`,
+ * `ssh -f`) inherits them and may hold them for hours, and, if it called setsid, out of the
+ * reach of a kill of the group. What the children write afterwards is read and thrown away,
+ * never refused: closing the pipes would kill them with SIGPIPE at their next write, and
+ * Patroni leaves children that outlive their script alone.
  */
 export function startScript(command: string, o: ScriptOptions): RunningScript {
   const child = spawn('/bin/sh', ['-c', o.args?.length ? `${command} "$@"` : command, o.name, ...(o.args ?? [])], {
@@ -49,8 +68,9 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
   });
   const output: string[] = [];
   let kept = 0;
+  let settled = false;
   const keep = (chunk: Buffer) => {
-    if (kept >= 4096) return;
+    if (settled || kept >= 4096) return;
     const text = chunk.toString('utf8');
     output.push(text);
     kept += text.length;
@@ -59,7 +79,10 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
   child.stderr?.on('data', keep);
   const startedAt = Date.now();
   let timedOut = false;
-  const kill = () => killGroup(child, o.killGraceMs ?? 2000);
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const kill = () => {
+    if (!exited()) killGroup(child, o.killGraceMs ?? 2000);
+  };
   const timer =
     o.timeoutMs === null
       ? null
@@ -69,14 +92,31 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
         }, Math.max(1, o.timeoutMs));
   timer?.unref();
   const done = new Promise<ScriptExit>((resolve) => {
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    let graceTimer: NodeJS.Timeout | null = null;
     const end = (code: number | null, signal: NodeJS.Signals | null, spawnError: Error | null) => {
+      if (settled) return;
+      settled = true;
       if (timer) clearTimeout(timer);
+      if (graceTimer) clearTimeout(graceTimer);
+      // Pipes a lingering child still holds go on being drained (the listeners above discard
+      // from now on) but no longer keep the agent's event loop alive.
+      (child.stdout as Socket | null)?.unref();
+      (child.stderr as Socket | null)?.unref();
       resolve({ code, signal, timedOut, spawnError, output: output.join('').trim().slice(-1000), durationMs: Date.now() - startedAt });
     };
     child.once('error', (e) => end(null, null, e));
-    child.once('close', (code, signal) => end(code, signal, null));
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      // The script is done: no timeout may kill the children it leaves behind.
+      if (timer) clearTimeout(timer);
+      // 'close' follows at once unless something else holds the pipes; then what was
+      // already in flight gets a short grace to be read before the end is told.
+      graceTimer = setTimeout(() => end(code, signal, null), OUTPUT_GRACE_MS);
+    });
+    child.once('close', (code, signal) => end(exit ? exit.code : code, exit ? exit.signal : signal, null));
   });
-  return { child, done, kill };
+  return { child, done, kill, hasExited: exited };
 }
 
 /** Why a script that did not succeed failed, in a few words and its output; null for a success. */

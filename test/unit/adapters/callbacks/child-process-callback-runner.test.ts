@@ -53,4 +53,19 @@ describe('adapters/callbacks: ChildProcessCallbackRunner', function () {
     expect(failures[1]).to.match(/^on_restart primary: timed out after 1 s/);
     expect(failures[2]).to.match(/^on_reload replica: exited with code 127/);
   });
+
+  it('a callback that exits leaving a child in the background is finished at once, not timed out', async () => {
+    const pids = join(dir, 'cb-pids.txt');
+    const failures: string[] = [];
+    try {
+      const r = runner({ on_start: `setsid sleep 30 & echo $! >> ${pids}; sleep 30 & echo $! >> ${pids}; exit 0` }, failures);
+      const t0 = Date.now();
+      r.run('on_start', 'primary');
+      await r.idle();
+      expect(Date.now() - t0).to.be.below(900);
+      expect(failures).to.deep.equal([]);
+    } finally {
+      for (const pid of readFileSync(pids, 'utf8').trim().split('\n').map(Number)) for (const target of [pid, -pid]) try { process.kill(target, 'SIGKILL'); } catch { /* gone */ }
+    }
+  });
 });

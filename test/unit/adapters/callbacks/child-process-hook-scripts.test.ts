@@ -65,4 +65,23 @@ describe('adapters/callbacks: ChildProcessHookScripts', function () {
     expect(missing.ran && !missing.ok && missing.why).to.match(/^exited with code 127/);
     expect(failures.map((f) => f.split(':')[0])).to.deep.equal(['pre_promote', 'before_stop', 'pre_promote']);
   });
+
+  it('a script is over when it exits: a child it leaves in the background (setsid too) neither holds nor fails pre_promote, and lives on', async () => {
+    const pids = join(dir, 'hook-pids.txt');
+    const failures: string[] = [];
+    try {
+      for (const background of ['sleep 30', 'setsid sleep 30']) {
+        const t0 = Date.now();
+        const outcome = await hooks({ pre_promote: `echo fenced; ${background} & echo $! >> ${pids}; exit 0` }, failures).run('pre_promote');
+        expect(outcome, background).to.deep.equal({ ran: true, ok: true });
+        expect(Date.now() - t0, `${background}: not held until callback_timeout`).to.be.below(900);
+      }
+      const children = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+      expect(children).to.have.length(2);
+      for (const pid of children) expect(() => process.kill(pid, 0), 'not killed').not.to.throw();
+      expect(failures).to.deep.equal([]);
+    } finally {
+      for (const pid of readFileSync(pids, 'utf8').trim().split('\n').map(Number)) for (const target of [pid, -pid]) try { process.kill(target, 'SIGKILL'); } catch { /* gone */ }
+    }
+  });
 });
