@@ -82,7 +82,9 @@ export interface Database {
   /**
    * Creates a new cluster in the empty data directory: initdb (options from bootstrap), or the
    * custom bootstrap method of the local configuration, which leaves a stopped server that
-   * has finished its recovery. Throws DatabaseError('initdb_failed').
+   * has finished its recovery. Throws DatabaseError('initdb_failed'), or
+   * DatabaseError('data_dir_not_empty') when the directory holds what the agent did not make
+   * (a database, somebody's files): then nothing was built there, and nothing may be removed.
    */
   initdb(opts?: InitdbOptions): Promise<void>;
   /** The new cluster is registered (its post_bootstrap script succeeded): the data is no longer marked unfinished. Throws DatabaseError('initdb_failed'). */
@@ -107,7 +109,9 @@ export interface Database {
    * Creates a replica's data directory from `source` (null: only methods that need no running
    * source, such as a restore from a backup) with the replica creation methods in order,
    * falling back to the next when one fails. Cleans up on failure and throws
-   * DatabaseError('create_replica_failed') saying why each method failed.
+   * DatabaseError('create_replica_failed') saying why each method failed, or
+   * DatabaseError('data_dir_not_empty') when, not `replacing`, the directory holds what the
+   * agent did not make (nothing copied, nothing removed).
    */
   createReplica(source: Upstream | null, opts?: CreateReplicaOptions): Promise<void>;
   /** Deletes the data directory (the server must be stopped). Throws DatabaseError('remove_data_failed'). */

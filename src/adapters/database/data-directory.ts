@@ -1,5 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathExists } from './path-exists.js';
 
 /** Entries of `dir`; [] when it does not exist. */
 export async function directoryEntries(dir: string): Promise<string[]> {
@@ -32,17 +33,25 @@ export async function foreignEntries(dir: string, max = 5): Promise<string[]> {
   return (await directoryEntries(dir)).filter((e) => !POSTGRES_MADE.test(e)).sort().slice(0, max);
 }
 
-/** Throws when `dir` holds files the agent did not make (see foreignEntries); says which and what to do. */
+/** A build refused its data directory: it holds what the agent did not make, and nothing was built or removed there. */
+export class DataDirectoryRefused extends Error {}
+
+/** Throws DataDirectoryRefused when `dir` already holds a database (its control file). */
+export async function refuseExistingDatabase(dir: string): Promise<void> {
+  if (await pathExists(join(dir, 'global', 'pg_control'))) throw new DataDirectoryRefused(`data directory ${dir} already holds a database`);
+}
+
+/** Throws DataDirectoryRefused when `dir` holds files the agent did not make (see foreignEntries); says which and what to do. */
 export async function refuseForeignFiles(dir: string): Promise<void> {
   const foreign = await foreignEntries(dir);
   if (foreign.length === 0) return;
-  throw new Error(
+  throw new DataDirectoryRefused(
     `data directory ${dir} is not empty and holds files that are not PostgreSQL's (${foreign.join(', ')}): Warden does not delete files it did not make; empty it, or set db.data_dir to an empty or new directory`,
   );
 }
 
 /**
- * Throws when `dir` holds a database whose control file is missing or unreadable: PG_VERSION and
+ * Throws DataDirectoryRefused when `dir` holds a database whose control file is missing or unreadable: PG_VERSION and
  * catalog files in global/ beside no global/pg_control, and no backup_label. initdb writes
  * global/pg_control before any catalog file, and a base backup (or a restore) writes backup_label
  * first: what an interrupted build left may be cleared. A database that lost global/pg_control (a
@@ -54,7 +63,7 @@ export async function refuseDatabaseWithoutControlFile(dir: string, member: stri
   if (!entries.includes('PG_VERSION') || entries.includes('backup_label')) return;
   const catalogs = (await directoryEntries(join(dir, 'global')).catch(() => ['(unreadable)'])).filter((e) => e !== 'pg_control');
   if (catalogs.length === 0) return;
-  throw new Error(
+  throw new DataDirectoryRefused(
     `data directory ${dir} holds a database whose global/pg_control is missing or unreadable: Warden does not delete it; check the storage and the file's permissions, or rebuild the member from the leader with wardenctl reinit ${member}`,
   );
 }

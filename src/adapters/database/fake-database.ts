@@ -506,7 +506,7 @@ export class FakeDatabase implements Database {
       if (!this.running) this.stateValue = 'initdb_failed';
       this.fail('initdb', 'injected failure');
     }
-    if (this.data) this.fail('initdb', 'data directory is not empty');
+    if (this.data) throw new DatabaseError('data_dir_not_empty', `${this.name}: initdb: data directory is not empty`);
     if (this.running) this.fail('initdb', 'server is running');
     this.stateValue = 'initdb';
     await this.pause('initdb');
@@ -710,7 +710,7 @@ export class FakeDatabase implements Database {
     }
     if (this.running) this.fail('createReplica', 'server is running');
     replaced();
-    if (this.data) this.fail('createReplica', 'data directory is not empty');
+    if (this.data) throw new DatabaseError('data_dir_not_empty', `${this.name}: createReplica: data directory is not empty`);
     if (source === null) this.fail('createReplica', 'no server to copy from, and no method that needs none');
     const up = this.network.get(source.connUrl);
     if (!up || !up.running || !up.data || up.frozen) {

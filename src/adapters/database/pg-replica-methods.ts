@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { ParameterValue } from '../../domain/cluster/config/config.js';
 import { buildConninfo, type Endpoint } from './conninfo.js';
-import { directoryEntries, emptyDirectory, refuseDatabaseWithoutControlFile, refuseForeignFiles } from './data-directory.js';
+import { directoryEntries, emptyDirectory, refuseDatabaseWithoutControlFile, refuseExistingDatabase, refuseForeignFiles } from './data-directory.js';
 import type { ResolvedPgOptions } from './pg-options.js';
 import { ensureOwnedDir } from './owned-files.js';
 import { pathExists } from './path-exists.js';
@@ -106,7 +106,7 @@ export async function createReplicaWithMethods(
   how: { readonly replacing?: boolean } = {},
 ): Promise<MethodAttempt[]> {
   if (!how.replacing) {
-    if (await pathExists(join(opts.dataDir, 'global', 'pg_control'))) throw new Error(`data directory ${opts.dataDir} already holds a database`);
+    await refuseExistingDatabase(opts.dataDir);
     // Before anything is emptied: what an interrupted build left is replaced, somebody's files are not.
     await refuseForeignFiles(opts.dataDir);
     // Nor a database that only lost its control file: a copy would empty it.

@@ -132,7 +132,10 @@ export class ActionRunner {
         this.failRemainingCommands(actions, i, actions.length, error);
         const rb = decision.rollback;
         const code = error instanceof WardenError ? String(error.code) : null;
-        if (rb && i >= rb.fromIndex && i < rb.untilIndex && !(code !== null && rb.unless?.includes(code))) await this.runRollback(rb.actions, ctx);
+        if (rb && i >= rb.fromIndex && i < rb.untilIndex && !(code !== null && rb.unless?.includes(code))) {
+          const keepData = code !== null && rb.keepDataOn?.includes(code) === true;
+          await this.runRollback(keepData ? rb.actions.filter((a) => a.type !== 'removeData') : rb.actions, ctx);
+        }
         return { completed: false, stoppedAt: i, error };
       }
     }

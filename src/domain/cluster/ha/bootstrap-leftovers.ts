@@ -4,7 +4,7 @@ import type { TickContext } from './tick-context.js';
 
 /**
  * A failed bootstrap is undone (server stopped, key released, its own new data directory
- * removed, claim dropped) only up to and including the server's start, or the operator's
+ * removed, but never one its build refused to touch, claim dropped) only up to and including the server's start, or the operator's
  * post_bootstrap script when there is one (a cluster whose script failed is not the cluster
  * the operator asked for; no member copies it before the initialize key names it): from
  * then on the initialize key may name its system identifier. A later step that fails (the
@@ -12,12 +12,13 @@ import type { TickContext } from './tick-context.js';
  * the initialize write after a post_bootstrap script: that data is still marked unfinished,
  * no health check sent clients to it, and it is undone (unfinishedBootstrap).
  */
-export function bootstrapRollback(actions: readonly Action[]): { fromIndex: number; untilIndex: number; actions: Action[] } {
+export function bootstrapRollback(actions: readonly Action[]): { fromIndex: number; untilIndex: number; actions: Action[]; keepDataOn: string[] } {
   const started = Math.max(
     actions.findIndex((a) => a.type === 'start'),
     actions.findIndex((a) => a.type === 'postBootstrap'),
   );
-  return { fromIndex: 1, untilIndex: started < 0 ? actions.length : started + 1, actions: [...BOOTSTRAP_ROLLBACK] };
+  // A build that refused the directory (somebody's files, a database) made nothing there: it is not removed.
+  return { fromIndex: 1, untilIndex: started < 0 ? actions.length : started + 1, actions: [...BOOTSTRAP_ROLLBACK], keepDataOn: ['data_dir_not_empty'] };
 }
 
 /**

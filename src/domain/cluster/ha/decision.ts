@@ -398,7 +398,14 @@ export interface Decision {
    * Actions to run (best effort) when an action at index `fromIndex` <= i < `untilIndex` fails,
    * unless its error code is one of `unless` (a failure that changed nothing, say).
    */
-  readonly rollback: { readonly fromIndex: number; readonly untilIndex: number; readonly actions: readonly Action[]; readonly unless?: readonly string[] } | null;
+  readonly rollback: {
+    readonly fromIndex: number;
+    readonly untilIndex: number;
+    readonly actions: readonly Action[];
+    readonly unless?: readonly string[];
+    /** Error codes on which the rollback runs without its `removeData` steps: the data directory was never this sequence's to remove. */
+    readonly keepDataOn?: readonly string[];
+  } | null;
   /** Earliest moment decide() wants another tick (a scheduled action), epoch ms. */
   readonly wakeAt: number | null;
   readonly publish: PublishHints;

@@ -20,10 +20,10 @@ describe("PgDatabase: somebody else's files in the data directory (real PostgreS
     await mkdir(n.dataDir, { recursive: true });
     await writeFile(join(n.dataDir, 'junk.txt'), 'keep me\n');
     const initdb = await n.db.initdb().then(() => null, (e: unknown) => e);
-    expect(initdb).to.be.instanceOf(DatabaseError);
+    expect(initdb).to.be.instanceOf(DatabaseError).and.have.property('code', 'data_dir_not_empty');
     expect(String((initdb as Error).message)).to.match(/holds files that are not PostgreSQL's \(junk\.txt\): Warden does not delete files it did not make/);
     const copy = await n.db.createReplica({ name: 'nobody', connUrl: 'postgres://127.0.0.1:1/postgres' }).then(() => null, (e: unknown) => e);
-    expect(copy).to.be.instanceOf(DatabaseError);
+    expect(copy).to.be.instanceOf(DatabaseError).and.have.property('code', 'data_dir_not_empty');
     expect(String((copy as Error).message)).to.match(/junk\.txt/);
     expect(await readFile(join(n.dataDir, 'junk.txt'), 'utf8')).to.equal('keep me\n');
   });

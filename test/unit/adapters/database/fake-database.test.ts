@@ -92,10 +92,10 @@ describe('FakeDatabase', () => {
       expect(solo.network.acknowledgedWrites).to.have.length(1);
     });
 
-    it('initdb refuses a non-empty data directory', async () => {
+    it('initdb refuses a non-empty data directory (data_dir_not_empty: nothing to remove)', async () => {
       const a = make('a');
       await a.initdb();
-      expect((await rejection(a.initdb())).code).to.equal('initdb_failed');
+      expect((await rejection(a.initdb())).code).to.equal('data_dir_not_empty');
     });
 
     it('start without data fails with start_failed', async () => {

@@ -9,6 +9,7 @@ import { ActionRunner } from '../../../../src/app/agent/action-runner.js';
 import { AgentMemory } from '../../../../src/app/agent/agent-memory.js';
 import { CommandInbox } from '../../../../src/app/agent/command-inbox.js';
 import { LeaderLease } from '../../../../src/app/agent/leader-lease.js';
+import { bootstrapRollback } from '../../../../src/domain/cluster/ha/bootstrap-leftovers.js';
 import { decision } from '../../../../src/domain/cluster/ha/decision.js';
 
 describe('ActionRunner: rollbacks', () => {
@@ -39,6 +40,21 @@ describe('ActionRunner: rollbacks', () => {
     db.failNext('rewind');
     await runner.runRange(rewindFrom('postgres://b:5432/postgres'), 0, 1, { me: 'a', ttlSeconds: 30 });
     expect(memory.memory.rewindFailedOnTimeline).to.equal(1);
+  });
+
+  it('a bootstrap whose build refused the data directory (it holds a database) is undone without removing that directory', async () => {
+    const { runner, db } = await setup();
+    const actions = [{ type: 'createInitialize', value: '' }, { type: 'initdb' }, { type: 'acquireLeader' }, { type: 'start', upstream: null, standby: false, timeoutMs: 1000 }] as const;
+    const bootstrap = decision('bootstrapping a new cluster', [...actions], { job: 'bootstrap', rollback: bootstrapRollback([...actions]) });
+    const outcome = await runner.runRange(bootstrap, 0, actions.length, { me: 'a', ttlSeconds: 30 });
+    expect(outcome.completed).to.equal(false);
+    expect((outcome.error as { code?: string }).code).to.equal('data_dir_not_empty');
+    expect((await db.probe()).initialized, 'the database it refused is still there').to.equal(true);
+    // A build that failed on its own (it made the directory) is removed as before.
+    await db.removeDataDirectory();
+    db.failNext('initdb');
+    await runner.runRange(bootstrap, 0, actions.length, { me: 'a', ttlSeconds: 30 });
+    expect((await db.probe()).initialized).to.equal(false);
   });
 });
 
