@@ -16,7 +16,7 @@ import type { ResolvedPgOptions } from './pg-options.js';
 import { writeOwnedFile } from './owned-files.js';
 import { pathExists } from './path-exists.js';
 import { FENCE_HOLD_FILE } from './fence-hold.js';
-import { withoutOwnedSettings } from './auto-conf.js';
+import { RECOVERY_TARGET_SETTINGS, withoutOwnedSettings, withoutRecoveryTargets } from './auto-conf.js';
 import { confLine } from './conf-lines.js';
 import type { Logger } from '../../ports/logger.js';
 
@@ -46,6 +46,12 @@ export interface ConfigInput {
   readonly standbyMinimums?: Readonly<Record<string, number>>;
   /** Settings of a targeted recovery (a custom bootstrap's recovery_conf): win over everything but the managed values. */
   readonly recoveryParameters?: Readonly<Record<string, ParameterValue>>;
+  /**
+   * A custom bootstrap's recovery with keep_existing_recovery_conf: the recovery target its
+   * command wrote into postgresql.auto.conf (a point-in-time restore's) stays there, and that
+   * recovery ends in a promotion (recovery_target_action promote, whatever the command chose).
+   */
+  readonly keepRecoveryTargets?: boolean;
   /** The local file's settings as last reloaded; absent: those the options were built with. */
   readonly local?: LocalServerConfig;
 }
@@ -108,6 +114,10 @@ export function effectiveParameters(opts: ResolvedPgOptions, input: ConfigInput)
     ident_file: resolve(opts.dataDir, 'pg_ident.conf'),
   });
   if (input.synchronousStandbyNames !== undefined) out['synchronous_standby_names'] = input.synchronousStandbyNames;
+  // PostgreSQL's default is pause (pgBackRest and Barman leave it so unless told): a bootstrap
+  // paused at its target would wait forever for a promotion nobody asks for, and shutdown would
+  // fail it. The command's own value is taken out of postgresql.auto.conf, where it would win.
+  if (input.keepRecoveryTargets) out['recovery_target_action'] = 'promote';
   for (const [k, v] of Object.entries(input.recoveryParameters ?? {})) {
     const name = k.toLowerCase();
     if (parameterProblem(k, v) === null && !MANAGED_PARAMETERS.has(name)) out[name] = v;
@@ -232,23 +242,48 @@ export class PgConfigFiles {
     // Not a reason to reload: the server reads it at each connection of its WAL receiver.
     if (passfile !== null) await this.writeIfChanged(PASSFILE, passfile);
     else await rm(this.path(PASSFILE), { force: true });
-    const c = await this.sanitizeAutoConf();
+    const c = await this.sanitizeAutoConf(input.keepRecoveryTargets === true);
     return a || b || c || d;
   }
 
   /**
    * Takes the settings Warden owns out of postgresql.auto.conf (see withoutOwnedSettings) and
-   * says which, once per removal; true when the file changed. An ALTER SYSTEM running at the
+   * says which, once per removal; true when the file changed. With `keepTargets` (a custom
+   * bootstrap's recovery) the recovery target settings stay. An ALTER SYSTEM running at the
    * same instant may write the file over this one: the next configuration pass removes them again.
    */
-  private async sanitizeAutoConf(): Promise<boolean> {
+  private async sanitizeAutoConf(keepTargets: boolean): Promise<boolean> {
     const text = await readFile(this.path(AUTO_CONF), 'utf8').catch(() => null);
     if (text === null) return false;
-    const { text: kept, removed } = withoutOwnedSettings(text);
+    const { text: kept, removed } = withoutOwnedSettings(text, keepTargets ? RECOVERY_TARGET_SETTINGS : undefined);
     if (!removed.length) return false;
     await writeOwnedFile(this.path(AUTO_CONF), kept, this.opts.runAsUser);
-    this.log?.warn(`removed ${removed.join(', ')} from ${AUTO_CONF} (set with ALTER SYSTEM, or by pg_basebackup -R): Warden sets ${removed.length === 1 ? 'it' : 'them'} itself, and the file would override ${removed.length === 1 ? 'it' : 'them'}; use the dynamic configuration or db.parameters instead`, { file: this.path(AUTO_CONF) });
+    let others = removed;
+    if (keepTargets && removed.includes('recovery_target_action')) {
+      // Not an ALTER SYSTEM to undo: the bootstrap command's choice, overruled (see effectiveParameters).
+      others = removed.filter((n) => n !== 'recovery_target_action');
+      const action = readConfValues(text)['recovery_target_action'] ?? '';
+      if (action.toLowerCase() !== 'promote') {
+        this.log?.warn(`the custom bootstrap's recovery_target_action '${action}' in ${AUTO_CONF} replaced by promote: the bootstrap's recovery must end in a primary`, { file: this.path(AUTO_CONF) });
+      }
+    }
+    if (others.length) {
+      this.log?.warn(`removed ${others.join(', ')} from ${AUTO_CONF} (set with ALTER SYSTEM, or by pg_basebackup -R): Warden sets ${others.length === 1 ? 'it' : 'them'} itself, and the file would override ${others.length === 1 ? 'it' : 'them'}; use the dynamic configuration or db.parameters instead`, { file: this.path(AUTO_CONF) });
+    }
     return true;
+  }
+
+  /**
+   * Takes a finished custom bootstrap's recovery target out of postgresql.auto.conf: left
+   * there, the next recovery of this data (a replica's after a failover, a restart after a
+   * crash) would stop at it again. The names taken out.
+   */
+  async dropRecoveryTargets(): Promise<readonly string[]> {
+    const text = await readFile(this.path(AUTO_CONF), 'utf8').catch(() => null);
+    if (text === null) return [];
+    const { text: kept, removed } = withoutRecoveryTargets(text);
+    if (removed.length) await writeOwnedFile(this.path(AUTO_CONF), kept, this.opts.runAsUser);
+    return removed;
   }
 
   private async writeIfChanged(file: string, content: string): Promise<boolean> {
@@ -259,8 +294,8 @@ export class PgConfigFiles {
   }
 
   /**
-   * Creates or removes standby.signal (and always removes recovery.signal: we never do targeted
-   * recovery). The role is the agent's from here: a fence's hold is lifted (after the signal it
+   * Creates or removes standby.signal (and always removes recovery.signal: a targeted recovery
+   * is only ever a custom bootstrap's, set with setRecoverySignal). The role is the agent's from here: a fence's hold is lifted (after the signal it
    * marked is gone, so that the data never passes for a replica's on the way).
    */
   async setStandby(on: boolean): Promise<void> {

@@ -19,7 +19,7 @@ import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
 import { directoryEntries, emptyDirectory, refuseDatabaseWithoutControlFile, refuseForeignFiles } from './data-directory.js';
 import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from './pg-custom-bootstrap.js';
 import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
-import { effectiveParameters, PgConfigFiles, type RecoveryTarget } from './pg-config-files.js';
+import { effectiveParameters, PgConfigFiles, type ConfigInput, type RecoveryTarget } from './pg-config-files.js';
 import { readControlData, shutdownStateOf, standbyMinimumsOf } from './pg-controldata.js';
 import { DB_SHUTDOWNED, readControlFile, stateName } from './pg-control-file.js';
 import { formatLsn, parseLsn } from '../../domain/cluster/model/lsn.js';
@@ -144,6 +144,13 @@ export class PgDatabase implements Database {
   private minimumsSeen: { readonly mtimeMs: number; readonly moved: boolean; readonly at: number } | null = null;
   /** undefined until known: read back from the files on disk when needed. */
   private recovery: RecoveryTarget | null | undefined;
+  /**
+   * A custom bootstrap's recovery settings while that recovery runs, in every configuration
+   * written meanwhile: configure() is not one of the exclusive operations, and a pass of the HA
+   * loop that wrote the files without them would reload a restore_command away or take out
+   * the target the recovery was started with.
+   */
+  private bootstrapRecovery: Pick<ConfigInput, 'recoveryParameters' | 'keepRecoveryTargets'> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private controlCache: { mtimeMs: number; systemIdentifier: string | null; timeline: number | null; inRecovery: boolean } | null = null;
   /** The postmaster the last probe saw running (PID and start time), to find it again once postmaster.pid is out of reach. */
@@ -449,22 +456,35 @@ export class PgDatabase implements Database {
       if (method.keep_existing_recovery_conf === true && !keep && (await this.files.hasStandbySignal())) {
         throw new Error('keep_existing_recovery_conf: the command left standby.signal, whose recovery never ends; leave recovery.signal, or give recovery_conf');
       }
-      await this.files.write({ ...this.configInput(null), ...(settings ? { recoveryParameters: settings } : {}) });
-      if (settings) await this.files.setRecoverySignal();
-      else if (!keep) await this.files.setStandby(false);
       if (settings || keep) {
+        // A point-in-time restore (pgBackRest --type=time, Barman --target-time) names its
+        // target in postgresql.auto.conf, which every write of the files otherwise cleans:
+        // without it the server would replay the whole archive, past what the restore was for.
+        this.bootstrapRecovery = {
+          ...(settings ? { recoveryParameters: settings } : {}),
+          ...(method.keep_existing_recovery_conf === true ? { keepRecoveryTargets: true } : {}),
+        };
+        await this.files.write(this.configInput(null));
+        if (settings) await this.files.setRecoverySignal();
         await this.launch(BOOTSTRAP_RECOVERY_LIMIT_MS, 'bootstrap_starting', 'custom_bootstrap_failed');
         this.states.set('bootstrap_starting');
         while (await this.inRecovery()) {
-          if ((await this.ctl.livePid()) === null) throw new Error('the server stopped before its recovery ended');
+          // A target the archive never reaches stops the server (FATAL): the bootstrap fails rather than promote elsewhere.
+          if ((await this.ctl.livePid()) === null) throw new Error('the server stopped before its recovery ended (a recovery target never reached? see the server log)');
           await sleep(200);
         }
         this.log.info('the custom bootstrap\'s recovery ended with a promotion');
         await this.stopNow('fast', undefined, 'initdb_failed');
+        this.bootstrapRecovery = null;
+        // Its work is done; left in place, the next recovery of this data (a replica's after a failover) would stop there again.
+        const dropped = await this.files.dropRecoveryTargets();
+        if (dropped.length) this.log.info(`the custom bootstrap's ${dropped.join(', ')} taken out of postgresql.auto.conf: its recovery is over`);
       }
-      // Our files without the recovery settings; PostgreSQL removed recovery.signal when it promoted.
+      // Our files without the recovery settings (and without any signal file the command left
+      // when nothing asked for its recovery); PostgreSQL removed recovery.signal when it promoted.
       await this.settleNewCluster();
     } catch (e) {
+      this.bootstrapRecovery = null;
       const pid = await this.ctl.livePid().catch(() => null);
       if (pid !== null) await this.stopNow('immediate', undefined, 'initdb_failed').catch(() => undefined);
       await emptyDirectory(this.o.dataDir).catch(() => undefined);
@@ -527,6 +547,7 @@ export class PgDatabase implements Database {
 
   private configInput(recovery: RecoveryTarget | null) {
     return {
+      ...this.bootstrapRecovery,
       dynamic: this.dynamic,
       recovery,
       ...(this.local !== null ? { local: this.local } : {}),
