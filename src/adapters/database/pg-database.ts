@@ -16,7 +16,7 @@ import { killDataDirProcesses, killPostmasterProcesses, knownPostmaster, process
 import { killPending } from './kill-pending.js';
 import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
-import { directoryEntries, emptyDirectory, refuseDatabaseWithoutControlFile, refuseForeignFiles } from './data-directory.js';
+import { DataDirectoryRefused, directoryEntries, emptyDirectory, refuseDatabaseWithoutControlFile, refuseExistingDatabase, refuseForeignFiles } from './data-directory.js';
 import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from './pg-custom-bootstrap.js';
 import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
 import { effectiveParameters, PgConfigFiles, type ConfigInput, type RecoveryTarget } from './pg-config-files.js';
@@ -598,7 +598,7 @@ export class PgDatabase implements Database {
   private async refuseNonEmpty(failed: 'initdb_failed' | 'custom_bootstrap_failed', what: string): Promise<void> {
     try {
       await refuseForeignFiles(this.o.dataDir);
-      if (await pathExists(join(this.o.dataDir, 'global', 'pg_control'))) throw new Error(`data directory ${this.o.dataDir} already holds a database`);
+      await refuseExistingDatabase(this.o.dataDir);
       await refuseDatabaseWithoutControlFile(this.o.dataDir, this.o.name);
       if ((await directoryEntries(this.o.dataDir)).length) {
         this.log.warn('clearing what an interrupted build left in the data directory', { data_dir: this.o.dataDir });
@@ -606,7 +606,7 @@ export class PgDatabase implements Database {
       }
     } catch (e) {
       this.states.set(failed);
-      throw this.fail('initdb_failed', `${what} failed`, e);
+      throw this.fail(e instanceof DataDirectoryRefused ? 'data_dir_not_empty' : 'initdb_failed', `${what} failed`, e);
     }
   }
 
@@ -1127,7 +1127,7 @@ export class PgDatabase implements Database {
         this.log.info('replica created', { source: from, method: attempts[attempts.length - 1]?.method, ms: Date.now() - started });
       } catch (e) {
         this.states.set('stopped');
-        throw this.fail('create_replica_failed', `replica creation from ${from} failed`, e);
+        throw this.fail(e instanceof DataDirectoryRefused ? 'data_dir_not_empty' : 'create_replica_failed', `replica creation from ${from} failed`, e);
       }
     });
   }
