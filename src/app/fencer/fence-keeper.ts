@@ -37,9 +37,9 @@ export type KeeperState = 'idle' | 'guarding' | 'fenced';
  * comes back before the agent reports a new lock (a restart the agent had under way when it
  * froze, finishing after it thawed) is stopped again, and the fence of a primary leaves the
  * server's next start read-only, so that such a start does not make a second primary even for
- * the moment before the next check. The watchdog device is kicked only
- * while the lease is safe: if this process hangs too, the machine resets before the lock can
- * move.
+ * the moment before the next check. The watchdog device is kicked only while a kick's
+ * countdown ends within the lease: if this process hangs too, or cannot stop PostgreSQL, the
+ * machine resets before the lock can move.
  */
 export class FenceKeeper {
   private deadline: number | null = null;
@@ -49,6 +49,8 @@ export class FenceKeeper {
   private stateNow: KeeperState = 'idle';
   /** The guarded lock is one the agent left behind when it stopped with its server running (maintenance mode, or a failed stop). */
   private handedOver = false;
+  /** The timeout the watchdog device was armed with (ms); null while it is not armed. */
+  private watchdogTimeoutMs: number | null = null;
 
   constructor(private readonly deps: FenceKeeperDeps) {}
 
@@ -82,6 +84,11 @@ export class FenceKeeper {
     if (this.stateNow === 'guarding') this.stateNow = 'idle';
   }
 
+  /** The device was armed with `timeoutSeconds` (null: disarmed); kicks are bounded by it. */
+  watchdogArmed(timeoutSeconds: number | null): void {
+    this.watchdogTimeoutMs = timeoutSeconds === null ? null : timeoutSeconds * 1000;
+  }
+
   /** Checks the deadline and keeps the device alive; call often (every 100 ms or so). */
   async check(): Promise<void> {
     if (this.fencing) return this.fencing;
@@ -100,7 +107,13 @@ export class FenceKeeper {
       await this.fence('immediate', `${ends} and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false, true);
       return;
     }
-    if (this.deps.watchdog.isActive) await this.deps.watchdog.keepalive();
+    // A kick now resets the machine at now + the device's timeout at the latest: kick only while
+    // that falls within the lease, so that a fencer that hangs, or cannot stop PostgreSQL, has
+    // the machine reset before the lock can move (a kick up to the fence's own moment would
+    // reset it a whole timeout after the lock expired). The agent's kick at each renewal, and
+    // this one after it, keep a healthy primary's device alive.
+    const timeout = this.watchdogTimeoutMs;
+    if (this.deps.watchdog.isActive && timeout !== null && now + timeout <= d) await this.deps.watchdog.keepalive();
   }
 
   /** The agent process is gone without saying goodbye: stop PostgreSQL now, and release the lock it held. */
@@ -154,6 +167,7 @@ export class FenceKeeper {
     this.handedOver = false;
     this.stateNow = 'idle';
     await this.deps.watchdog.disable();
+    this.watchdogTimeoutMs = null;
   }
 
   private fence(mode: 'immediate' | 'fast', why: string, release: boolean, hold: boolean): Promise<void> {
@@ -176,6 +190,7 @@ export class FenceKeeper {
       }
       logger.warn('fenced: PostgreSQL is down and nothing accepts writes');
       await watchdog.disable();
+      this.watchdogTimeoutMs = null;
       if (renewed !== null && this.deadline === null) {
         // The agent holds a lock again (renewed late, or a restarted agent took it): guard it as usual.
         this.deadline = renewed;

@@ -97,10 +97,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   const server = new FencerSocketServer(socketPath, cfg.db.data_dir, {
     guard: (ms) => keeper.guard(ms),
     unguard: () => keeper.unguard(),
-    arm: (t) => watchdog.activate(t),
+    arm: async (t) => {
+      const wasActive = watchdog.isActive;
+      const ok = await watchdog.activate(t);
+      // An armed device keeps the timeout it was armed with until it is disarmed.
+      if (ok && !wasActive) keeper.watchdogArmed(t);
+      return ok;
+    },
     kick: () => watchdog.keepalive(),
     disarm: async () => {
       await watchdog.disable();
+      keeper.watchdogArmed(null);
       return true;
     },
     usable: () => watchdog.isUsable(),

@@ -136,6 +136,7 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
   it('a stop that fails releases nothing and stops kicking the device, so the machine resets before the lock moves on', async () => {
     const { clock, calls, watchdog, k } = keeper({ stops: false });
     await watchdog.activate(15);
+    k.watchdogArmed(15);
     k.guard(20_000);
     await k.check();
     const kicks = watchdog.keepalives;
@@ -150,6 +151,7 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
   it('kicks the device while the lease is safe; disarms it after a successful fence and on a clean detach', async () => {
     const { clock, watchdog, k } = keeper();
     await watchdog.activate(15);
+    k.watchdogArmed(15);
     k.guard(20_000);
     await k.check();
     expect(watchdog.keepalives).to.be.at.least(1);
@@ -159,6 +161,42 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     await watchdog.activate(15);
     await k.detach();
     expect(watchdog.isActive).to.equal(false);
+  });
+
+  it('kicks only while the countdown of a kick ends within the lease: a fencer that cannot stop PostgreSQL has the machine reset by the lock\'s deadline, not a timeout after it', async () => {
+    const { clock, watchdog, k } = keeper({ stops: false });
+    await watchdog.activate(15);
+    k.watchdogArmed(15);
+    k.guard(20_000);
+    await k.check();
+    const first = watchdog.keepalives;
+    expect(first).to.equal(1);
+    await clock.advance(5000);
+    await k.check();
+    expect(watchdog.keepalives, 'the last kick whose countdown ends by the deadline').to.equal(2);
+    await clock.advance(100);
+    await k.check();
+    expect(watchdog.keepalives, 'a kick now would reset the machine after the lock expired').to.equal(2);
+    // The fence fires at the deadline minus the safety margin and fails: the device fires at the deadline at the latest.
+    await clock.advance(9_900);
+    await k.check();
+    await clock.advance(4_999);
+    expect(watchdog.hasFired).to.equal(false);
+    await clock.advance(1);
+    expect(watchdog.hasFired, 'reset at the lock deadline').to.equal(true);
+  });
+
+  it('a renewed lease keeps the device alive: each renewal lets the kicks go on', async () => {
+    const { clock, watchdog, k } = keeper();
+    await watchdog.activate(15);
+    k.watchdogArmed(15);
+    for (let i = 0; i < 60; i++) {
+      k.guard(20_000);
+      await k.check();
+      await clock.advance(1000);
+    }
+    expect(watchdog.hasFired).to.equal(false);
+    expect(watchdog.keepalives).to.equal(60);
   });
 
   it('a fence holds: a primary that comes back before the agent holds the lock again is stopped again; a replica may run; a new lock lifts it', async () => {
