@@ -16,8 +16,8 @@ export const SWITCHOVER_CATCH_UP_MS = 2000;
 /**
  * Takes (or keeps) the leader key and makes this server the writable primary. The order
  * is the safety argument: the key first (atomic create, or a refresh when we hold it), then
- * in synchronous mode the sync key naming only us (so no stale standby can be promoted
- * after us), then the watchdog, and only then the promotion. The history key records the
+ * the watchdog, then in synchronous mode the sync key naming only us (so no stale standby can
+ * be promoted after us), and only then the promotion. The history key records the
  * new timeline afterwards, and a failover key that led here is cleared.
  * With `db.pre_promote` set, the operator's fencing script runs right after the key is taken.
  * A failure before the promotion gives the key back; a failed promotion keeps it (the
@@ -36,10 +36,12 @@ export function takeLeadership(ctx: TickContext, opts: { readonly acquire: boole
   if (ctx.isPrimary) {
     return decision(`${opts.why}: took the leader key as the running primary`, [lock, ...leaderWatchdogActions(ctx), ...clear]);
   }
-  // The operator's fencing script runs under the key and before the sync key narrows to this node alone:
-  // when it fails, the key goes back and the other synchronous standbys can still be promoted.
+  // The operator's fencing script runs under the key, once the watchdog is armed (a node whose
+  // required watchdog cannot be armed gives the key back without fencing anybody, as Patroni
+  // arms it before its pre_promote), and before the sync key narrows to this node alone: when
+  // it fails, the key goes back and the other synchronous standbys can still be promoted.
   const fence: Action[] = ctx.input.local.prePromote ? [{ type: 'prePromote' }] : [];
-  const before: Action[] = [lock, ...fence, ...prePromoteSyncActions(ctx), ...prePromoteWatchdogActions(ctx)];
+  const before: Action[] = [lock, ...prePromoteWatchdogActions(ctx), ...fence, ...prePromoteSyncActions(ctx)];
   const actions: Action[] = [
     ...before,
     // Published until the leader's checkpoint after the promotion is done (rewinders wait for it).

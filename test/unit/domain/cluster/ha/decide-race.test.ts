@@ -146,6 +146,10 @@ describe('decide(): the leader race', () => {
     expect(d.job).to.equal('promote');
     expect(d.rollback).to.deep.include({ fromIndex: 1, untilIndex: 4 });
     expect(d.rollback?.actions.map((a) => a.type)).to.deep.equal(['disarmWatchdog', 'releaseLeader']);
+    // With a watchdog, it is armed before the script: a node that cannot arm a required one gives the key back without fencing anybody.
+    const node = { ...input().node, watchdogMode: 'required' as const };
+    const armed = decide(input({ local, node, cluster: cluster(null, { sync }), raw: { synchronous_mode: true }, peers: peers() }));
+    expect(types(armed).slice(0, 3)).to.deep.equal(['acquireLeader', 'armWatchdog', 'prePromote']);
     // A running primary that takes the key back is not promoted: no script.
     const primary = decide(input({ local, cluster: unlocked, facts: primaryFacts(), peers: peers() }));
     expect(types(primary)).to.not.include('prePromote');
