@@ -88,11 +88,17 @@ export const LOCAL_CONFIG_SCHEMA = {
         /** `initdb` (default) or the name of a custom bootstrap method defined as `bootstrap.<name>`. */
         method: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$', description: 'initdb or a method name' },
         initdb: {
-          type: 'array',
-          items: {
-            description: 'a flag such as data-checksums, or an option such as {encoding: UTF8}',
-            oneOf: [nonEmpty, { type: 'object', additionalProperties: { type: ['string', 'number'] } }],
-          },
+          oneOf: [
+            {
+              type: 'array',
+              items: {
+                description: 'a flag such as data-checksums, or an option such as {encoding: UTF8}',
+                oneOf: [nonEmpty, { type: 'object', additionalProperties: { type: ['string', 'number'] } }],
+              },
+            },
+            // One mapping, as Patroni also takes it: {encoding: UTF8, data-checksums: true}.
+            { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+          ],
         },
         /** A script run once on the new primary after the bootstrap, given the superuser's URL: the cluster is registered only when it succeeds. */
         post_bootstrap: nonEmpty,

@@ -15,6 +15,7 @@ import { methodProblems, splitMethodSections } from './local-config-methods.js';
 import { withPatroniHints } from './patroni-keys.js';
 import type { BasebackupOptions } from '../../adapters/database/pg-replica-methods.js';
 import { splitHostPort } from '../../adapters/database/pg-options.js';
+import { initdbOptionProblems } from '../../adapters/database/pg-initdb-args.js';
 import { DEFAULT_CALLBACK_TIMEOUT, DEFAULT_DB_BIN_DIR, DEFAULT_EVENT_HISTORY, defaultLogDir, LocalConfigError, type CallbackActionName, type LocalConfig, type LogLevelName } from './local-config-types.js';
 
 export * from './local-config-types.js';
@@ -221,6 +222,8 @@ function semanticProblems(doc: Json): Problem[] {
   }
   const bootstrap = isObject(doc['bootstrap']) ? doc['bootstrap'] : {};
   const dcsProblems = isObject(bootstrap['dcs']) ? validateConfig(bootstrap['dcs']) : [];
+  // Found at start, not at the bootstrap (which would fail on them, and retry, much later).
+  for (const message of initdbOptionProblems(initdbOptionList(bootstrap['initdb']))) out.push({ path: 'bootstrap.initdb', message });
   for (const p of dcsProblems) out.push({ path: p.path ? `bootstrap.dcs.${p.path}` : 'bootstrap.dcs', message: p.message });
   const watchdog = isObject(doc['watchdog']) ? doc['watchdog'] : {};
   const margin = watchdog['safety_margin'] ?? DEFAULT_SAFETY_MARGIN;
@@ -234,6 +237,16 @@ function semanticProblems(doc: Json): Problem[] {
     if (problem !== null) out.push({ path: 'watchdog.safety_margin', message: `${problem} (ttl and loop_wait of bootstrap.dcs, defaults counted)` });
   }
   return out;
+}
+
+/**
+ * bootstrap.initdb as a list: a list of flags and `{name: value}` options as written, or
+ * (Patroni's other form) one mapping whose `true` values are flags.
+ */
+function initdbOptionList(value: unknown): (string | Record<string, string>)[] {
+  if (Array.isArray(value)) return value.filter((o) => typeof o === 'string' || isObject(o)) as (string | Record<string, string>)[];
+  if (!isObject(value)) return [];
+  return Object.entries(value).flatMap(([name, v]): (string | Record<string, string>)[] => (v === true ? [name] : v === false || v === null ? [] : [{ [name]: String(v) }]));
 }
 
 function withDefaults(doc: Json): LocalConfig {
@@ -258,7 +271,7 @@ function withDefaults(doc: Json): LocalConfig {
     bootstrap: {
       ...(bootstrap as unknown as LocalConfig['bootstrap']),
       dcs: (bootstrap['dcs'] ?? {}) as RawConfig,
-      initdb: (bootstrap['initdb'] ?? []) as (string | Record<string, string>)[],
+      initdb: initdbOptionList(bootstrap['initdb']),
       method: (bootstrap['method'] ?? 'initdb') as string,
     },
     db: {

@@ -195,6 +195,7 @@ describe('PostgreSQL adapter helpers', () => {
       '--data-checksums',
     ]);
     expect(initdbArguments(['data-checksums'])).to.deep.equal(['--data-checksums']);
+    expect(initdbArguments(['no-data-checksums'])).to.deep.equal(['--no-data-checksums']);
     expect(() => initdbArguments([{ pgdata: '/x' }])).to.throw(/set by the agent/);
     expect(() => initdbArguments(['x; rm -rf /'])).to.throw(/invalid/);
   });

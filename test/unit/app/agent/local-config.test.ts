@@ -57,6 +57,17 @@ describe('local configuration', () => {
     expect(c.log.level).to.equal('info');
   });
 
+  it('bootstrap.initdb: a list, or one mapping as Patroni also takes it; options the agent sets are refused at start', () => {
+    const mapping = parseLocalConfig(VALID.replace('initdb: [{encoding: UTF8}, data-checksums]', 'initdb: {encoding: UTF8, data-checksums: true, locale: 0, no-sync: false}'));
+    expect(mapping.bootstrap.initdb).to.deep.equal([{ encoding: 'UTF8' }, 'data-checksums', { locale: '0' }]);
+    const problems = problemsOf(() => parseLocalConfig(VALID.replace('initdb: [{encoding: UTF8}, data-checksums]', 'initdb: [{pgdata: /x}, waldir, "x y"]')));
+    expect(problems.filter((p) => p.path === 'bootstrap.initdb').map((p) => p.message)).to.deep.equal([
+      'initdb option pgdata is set by the agent',
+      'initdb option waldir is set by the agent',
+      'invalid initdb option "x y"',
+    ]);
+  });
+
   it('lists every problem at once with path, expected and got', () => {
     const text = VALID.replace('listen: 127.0.0.1:8008', 'listen: 8008')
       .replace('hosts: [127.0.0.1:2379]', 'hosts: []')
