@@ -1,7 +1,10 @@
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
 import { stateMetricHelp } from '../../domain/cluster/model/states.js';
 import type { AgentMetricsSink, MeasuredOperation } from '../../ports/agent-metrics.js';
+import type { CallbackAction } from '../../ports/callbacks.js';
+import type { HookName } from '../../ports/hook-scripts.js';
 import { snapshotMetricValues, SNAPSHOT_METRICS } from './agent-snapshot-metrics.js';
+import { DCS_OPERATIONS } from './dcs-operations.js';
 import type { EventLoopDelaySource } from './event-loop-delay.js';
 import type { ProcessMetrics } from './process-metrics.js';
 import { familyHead, HistogramSeries, PROMETHEUS_TEXT_TYPE, sampleLine, type LabelPairs } from './prometheus-text.js';
@@ -22,18 +25,41 @@ const DURATION_HELP: Readonly<Record<MeasuredOperation, string>> = {
 };
 type Labels = { scope: string; name: string };
 
+/** Every `action` of svc_callback_failures_total: the callbacks and the blocking scripts (a record, so one added to the ports must be added here); each is exposed at 0 from the start. */
+const CALLBACK_ACTIONS = Object.keys({
+  on_start: true,
+  on_stop: true,
+  on_restart: true,
+  on_reload: true,
+  on_role_change: true,
+  pre_promote: true,
+  before_stop: true,
+  post_bootstrap: true,
+} satisfies Record<CallbackAction | HookName, true>);
+
 /** One metric family the agent exposes: its name and Prometheus type. */
 export interface AgentMetricFamily {
   readonly name: string;
   readonly type: 'gauge' | 'counter' | 'histogram' | 'summary';
 }
 
-/** Counts by a key of extra label values, in the order keys first appeared. */
+/**
+ * Counts by a key of extra label values: the known ones (`known`) at 0 from the start, so
+ * rate() and increase() see their first event; the others in the order they first appeared.
+ */
 class LabelledCounts {
   private readonly counts = new Map<string, { labels: LabelPairs; value: number }>();
 
+  constructor(known: readonly LabelPairs[] = []) {
+    for (const labels of known) this.counts.set(LabelledCounts.key(labels), { labels, value: 0 });
+  }
+
+  private static key(labels: LabelPairs): string {
+    return labels.map(([, v]) => v).join('\u0000');
+  }
+
   inc(labels: LabelPairs): void {
-    const key = labels.map(([, v]) => v).join('\u0000');
+    const key = LabelledCounts.key(labels);
     const c = this.counts.get(key);
     if (c) c.value++;
     else this.counts.set(key, { labels, value: 1 });
@@ -58,10 +84,11 @@ export class AgentMetrics implements AgentMetricsSink {
   private readonly self: LabelPairs;
   private readonly loopDuration = new HistogramSeries(LOOP_BUCKETS);
   private readonly durations = new Map<MeasuredOperation, HistogramSeries>();
-  private readonly dcsErrors = new LabelledCounts();
+  private readonly dcsErrors = new LabelledCounts(DCS_OPERATIONS.map((op) => [['operation', op]] as const));
   private leaderChanges = 0;
+  // Not known ahead: a refusal's reason is the code of whichever check refused (request, schedule, cluster, candidate).
   private readonly refused = new LabelledCounts();
-  private readonly callbackFailures = new LabelledCounts();
+  private readonly callbackFailures = new LabelledCounts(CALLBACK_ACTIONS.map((a) => [['action', a]] as const));
   private readonly eventLoop: EventLoopDelaySource | null;
   private readonly process: ProcessMetrics | null;
 
@@ -143,7 +170,7 @@ export class AgentMetrics implements AgentMetricsSink {
     }
     const self = this.self;
     out += familyHead('svc_loop_duration_seconds', 'Duration of one HA loop run in seconds.', 'histogram') + this.loopDuration.lines('svc_loop_duration_seconds', self);
-    out += familyHead('svc_dcs_errors_total', 'DCS calls of the HA loop that failed, by operation.', 'counter') + this.dcsErrors.lines('svc_dcs_errors_total', self);
+    out += familyHead('svc_dcs_errors_total', 'DCS calls of the HA loop that failed, by operation (a compare-and-set another member won is an answer, not a failure).', 'counter') + this.dcsErrors.lines('svc_dcs_errors_total', self);
     out +=
       familyHead('svc_leader_changes_total', 'Changes of the leader key seen by this agent (including the cluster becoming leaderless).', 'counter') +
       sampleLine('svc_leader_changes_total', self, this.leaderChanges);
@@ -155,7 +182,7 @@ export class AgentMetrics implements AgentMetricsSink {
       familyHead('svc_refused_operations_total', 'Operator requests (switchover, failover) this agent refused, by operation and reason code.', 'counter') +
       this.refused.lines('svc_refused_operations_total', self);
     out +=
-      familyHead('svc_callback_failures_total', 'Callback commands (on_start, on_stop, on_restart, on_reload, on_role_change) that failed, timed out or could not start.', 'counter') +
+      familyHead('svc_callback_failures_total', 'Callback commands (on_start, on_stop, on_restart, on_reload, on_role_change) and scripts (pre_promote, before_stop, post_bootstrap) that failed, timed out or could not start.', 'counter') +
       this.callbackFailures.lines('svc_callback_failures_total', self);
     if (this.eventLoop) out += this.eventLoopLines(this.eventLoop, self);
     // The process's own figures (memory, descriptors, CPU): what a leak or a runaway agent shows first.

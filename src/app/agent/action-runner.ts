@@ -2,6 +2,8 @@ import { LONG_ACTIONS, type Action, type AgentCommandErrorCode, type Decision, t
 import { retryDelayMs } from '../../domain/cluster/ha/retry-backoff.js';
 import { historyAfterPromotion, historyFromServer } from '../../domain/cluster/model/history.js';
 import { WardenError } from '../../domain/errors.js';
+import type { DcsOperation } from '../../adapters/metrics/dcs-operations.js';
+import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Database } from '../../ports/database.js';
@@ -23,6 +25,8 @@ export interface RunnerPorts {
   readonly logger: Logger;
   /** The operator's blocking scripts (`db.pre_promote`, `bootstrap.post_bootstrap`); absent: none. */
   readonly hooks?: HookScripts;
+  /** Counts the store calls that failed (svc_dcs_errors_total); absent or null: not counted. */
+  readonly metrics?: Pick<AgentMetricsSink, 'dcsError'> | null;
 }
 
 /** The agent's state the actions change. */
@@ -205,7 +209,7 @@ export class ActionRunner {
     const mark = lease.mark();
     let lock;
     try {
-      lock = await this.ports.store.renewLeader(ctx.me, ctx.ttlSeconds);
+      lock = await this.dcs('renew_leader', () => this.ports.store.renewLeader(ctx.me, ctx.ttlSeconds));
     } catch (error) {
       lease.renewalFailed(sentAt);
       return { outcome: 'failed', error };
@@ -233,13 +237,27 @@ export class ActionRunner {
     throw new ConditionFailed(action, 'the leader lock ran out before this could run (the agent stalled, or its clock jumped)');
   }
 
+  /**
+   * A store call, its failure counted under `operation` and thrown on. A lost compare-and-set
+   * (another member holds the key, the key changed meanwhile) is an answer (null or false),
+   * not a failure: it is not counted.
+   */
+  private async dcs<T>(operation: DcsOperation, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      this.ports.metrics?.dcsError(operation);
+      throw error;
+    }
+  }
+
   private async apply(a: Action, ctx: RunContext): Promise<void> {
     const { store, db, watchdog } = this.ports;
     const { lease, memory, inbox } = this.state;
     switch (a.type) {
       case 'acquireLeader': {
         const sentAt = this.ports.clock.now();
-        const lock = await store.acquireLeader(ctx.me, ctx.ttlSeconds);
+        const lock = await this.dcs('acquire_leader', () => store.acquireLeader(ctx.me, ctx.ttlSeconds));
         if (lock === null) throw new ConditionFailed(a.type, 'another member holds the leader key');
         lease.granted(lock.deadline);
         this.pace?.acquired(sentAt);
@@ -255,7 +273,7 @@ export class ActionRunner {
       }
       case 'releaseLeader':
         lease.forget();
-        await store.releaseLeader(ctx.me);
+        await this.dcs('release_leader', () => store.releaseLeader(ctx.me));
         return;
       case 'forgetLock':
         lease.forget();
@@ -263,44 +281,51 @@ export class ActionRunner {
       case 'extendLockByFailsafe':
         lease.extendByFailsafe(ctx.ttlSeconds);
         return;
-      case 'createInitialize':
+      case 'createInitialize': {
         // An empty value claims the bootstrap; a system identifier registers data this node already holds
         // (in place of an abandoned claim when `replacing` names its revision).
-        if (!(await (a.replacing === undefined ? store.claimInitialize(a.value) : store.replaceInitialize(a.value, a.replacing)))) {
+        const replacing = a.replacing;
+        const claimed =
+          replacing === undefined
+            ? await this.dcs('claim_initialize', () => store.claimInitialize(a.value))
+            : await this.dcs('replace_initialize', () => store.replaceInitialize(a.value, replacing));
+        if (!claimed) {
           throw new ConditionFailed(a.type, 'another member initializes the cluster');
         }
         return;
+      }
       case 'writeInitialize': {
         // A bootstrapper that stalled past its lock may find its claim dropped and another cluster registered.
         this.mustHoldLock(a.type);
         const facts = await db.probe();
         if (!facts.systemIdentifier) throw new WardenError('initialize_failed', 'the new cluster has no system identifier');
-        if (!(await store.completeInitialize(facts.systemIdentifier))) throw new ConditionFailed(a.type, 'the initialize key holds no claim to complete any more (another member registered a cluster, or dropped an abandoned claim)');
+        const systemIdentifier = facts.systemIdentifier;
+        if (!(await this.dcs('complete_initialize', () => store.completeInitialize(systemIdentifier)))) throw new ConditionFailed(a.type, 'the initialize key holds no claim to complete any more (another member registered a cluster, or dropped an abandoned claim)');
         return;
       }
       case 'deleteInitialize':
-        await store.abandonInitialize(a.revision);
+        await this.dcs('abandon_initialize', () => store.abandonInitialize(a.revision));
         return;
       case 'writeConfig':
-        await store.writeConfig(a.value, null);
+        await this.dcs('write_config', () => store.writeConfig(a.value, null));
         return;
       case 'recordPromotion': {
         const lines = historyAfterPromotion(a.previous, await db.timelineHistory(), a, a.maxLines);
-        if (lines) await store.writeHistory(lines);
+        if (lines) await this.dcs('write_history', () => store.writeHistory(lines));
         return;
       }
       case 'syncHistory': {
         const lines = historyFromServer(a.previous, await db.timelineHistory(), a.maxLines);
-        if (lines) await store.writeHistory(lines);
+        if (lines) await this.dcs('write_history', () => store.writeHistory(lines));
         return;
       }
       case 'writeStatus':
-        await store.writeStatus({ optime: a.optime, slots: a.slots, ...(a.retainSlots ? { retainSlots: a.retainSlots } : {}) });
+        await this.dcs('write_status', () => store.writeStatus({ optime: a.optime, slots: a.slots, ...(a.retainSlots ? { retainSlots: a.retainSlots } : {}) }));
         return;
       case 'writeFinalPosition': {
         try {
           const lsn = await db.shutdownCheckpoint();
-          if (lsn !== null) await store.writeStatus({ optime: lsn, slots: {} });
+          if (lsn !== null) await this.dcs('write_status', () => store.writeStatus({ optime: lsn, slots: {} }));
           else this.ports.logger.warn('the server did not shut down cleanly: no final position for the candidate to check');
         } catch (error) {
           this.ports.logger.warn('could not write the final WAL position; releasing the leader key anyway', { error: describe(error) });
@@ -309,18 +334,18 @@ export class ActionRunner {
       }
       case 'writeSync': {
         const sync = { leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum };
-        if (!(await store.writeSync(sync, a.ifRevision === '0' ? null : a.ifRevision))) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
+        if (!(await this.dcs('write_sync', () => store.writeSync(sync, a.ifRevision === '0' ? null : a.ifRevision)))) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
         return;
       }
       case 'deleteSync':
-        await store.clearSync();
+        await this.dcs('clear_sync', () => store.clearSync());
         return;
       case 'writeFailsafe':
-        await store.writeFailsafe(a.members);
+        await this.dcs('write_failsafe', () => store.writeFailsafe(a.members));
         return;
       case 'clearFailover':
         this.ports.logger.info('clearing the failover key', { reason: a.reason });
-        await store.writeFailover(null, a.revision);
+        await this.dcs('write_failover', () => store.writeFailover(null, a.revision));
         return;
       case 'initdb':
         return db.initdb(a.unfinished ? { unfinished: true } : {});

@@ -439,7 +439,7 @@ export class TickPipeline {
       this.failures.succeeded('could not publish the member key', 'the member key is published again');
     } catch (error) {
       this.failures.failed('could not publish the member key', describe(error));
-      this.ports.metrics?.dcsError('write');
+      this.ports.metrics?.dcsError('publish_member');
     }
   }
 

@@ -70,6 +70,11 @@ export interface StatusInput {
   readonly standbyCluster: boolean;
   /** epoch seconds */
   readonly dcsLastSeen: number | null;
+  /**
+   * The last successful read of the cluster is older than ttl (see clusterViewStale): the view
+   * can no longer say that anyone holds the lock. Absent: false.
+   */
+  readonly clusterViewStale?: boolean;
   readonly failsafeActive: boolean;
   readonly watchdogFailed: boolean;
   readonly scheduledRestart: ScheduledRestart | null;
@@ -117,6 +122,17 @@ function xlogOf(facts: LocalFacts, role: Role): XlogDocument {
 }
 
 /**
+ * Whether a cluster view read at `readAt` (epoch ms; null: never read) is too old at `now` to
+ * show the lock: older than ttl, any lock it shows has run out unless renewed since, and the DCS
+ * has not answered to say whether it was. Patroni resets its view once a DCS read fails and
+ * reports `cluster_unlocked` from then on; this keeps the view (decisions still use it) and
+ * reports the lock as gone once it must have expired.
+ */
+export function clusterViewStale(readAt: number | null, now: number, ttlSeconds: number): boolean {
+  return readAt !== null && now - readAt > ttlSeconds * 1000;
+}
+
+/**
  * Builds the node status document (body of `/node` and every health check).
  * Keys are created in the spec's order; optional keys appear only when they apply, and
  * there is no `xlog` unless the database answers (peers read that as unreachable).
@@ -139,8 +155,9 @@ export function buildStatus(input: StatusInput): NodeStatus {
   if (config.pause) doc['pause'] = true;
   // A lock we refreshed ourselves means locked, even while the view published with it predates the
   // acquisition; a lock kept only by failsafe (DCS gone) is the documented "unlocked with failsafe" case.
+  // A view older than ttl shows a lock that has run out since (only a report: no decision reads this flag).
   const heldInDcs = input.isLeader && !input.failsafeActive;
-  if (!heldInDcs && (cluster === null || cluster.leader === null)) doc['cluster_unlocked'] = true;
+  if (!heldInDcs && (cluster === null || cluster.leader === null || input.clusterViewStale === true)) doc['cluster_unlocked'] = true;
   if (input.failsafeActive) doc['failsafe_mode_is_active'] = true;
   if (input.dcsLastSeen !== null) doc['dcs_last_seen'] = input.dcsLastSeen;
   if (Object.keys(node.tags).length > 0) doc['tags'] = node.tags;

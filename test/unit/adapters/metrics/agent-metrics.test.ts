@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { AgentMetrics } from '../../../../src/adapters/metrics/agent-metrics.js';
 import { ProcessMetrics } from '../../../../src/adapters/metrics/process-metrics.js';
 import { EventLoopDelayMonitor, type EventLoopDelaySource } from '../../../../src/adapters/metrics/event-loop-delay.js';
+import { DCS_OPERATIONS } from '../../../../src/adapters/metrics/dcs-operations.js';
 import { primaryFacts, snapshot } from '../http/support.js';
 
 const PROMTOOL = '/usr/bin/promtool';
@@ -35,7 +36,7 @@ describe('AgentMetrics: Prometheus text of the agent', () => {
     m.loopCompleted(0.3);
     m.dcsError('read');
     m.dcsError('read');
-    m.dcsError('write');
+    m.dcsError('publish_member');
     m.leaderChanged('node2');
     m.operationDuration('switchover', 0.7);
     m.operationRefused('switchover', 'no_candidates');
@@ -50,12 +51,37 @@ describe('AgentMetrics: Prometheus text of the agent', () => {
     expect(value(text, `svc_loop_duration_seconds_sum${self}`)).to.be.closeTo(0.312, 1e-9);
     expect(value(text, `svc_loop_duration_seconds_count${self}`)).to.equal(2);
     expect(value(text, 'svc_dcs_errors_total{scope="demo",name="node1",operation="read"}')).to.equal(2);
-    expect(value(text, 'svc_dcs_errors_total{scope="demo",name="node1",operation="write"}')).to.equal(1);
+    expect(value(text, 'svc_dcs_errors_total{scope="demo",name="node1",operation="publish_member"}')).to.equal(1);
+    expect(value(text, 'svc_dcs_errors_total{scope="demo",name="node1",operation="renew_leader"}')).to.equal(0);
     expect(value(text, `svc_leader_changes_total${self}`)).to.equal(1);
     expect(value(text, `svc_switchover_duration_seconds_count${self}`)).to.equal(1);
     expect(value(text, `svc_failover_duration_seconds_count${self}`)).to.equal(0);
     expect(value(text, 'svc_refused_operations_total{scope="demo",name="node1",operation="switchover",reason="no_candidates"}')).to.equal(1);
     expect(value(text, 'svc_callback_failures_total{scope="demo",name="node1",action="on_start"}')).to.equal(1);
+  });
+
+  it('the known label values of the labelled counters are there at 0 before their first event (rate() sees the first one)', () => {
+    const m = new AgentMetrics({ scope: 'demo', name: 'node1' });
+    const text = m.render(snapshot({ node: { scope: 'demo', name: 'node1' } }));
+    const series = (name: string, label: string) =>
+      [...text.matchAll(new RegExp(`^${name}\\{scope="demo",name="node1",${label}="([^"]+)"\\} (\\S+)$`, 'gm'))].map((x) => [x[1], Number(x[2])]);
+    expect(series('svc_dcs_errors_total', 'operation')).to.deep.equal(DCS_OPERATIONS.map((op) => [op, 0]));
+    expect(series('svc_callback_failures_total', 'action')).to.deep.equal(
+      ['on_start', 'on_stop', 'on_restart', 'on_reload', 'on_role_change', 'pre_promote', 'before_stop', 'post_bootstrap'].map((a) => [a, 0]),
+    );
+    // A refusal's reason is not known ahead (the code of whichever check refused): no series before the first one.
+    expect(text).not.to.match(/^svc_refused_operations_total\{/m);
+    expect(text).to.match(/^# TYPE svc_refused_operations_total counter$/m);
+    m.dcsError('write_status');
+    m.dcsError('write_status');
+    m.callbackFailed('pre_promote');
+    m.dcsError('something_new');
+    const after = m.render(snapshot({ node: { scope: 'demo', name: 'node1' } }));
+    expect(value(after, 'svc_dcs_errors_total{scope="demo",name="node1",operation="write_status"}')).to.equal(2);
+    expect(value(after, 'svc_dcs_errors_total{scope="demo",name="node1",operation="read"}')).to.equal(0);
+    expect(value(after, 'svc_callback_failures_total{scope="demo",name="node1",action="pre_promote"}')).to.equal(1);
+    // A value outside the known set still counts.
+    expect(value(after, 'svc_dcs_errors_total{scope="demo",name="node1",operation="something_new"}')).to.equal(1);
   });
 
   it('every family it lists has one HELP and TYPE, and nothing else is written', () => {
@@ -86,6 +112,7 @@ describe('AgentMetrics: Prometheus text of the agent', () => {
     const m = new AgentMetrics({ scope: 'a"b', name: 'x\\y' });
     m.dcsError('re\nad');
     const text = m.render(snapshot({ node: { scope: 'a"b', name: 'x\\y' } }));
+    expect(text).to.include('svc_dcs_errors_total{scope="a\\"b",name="x\\\\y",operation="read"} 0\n');
     expect(text).to.include('svc_dcs_errors_total{scope="a\\"b",name="x\\\\y",operation="re\\nad"} 1\n');
   });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
-import { buildStatus, statusRole } from '../../../../../src/domain/cluster/model/status.js';
+import { buildStatus, clusterViewStale, statusRole } from '../../../../../src/domain/cluster/model/status.js';
 import { checkHealth } from '../../../../../src/domain/cluster/rules/health.js';
 import { NOW, clusterView, config, nodeSettings, primaryFacts, replicaFacts, snapshot, statusInput, sync } from '../fixtures.js';
 
@@ -107,6 +107,27 @@ describe('domain/cluster/status: buildStatus', () => {
     expect(buildStatus(replicaInput({ cluster: clusterView({ leader: null }) })).cluster_unlocked).to.equal(true);
     expect(buildStatus(replicaInput({ cluster: null })).cluster_unlocked).to.equal(true);
     expect(buildStatus(replicaInput())).not.to.have.property('cluster_unlocked');
+  });
+
+  it('cluster_unlocked: true once the last view of the cluster is older than ttl (the DCS has not answered since), as Patroni after a failed read', () => {
+    // The last view still names a leader: within ttl of it, the lock may still be held.
+    expect(buildStatus(replicaInput({ clusterViewStale: false }))).not.to.have.property('cluster_unlocked');
+    const stale = buildStatus(replicaInput({ clusterViewStale: true }));
+    expect(stale.cluster_unlocked).to.equal(true);
+    expectSpecOrder(stale);
+    // A primary whose lock ran out (it stepped down): the same.
+    expect(buildStatus(statusInput({ isLeader: false, clusterViewStale: true })).cluster_unlocked).to.equal(true);
+    // A lock this node still holds, renewed in the DCS, is held whatever the age of the view.
+    expect(buildStatus(statusInput({ isLeader: true, clusterViewStale: true }))).not.to.have.property('cluster_unlocked');
+    // A lock kept only by failsafe: unlocked, with failsafe (the documented variant).
+    expect(buildStatus(statusInput({ isLeader: true, failsafeActive: true, clusterViewStale: true }))).to.include({ cluster_unlocked: true, failsafe_mode_is_active: true });
+  });
+
+  it('clusterViewStale: a view read more than ttl ago; never read is no stale view (there is none: cluster_unlocked says so already)', () => {
+    expect(clusterViewStale(NOW - 30_000, NOW, 30)).to.equal(false);
+    expect(clusterViewStale(NOW - 30_001, NOW, 30)).to.equal(true);
+    expect(clusterViewStale(NOW - 1000, NOW, 30)).to.equal(false);
+    expect(clusterViewStale(null, NOW, 30)).to.equal(false);
   });
 
   it('failsafe_mode_is_active: true with an unlocked cluster (the failsafe variant)', () => {
