@@ -29,6 +29,14 @@ const REPORTED_ACTIONS: Readonly<Record<string, { readonly prefix: 'promote' | '
 /** Jobs during which the server is down on purpose: no on_stop (their end says what happened). */
 const QUIET_STOP_JOBS = new Set(['demote', 'demote cluster', 'promote', 'restart', 'reinitialize', 'rewind', 'follow']);
 
+/**
+ * The job that creates a cluster (initdb, a custom bootstrap, a standby cluster's copy) or
+ * undoes one left unfinished. Patroni calls no callback while it bootstraps: the server may
+ * still be rolled back, and until the cluster is registered a VIP script would send clients
+ * to a cluster that may not stay.
+ */
+const BOOTSTRAP_JOB = 'bootstrap';
+
 /** A request (failover key) this agent saw: when, and what kind. */
 interface SeenRequest {
   readonly revision: string;
@@ -84,6 +92,8 @@ export class EventReporter {
   private job: { readonly name: string; readonly at: number } | null = null;
   private action: { readonly type: string; readonly at: number } | null = null;
   private noCandidate: string | null = null;
+  /** The agent's shutdown began: what is published from then on holds facts from before the server was stopped. */
+  private shutDown = false;
 
   constructor(
     private readonly deps: {
@@ -118,14 +128,25 @@ export class EventReporter {
     this.holder = holder;
   }
 
-  /** A snapshot was published: role and running changes become events and callbacks. */
+  /**
+   * A snapshot was published: role and running changes become events and callbacks. A
+   * bootstrap's snapshots are not seen at all, so the first one after it compares with the
+   * server as it was before (stopped, or never seen): a bootstrap that completed is a start,
+   * with the role it ended in; one rolled back is nothing.
+   */
   snapshotPublished(snap: NodeSnapshot, jobName: string | null): void {
+    if (this.shutDown || this.bootstrapping(snap, jobName)) return;
     const running = snap.facts.running;
     const role = snap.status.role;
     const settled = running && SETTLED_ROLES.has(role);
     if (this.running === null) {
       this.running = running;
-      if (settled) this.settledRole = role;
+      if (settled) {
+        this.settledRole = role;
+        // A server the agent takes over running (the agent restarted or upgraded): Patroni's
+        // first cycle calls on_start too, so that a VIP script asserts the address again.
+        this.deps.callbacks.run('on_start', role);
+      }
       return;
     }
     if (settled) {
@@ -203,7 +224,22 @@ export class EventReporter {
 
   /** The server's configuration was reloaded with changed parameters. */
   reloaded(): void {
-    if (this.running) this.deps.callbacks.run('on_reload', this.settledRole ?? 'replica');
+    if (this.running && !this.shutDown && this.job?.name !== BOOTSTRAP_JOB) this.deps.callbacks.run('on_reload', this.settledRole ?? 'replica');
+  }
+
+  /**
+   * The agent shuts down, the loop and its jobs over; `stoppedServer`: it stopped the server
+   * itself (false when it leaves it running, in maintenance mode, or could not stop it). A
+   * server announced as running gets its on_stop, with the role it had, as Patroni's stop()
+   * calls it; nothing is called after this. Returns whether on_stop was called.
+   */
+  agentStopping(stoppedServer: boolean): boolean {
+    if (this.shutDown) return false;
+    this.shutDown = true;
+    if (!stoppedServer || this.running !== true) return false;
+    this.running = false;
+    this.deps.callbacks.run('on_stop', this.settledRole ?? 'replica');
+    return true;
   }
 
   /**
@@ -264,6 +300,11 @@ export class EventReporter {
     this.request = null;
     this.leaderGoneAt = null;
     this.leaderGoneFrom = null;
+  }
+
+  /** Data being created or undone by a bootstrap: also found outside the job when an agent stopped in the middle of one. */
+  private bootstrapping(snap: NodeSnapshot, jobName: string | null): boolean {
+    return jobName === BOOTSTRAP_JOB || this.job?.name === BOOTSTRAP_JOB || snap.facts.bootstrapUnfinished === true;
   }
 
   private emit(type: ClusterEventType, reason: string, data?: Readonly<Record<string, unknown>>): void {

@@ -40,6 +40,7 @@ import { HookScripts } from '../../ports/hook-scripts.js';
 import { InMemoryEventLog } from '../../adapters/events/in-memory-event-log.js';
 import { NoCallbacks } from '../../adapters/callbacks/child-process-callback-runner.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
+import { callbacksEndWithin, SHUTDOWN_CALLBACK_GRACE_MS } from './shutdown-callback-grace.js';
 import type { Problem } from '../../domain/errors.js';
 
 /** Changes that wake the loop at once (the leader key: see onClusterChange). */
@@ -71,6 +72,7 @@ export class HaLoop implements AgentControl {
   private readonly fresh: FreshStatus;
   private readonly reporter: EventReporter;
   private readonly preferred: PreferredLeader;
+  private readonly callbacks: CallbackRunner;
   /** The agent's event stream (`GET /events`). */
   readonly events: EventLog;
   private unwatch: (() => void) | null = null;
@@ -99,9 +101,10 @@ export class HaLoop implements AgentControl {
     @inject(HookScripts) @optional() hooks?: HookScripts,
   ) {
     this.events = events ?? new InMemoryEventLog({ member: settings.current().node.name, clock, logger: null, capacity: 1000 });
+    this.callbacks = callbacks ?? new NoCallbacks();
     this.reporter = new EventReporter({
       events: this.events,
-      callbacks: callbacks ?? new NoCallbacks(),
+      callbacks: this.callbacks,
       metrics: metrics ?? null,
       clock,
       me: () => this.settings.current.node.name,
@@ -201,6 +204,9 @@ export class HaLoop implements AgentControl {
    * whose server does not stop keeps its lock (handed to the fencer when it can take it), so
    * nobody promotes while that server may still take writes. Returns whether the server was
    * (or may have been) left running.
+   *
+   * A server this shutdown stops gets its on_stop callback, once; one left running gets none.
+   * The exit waits for that callback SHUTDOWN_CALLBACK_GRACE_MS at most.
    */
   async stop(opts: { readonly releaseLeader?: boolean; readonly stopDatabase?: boolean; readonly leaveRunningInPause?: boolean } = {}): Promise<'stopped' | 'left_running'> {
     this.unwatch?.();
@@ -210,8 +216,17 @@ export class HaLoop implements AgentControl {
     await this.jobs.idle();
     // What follows (the key released, PostgreSQL stopped) is said as the agent's shutdown, not the last tick's decision.
     this.reporter.decided('the agent is shutting down');
-    if (opts.leaveRunningInPause === true && (await this.leaveRunning())) return 'left_running';
-    if ((opts.stopDatabase ?? true) && !(await this.stopDatabase()) && this.lease.deadline !== null) {
+    if (opts.leaveRunningInPause === true && (await this.leaveRunning())) {
+      this.reporter.agentStopping(false);
+      return 'left_running';
+    }
+    const stopDatabase = opts.stopDatabase ?? true;
+    const serverStopped = stopDatabase && (await this.stopDatabase());
+    // Told here, not by a publication: the snapshot refresher is over, and what is published
+    // from now on (the lock given up) holds the facts from before the stop. on_stop starts
+    // as soon as the server is down, before the key is released, as in Patroni.
+    const onStop = this.reporter.agentStopping(serverStopped);
+    if (stopDatabase && !serverStopped && this.lease.deadline !== null) {
       // Released, the lock could go to another member while this server still takes writes.
       const guarded = await this.fencer.handover();
       this.logger.error(`PostgreSQL did not stop: the leader lock is not released; ${guarded ? 'the fencer stops PostgreSQL before the lock runs out' : 'it runs out with its lease'}`);
@@ -228,6 +243,10 @@ export class HaLoop implements AgentControl {
       }
     }
     this.lease.forget();
+    // Only once the key is gone: a slow script never holds back the failover.
+    if (onStop && !(await callbacksEndWithin(this.callbacks, this.clock, SHUTDOWN_CALLBACK_GRACE_MS))) {
+      this.logger.info(`the on_stop callback still runs after ${SHUTDOWN_CALLBACK_GRACE_MS / 1000} s: the agent exits, the callback goes on without it`);
+    }
     return 'stopped';
   }
 

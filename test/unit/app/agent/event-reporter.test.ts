@@ -63,7 +63,8 @@ describe('app/agent: EventReporter', () => {
       ['promote', 0.2],
       ['switchover', 0.5],
     ]);
-    expect(callbacks.calls).to.deep.equal(['on_role_change primary']);
+    // The replica first seen running (the agent took it over) is announced: on_start.
+    expect(callbacks.calls).to.deep.equal(['on_start replica', 'on_role_change primary']);
   });
 
   it('an automatic failover is measured from the leader key gone', () => {
@@ -101,7 +102,7 @@ describe('app/agent: EventReporter', () => {
     reporter.snapshotPublished(replica, 'demote');
     reporter.jobEnded('demote', true, null);
     expect(types()).to.deep.equal(['demote_started', 'role_changed', 'demote_finished']);
-    expect(callbacks.calls).to.deep.equal(['on_role_change replica']);
+    expect(callbacks.calls).to.deep.equal(['on_start primary', 'on_role_change replica']);
   });
 
   it('start, stop, restart and reload callbacks', () => {
@@ -116,6 +117,104 @@ describe('app/agent: EventReporter', () => {
     reporter.jobEnded('restart', true, null);
     reporter.reloaded();
     expect(callbacks.calls).to.deep.equal(['on_start replica', 'on_stop replica', 'on_start replica', 'on_restart replica', 'on_reload replica']);
+  });
+
+  describe('callbacks as Patroni calls them', () => {
+    const uninitialized = snapshot({ facts: stoppedFacts('stopped', false), node: { name: 'node2' } });
+    const unfinished = snapshot({ facts: { ...primaryFacts(), bootstrapUnfinished: true }, node: { name: 'node2' }, leader: true });
+
+    it('a server the agent finds running is announced once: on_start with its role', () => {
+      const { reporter, callbacks } = setup();
+      reporter.snapshotPublished(replica, null);
+      reporter.snapshotPublished(replica, null);
+      reporter.snapshotPublished(replica, null);
+      expect(callbacks.calls).to.deep.equal(['on_start replica']);
+    });
+
+    it("a server found stopped is announced by the agent's own start only: no second on_start", () => {
+      const { reporter, callbacks } = setup();
+      reporter.snapshotPublished(stopped, null);
+      reporter.jobStarted('start');
+      reporter.actionStarted('start');
+      reporter.snapshotPublished(replica, 'start');
+      reporter.jobEnded('start', true, null);
+      reporter.snapshotPublished(replica, null);
+      expect(callbacks.calls).to.deep.equal(['on_start replica']);
+    });
+
+    it('a bootstrap calls nothing while it runs (the custom bootstrap recovery and promotion included); completed, one on_start with the role it ended in', () => {
+      const { reporter, callbacks } = setup();
+      reporter.snapshotPublished(uninitialized, null);
+      reporter.jobStarted('bootstrap');
+      reporter.actionStarted('initdb');
+      reporter.snapshotPublished(stopped, 'bootstrap');
+      reporter.actionStarted('start');
+      reporter.snapshotPublished(replica, 'bootstrap');
+      reporter.snapshotPublished(stopped, 'bootstrap');
+      reporter.snapshotPublished(unfinished, 'bootstrap');
+      reporter.reloaded();
+      reporter.snapshotPublished(primary, 'bootstrap');
+      expect(callbacks.calls, 'nothing before the bootstrap completed').to.deep.equal([]);
+      reporter.jobEnded('bootstrap', true, null);
+      reporter.snapshotPublished(primary, null);
+      reporter.snapshotPublished(primary, null);
+      expect(callbacks.calls).to.deep.equal(['on_start primary']);
+    });
+
+    it('a bootstrap rolled back calls nothing, its stop included', () => {
+      const { reporter, callbacks } = setup();
+      reporter.snapshotPublished(uninitialized, null);
+      reporter.jobStarted('bootstrap');
+      reporter.snapshotPublished(unfinished, 'bootstrap');
+      reporter.snapshotPublished(uninitialized, 'bootstrap');
+      reporter.jobEnded('bootstrap', false, 'postBootstrap: the post_bootstrap script exited with code 1');
+      reporter.snapshotPublished(uninitialized, null);
+      expect(callbacks.calls).to.deep.equal([]);
+    });
+
+    it('a bootstrap interrupted by the agent is no running server to announce: its undo calls nothing', () => {
+      const { reporter, callbacks } = setup();
+      reporter.snapshotPublished(unfinished, null);
+      reporter.jobStarted('bootstrap');
+      reporter.snapshotPublished(uninitialized, 'bootstrap');
+      reporter.jobEnded('bootstrap', true, null);
+      reporter.snapshotPublished(uninitialized, null);
+      expect(callbacks.calls).to.deep.equal([]);
+    });
+
+    it('a shutdown that stops the server: one on_stop with the role it had, nothing from the stale publications after it', () => {
+      const { reporter, callbacks } = setup();
+      reporter.snapshotPublished(primary, null);
+      expect(reporter.agentStopping(true)).to.equal(true);
+      // The lock given up republishes the last facts (still running).
+      reporter.snapshotPublished(primary, null);
+      reporter.reloaded();
+      expect(reporter.agentStopping(true)).to.equal(false);
+      expect(callbacks.calls).to.deep.equal(['on_start primary', 'on_stop primary']);
+    });
+
+    it('a shutdown that leaves the server running (maintenance mode, or a stop that failed) calls nothing', () => {
+      const { reporter, callbacks } = setup();
+      reporter.snapshotPublished(replica, null);
+      expect(reporter.agentStopping(false)).to.equal(false);
+      reporter.snapshotPublished(stopped, null);
+      expect(callbacks.calls).to.deep.equal(['on_start replica']);
+    });
+
+    it('a shutdown calls no on_stop for a server never announced: already stopped, or in a bootstrap', () => {
+      const down = setup();
+      down.reporter.snapshotPublished(replica, null);
+      down.reporter.snapshotPublished(stopped, null);
+      expect(down.reporter.agentStopping(true)).to.equal(false);
+      expect(down.callbacks.calls).to.deep.equal(['on_start replica', 'on_stop replica']);
+      const bootstrapping = setup();
+      bootstrapping.reporter.snapshotPublished(uninitialized, null);
+      bootstrapping.reporter.jobStarted('bootstrap');
+      bootstrapping.reporter.snapshotPublished(primary, 'bootstrap');
+      bootstrapping.reporter.jobEnded('bootstrap', true, null);
+      expect(bootstrapping.reporter.agentStopping(true)).to.equal(false);
+      expect(bootstrapping.callbacks.calls).to.deep.equal([]);
+    });
   });
 
   it('cluster events come from the leader only: members joined and left, pause, changed configuration keys', () => {

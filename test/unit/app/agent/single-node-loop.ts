@@ -7,15 +7,17 @@ import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js
 import { HaLoop } from '../../../../src/app/agent/ha-loop.js';
 import { fixedSettings } from '../../../../src/app/agent/tokens.js';
 import type { RawConfig } from '../../../../src/domain/cluster/config/config.js';
+import type { CallbackRunner } from '../../../../src/ports/callbacks.js';
 import type { Fencer } from '../../../../src/ports/fencer.js';
 import type { Logger } from '../../../../src/ports/logger.js';
 
-/** Optional settings of singleNodePrimary: the bootstrap dynamic config (default ttl 30, loop_wait 10), the fencer's margin (5), the logger, a fencer (default none). */
+/** Optional settings of singleNodePrimary: the bootstrap dynamic config (default ttl 30, loop_wait 10), the fencer's margin (5), the logger, a fencer (default none), the callback runner (default none). */
 export interface SingleNodeOptions {
   readonly bootstrapDcs?: RawConfig;
   readonly safetyMargin?: number;
   readonly logger?: Logger;
   readonly fencer?: Fencer;
+  readonly callbacks?: CallbackRunner;
 }
 
 /** One agent (node1, loop_wait 10 unless told) over an in-memory DCS (its store returned too) and a fake database, ticked until it runs as primary; the loop is not started. */
@@ -37,6 +39,8 @@ export async function singleNodePrimary(snapshotRefreshMs: number, opts: SingleN
     { snapshotRefreshMs },
     undefined,
     opts.fencer,
+    undefined,
+    opts.callbacks,
   );
   for (let i = 0; i < 5 && loop.snapshot().status.role !== 'primary'; i++) {
     await loop.tickOnce();
