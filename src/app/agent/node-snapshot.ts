@@ -2,7 +2,7 @@ import type { Cluster, ScheduledRestart } from '../../domain/cluster/model/clust
 import type { DynamicConfig } from '../../domain/cluster/config/config.js';
 import type { LocalFacts } from '../../domain/cluster/model/facts.js';
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
-import { buildStatus } from '../../domain/cluster/model/status.js';
+import { buildStatus, clusterViewStale } from '../../domain/cluster/model/status.js';
 import type { FencerStatus } from '../../ports/fencer.js';
 import { leaderRef, unconfirmedPosition, type PositionConfirmation } from '../../domain/cluster/rules/position.js';
 import type { AgentSettings } from './tokens.js';
@@ -77,6 +77,7 @@ export function nodeSnapshot(input: SnapshotInput): NodeSnapshot {
     isLeader,
     standbyCluster,
     dcsLastSeen: i.clusterReadAt === null ? null : Math.floor(i.clusterReadAt / 1000),
+    clusterViewStale: clusterViewStale(i.clusterReadAt, i.now, i.config.ttl),
     failsafeActive: i.failsafeActive || (!i.dcsReachable && acceptedRecently),
     watchdogFailed: i.settings.node.watchdogMode === 'required' && !i.watchdogUsable,
     scheduledRestart: i.scheduledRestart,

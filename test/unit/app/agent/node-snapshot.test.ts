@@ -52,3 +52,15 @@ describe('the node snapshot of a standby cluster', () => {
     expect(snap({ facts: { ...primaryFacts(), running: false, inRecovery: null, state: 'stopped' }, jobName: 'demote cluster' }).status.role).to.equal('demoted');
   });
 });
+
+describe('the node snapshot while the DCS does not answer', () => {
+  it('a member whose last read of the cluster is older than ttl reports the cluster unlocked (svc_cluster_unlocked 1); a leader still renewing its lock does not', () => {
+    const ttlMs = resolveConfig({}).ttl * 1000;
+    const replica = (readAt: number) => snap({ config: resolveConfig({}), lockDeadline: null, cluster: cluster('node2'), clusterReadAt: readAt });
+    expect(replica(NOW - ttlMs).status).not.to.have.property('cluster_unlocked');
+    expect(replica(NOW - ttlMs - 1).status).to.include({ cluster_unlocked: true });
+    expect(snapshotMetricValues(replica(NOW - ttlMs - 1))).to.include({ svc_cluster_unlocked: 1 });
+    const leader = snap({ config: resolveConfig({}), clusterReadAt: NOW - ttlMs - 1 });
+    expect(leader.status).not.to.have.property('cluster_unlocked');
+  });
+});
