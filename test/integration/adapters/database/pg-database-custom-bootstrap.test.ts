@@ -7,32 +7,16 @@
  * honoured the same way.
  */
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseError } from '../../../../src/domain/errors.js';
 import type { CustomBootstrap } from '../../../../src/adapters/database/pg-custom-bootstrap.js';
 import { makeBaseDir, runPg } from '../../../support/postgres-server.js';
-import { destroyNodes, makeNode, sql, type TestNode } from './pg-test-nodes.js';
+import { destroyNodes, makeNode, script, sharedDir, sql, type TestNode } from './pg-test-nodes.js';
 
 const creds = { superuser: { username: 'postgres' }, replication: { username: 'replicator' } };
 const START_MS = 60_000;
-const isRoot = process.getuid?.() === 0;
-
-/** A directory the server's OS user may write. */
-async function sharedDir(path: string): Promise<string> {
-  await mkdir(path, { recursive: true });
-  if (isRoot) execFileSync('chown', ['postgres', path]);
-  return path;
-}
-
-/** An executable shell script. */
-async function script(path: string, body: string): Promise<string> {
-  await writeFile(path, `#!/bin/sh\n${body}\n`);
-  await chmod(path, 0o755);
-  return path;
-}
 
 /** Tables of the public schema, sorted. */
 async function tables(node: TestNode): Promise<string[]> {

@@ -7,29 +7,14 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseError } from '../../../../src/domain/errors.js';
 import { makeBaseDir, PG_BIN_DIR, runPg } from '../../../support/postgres-server.js';
-import { destroyNodes, makeNode, probeUntil, sql, type TestNode } from './pg-test-nodes.js';
+import { destroyNodes, makeNode, script, sharedDir, probeUntil, sql, type TestNode } from './pg-test-nodes.js';
 
 const creds = { superuser: { username: 'postgres' }, replication: { username: 'replicator' } };
 const START_MS = 60_000;
-const isRoot = process.getuid?.() === 0;
-
-/** A directory the server's OS user may write. */
-async function sharedDir(path: string): Promise<string> {
-  await mkdir(path, { recursive: true });
-  if (isRoot) execFileSync('chown', ['postgres', path]);
-  return path;
-}
-
-/** An executable shell script. */
-async function script(path: string, body: string): Promise<string> {
-  await writeFile(path, `#!/bin/sh\n${body}\n`);
-  await chmod(path, 0o755);
-  return path;
-}
 
 describe('PgDatabase: replica creation methods and custom bootstrap (PostgreSQL 15)', function () {
   this.timeout(180_000);

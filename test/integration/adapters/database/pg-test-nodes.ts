@@ -1,5 +1,6 @@
 /** Shared set-up of the PgDatabase integration suites: members in temp dirs on free ports. */
-import { rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { LocalFacts } from '../../../../src/domain/cluster/model/facts.js';
@@ -119,4 +120,18 @@ export async function streamingPair(prefix: string, creds: TestCredentials, star
   await b.db.start({ upstream: { name: a.name, connUrl: a.connUrl }, slotName: b.name, timeoutMs: startMs });
   await probeUntil(b, (f) => f.replicationState === 'streaming');
   return { a, b };
+}
+
+/** A directory the server's OS user may write. */
+export async function sharedDir(path: string): Promise<string> {
+  await mkdir(path, { recursive: true });
+  if (process.getuid?.() === 0) execFileSync('chown', ['postgres', path]);
+  return path;
+}
+
+/** An executable shell script. */
+export async function script(path: string, body: string): Promise<string> {
+  await writeFile(path, `#!/bin/sh\n${body}\n`);
+  await chmod(path, 0o755);
+  return path;
 }
