@@ -1,4 +1,5 @@
 import type { NodeSnapshot } from '../../domain/cluster/model/snapshot.js';
+import { MANUAL_ACTIONS, MANUAL_REQUEST_REFUSAL_CODES } from '../../domain/cluster/rules/manual-failover.js';
 import { stateMetricHelp } from '../../domain/cluster/model/states.js';
 import type { AgentMetricsSink, MeasuredOperation } from '../../ports/agent-metrics.js';
 import type { CallbackAction } from '../../ports/callbacks.js';
@@ -36,6 +37,19 @@ const CALLBACK_ACTIONS = Object.keys({
   before_stop: true,
   post_bootstrap: true,
 } satisfies Record<CallbackAction | HookName, true>);
+
+/**
+ * Every `{operation, reason}` of svc_refused_operations_total, each exposed at 0 from the
+ * start: the requests that can be refused (switchover, failover) by every code a refusal can
+ * carry. Some pairs never occur (a failover is never refused for a missing leader): a
+ * series that stays 0 costs less than a first refusal that rate() and increase() miss.
+ */
+const REFUSALS: readonly LabelPairs[] = MANUAL_ACTIONS.flatMap((operation) =>
+  MANUAL_REQUEST_REFUSAL_CODES.map((reason) => [
+    ['operation', operation],
+    ['reason', reason],
+  ] as const),
+);
 
 /** One metric family the agent exposes: its name and Prometheus type. */
 export interface AgentMetricFamily {
@@ -86,8 +100,7 @@ export class AgentMetrics implements AgentMetricsSink {
   private readonly durations = new Map<MeasuredOperation, HistogramSeries>();
   private readonly dcsErrors = new LabelledCounts(DCS_OPERATIONS.map((op) => [['operation', op]] as const));
   private leaderChanges = 0;
-  // Not known ahead: a refusal's reason is the code of whichever check refused (request, schedule, cluster, candidate).
-  private readonly refused = new LabelledCounts();
+  private readonly refused = new LabelledCounts(REFUSALS);
   private readonly callbackFailures = new LabelledCounts(CALLBACK_ACTIONS.map((a) => [['action', a]] as const));
   private readonly eventLoop: EventLoopDelaySource | null;
   private readonly process: ProcessMetrics | null;

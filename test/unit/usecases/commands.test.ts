@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { InMemoryClusterStore } from '../../../src/adapters/cluster-store/in-memory-cluster-store.js';
 import { InMemoryKeyValueSpace } from '../../../src/adapters/cluster-store/in-memory-key-value.js';
-import { ManualFailoverError } from '../../../src/domain/cluster/rules/manual-failover.js';
+import { MANUAL_REQUEST_REFUSAL_CODES, ManualFailoverError } from '../../../src/domain/cluster/rules/manual-failover.js';
 import { ScheduleError } from '../../../src/domain/cluster/rules/schedule.js';
 import { ValidationError } from '../../../src/domain/errors.js';
 import type { MemberRecord } from '../../../src/ports/cluster-store.js';
@@ -132,6 +132,63 @@ describe('use cases: operator commands over the fakes', () => {
       const c = await cluster();
       const e = await rejection(failover(c.deps, { leader: 'node2', candidate: 'node3', scheduledAt: null }));
       expect(e.code).to.equal('leader_mismatch');
+    });
+
+    it('every refusal is counted under a reason of the known set (svc_refused_operations_total starts them at 0)', async () => {
+      const counted: [string, string][] = [];
+      const metrics = { operationRefused: (operation: string, reason: string) => void counted.push([operation, reason]) };
+      const refuse = async (c: Awaited<ReturnType<typeof cluster>>, run: typeof switchover, input: Parameters<typeof switchover>[1]) => {
+        const before = counted.length;
+        const e = await rejection(run({ ...c.deps, metrics }, input));
+        expect(counted.slice(before), e.message).to.have.length(1);
+        expect(counted.at(-1)![1], e.message).to.equal(e.code);
+        return e.code;
+      };
+      const past = new Date(NOW - 60_000).toISOString();
+      const later = new Date(NOW + 3_600_000).toISOString();
+      const c = await cluster();
+      const reasons = [
+        await refuse(c, switchover, { leader: null, candidate: 'node3', scheduledAt: null }),
+        await refuse(c, failover, { leader: null, candidate: null, scheduledAt: null }),
+        await refuse(c, failover, { leader: null, candidate: 'node3', scheduledAt: later }),
+        await refuse(c, switchover, { leader: 'node1', candidate: 'node3', scheduledAt: '2030-01-02T03:04:05' }),
+        await refuse(c, switchover, { leader: 'node1', candidate: 'node3', scheduledAt: 'tomorrow' }),
+        await refuse(c, switchover, { leader: 'node1', candidate: 'node3', scheduledAt: past }),
+        await refuse(c, failover, { leader: 'node3', candidate: 'node3', scheduledAt: null }),
+        await refuse(c, switchover, { leader: 'node2', candidate: 'node3', scheduledAt: null }),
+        await refuse(c, failover, { leader: null, candidate: 'node9', scheduledAt: null }),
+        await refuse(await cluster({ leader: false }), switchover, { leader: 'node1', candidate: null, scheduledAt: null }),
+        await refuse(await cluster({ config: { pause: true } }), switchover, { leader: 'node1', candidate: null, scheduledAt: null }),
+        await refuse(await cluster({ config: { pause: true } }), switchover, { leader: 'node1', candidate: 'node3', scheduledAt: later }),
+        await refuse(await cluster({ config: { synchronous_mode: true } }), switchover, { leader: 'node1', candidate: null, scheduledAt: null }),
+        await refuse(await cluster({ config: { synchronous_mode: true } }), switchover, { leader: 'node1', candidate: 'node3', scheduledAt: null }),
+      ];
+      c.peers.statuses.delete('http://127.0.0.1:8010');
+      reasons.push(await refuse(c, switchover, { leader: 'node1', candidate: 'node3', scheduledAt: null }));
+      await switchover(c.deps, { leader: 'node1', candidate: 'node3', scheduledAt: later });
+      reasons.push(await refuse(c, switchover, { leader: 'node1', candidate: 'node2', scheduledAt: later }));
+      expect(reasons).to.deep.equal([
+        'missing_leader',
+        'missing_candidate',
+        'failover_cannot_be_scheduled',
+        'timezone_required',
+        'invalid_schedule',
+        'schedule_in_past',
+        'same_leader_and_candidate',
+        'leader_mismatch',
+        'candidate_not_member',
+        'no_leader',
+        'paused_without_candidate',
+        'schedule_while_paused',
+        'no_sync_standby',
+        'candidate_not_sync_standby',
+        'no_eligible_candidate',
+        'already_scheduled',
+      ]);
+      for (const [operation, reason] of counted) {
+        expect(['switchover', 'failover']).to.include(operation);
+        expect(MANUAL_REQUEST_REFUSAL_CODES).to.include(reason);
+      }
     });
   });
 

@@ -2,11 +2,13 @@ import { WardenError } from '../../errors.js';
 import type { Cluster, Member } from '../model/cluster.js';
 import type { DynamicConfig } from '../config/config.js';
 import { eligibility, type ElectionContext } from './eligibility.js';
-import { parseScheduleTime } from './schedule.js';
+import { parseScheduleTime, SWITCHOVER_SCHEDULE_ERROR_CODES } from './schedule.js';
 import type { NodeStatus } from '../model/status.js';
 
+/** The endpoints that receive a request (`POST /switchover`, `POST /failover`). */
+export const MANUAL_ACTIONS = ['switchover', 'failover'] as const;
 /** The endpoint that received the request. */
-export type ManualAction = 'switchover' | 'failover';
+export type ManualAction = (typeof MANUAL_ACTIONS)[number];
 
 /**
  * A refused switchover or failover request; `code` is stable and decides the HTTP status
@@ -14,21 +16,34 @@ export type ManualAction = 'switchover' | 'failover';
  */
 export class ManualFailoverError extends WardenError<ManualFailoverErrorCode> {}
 
+/** Why a switchover or failover request was refused: every code of ManualFailoverError. */
+export const MANUAL_FAILOVER_ERROR_CODES = [
+  'missing_candidate',
+  'missing_leader',
+  'failover_cannot_be_scheduled',
+  'schedule_while_paused',
+  'paused_without_candidate',
+  'same_leader_and_candidate',
+  'leader_mismatch',
+  'candidate_not_member',
+  'candidate_not_sync_standby',
+  'no_sync_standby',
+  'no_candidates',
+  'no_eligible_candidate',
+  'no_leader',
+] as const;
 /** Why a switchover or failover request was refused. */
-export type ManualFailoverErrorCode =
-  | 'missing_candidate'
-  | 'missing_leader'
-  | 'failover_cannot_be_scheduled'
-  | 'schedule_while_paused'
-  | 'paused_without_candidate'
-  | 'same_leader_and_candidate'
-  | 'leader_mismatch'
-  | 'candidate_not_member'
-  | 'candidate_not_sync_standby'
-  | 'no_sync_standby'
-  | 'no_candidates'
-  | 'no_eligible_candidate'
-  | 'no_leader';
+export type ManualFailoverErrorCode = (typeof MANUAL_FAILOVER_ERROR_CODES)[number];
+
+/**
+ * Every code a switchover or failover request can be refused with (what
+ * `svc_refused_operations_total` counts as `reason`): the checks' own (ManualFailoverError),
+ * a malformed `scheduled_at` (ValidationError of parseScheduleTime) and, for a scheduled
+ * switchover, the schedule's (ScheduleError of scheduleSwitchover).
+ */
+export const MANUAL_REQUEST_REFUSAL_CODES: readonly ManualRequestRefusalCode[] = [...new Set([...MANUAL_FAILOVER_ERROR_CODES, ...SWITCHOVER_SCHEDULE_ERROR_CODES])];
+/** One of MANUAL_REQUEST_REFUSAL_CODES. */
+export type ManualRequestRefusalCode = ManualFailoverErrorCode | (typeof SWITCHOVER_SCHEDULE_ERROR_CODES)[number];
 
 /** A `POST /switchover` or `POST /failover` body, as received (absent fields null). */
 export interface ManualFailoverRequest {

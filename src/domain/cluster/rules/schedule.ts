@@ -26,6 +26,14 @@ export const SCHEDULE_ERROR_STATUS: Readonly<Record<ScheduleErrorCode, number>> 
   schedule_in_past: 422,
 });
 
+/** The codes of a timestamp parseScheduleTime refuses (a ValidationError). */
+export const SCHEDULE_TIME_ERROR_CODES = ['timezone_required', 'invalid_schedule', 'schedule_in_past'] as const satisfies readonly ScheduleErrorCode[];
+/** One of SCHEDULE_TIME_ERROR_CODES. */
+export type ScheduleTimeErrorCode = (typeof SCHEDULE_TIME_ERROR_CODES)[number];
+
+/** Every code scheduleSwitchover refuses with: its own (`paused`, `already_scheduled`) and the timestamp's. */
+export const SWITCHOVER_SCHEDULE_ERROR_CODES = ['paused', 'already_scheduled', ...SCHEDULE_TIME_ERROR_CODES] as const satisfies readonly ScheduleErrorCode[];
+
 // ISO 8601 date-time (extended format) with an optional zone; the zone is checked separately
 // so a missing one gets its own error instead of a generic "unparseable".
 const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$/;
@@ -37,7 +45,7 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1
  * request field in the error (`scheduled_at`, `schedule`).
  */
 export function parseScheduleTime(text: string, now: number, field = 'scheduled_at'): number {
-  const fail = (code: 'timezone_required' | 'invalid_schedule' | 'schedule_in_past', why: string): never => {
+  const fail = (code: ScheduleTimeErrorCode, why: string): never => {
     throw new ValidationError([{ path: field, message: `${why}, got ${JSON.stringify(text)}` }], code);
   };
   const m = typeof text === 'string' ? ISO.exec(text.trim()) : null;

@@ -5,6 +5,7 @@ import { AgentMetrics } from '../../../../src/adapters/metrics/agent-metrics.js'
 import { ProcessMetrics } from '../../../../src/adapters/metrics/process-metrics.js';
 import { EventLoopDelayMonitor, type EventLoopDelaySource } from '../../../../src/adapters/metrics/event-loop-delay.js';
 import { DCS_OPERATIONS } from '../../../../src/adapters/metrics/dcs-operations.js';
+import { MANUAL_REQUEST_REFUSAL_CODES } from '../../../../src/domain/cluster/rules/manual-failover.js';
 import { primaryFacts, snapshot } from '../http/support.js';
 
 const PROMTOOL = '/usr/bin/promtool';
@@ -69,19 +70,24 @@ describe('AgentMetrics: Prometheus text of the agent', () => {
     expect(series('svc_callback_failures_total', 'action')).to.deep.equal(
       ['on_start', 'on_stop', 'on_restart', 'on_reload', 'on_role_change', 'pre_promote', 'before_stop', 'post_bootstrap'].map((a) => [a, 0]),
     );
-    // A refusal's reason is not known ahead (the code of whichever check refused): no series before the first one.
-    expect(text).not.to.match(/^svc_refused_operations_total\{/m);
-    expect(text).to.match(/^# TYPE svc_refused_operations_total counter$/m);
+    // Every request that can be refused, by every code of a refusal.
+    const refusals = [...text.matchAll(/^svc_refused_operations_total\{scope="demo",name="node1",operation="([^"]+)",reason="([^"]+)"\} (\S+)$/gm)].map((x) => [x[1], x[2], Number(x[3])]);
+    expect(refusals).to.deep.equal(['switchover', 'failover'].flatMap((op) => MANUAL_REQUEST_REFUSAL_CODES.map((reason) => [op, reason, 0])));
     m.dcsError('write_status');
     m.dcsError('write_status');
     m.callbackFailed('pre_promote');
     m.dcsError('something_new');
+    m.operationRefused('failover', 'no_eligible_candidate');
+    m.operationRefused('switchover', 'some_new_code');
     const after = m.render(snapshot({ node: { scope: 'demo', name: 'node1' } }));
     expect(value(after, 'svc_dcs_errors_total{scope="demo",name="node1",operation="write_status"}')).to.equal(2);
     expect(value(after, 'svc_dcs_errors_total{scope="demo",name="node1",operation="read"}')).to.equal(0);
     expect(value(after, 'svc_callback_failures_total{scope="demo",name="node1",action="pre_promote"}')).to.equal(1);
+    expect(value(after, 'svc_refused_operations_total{scope="demo",name="node1",operation="failover",reason="no_eligible_candidate"}')).to.equal(1);
+    expect(value(after, 'svc_refused_operations_total{scope="demo",name="node1",operation="switchover",reason="no_eligible_candidate"}')).to.equal(0);
     // A value outside the known set still counts.
     expect(value(after, 'svc_dcs_errors_total{scope="demo",name="node1",operation="something_new"}')).to.equal(1);
+    expect(value(after, 'svc_refused_operations_total{scope="demo",name="node1",operation="switchover",reason="some_new_code"}')).to.equal(1);
   });
 
   it('every family it lists has one HELP and TYPE, and nothing else is written', () => {
