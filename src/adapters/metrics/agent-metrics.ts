@@ -183,7 +183,7 @@ export class AgentMetrics implements AgentMetricsSink {
     }
     const self = this.self;
     out += familyHead('svc_loop_duration_seconds', 'Duration of one HA loop run in seconds.', 'histogram') + this.loopDuration.lines('svc_loop_duration_seconds', self);
-    out += familyHead('svc_dcs_errors_total', 'DCS calls of the HA loop that failed, by operation (a compare-and-set another member won is an answer, not a failure).', 'counter') + this.dcsErrors.lines('svc_dcs_errors_total', self);
+    out += familyHead('svc_dcs_errors_total', 'DCS calls of the agent that failed, by operation: the HA loop\'s by call, the REST API\'s and the shutdown\'s by what they attempted (a compare-and-set another member won is an answer, not a failure).', 'counter') + this.dcsErrors.lines('svc_dcs_errors_total', self);
     out +=
       familyHead('svc_leader_changes_total', 'Changes of the leader key seen by this agent (including the cluster becoming leaderless).', 'counter') +
       sampleLine('svc_leader_changes_total', self, this.leaderChanges);

@@ -43,6 +43,7 @@ import { etcd3ConnectionOf, etcd3CredentialsOf, etcd3CredentialsReloadable } fro
 import { customBootstrapOf, replicaMethodsOf } from './local-config-sections.js';
 import { postBootstrapCall } from './post-bootstrap-call.js';
 import { AgentSettingsSource, HaLoopOptions } from './tokens.js';
+import { COMMAND_DCS_OPERATIONS, DcsErrorCountingStore } from './dcs-error-counting-store.js';
 
 /** Tokens of the agent's composition root, besides the port tokens. */
 export const AgentTokens = {
@@ -295,7 +296,8 @@ export function createAgentContainer(opts: AgentContainerOptions): Container {
   c.bind<AgentApi>(AgentTokens.Api).toDynamicValue((ctx) =>
     createAgentApi({
       control: ctx.get<AgentControl>(AgentControl),
-      store: ctx.get<ClusterStore>(ClusterStore),
+      // The API's reads and commands count their failed DCS calls (api_read, request_switchover, change_config, ...).
+      store: new DcsErrorCountingStore(ctx.get<ClusterStore>(ClusterStore), ctx.get<AgentMetrics>(AgentTokens.Metrics), COMMAND_DCS_OPERATIONS),
       clock: ctx.get<Clock>(Clock),
       peers: ctx.get<PeerApi>(PeerApi),
       metrics: ctx.get<AgentMetrics>(AgentTokens.Metrics),

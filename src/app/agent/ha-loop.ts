@@ -34,6 +34,7 @@ import { TickPipeline } from './tick-pipeline.js';
 import { TickScheduler } from './tick-scheduler.js';
 import { EventReporter } from './event-reporter.js';
 import { PreferredLeader } from './preferred-leader.js';
+import { COMMAND_DCS_OPERATIONS, DcsErrorCountingStore, SHUTDOWN_DCS_OPERATIONS } from './dcs-error-counting-store.js';
 import { EventLog } from '../../ports/events.js';
 import { CallbackRunner } from '../../ports/callbacks.js';
 import { HookScripts } from '../../ports/hook-scripts.js';
@@ -73,6 +74,8 @@ export class HaLoop implements AgentControl {
   private readonly reporter: EventReporter;
   private readonly preferred: PreferredLeader;
   private readonly callbacks: CallbackRunner;
+  /** The store as the shutdown uses it: its failed calls are counted as `shutdown_*`. */
+  private readonly shutdownStore: ClusterStore;
   /** The agent's event stream (`GET /events`). */
   readonly events: EventLog;
   private unwatch: (() => void) | null = null;
@@ -102,6 +105,7 @@ export class HaLoop implements AgentControl {
   ) {
     this.events = events ?? new InMemoryEventLog({ member: settings.current().node.name, clock, logger: null, capacity: 1000 });
     this.callbacks = callbacks ?? new NoCallbacks();
+    this.shutdownStore = new DcsErrorCountingStore(store, metrics ?? null, SHUTDOWN_DCS_OPERATIONS);
     this.reporter = new EventReporter({
       events: this.events,
       callbacks: this.callbacks,
@@ -166,7 +170,8 @@ export class HaLoop implements AgentControl {
       { peerTimeoutMs: options?.peerTimeoutMs ?? 2000, failsafeTimeoutMs: options?.failsafeTimeoutMs ?? 2000 },
     );
     this.publisher.onPublish = (snap) => this.reporter.snapshotPublished(snap, this.jobs.name);
-    this.preferred = new PreferredLeader({ store, clock, logger, peers, agent: this, events: this.events, metrics: metrics ?? null }, () => this.settings.current.node.name);
+    // The switchover it asks for runs the operator's command: its DCS calls are counted as the API's.
+    this.preferred = new PreferredLeader({ store: new DcsErrorCountingStore(store, metrics ?? null, COMMAND_DCS_OPERATIONS), clock, logger, peers, agent: this, events: this.events, metrics: metrics ?? null }, () => this.settings.current.node.name);
     this.scheduler = new TickScheduler(clock, () => this.cluster.current.config.loop_wait * 1000, async () => {
       const { decision, retick } = await this.pipeline.run();
       const view = this.cluster.current;
@@ -235,9 +240,9 @@ export class HaLoop implements AgentControl {
     await this.watchdog.disable();
     if (opts.releaseLeader ?? true) {
       try {
-        if (this.lease.deadline !== null) await this.store.releaseLeader(this.settings.current.node.name);
+        if (this.lease.deadline !== null) await this.shutdownStore.releaseLeader(this.settings.current.node.name);
         if (opts.stopDatabase ?? true) await this.publishStopped();
-        else await this.store.leave();
+        else await this.shutdownStore.leave();
       } catch (error) {
         this.logger.warn('could not release the leader key or mark this member stopped on shutdown (both expire with the lease)', { error: describe(error) });
       }
@@ -289,7 +294,7 @@ export class HaLoop implements AgentControl {
       return true;
     }
     try {
-      const lock = await this.store.renewLeader(me, view.config.ttl);
+      const lock = await this.shutdownStore.renewLeader(me, view.config.ttl);
       if (lock === null) return stopAnyway("the leader lock is no longer this member's");
       this.lease.granted(lock.deadline);
     } catch (error) {
@@ -318,7 +323,7 @@ export class HaLoop implements AgentControl {
     const last = this.publisher.current.status;
     const status = { ...last, role: last.role === 'primary' || last.role === 'standby_leader' ? ('demoted' as const) : last.role };
     const record = memberRecord(this.settings.current.node, stoppedFacts('stopped', true), status, { scheduledRestart: null });
-    await this.store.publishMember(this.settings.current.node.name, record, this.cluster.current.config.ttl);
+    await this.shutdownStore.publishMember(this.settings.current.node.name, record, this.cluster.current.config.ttl);
   }
 
   /** Runs one tick now (after any tick in progress) and returns its decision. For tests and tools. */

@@ -127,6 +127,38 @@ describe('composition root (container.ts, main.ts)', () => {
     expect(d.get(Fencer)).to.be.instanceOf(DisabledFencer);
   });
 
+  it("the API's commands count their failed DCS calls in svc_dcs_errors_total, by what they attempted", async () => {
+    const clock = new FakeClock();
+    const store = new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' });
+    await store.writeConfig({ ttl: 30, loop_wait: 10 }, null);
+    const c = createAgentContainer({
+      config: parseLocalConfig(yaml()),
+      configPath: join(dir, 'n.yml'),
+      svcVersion: '1.2.0',
+      env: {},
+      overrides: { clock, logger: new MemoryLogger(), store, database: new FakeDatabase({ name: 'node1', connUrl: 'postgres://127.0.0.1:15432/postgres', clock }) },
+    });
+    const server = c.get<AgentServer>(AgentTokens.Server);
+    await server.listen();
+    const errors = async (operation: string) => {
+      const text = await (await fetch(`${server.url()}/metrics`)).text();
+      return Number(new RegExp(`^svc_dcs_errors_total\\{scope="demo",name="node1",operation="${operation}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    };
+    try {
+      for (const op of ['api_read', 'change_config', 'request_switchover', 'shutdown_release_leader']) expect(await errors(op), op).to.equal(0);
+      store.setReachable(false);
+      const patch = await fetch(`${server.url()}/config`, { method: 'PATCH', body: JSON.stringify({ pause: true }), headers: { 'content-type': 'application/json' } });
+      expect(patch.status).to.equal(503);
+      const post = await fetch(`${server.url()}/switchover`, { method: 'POST', body: JSON.stringify({ leader: 'node1', candidate: 'node2' }), headers: { 'content-type': 'application/json' } });
+      expect(post.status).to.equal(503);
+      // Both failed at their first read, before writing anything; the HA loop (not started) counted nothing.
+      expect(await errors('api_read')).to.equal(2);
+      expect(await errors('read')).to.equal(0);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('serves the API from the container over fakes; reload applies new credentials', async () => {
     const path = join(dir, 'n.yml');
     const { c } = overFakes(path, yaml());
