@@ -1,5 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { childEnvironment } from './child-environment.js';
 
 /** How an operator's script ended. */
@@ -48,6 +52,57 @@ export interface ScriptOptions {
  */
 const OUTPUT_GRACE_MS = 150;
 
+/** Where the output relay finds `mkfifo` and `cat`, whatever PATH the agent was given. */
+const RELAY_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/**
+ * The output relay: copies the script's output to the agent; once the agent is gone (the copy
+ * fails with EPIPE, SIGPIPE being ignored), reads the rest into /dev/null until every writer
+ * (the script and any child holding its output) has closed it, then exits.
+ */
+const RELAY_SCRIPT = "trap '' PIPE; cat || exec cat >/dev/null";
+
+/** A relay started for one script: `fd`, the write end of its pipe, goes to the script as stdout and stderr. */
+interface OutputRelay {
+  readonly fd: number;
+  readonly process: ChildProcess;
+}
+
+/**
+ * Starts the output relay of one script, or null when it cannot be (no FIFO in the temporary
+ * directory, no relay process): the script then writes into pipes to the agent itself, as
+ * before. The pipe between the script and the relay is a FIFO opened here and unlinked at
+ * once: blocking at both ends (a pipe Node makes is non-blocking at the agent's end, and a
+ * shared descriptor would be non-blocking in the script too), and read by a process that does
+ * not die with the agent.
+ */
+function startRelay(): OutputRelay | null {
+  const fds: number[] = [];
+  let dir: string | null = null;
+  try {
+    dir = mkdtempSync(join(tmpdir(), 'warden-output-'));
+    const fifo = join(dir, 'out');
+    if (spawnSync('mkfifo', ['-m', '600', fifo], { env: { PATH: RELAY_PATH }, stdio: 'ignore', timeout: 2000 }).status !== 0) return null;
+    // A reader that does not wait, so the blocking write end opens at once; then the blocking read end.
+    const probe = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    fds.push(probe);
+    const write = openSync(fifo, constants.O_WRONLY);
+    fds.push(write);
+    const read = openSync(fifo, constants.O_RDONLY);
+    fds.push(read);
+    const relay = spawn('/bin/sh', ['-c', RELAY_SCRIPT, 'warden-output'], { detached: true, stdio: [read, 'pipe', 'ignore'], env: { PATH: RELAY_PATH } });
+    relay.on('error', () => undefined);
+    if (relay.pid === undefined) return null;
+    fds.splice(fds.indexOf(write), 1);
+    return { fd: write, process: relay };
+  } catch {
+    return null;
+  } finally {
+    for (const fd of fds) closeSync(fd);
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Starts an operator's command line through `/bin/sh` (it may carry arguments and quoting of
  * its own) in a process group of its own, so a kill reaches the script's children too. It
@@ -59,13 +114,28 @@ const OUTPUT_GRACE_MS = 150;
  * reach of a kill of the group. What the children write afterwards is read and thrown away,
  * never refused: closing the pipes would kill them with SIGPIPE at their next write, and
  * Patroni leaves children that outlive their script alone.
+ *
+ * Nor does the script depend on the agent staying alive to write: its stdout and stderr go to
+ * a relay process of their own (`warden-output`, detached), which passes the output on to the
+ * agent and, once the agent is gone (its shutdown left an on_stop running, or it died), reads
+ * it into /dev/null. A script, or a child it left, that writes after the agent exited goes on
+ * instead of dying of SIGPIPE (writing to a pipe nobody reads). Where the relay cannot start,
+ * the script writes into pipes to the agent, and such a write kills it.
  */
 export function startScript(command: string, o: ScriptOptions): RunningScript {
-  const child = spawn('/bin/sh', ['-c', o.args?.length ? `${command} "$@"` : command, o.name, ...(o.args ?? [])], {
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: childEnvironment(o.env),
-  });
+  const relay = startRelay();
+  let child: ChildProcess;
+  try {
+    child = spawn('/bin/sh', ['-c', o.args?.length ? `${command} "$@"` : command, o.name, ...(o.args ?? [])], {
+      detached: true,
+      stdio: relay ? ['ignore', relay.fd, relay.fd] : ['ignore', 'pipe', 'pipe'],
+      env: childEnvironment(o.env),
+    });
+  } finally {
+    // The script holds the write end now (or failed to start: the relay then reads its end and exits).
+    if (relay) closeSync(relay.fd);
+  }
+  const streams: Readable[] = relay ? [relay.process.stdout!] : [child.stdout!, child.stderr!];
   const output: string[] = [];
   let kept = 0;
   let settled = false;
@@ -75,8 +145,7 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
     output.push(text);
     kept += text.length;
   };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  for (const stream of streams) stream.on('data', keep);
   const startedAt = Date.now();
   let timedOut = false;
   const exited = () => child.exitCode !== null || child.signalCode !== null;
@@ -94,15 +163,16 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
   const done = new Promise<ScriptExit>((resolve) => {
     let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
     let graceTimer: NodeJS.Timeout | null = null;
+    let open = streams.length;
     const end = (code: number | null, signal: NodeJS.Signals | null, spawnError: Error | null) => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
       if (graceTimer) clearTimeout(graceTimer);
-      // Pipes a lingering child still holds go on being drained (the listeners above discard
-      // from now on) but no longer keep the agent's event loop alive.
-      (child.stdout as Socket | null)?.unref();
-      (child.stderr as Socket | null)?.unref();
+      // Output a lingering child still writes goes on being drained (the listeners above
+      // discard from now on) but no longer keeps the agent's event loop alive.
+      for (const stream of streams) (stream as Socket).unref?.();
+      relay?.process.unref();
       resolve({ code, signal, timedOut, spawnError, output: output.join('').trim().slice(-1000), durationMs: Date.now() - startedAt });
     };
     child.once('error', (e) => end(null, null, e));
@@ -110,11 +180,16 @@ export function startScript(command: string, o: ScriptOptions): RunningScript {
       exit = { code, signal };
       // The script is done: no timeout may kill the children it leaves behind.
       if (timer) clearTimeout(timer);
-      // 'close' follows at once unless something else holds the pipes; then what was
-      // already in flight gets a short grace to be read before the end is told.
-      graceTimer = setTimeout(() => end(code, signal, null), OUTPUT_GRACE_MS);
+      // The output ends at once unless something else holds it (a child in the background);
+      // then what was already in flight gets a short grace to be read before the end is told.
+      if (open === 0) end(code, signal, null);
+      else graceTimer = setTimeout(() => end(code, signal, null), OUTPUT_GRACE_MS);
     });
-    child.once('close', (code, signal) => end(exit ? exit.code : code, exit ? exit.signal : signal, null));
+    for (const stream of streams) {
+      stream.once('close', () => {
+        if (--open === 0 && exit) end(exit.code, exit.signal, null);
+      });
+    }
   });
   return { child, done, kill, hasExited: exited };
 }

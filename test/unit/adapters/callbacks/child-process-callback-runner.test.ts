@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ChildProcessCallbackRunner } from '../../../../src/adapters/callbacks/child-process-callback-runner.js';
 import type { CallbackAction } from '../../../../src/ports/callbacks.js';
 import { NullLogger } from '../../../../src/adapters/logger/null-logger.js';
@@ -52,6 +54,31 @@ describe('adapters/callbacks: ChildProcessCallbackRunner', function () {
     expect(failures[0]).to.equal('on_stop primary: exited with code 3');
     expect(failures[1]).to.match(/^on_restart primary: timed out after 1 s/);
     expect(failures[2]).to.match(/^on_reload replica: exited with code 127/);
+  });
+
+  it('an on_stop that outlives the agent (its shutdown waits a few seconds at most) and writes after the agent exited runs to its end', async () => {
+    const progress = join(dir, 'on-stop-progress.txt');
+    const onStop = join(dir, 'on-stop.sh');
+    // A script that announces itself, is still at work when the agent exits, then reports more, on stdout and stderr.
+    writeFileSync(onStop, `#!/bin/sh\necho "stopping $1 $2 $3"\nsleep 0.8\necho "started: $$" >> ${progress}\necho "still stopping"\necho "a warning" >&2\nseq 1 200000\necho "wrote" >> ${progress}\nexit 0\n`);
+    chmodSync(onStop, 0o755);
+    const main = join(dir, 'agent.mts');
+    const source = resolve('src/adapters/callbacks/child-process-callback-runner.ts');
+    writeFileSync(
+      main,
+      `import { ChildProcessCallbackRunner } from ${JSON.stringify(source)};\n` +
+        `const logger = { debug() {}, info() {}, warn() {}, error() {}, child() { return logger; } };\n` +
+        `const r = new ChildProcessCallbackRunner({ commands: () => ({ on_stop: ${JSON.stringify(onStop)} }), timeoutSeconds: () => 30, scope: 'demo', logger, onFailure: () => undefined });\n` +
+        `r.run('on_stop', 'primary');\n` +
+        // The agent's exit after its shutdown grace, the callback still running.
+        `await Promise.race([r.idle(), new Promise((done) => setTimeout(done, 300))]);\n` +
+        `process.exit(0);\n`,
+    );
+    await new Promise<void>((done, fail) => execFile(process.execPath, ['--import', 'tsx', main], { timeout: 8000 }, (error) => (error ? fail(error) : done())));
+    const t0 = Date.now();
+    while (!/wrote/.test(existsSync(progress) ? readFileSync(progress, 'utf8') : '') && Date.now() - t0 < 6000) await sleep(50);
+    // Killed by SIGPIPE at its first write after the agent's exit, it never got to "wrote".
+    expect(readFileSync(progress, 'utf8')).to.match(/^started: \d+\nwrote\n$/);
   });
 
   it('a callback that exits leaving a child in the background is finished at once, not timed out', async () => {

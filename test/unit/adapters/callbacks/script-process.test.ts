@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -94,6 +94,37 @@ describe('adapters/process: startScript ends with the script, not with its pipes
     const exit = await start(`setsid sleep 30 & echo $! >> ${pidFile}; sleep 30`, { timeoutMs: 300 }).done;
     expect(Date.now() - t0).to.be.below(2000);
     expect(exit).to.include({ signal: 'SIGTERM', timedOut: true });
+  });
+
+  /**
+   * Runs `command` through startScript in a process of its own (the agent), which exits 300 ms
+   * later without waiting for it: what the script writes afterwards finds the agent gone.
+   * Resolves with the script's pid.
+   */
+  async function agentExitsEarly(command: string): Promise<number> {
+    const main = join(dir, 'early-exit.mts');
+    const source = resolve('src/adapters/process/script-process.ts');
+    writeFileSync(
+      main,
+      `import { startScript } from ${JSON.stringify(source)};\n` +
+        `const s = startScript(${JSON.stringify(command)}, { name: 'warden-test', timeoutMs: 30000 });\n` +
+        `setTimeout(() => { console.log(s.child.pid); process.exit(0); }, 300);\n`,
+    );
+    const out = await new Promise<string>((done, fail) => execFile(process.execPath, ['--import', 'tsx', main], { timeout: 8000 }, (error, stdout) => (error ? fail(error) : done(stdout))));
+    return Number(out.trim());
+  }
+
+  it('a script that writes after the agent stopped reading (the agent exited) is not killed by SIGPIPE: it runs to its end and exits 0', async () => {
+    const status = join(dir, 'status');
+    const inner = join(dir, 'late-writer.sh');
+    // Writes after the agent is gone, more than any pipe holds (a megabyte), to stdout and stderr.
+    writeFileSync(inner, '#!/bin/sh\necho early\nsleep 0.7\necho late\necho late >&2\nhead -c 1000000 /dev/zero\nhead -c 1000000 /dev/zero >&2\nexit 0\n');
+    chmodSync(inner, 0o755);
+    groups.push(await agentExitsEarly(`${inner}; echo "exit $?" > ${status}`));
+    const t0 = Date.now();
+    while (!existsSync(status) && Date.now() - t0 < 6000) await sleep(50);
+    // 141 (128 + SIGPIPE) when the write after the agent's exit killed it.
+    expect(readFileSync(status, 'utf8').trim()).to.equal('exit 0');
   });
 
   it("a child that outlives its script does not keep the agent's process from exiting", async () => {
