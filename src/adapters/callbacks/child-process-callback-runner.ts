@@ -71,7 +71,7 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
 
   private start(command: string, action: CallbackAction, role: string, finished: () => void): Running {
     const timeoutMs = Math.max(1, this.o.timeoutSeconds()) * 1000;
-    const script = startScript(command, { name: 'warden-callback', args: [action, role, this.o.scope], timeoutMs, ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }) });
+    const script = startScript(command, { name: 'warden-callback', args: [action, role, this.o.scope], timeoutMs, mayOutliveAgent: action === 'on_stop', ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }) });
     const running: Running = {
       action,
       child: script.child,

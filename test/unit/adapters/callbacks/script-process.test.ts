@@ -107,7 +107,7 @@ describe('adapters/process: startScript ends with the script, not with its pipes
     writeFileSync(
       main,
       `import { startScript } from ${JSON.stringify(source)};\n` +
-        `const s = startScript(${JSON.stringify(command)}, { name: 'warden-test', timeoutMs: 30000 });\n` +
+        `const s = startScript(${JSON.stringify(command)}, { name: 'warden-test', timeoutMs: 30000, mayOutliveAgent: true });\n` +
         `setTimeout(() => { console.log(s.child.pid); process.exit(0); }, 300);\n`,
     );
     const out = await new Promise<string>((done, fail) => execFile(process.execPath, ['--import', 'tsx', main], { timeout: 8000 }, (error, stdout) => (error ? fail(error) : done(stdout))));
