@@ -390,7 +390,8 @@ describe('REST API: reasons, dry runs and events of /switchover and /failover', 
     expect(refused.status).to.equal(412);
     expect(refused.json.error).to.equal('candidate_not_member');
     expect(await failoverKey(api)).to.equal(undefined);
-    expect(await api.metrics.render(api.control.snap)).not.to.include('reason="candidate_not_member"');
+    // A dry run is not a refusal: the series stays at the 0 it starts from.
+    expect(await api.metrics.render(api.control.snap)).to.include('operation="failover",reason="candidate_not_member"} 0\n');
   });
 
   it('an accepted switchover is reported as requested', async () => {
