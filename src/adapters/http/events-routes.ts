@@ -53,6 +53,9 @@ export function registerEventRoutes(routes: RouteTable, events: EventLog, extraH
       return;
     }
     ex.respond = false;
+    // A body sent with the request is dropped: unread, it stopped the socket from being read,
+    // so a client that went away was noticed only by the next heartbeat's write.
+    ex.req.resume();
     const res = ex.res;
     res.writeHead(200, {
       ...extraHeaders(),

@@ -1,6 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
-import { FIRST_REQUEST_MS, limitConnections } from './connection-limits.js';
+import { FIRST_REQUEST_MS, limitConnections, type ErrorBodyOf } from './connection-limits.js';
 import { requestTarget } from './health-fast-path.js';
 import type { AddressInfo } from 'node:net';
 import type { ServerOptions as HttpsServerOptions } from 'node:https';
@@ -103,8 +103,16 @@ function text(res: ServerResponse, status: number, body: string, extra?: Record<
   send(res, status, TEXT_TYPE, body, extra);
 }
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  send(res, status, JSON_TYPE, `${JSON.stringify(body)}\n`);
+function json(res: ServerResponse, status: number, body: unknown, extra?: Record<string, string>): void {
+  send(res, status, JSON_TYPE, `${JSON.stringify(body)}\n`, extra);
+}
+
+/** The exporter's error shape, `{code, error}`, for the refusals made below the routes too. */
+const exporterErrorBody: ErrorBodyOf = (code, message) => ({ code, error: message });
+
+/** A refusal or failure: JSON `{code, error}` like every error the exporter answers (a role check's 404 is an answer, not an error). */
+function error(res: ServerResponse, status: number, code: string, message: string, extra?: Record<string, string>): void {
+  json(res, status, exporterErrorBody(code, message), extra);
 }
 
 /** Paths the API serves besides the telemetry path (the telemetry path must not shadow one). */
@@ -209,7 +217,8 @@ function routeKey(path: string): string {
 /**
  * The exporter's request handler over plain node:http: a flat path table (no framework, no
  * pattern matching on the hot /metrics path). Unknown paths 404; a known path with another
- * method 405 with Allow; missing or wrong credentials 401 with a Basic challenge.
+ * method 405 with Allow; missing or wrong credentials 401 with a Basic challenge; each a JSON
+ * `{code, error}` as the query refusals are.
  */
 export function createExporterHandler(api: ExporterApi, opts: ExporterHttpOptions, logger: Logger): RequestListener {
   const table = routes(api, opts);
@@ -219,12 +228,18 @@ export function createExporterHandler(api: ExporterApi, opts: ExporterHttpOption
     const target = requestTarget(req.url ?? '/');
     const path = target.path;
     const route = table.get(routeKey(path));
-    if (!route) return text(res, 404, 'not found\n');
-    if (!route.methods.includes(req.method ?? '')) return text(res, 405, 'method not allowed\n', { Allow: route.methods.filter((m) => m !== 'HEAD').join(', ') });
+    if (!route) return error(res, 404, 'not_found', `no such endpoint: ${path}`);
+    if (!route.methods.includes(req.method ?? '')) {
+      const allow = route.methods.filter((m) => m !== 'HEAD').join(', ');
+      return error(res, 405, 'method_not_allowed', `${req.method ?? ''} is not allowed on ${path}; allowed: ${allow}`, { Allow: allow });
+    }
     const query = new URLSearchParams(target.query);
     const serve = async (): Promise<void> => {
       if (opts.auth && !(route.health && opts.openHealthChecks)) {
-        if (!(await opts.auth.check(req.headers.authorization))) return text(res, 401, 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="warden-exporter", charset="UTF-8"' });
+        if (!(await opts.auth.check(req.headers.authorization))) {
+          const message = req.headers.authorization === undefined ? 'authentication required' : 'invalid credentials';
+          return error(res, 401, 'unauthorized', message, { 'WWW-Authenticate': 'Basic realm="warden-exporter", charset="UTF-8"' });
+        }
       }
       const bad = target.query === '' ? null : queryProblem(route, query);
       if (bad !== null) return json(res, 400, { code: 'invalid_query', error: bad });
@@ -232,7 +247,7 @@ export function createExporterHandler(api: ExporterApi, opts: ExporterHttpOption
     };
     serve().catch((e: unknown) => {
       logger.error('exporter request failed', { path, error: (e as Error).message });
-      if (!res.headersSent) text(res, 500, `internal error: ${(e as Error).message}\n`);
+      if (!res.headersSent) error(res, 500, 'internal_error', `internal error: ${(e as Error).message}`);
       else res.destroy();
     });
   };
@@ -260,7 +275,7 @@ export async function listenExporter(
 ): Promise<ExporterHttpServer> {
   const server: Server = tls ? (await import('node:https')).createServer({ handshakeTimeout: FIRST_REQUEST_MS, ...tls.options }, handler) : createServer(handler);
   if (tls) server.on('secureConnection', (socket: TLSSocket) => (tls.accept(socket) ? undefined : socket.destroy()));
-  limitConnections(server);
+  limitConnections(server, undefined, undefined, exporterErrorBody);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

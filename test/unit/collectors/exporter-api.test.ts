@@ -170,6 +170,37 @@ describe('exporter HTTP API', () => {
     expect((await get('/metrics', { method: 'HEAD' })).status).to.equal(200);
   });
 
+  it('refusals are JSON {code, error} like the query refusals (they were plain text); a role check answering 404 stays its text status', async () => {
+    const json = async (path: string, init?: RequestInit) => {
+      const r = await get(path, init);
+      expect(r.type, `${init?.method ?? 'GET'} ${path}`).to.equal('application/json; charset=utf-8');
+      return { status: r.status, allow: r.allow, body: JSON.parse(r.body) as unknown };
+    };
+    expect(await json('/nope')).to.deep.equal({ status: 404, allow: null, body: { code: 'not_found', error: 'no such endpoint: /nope' } });
+    expect(await json('/explain', { method: 'DELETE' })).to.deep.equal({ status: 405, allow: 'GET', body: { code: 'method_not_allowed', error: 'DELETE is not allowed on /explain; allowed: GET' } });
+    expect(await json('/primary', { method: 'POST' })).to.deep.include({ status: 405, allow: 'GET, OPTIONS' });
+    api.status = 'replica';
+    expect(await get('/primary')).to.include({ status: 404, type: 'text/plain; charset=utf-8', body: 'replica\n' });
+    // HEAD and OPTIONS answers carry no body, refusals included.
+    expect(await get('/nope', { method: 'HEAD' })).to.include({ status: 404, body: '' });
+  });
+
+  it('a malformed absolute-form request target is answered as its path, and the exporter goes on (it crashed the process)', async () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(http.address.port, '127.0.0.1', () => socket.end(request));
+        let data = '';
+        socket.on('data', (d) => (data += d.toString()));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+    for (const target of ['http://[::1/metrics', 'http://xn--/metrics']) expect((await raw(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).split('\r\n')[0], target).to.equal('HTTP/1.1 200 OK');
+    const noHost = await raw('GET /metrics HTTP/1.1\r\n\r\n');
+    expect(noHost.split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(noHost.slice(noHost.indexOf('\r\n\r\n') + 4))).to.deep.equal({ code: 'invalid_request', error: 'malformed HTTP request (an HTTP/1.1 request needs a Host header)' });
+    expect((await get('/metrics')).status).to.equal(200);
+  });
+
   it('a trailing slash is the same path; an absolute-form request target is its path', async () => {
     expect((await get('/metrics/')).status).to.equal(200);
     api.status = 'replica';
@@ -216,6 +247,8 @@ describe('exporter HTTP API: formats, compression, probe, basic auth', () => {
     const none = await fetch(`${base}/metrics`);
     expect(none.status).to.equal(401);
     expect(none.headers.get('www-authenticate')).to.match(/^Basic realm=/);
+    expect(await none.json()).to.deep.equal({ code: 'unauthorized', error: 'authentication required' });
+    expect(await (await fetch(`${base}/metrics`, { headers: basic('alice', 'wrong') })).json()).to.deep.equal({ code: 'unauthorized', error: 'invalid credentials' });
     expect((await fetch(`${base}/metrics`, { headers: basic('alice', 'wrong') })).status).to.equal(401);
     expect((await fetch(`${base}/metrics`, { headers: basic('bob', 's3cret') })).status).to.equal(401);
     const ok = await fetch(`${base}/metrics`, { headers: basic('alice', 's3cret') });

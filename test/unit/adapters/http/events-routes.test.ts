@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { connectionsDrained, isResponse, RawConnection } from './fuzz-kit.js';
 import { startApi, type ApiHarness } from './support.js';
 
 /** Reads SSE messages from `GET /events` until `count` data messages arrived; returns their parsed data and ids. */
@@ -75,6 +76,18 @@ describe('REST API: GET /events', () => {
     expect(res.status).to.equal(400);
     expect(res.json.error).to.equal('invalid_query');
     expect((await api.request('GET', '/events?format=xml')).status).to.equal(400);
+  });
+
+  it('a stream whose request carried a body unsubscribes as soon as the client goes (the unread body hid it until a heartbeat)', async () => {
+    const conn = await RawConnection.open(Number(new URL(api.url).port));
+    const body = `{"x":"${'x'.repeat(200_000)}"}`;
+    await conn.write(Buffer.from(`GET /events HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
+    const res = await conn.next('GET', 2000);
+    expect(isResponse(res) && res.stream).to.equal(true);
+    expect(api.events.subscribers).to.equal(1);
+    conn.destroy();
+    expect(await connectionsDrained(api.server.server, 1000), 'the server closed its side').to.equal(true);
+    expect(api.events.subscribers).to.equal(0);
   });
 
   it('a closed stream unsubscribes', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { splitOriginForm } from '../../../../src/adapters/http/health-fast-path.js';
+import { requestTarget, splitOriginForm } from '../../../../src/adapters/http/health-fast-path.js';
 import { ResponseHeaders } from '../../../../src/adapters/http/response-headers.js';
 import { primaryFacts, replicaFacts, snapshot, startApi, type ApiHarness } from './support.js';
 
@@ -49,6 +49,36 @@ describe('REST API: health fast path in front of the route table', () => {
       expect(splitOriginForm('http://h/primary')).to.equal(null);
       expect(splitOriginForm('*')).to.equal(null);
       expect(splitOriginForm('/primary#x')).to.equal(null);
+    });
+  });
+
+  describe('requestTarget', () => {
+    it('any target the HTTP parser lets through: the path and query of an absolute form whatever its authority; never throws', () => {
+      expect(requestTarget('/replica?lag=1MB')).to.deep.equal({ path: '/replica', query: 'lag=1MB' });
+      expect(requestTarget('http://h:8008/replica?lag=1MB#x')).to.deep.equal({ path: '/replica', query: 'lag=1MB' });
+      expect(requestTarget('HTTPS://h')).to.deep.equal({ path: '/', query: '' });
+      expect(requestTarget('/primary#frag?x')).to.deep.equal({ path: '/primary', query: '' });
+      // node's URL parser threw ERR_INVALID_URL on these, out of the request listener: the process died.
+      expect(requestTarget('http://[::1/primary')).to.deep.equal({ path: '/primary', query: '' });
+      expect(requestTarget('http://xn--/reload?x=1')).to.deep.equal({ path: '/reload', query: 'x=1' });
+      expect(requestTarget('*')).to.deep.equal({ path: '*', query: '' });
+      expect(requestTarget('http:x')).to.deep.equal({ path: 'http:x', query: '' });
+    });
+
+    it('a malformed absolute-form target is answered, and the agent goes on answering (it crashed the process)', async () => {
+      const api = await startApi({ snapshot: snapshot({ facts: primaryFacts(), leader: true }) });
+      try {
+        for (const target of ['http://[::1/primary', 'http://xn--/primary', 'https://[fe80::1%25eth0]/primary']) {
+          const text = await rawExchange(api.url, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+          expect(text, target).to.match(/^HTTP\/1\.1 200 OK\r\n/);
+        }
+        const unknown = await rawExchange(api.url, `POST http://[::1/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+        expect(unknown).to.match(/^HTTP\/1\.1 404 /);
+        expect(JSON.parse(unknown.slice(unknown.indexOf('\r\n\r\n') + 4))).to.deep.equal({ error: 'not_found', message: 'no such endpoint: /nope' });
+        expect((await api.request('GET', '/node')).status).to.equal(200);
+      } finally {
+        await api.close();
+      }
     });
   });
 

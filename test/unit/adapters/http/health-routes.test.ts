@@ -231,6 +231,30 @@ describe('REST API: health checks', function () {
       expect((await api.request('POST', '/replica/')).status).to.equal(405);
     });
 
+    it('every health path with one trailing slash answers as without it, queries included (Patroni does; a load balancer may be set up either way)', async () => {
+      const queries = ['', '?lag=1MB', '?lag=16777216&replication_state=streaming', '?tag_nofailover=true', '?lag=abc', '?mode=write&lag=1GB'];
+      for (const role of ['primary', 'replica', 'sync_standby']) {
+        api.control.snap = ROLES[role]!();
+        for (const path of Object.keys(TABLE)) {
+          for (const query of queries) {
+            for (const method of ['GET', 'HEAD', 'OPTIONS']) {
+              const plain = await api.request(method, `${path}${query}`);
+              const slashed = await api.request(method, `${path}/${query}`);
+              const label = `${method} ${path}/${query} as ${role}`;
+              expect(slashed.status, label).to.equal(plain.status);
+              expect(slashed.text, label).to.equal(plain.text);
+              expect(slashed.headers.get('content-type'), label).to.equal(plain.headers.get('content-type'));
+            }
+          }
+        }
+      }
+      api.control.snap = ROLES.replica!();
+      expect((await api.request('GET', '/replica/?lag=1MB')).status).to.equal(O);
+      expect((await api.request('GET', '/primary/')).status).to.equal(X);
+      // One slash only: two are another path.
+      expect((await api.request('GET', '/replica//')).status).to.equal(404);
+    });
+
     it('an unknown path is 404 JSON, for any method', async () => {
       for (const method of ['GET', 'POST', 'DELETE']) {
         const res = await api.request(method, '/nope');
