@@ -1,6 +1,7 @@
 import type { Cluster, ClusterStatus, FailoverKey, HistoryLine, Member, ScheduledRestart, SyncState, TimelineHistory } from '../../domain/cluster/model/cluster.js';
 import type { PendingChange } from '../../domain/cluster/model/facts.js';
 import type { TagValue } from '../../domain/cluster/model/node.js';
+import { parseLsn } from '../../domain/cluster/model/lsn.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
 import { ClusterKey, type DcsSnapshot } from './keys.js';
 
@@ -18,13 +19,42 @@ export interface ParsedCluster {
 
 type Json = Record<string, unknown>;
 
-function jsonObject(key: string, text: string): Json {
+/**
+ * How deep a stored value may nest. Nothing Warden or Patroni writes goes past a handful of
+ * levels; a value nested thousands deep (a hand edit, a broken writer) would make every
+ * recursive reader and writer of it (JSON.stringify answering GET /config or /cluster, the
+ * merge of PATCH /config) overflow the stack.
+ */
+export const MAX_VALUE_DEPTH = 64;
+
+/** Whether `v` nests deeper than `limit` levels of arrays and objects (iterative: safe at any depth). */
+function nestsDeeperThan(v: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (x === null || typeof x !== 'object') continue;
+    if (d >= limit) return true;
+    for (const y of Array.isArray(x) ? x : Object.values(x as Json)) if (y !== null && typeof y === 'object') stack.push([y, d + 1]);
+  }
+  return false;
+}
+
+/** The JSON value of a key, or a ValidationError naming the key: not JSON, or nested too deep. */
+function jsonValue(key: string, text: string): unknown {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (e) {
     throw new ValidationError([{ path: key, message: `not valid JSON (${(e as Error).message})` }], 'malformed_dcs_value');
   }
+  if (nestsDeeperThan(parsed, MAX_VALUE_DEPTH)) {
+    throw new ValidationError([{ path: key, message: `nested deeper than ${MAX_VALUE_DEPTH} levels` }], 'malformed_dcs_value');
+  }
+  return parsed;
+}
+
+function jsonObject(key: string, text: string): Json {
+  const parsed = jsonValue(key, text);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ValidationError([{ path: key, message: `expected a JSON object, got ${describe(parsed)}` }], 'malformed_dcs_value');
   }
@@ -37,50 +67,83 @@ function describe(v: unknown): string {
   return typeof v === 'string' ? `string ${JSON.stringify(v).slice(0, 40)}` : typeof v;
 }
 
-/** Reads typed fields from a JSON object, collecting every problem before failing. */
+/** The largest timeline PostgreSQL has (TimeLineID is a uint32). */
+const MAX_TIMELINE = 0xffffffff;
+
+/** A non-negative integer JS represents exactly, from a number or a string of digits; undefined otherwise. */
+function wholeNumber(v: unknown): number | undefined {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,16}$/.test(v) ? Number(v) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/** A WAL position: a whole number of bytes, or PostgreSQL's `X/Y` text; undefined otherwise. */
+function walPosition(v: unknown): number | undefined {
+  const n = typeof v === 'string' && v.includes('/') ? parseLsn(v) : wholeNumber(v);
+  return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** A timeline: 1 to 2^32-1; undefined otherwise. */
+function timelineOf(v: unknown): number | undefined {
+  const n = wholeNumber(v);
+  return n !== undefined && n >= 1 && n <= MAX_TIMELINE ? n : undefined;
+}
+
+/** Own property of a parsed value, whatever its name (`__proto__` included). */
+function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * Reads typed fields from a JSON object. A field that is absent or null reads as unknown; one of
+ * the wrong type or out of range reads as unknown too, and is recorded in `problems`.
+ */
 class FieldReader {
   readonly problems: Problem[] = [];
   constructor(private readonly key: string, private readonly obj: Json) {}
 
-  private bad(field: string, expected: string): null {
+  private bad(field: string, expected: string): undefined {
     this.problems.push({ path: `${this.key}.${field}`, message: `expected ${expected}, got ${describe(this.obj[field])}` });
-    return null;
+    return undefined;
   }
-  string(field: string, required = false): string | null {
-    const v = this.obj[field];
-    if (v === undefined || v === null) return required ? this.bad(field, 'a string') : null;
-    return typeof v === 'string' ? v : this.bad(field, 'a string');
-  }
-  number(field: string): number | null {
+  private read<T>(field: string, expected: string, conv: (v: unknown) => T | undefined): T | null {
     const v = this.obj[field];
     if (v === undefined || v === null) return null;
-    if (typeof v === 'number' && Number.isFinite(v)) return v;
-    if (typeof v === 'string' && /^\d+$/.test(v)) return Number(v);
-    return this.bad(field, 'a number');
+    const out = conv(v);
+    return out === undefined ? (this.bad(field, expected) ?? null) : out;
   }
-  boolean(field: string): boolean {
-    const v = this.obj[field];
-    if (v === undefined || v === null) return false;
-    if (typeof v === 'boolean') return v;
-    this.bad(field, 'a boolean');
-    return false;
+  string(field: string): string | null {
+    return this.read(field, 'a string', (v) => (typeof v === 'string' ? v : undefined));
+  }
+  /** A WAL position (bytes, or `X/Y`). */
+  lsn(field: string): number | null {
+    return this.read(field, 'a WAL position (a whole number of bytes)', walPosition);
+  }
+  timeline(field: string): number | null {
+    return this.read(field, `a timeline (1 to ${MAX_TIMELINE})`, timelineOf);
+  }
+  /** A whole number >= 0 (a count, a version number). */
+  whole(field: string): number | null {
+    return this.read(field, 'a whole number', wholeNumber);
+  }
+  /** A finite number >= 0 (seconds). */
+  seconds(field: string): number | null {
+    return this.read(field, 'a number of seconds', (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined));
+  }
+  boolean(field: string): boolean | null {
+    return this.read(field, 'a boolean', (v) => (typeof v === 'boolean' ? v : undefined));
   }
   object(field: string): Json | null {
-    const v = this.obj[field];
-    if (v === undefined || v === null) return null;
-    if (typeof v === 'object' && !Array.isArray(v)) return v as Json;
-    return this.bad(field, 'an object');
+    return this.read(field, 'an object', (v) => (typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined));
   }
   has(field: string): boolean {
     return this.obj[field] !== undefined && this.obj[field] !== null;
   }
-  stringList(field: string): string[] {
-    const v = this.obj[field];
-    if (v === undefined || v === null) return [];
-    if (typeof v === 'string') return v ? [v] : [];
-    if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
-    this.bad(field, 'a list of strings');
-    return [];
+  /** A list of strings; a string is a comma-separated list (Patroni's sync key). */
+  stringList(field: string): string[] | null {
+    return this.read(field, 'a list of strings', (v) => {
+      if (typeof v === 'string') return v.split(',').map((x) => x.trim()).filter((x) => x !== '');
+      return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : undefined;
+    });
   }
   done<T>(value: T): T {
     if (this.problems.length) throw new ValidationError(this.problems, 'malformed_dcs_value');
@@ -88,18 +151,80 @@ class FieldReader {
   }
 }
 
-/** Parses a member key's JSON. Throws ValidationError naming every bad field. */
-export function parseMember(name: string, text: string, revision: string): Member {
+/** A value read as far as it could be, with what could not be read. */
+export interface Read<T> {
+  readonly value: T;
+  readonly problems: readonly Problem[];
+}
+
+/** The fields of a scheduled restart this version knows; null without a readable `schedule`. */
+function scheduledRestartOf(key: string, r: FieldReader): ScheduledRestart | null {
+  const sr = r.object('scheduled_restart');
+  if (sr === null) return null;
+  const f = new FieldReader(`${key}.scheduled_restart`, sr);
+  const schedule = f.string('schedule');
+  if (schedule === null) {
+    if (!f.has('schedule')) r.problems.push({ path: `${key}.scheduled_restart.schedule`, message: 'expected a string, got nothing' });
+    r.problems.push(...f.problems);
+    return null;
+  }
+  const out: { -readonly [K in keyof ScheduledRestart]: ScheduledRestart[K] } = { schedule };
+  const pending = f.boolean('restart_pending');
+  if (pending !== null) out.restart_pending = pending;
+  const role = f.string('role');
+  if (role !== null) out.role = role;
+  const version = f.string('db_version');
+  if (version !== null) out.db_version = version;
+  const timeout = f.seconds('timeout');
+  if (timeout !== null) out.timeout = timeout;
+  r.problems.push(...f.problems);
+  return Object.freeze(out);
+}
+
+/** The parameters waiting for a restart (`{name: {old_value, new_value}}`), the readable ones. */
+function pendingReasonOf(key: string, r: FieldReader): Readonly<Record<string, PendingChange>> | null {
+  const reason = r.object('pending_restart_reason');
+  if (reason === null) return null;
+  const out: Record<string, PendingChange> = {};
+  const text = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined);
+  for (const [name, change] of Object.entries(reason)) {
+    const c = change !== null && typeof change === 'object' && !Array.isArray(change) ? (change as Json) : null;
+    const oldValue = c ? text(c['old_value']) : undefined;
+    const newValue = c ? text(c['new_value']) : undefined;
+    if (oldValue === undefined || newValue === undefined) {
+      r.problems.push({ path: `${key}.pending_restart_reason.${name}`, message: `expected {old_value, new_value}, got ${describe(change)}` });
+    } else setOwn(out, name, Object.freeze({ old_value: oldValue, new_value: newValue }));
+  }
+  return Object.freeze(out);
+}
+
+/**
+ * Reads a member key's JSON field by field: a field that cannot be read is unknown (a position
+ * or timeline null, a string empty, the state `unknown`), and named in `problems`; the member
+ * stays in the view: another version's record must not make a member vanish (its slot, its
+ * place in the synchronous set and in the race go with it). Null, with the problem, when the
+ * value is not a JSON object (nothing of it is a member's record).
+ */
+export function readMember(name: string, text: string, revision: string): Read<Member | null> {
   const key = ClusterKey.member(name);
-  const obj = jsonObject(key, text);
+  let obj: Json;
+  try {
+    obj = jsonObject(key, text);
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    return { value: null, problems: e.problems };
+  }
   const r = new FieldReader(key, obj);
   const tags = r.object('tags') ?? {};
   const tagValues: Record<string, TagValue> = {};
   for (const [k, v] of Object.entries(tags)) {
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') tagValues[k] = v;
+    if (typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))) setOwn(tagValues, k, v);
     else r.problems.push({ path: `${key}.tags.${k}`, message: `expected a string, number or boolean, got ${describe(v)}` });
   }
-  const sr = r.object('scheduled_restart');
+  // Unreadable, a fresh primary's checkpoint counts as pending: rewinders wait for its next record.
+  const checkpoint = obj['checkpoint_after_promote'] === undefined ? null : (r.boolean('checkpoint_after_promote') ?? false);
+  const serverVersion = r.whole('server_version');
+  const safetyMargin = r.seconds('safety_margin');
   const member: Member = {
     name,
     revision,
@@ -108,20 +233,27 @@ export function parseMember(name: string, text: string, revision: string): Membe
     state: r.string('state') ?? 'unknown',
     role: r.string('role') ?? 'uninitialized',
     version: r.string('version') ?? '',
-    xlogLocation: r.number('xlog_location'),
-    receiveLsn: r.number('receive_lsn'),
-    replayLsn: r.number('replay_lsn'),
+    xlogLocation: r.lsn('xlog_location'),
+    receiveLsn: r.lsn('receive_lsn'),
+    replayLsn: r.lsn('replay_lsn'),
     replicationState: r.string('replication_state'),
-    timeline: r.number('timeline'),
+    timeline: r.timeline('timeline'),
     tags: Object.freeze(tagValues),
-    pendingRestart: r.boolean('pending_restart'),
-    pendingRestartReason: (r.object('pending_restart_reason') as Record<string, PendingChange> | null) ?? null,
-    scheduledRestart: sr && typeof sr['schedule'] === 'string' ? (sr as unknown as ScheduledRestart) : null,
-    ...(obj['checkpoint_after_promote'] === undefined ? {} : { checkpointAfterPromote: r.boolean('checkpoint_after_promote') }),
-    ...(obj['server_version'] === undefined ? {} : { serverVersion: r.number('server_version') ?? 0 }),
-    ...(obj['safety_margin'] === undefined ? {} : { safetyMargin: r.number('safety_margin') ?? 0 }),
+    pendingRestart: r.boolean('pending_restart') ?? false,
+    pendingRestartReason: pendingReasonOf(key, r),
+    scheduledRestart: scheduledRestartOf(key, r),
+    ...(checkpoint === null ? {} : { checkpointAfterPromote: checkpoint }),
+    ...(serverVersion === null ? {} : { serverVersion }),
+    ...(safetyMargin === null ? {} : { safetyMargin }),
   };
-  return r.done(Object.freeze(member));
+  return { value: Object.freeze(member), problems: r.problems };
+}
+
+/** Parses a member key's JSON. Throws ValidationError naming every bad field (see readMember for the tolerant read). */
+export function parseMember(name: string, text: string, revision: string): Member {
+  const { value, problems } = readMember(name, text, revision);
+  if (problems.length || value === null) throw new ValidationError(problems, 'malformed_dcs_value');
+  return value;
 }
 
 /** Serializes a member to its key's JSON, omitting unknown values. */
@@ -146,7 +278,7 @@ export function memberToJson(m: Omit<Member, 'name' | 'revision'>): string {
 
 /** Parses the failover key; `{}` (a cancelled request) parses to null. */
 export function parseFailover(text: string, revision: string): FailoverKey | null {
-  if (text.trim() === '' ) return null;
+  if (text.trim() === '') return null;
   const r = new FieldReader(ClusterKey.failover, jsonObject(ClusterKey.failover, text));
   const key: FailoverKey = {
     leader: r.string('leader'),
@@ -168,16 +300,32 @@ export function failoverToJson(f: Omit<FailoverKey, 'revision'> | null): string 
   return JSON.stringify(out);
 }
 
-/** Parses the sync key. */
+/** Parses the sync key (`sync_standby` a list, or Patroni's comma-separated string). Throws ValidationError. */
 export function parseSync(text: string, revision: string): SyncState {
   const r = new FieldReader(ClusterKey.sync, jsonObject(ClusterKey.sync, text));
   const value: SyncState = {
     leader: r.string('leader'),
-    syncStandby: Object.freeze(r.stringList('sync_standby')),
-    quorum: r.number('quorum') ?? 0,
+    syncStandby: Object.freeze(r.stringList('sync_standby') ?? []),
+    quorum: r.whole('quorum') ?? 0,
     revision,
   };
+  // A quorum above the standbys listed is this version's own (strict quorum mode with fewer standbys than synchronous_node_count: commits wait).
   return r.done(Object.freeze(value));
+}
+
+/**
+ * The sync key as the domain reads it: an unreadable one is not "no sync key" (any standby
+ * could then be promoted in synchronous mode) but a key that names no standby and no leader:
+ * no standby is known to hold every commit, and the leader replaces it by compare-and-set on
+ * its revision.
+ */
+export function readSync(text: string, revision: string): Read<SyncState> {
+  try {
+    return { value: parseSync(text, revision), problems: [] };
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    return { value: Object.freeze({ leader: null, syncStandby: Object.freeze([]), quorum: 0, revision }), problems: e.problems };
+  }
 }
 
 /** Serializes the sync key. */
@@ -185,19 +333,37 @@ export function syncToJson(s: Omit<SyncState, 'revision'>): string {
   return JSON.stringify({ leader: s.leader, sync_standby: s.syncStandby, quorum: s.quorum });
 }
 
-/** Parses the status key (`{optime, slots}`). */
+/** Parses the status key (`{optime, slots}`). Throws ValidationError (see readStatus for the tolerant read). */
 export function parseStatus(text: string, revision: string): ClusterStatus {
-  const r = new FieldReader(ClusterKey.status, jsonObject(ClusterKey.status, text));
+  const { value, problems } = readStatus(text, revision);
+  if (problems.length) throw new ValidationError(problems, 'malformed_dcs_value');
+  return value!;
+}
+
+/**
+ * Reads the status key field by field: an unreadable optime reads as 0 (no position known, as
+ * when absent), an unreadable slot position or `retain_slots` is left out. Null when the value
+ * is not a JSON object (Patroni's older plain `optime` number included).
+ */
+export function readStatus(text: string, revision: string): Read<ClusterStatus | null> {
+  let obj: Json;
+  try {
+    obj = jsonObject(ClusterKey.status, text);
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    return { value: null, problems: e.problems };
+  }
+  const r = new FieldReader(ClusterKey.status, obj);
   const slots = r.object('slots') ?? {};
   const slotValues: Record<string, number> = {};
   for (const [k, v] of Object.entries(slots)) {
-    if (typeof v === 'number' && Number.isFinite(v)) slotValues[k] = v;
-    else r.problems.push({ path: `status.slots.${k}`, message: `expected a number, got ${describe(v)}` });
+    const pos = walPosition(v);
+    if (pos !== undefined) setOwn(slotValues, k, pos);
+    else r.problems.push({ path: `status.slots.${k}`, message: `expected a WAL position (a whole number of bytes), got ${describe(v)}` });
   }
-  const hasRetain = r.has('retain_slots');
   const retainSlots = r.stringList('retain_slots');
-  const value: ClusterStatus = { optime: r.number('optime') ?? 0, slots: Object.freeze(slotValues), ...(hasRetain ? { retainSlots: Object.freeze(retainSlots) } : {}), revision };
-  return r.done(Object.freeze(value));
+  const value: ClusterStatus = { optime: r.lsn('optime') ?? 0, slots: Object.freeze(slotValues), ...(retainSlots !== null ? { retainSlots: Object.freeze(retainSlots) } : {}), revision };
+  return { value: Object.freeze(value), problems: r.problems };
 }
 
 /** Serializes the status key (`retain_slots` only when given, as Patroni writes it). */
@@ -207,25 +373,22 @@ export function statusToJson(s: Omit<ClusterStatus, 'revision'>): string {
 
 /** Parses the history key: a JSON array of `[timeline, lsn, reason, timestamp?, new_leader?]`. */
 export function parseHistory(text: string, revision: string): TimelineHistory {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw new ValidationError([{ path: 'history', message: `not valid JSON (${(e as Error).message})` }], 'malformed_dcs_value');
-  }
+  const parsed = jsonValue('history', text);
   if (!Array.isArray(parsed)) {
     throw new ValidationError([{ path: 'history', message: `expected a JSON array, got ${describe(parsed)}` }], 'malformed_dcs_value');
   }
   const problems: Problem[] = [];
   const lines: HistoryLine[] = [];
-  parsed.forEach((line, i) => {
-    if (!Array.isArray(line) || typeof line[0] !== 'number' || typeof line[1] !== 'number' || typeof line[2] !== 'string') {
-      problems.push({ path: `history[${i}]`, message: 'expected [timeline, lsn, reason, timestamp, new_leader]' });
+  parsed.forEach((line: unknown, i) => {
+    const timeline = Array.isArray(line) ? timelineOf(line[0]) : undefined;
+    const lsn = Array.isArray(line) ? walPosition(line[1]) : undefined;
+    if (!Array.isArray(line) || timeline === undefined || lsn === undefined || typeof line[2] !== 'string') {
+      problems.push({ path: `history[${i}]`, message: `expected [timeline, lsn, reason, timestamp, new_leader], got ${JSON.stringify(line)?.slice(0, 80) ?? describe(line)}` });
       return;
     }
     const ts = typeof line[3] === 'string' ? line[3] : null;
     const who = typeof line[4] === 'string' ? line[4] : null;
-    lines.push(Object.freeze([line[0], line[1], line[2], ts, who] as const));
+    lines.push(Object.freeze([timeline, lsn, line[2], ts, who] as const));
   });
   if (problems.length) throw new ValidationError(problems, 'malformed_dcs_value');
   return Object.freeze({ lines: Object.freeze(lines), revision });
@@ -248,8 +411,12 @@ export function parseFailsafe(text: string): Readonly<Record<string, string>> {
 }
 
 /**
- * Builds the cluster view from one prefix read. A malformed key is reported in
- * `problems` and treated as absent: one bad write must not stop every agent's loop.
+ * Builds the cluster view from one prefix read. What cannot be read is reported in
+ * `problems` (one bad write must not stop every agent's loop) and read the safe way: a member
+ * record field by field (see readMember), the sync key as naming nobody (see readSync), the
+ * configuration as empty, and the leader key, whatever it holds, as held (by the name it
+ * holds, even an empty one: an unreadable leader key is not a free one). Other keys that
+ * cannot be read are treated as absent.
  */
 export function parseCluster(snapshot: DcsSnapshot): ParsedCluster {
   const problems: Problem[] = [];
@@ -262,13 +429,17 @@ export function parseCluster(snapshot: DcsSnapshot): ParsedCluster {
       return null;
     }
   };
+  const tolerant = <T>(read: Read<T>): T => {
+    problems.push(...read.problems);
+    return read.value;
+  };
   const get = (k: string) => snapshot.get(k);
   const members: Member[] = [];
   for (const [key, entry] of snapshot) {
     if (!key.startsWith(ClusterKey.membersPrefix)) continue;
     const name = key.slice(ClusterKey.membersPrefix.length);
     if (!name) continue;
-    const m = attempt(() => parseMember(name, entry.value, entry.revision));
+    const m = tolerant(readMember(name, entry.value, entry.revision));
     if (m) members.push(m);
   }
   members.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -281,15 +452,15 @@ export function parseCluster(snapshot: DcsSnapshot): ParsedCluster {
     config: configEntry
       ? Object.freeze({ value: Object.freeze(attempt(() => jsonObject(ClusterKey.config, configEntry.value)) ?? {}), revision: configEntry.revision })
       : null,
-    leader: leaderEntry && leaderEntry.value ? Object.freeze({ name: leaderEntry.value, revision: leaderEntry.revision }) : null,
+    leader: leaderEntry ? Object.freeze({ name: leaderEntry.value, revision: leaderEntry.revision }) : null,
     members: Object.freeze(members),
     failover: ((e) => (e ? attempt(() => parseFailover(e.value, e.revision)) : null))(get(ClusterKey.failover)),
     failoverRevision: get(ClusterKey.failover)?.revision ?? null,
-    sync: ((e) => (e ? attempt(() => parseSync(e.value, e.revision)) : null))(get(ClusterKey.sync)),
+    sync: ((e) => (e ? tolerant(readSync(e.value, e.revision)) : null))(get(ClusterKey.sync)),
     history: ((e) => (e ? attempt(() => parseHistory(e.value, e.revision)) : null))(get(ClusterKey.history)),
-    status: ((e) => (e ? attempt(() => parseStatus(e.value, e.revision)) : null))(get(ClusterKey.status)),
+    status: ((e) => (e ? tolerant(readStatus(e.value, e.revision)) : null))(get(ClusterKey.status)),
     failsafe: ((e) => (e ? attempt(() => parseFailsafe(e.value)) : null))(get(ClusterKey.failsafe)),
   };
+  if (leaderEntry && leaderEntry.value.trim() === '') problems.push({ path: ClusterKey.leader, message: 'holds no member name: read as held by nobody known (not as free)' });
   return { cluster: Object.freeze(cluster), problems };
 }
-

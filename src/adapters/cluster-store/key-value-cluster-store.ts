@@ -29,7 +29,8 @@ const RESYNC: ClusterChange = Object.freeze({ kind: 'resync' });
 /** The change a watch event on `key` stands for; null for keys outside the layout. */
 export function changeOf(key: string, value: string | null): ClusterChange | null {
   if (key === '') return RESYNC;
-  if (key === ClusterKey.leader) return { kind: 'leader', holder: value || null };
+  // A leader key holding an empty value is held (by nobody known), not free: only a delete frees it.
+  if (key === ClusterKey.leader) return { kind: 'leader', holder: value };
   if (key.startsWith(ClusterKey.membersPrefix)) return { kind: 'member', name: key.slice(ClusterKey.membersPrefix.length) };
   return PLAIN_KINDS.get(key) ?? null;
 }

@@ -16,6 +16,11 @@ import {
   syncToJson,
 } from '../../../../src/adapters/cluster-store/codec.js';
 import type { DcsEntry } from '../../../../src/adapters/cluster-store/keys.js';
+import { changeOf } from '../../../../src/adapters/cluster-store/key-value-cluster-store.js';
+import { resolveConfig } from '../../../../src/domain/cluster/config/config.js';
+import { decide } from '../../../../src/domain/cluster/ha/decide.js';
+import type { TickInput } from '../../../../src/domain/cluster/ha/decision.js';
+import { input, leaderInput, peerStatus, primaryFacts, replicaFacts, row } from '../../domain/cluster/ha/fixtures.js';
 
 function malformed(fn: () => unknown): ValidationError {
   try {
@@ -82,7 +87,7 @@ describe('domain/cluster/cluster: member keys', () => {
   it('a field of the wrong type: the error names key.field, expected and got', () => {
     const e = malformed(() => parseMember('node2', JSON.stringify({ ...MEMBER, timeline: 'two', state: 5 }), '1'));
     expect(e.problems.map((p) => p.path)).to.deep.equal(['members/node2.state', 'members/node2.timeline']);
-    expect(e.message).to.include('members/node2.timeline: expected a number, got string "two"');
+    expect(e.message).to.include('members/node2.timeline: expected a timeline (1 to 4294967295), got string "two"');
     expect(e.message).to.include('members/node2.state: expected a string, got number');
   });
 
@@ -156,7 +161,7 @@ describe('domain/cluster/cluster: status key', () => {
   });
 
   it('malformed: the error names status and the field', () => {
-    expect(malformed(() => parseStatus('{"optime":"abc"}', '1')).message).to.equal('status.optime: expected a number, got string "abc"');
+    expect(malformed(() => parseStatus('{"optime":"abc"}', '1')).message).to.equal('status.optime: expected a WAL position (a whole number of bytes), got string "abc"');
     expect(malformed(() => parseStatus('{"optime":1,"slots":{"node2":"x"}}', '1')).problems[0]!.path).to.equal('status.slots.node2');
   });
 });
@@ -216,13 +221,13 @@ describe('domain/cluster/cluster: parseCluster', () => {
     expect(Object.isFrozen(cluster) && Object.isFrozen(cluster.members)).to.equal(true);
   });
 
-  it('a malformed key is reported with its name and treated as absent; the rest still parses', () => {
+  it('a malformed key is reported with its name and read the safe way; the rest still parses', () => {
     const snapshot = new Map<string, DcsEntry>([
       ['leader', entry('node1')],
       ['members/node1', entry(JSON.stringify(MEMBER))],
       ['members/node2', entry('{broken')],
       ['config', entry('[1]')],
-      ['sync', entry('{"sync_standby":5}')],
+      ['sync', entry('{"sync_standby":5}', '4')],
       ['status', entry('{"optime":"x"}')],
       ['history', entry('{}')],
       ['failover', entry('{"member":1}')],
@@ -233,15 +238,21 @@ describe('domain/cluster/cluster: parseCluster', () => {
       'members/node2', 'config', 'sync.sync_standby', 'status.optime', 'history', 'failover.member', 'failsafe.a',
     ]);
     expect(cluster.members.map((m) => m.name)).to.deep.equal(['node1']);
-    expect([cluster.sync, cluster.status, cluster.history, cluster.failover, cluster.failsafe]).to.deep.equal([null, null, null, null, null]);
+    // An unreadable sync key names nobody (no standby is known to hold every commit) and keeps its revision for compare-and-set.
+    expect(cluster.sync).to.deep.equal({ leader: null, syncStandby: [], quorum: 0, revision: '4' });
+    // The status key is read field by field: an unreadable optime is unknown (0).
+    expect(cluster.status).to.deep.equal({ optime: 0, slots: {}, revision: '1' });
+    expect([cluster.history, cluster.failover, cluster.failsafe]).to.deep.equal([null, null, null]);
     // An unreadable configuration reads as empty and keeps its revision, so a compare-and-set can replace it.
     expect(cluster.config).to.deep.equal({ value: {}, revision: '1' });
     expect(cluster.failoverRevision).to.equal('1');
     expect(cluster.leader?.name).to.equal('node1');
   });
 
-  it('an empty leader value means no leader', () => {
-    expect(parseCluster(new Map([['leader', entry('')]])).cluster.leader).to.equal(null);
+  it('an empty leader value is a held key (by nobody known), not a free one, and is reported', () => {
+    const { cluster, problems } = parseCluster(new Map([['leader', entry('', '9')]]));
+    expect(cluster.leader).to.deep.equal({ name: '', revision: '9' });
+    expect(problems.map((p) => p.path)).to.deep.equal(['leader']);
   });
 });
 
@@ -258,5 +269,169 @@ describe('codec: checkpoint after promote', () => {
     const base = { connUrl: 'postgres://n:1/postgres', apiUrl: 'http://n:8008', state: 'running', role: 'primary', version: '0.1.0', xlogLocation: 1, receiveLsn: null, replayLsn: null, replicationState: null, timeline: 2, tags: {}, pendingRestart: false, pendingRestartReason: null, scheduledRestart: null };
     expect(parseMember('n', memberToJson({ ...base, serverVersion: 150018 }), '1').serverVersion).to.equal(150018);
     expect(parseMember('n', memberToJson(base), '1')).to.not.have.property('serverVersion');
+  });
+});
+
+/**
+ * What other writers leave under the keys (an operator's etcdctl put, Patroni, another
+ * version, a truncated value), each case found by codec-fuzz.test.ts: read the safe way,
+ * never as a value of another type than the domain's.
+ */
+describe('codec: values other writers leave, read the safe way', () => {
+  const entry = (value: string, revision = '1'): DcsEntry => ({ value, revision });
+  const member = (over: Record<string, unknown>) => parseCluster(new Map([['members/node2', entry(JSON.stringify({ ...MEMBER, ...over }))]]));
+
+  it('positions and timelines out of range are unknown (a negative, fractional or huge LSN used to reach the domain and GET /cluster)', () => {
+    const { cluster, problems } = member({ xlog_location: -1, receive_lsn: 1.5, replay_lsn: 1e30, timeline: 0 });
+    expect(findMember(cluster, 'node2')).to.deep.include({ xlogLocation: null, receiveLsn: null, replayLsn: null, timeline: null, state: 'running' });
+    expect(problems.map((p) => p.path)).to.have.members(['members/node2.xlog_location', 'members/node2.receive_lsn', 'members/node2.replay_lsn', 'members/node2.timeline']);
+    expect(findMember(member({ timeline: 2 ** 32, xlog_location: '99999999999999999999' }).cluster, 'node2')).to.deep.include({ timeline: null, xlogLocation: null });
+    // PostgreSQL's own notation and digit strings are positions.
+    expect(findMember(member({ xlog_location: '0/3000060', receive_lsn: '123', timeline: '3' }).cluster, 'node2')).to.deep.include({ xlogLocation: 0x3000060, receiveLsn: 123, timeline: 3 });
+    expect(findMember(member({ xlog_location: '0/ZZ' }).cluster, 'node2')?.xlogLocation).to.equal(null);
+  });
+
+  it('a member with one unreadable field stays in the view with that field unknown (it used to vanish, with its slot and sync place)', () => {
+    const { cluster, problems } = member({ server_version: '16.1', safety_margin: -5, checkpoint_after_promote: 'no', pending_restart: 'yes' });
+    const m = findMember(cluster, 'node2')!;
+    expect(m).to.deep.include({ connUrl: MEMBER.conn_url, xlogLocation: 100, pendingRestart: false });
+    expect(m).to.not.have.property('serverVersion');
+    expect(m).to.not.have.property('safetyMargin');
+    // An unreadable checkpoint_after_promote counts as pending: rewinders wait.
+    expect(m.checkpointAfterPromote).to.equal(false);
+    expect(problems).to.have.length(4);
+  });
+
+  it('a member value that is not a JSON object (or nests deeper than 64 levels) leaves the member out, and says so', () => {
+    for (const text of ['', 'null', '[1]', '"node2"', '{"a":']) {
+      const { cluster, problems } = parseCluster(new Map([['members/node2', entry(text)]]));
+      expect(cluster.members, text).to.deep.equal([]);
+      expect(problems.map((p) => p.path), text).to.deep.equal(['members/node2']);
+    }
+  });
+
+  it("scheduled_restart keeps the fields of a scheduled restart only, of their types (Patroni's postmaster_start_time, a role of 5 used to pass)", () => {
+    const patroni = member({ scheduled_restart: { schedule: '2030-01-01T00:00:00+00:00', postmaster_start_time: '2023-01-01 00:00:00 UTC' } });
+    expect(findMember(patroni.cluster, 'node2')!.scheduledRestart).to.deep.equal({ schedule: '2030-01-01T00:00:00+00:00' });
+    expect(patroni.problems).to.deep.equal([]);
+    const bad = member({ scheduled_restart: { schedule: '2030-01-01T00:00:00Z', role: 5, timeout: 'x', restart_pending: true } });
+    expect(findMember(bad.cluster, 'node2')!.scheduledRestart).to.deep.equal({ schedule: '2030-01-01T00:00:00Z', restart_pending: true });
+    expect(bad.problems.map((p) => p.path)).to.deep.equal(['members/node2.scheduled_restart.role', 'members/node2.scheduled_restart.timeout']);
+    expect(findMember(member({ scheduled_restart: { role: 'replica' } }).cluster, 'node2')!.scheduledRestart).to.equal(null);
+  });
+
+  it('pending_restart_reason keeps the readable {old_value, new_value} entries', () => {
+    const { cluster, problems } = member({ pending_restart_reason: { a: { old_value: 1, new_value: '2' }, b: 'x', c: { old_value: [] } } });
+    expect(findMember(cluster, 'node2')!.pendingRestartReason).to.deep.equal({ a: { old_value: '1', new_value: '2' } });
+    expect(problems.map((p) => p.path)).to.deep.equal(['members/node2.pending_restart_reason.b', 'members/node2.pending_restart_reason.c']);
+  });
+
+  it('tags named like Object properties stay plain tags', () => {
+    const { cluster } = parseCluster(new Map([['members/node2', entry('{"tags":{"__proto__":"x","constructor":true,"zone":{"a":1}}}')]]));
+    const tags = findMember(cluster, 'node2')!.tags;
+    expect(Object.getPrototypeOf(tags)).to.equal(Object.prototype);
+    expect(Object.entries(tags)).to.deep.equal([['__proto__', 'x'], ['constructor', true]]);
+  });
+
+  it("an unreadable sync key names nobody and keeps its revision (it used to read as no key); Patroni's comma-separated list is read", () => {
+    for (const text of ['nope', '[]', '{"leader":"node1","sync_standby":[1]}', '{"leader":"node1","sync_standby":["node2"],"quorum":-1}', '{"leader":"node1","sync_standby":["node2"],"quorum":1e30}']) {
+      const { cluster, problems } = parseCluster(new Map([['sync', entry(text, '4')]]));
+      expect(cluster.sync, text).to.deep.equal({ leader: null, syncStandby: [], quorum: 0, revision: '4' });
+      expect(problems, text).to.not.be.empty;
+    }
+    expect(parseSync('{"leader":"node1","sync_standby":"node2,node3","quorum":1}', '4')).to.deep.equal({ leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '4' });
+    expect(parseSync('{"leader":"node1","sync_standby":null}', '4').syncStandby).to.deep.equal([]);
+    // A quorum above the standbys listed is what strict quorum mode writes with fewer standbys than synchronous_node_count.
+    expect(parseSync('{"leader":"node1","sync_standby":["node2"],"quorum":2}', '4').quorum).to.equal(2);
+  });
+
+  it('the status key is read field by field: bad slot positions are left out, a bad optime is unknown (0), a negative one used to pass', () => {
+    const { cluster, problems } = parseCluster(new Map([['status', entry('{"optime":-5,"slots":{"node2":100,"node3":-1,"x":"0/10","y":1e30},"retain_slots":[1]}')]]));
+    expect(cluster.status).to.deep.equal({ optime: 0, slots: { node2: 100, x: 16 }, revision: '1' });
+    expect(problems.map((p) => p.path)).to.deep.equal(['status.slots.node3', 'status.slots.y', 'status.retain_slots', 'status.optime']);
+    // Patroni's older plain optime, or anything but an object: no status.
+    expect(parseCluster(new Map([['status', entry('50331808')]])).cluster.status).to.equal(null);
+  });
+
+  it('history lines need a timeline (1 to 2^32-1) and a position (it used to take 1.5, -1 and 1e30)', () => {
+    for (const text of ['[[1.5,100,"x"]]', '[[1,-1,"x"]]', '[[0,100,"x"]]', '[[1e30,100,"x"]]', '[[1,100,5]]']) {
+      expect(parseCluster(new Map([['history', entry(text)]])).cluster.history, text).to.equal(null);
+    }
+    expect(parseHistory('[[1,"0/10","x"]]', '1').lines).to.deep.equal([[1, 16, 'x', null, null]]);
+  });
+
+  it('a value nested deeper than 64 levels is unreadable (GET /config and /cluster answered 500, a tick of the leader failed on it)', () => {
+    const deep = (d: number) => `${'['.repeat(d)}${']'.repeat(d)}`;
+    const { cluster, problems } = parseCluster(
+      new Map([
+        ['config', entry(`{"ttl":30,"x":${deep(20_000)}}`)],
+        ['members/node2', entry(JSON.stringify(MEMBER).replace(/}$/, `,"scheduled_restart":{"schedule":"2030-01-01T00:00:00Z","role":${deep(20_000)}}}`))],
+        ['history', entry(`[[1,100,"x",null,${deep(100)}]]`)],
+      ]),
+    );
+    expect(cluster.config?.value).to.deep.equal({});
+    expect(findMember(cluster, 'node2')).to.equal(undefined);
+    expect(cluster.history).to.equal(null);
+    expect(problems.map((p) => p.message)).to.deep.equal(Array(3).fill('nested deeper than 64 levels'));
+    expect(parseCluster(new Map([['config', entry(`{"a":${deep(60)}}`)]])).cluster.config?.value).to.have.property('a');
+  });
+
+  it("a watch event of an empty leader value names an empty holder, not none (only a delete frees the key)", () => {
+    expect(changeOf('leader', '')).to.deep.equal({ kind: 'leader', holder: '' });
+    expect(changeOf('leader', null)).to.deep.equal({ kind: 'leader', holder: null });
+  });
+});
+
+describe('codec: what decide() makes of unreadable keys', () => {
+  const entry = (value: string, revision = '1'): DcsEntry => ({ value, revision });
+  const view = (over: Record<string, string>) =>
+    parseCluster(
+      new Map<string, DcsEntry>(
+        Object.entries({
+          initialize: '7300',
+          config: '{"synchronous_mode":true}',
+          'members/node1': JSON.stringify({ conn_url: 'postgres://node1:5432/postgres', api_url: 'http://node1:8008', state: 'running', role: 'primary', timeline: 1, xlog_location: 5000 }),
+          'members/node2': JSON.stringify({ conn_url: 'postgres://node2:5432/postgres', api_url: 'http://node2:8008', state: 'running', role: 'replica', timeline: 1 }),
+          'members/node3': JSON.stringify({ conn_url: 'postgres://node3:5432/postgres', api_url: 'http://node3:8008', state: 'running', role: 'replica', timeline: 1 }),
+          status: '{"optime":5000,"slots":{}}',
+          ...over,
+        })
+          .filter(([, v]) => v !== '<absent>')
+          .map(([k, v]) => [k, entry(v, k === 'sync' ? '4' : '1')]),
+      ),
+    ).cluster;
+  const cfg = (c: ReturnType<typeof view>) => resolveConfig(c.config?.value);
+  const kinds = (d: { readonly actions: readonly { readonly type: string }[] }) => d.actions.map((a) => a.type);
+  /** decide(), answering a request for peers with node3 a little behind and node1 gone. */
+  const tick = (i: TickInput) => {
+    const d = decide(i);
+    return d.need === 'peers' ? decide({ ...i, peers: new Map([['node1', null], ['node3', peerStatus('replica', 4000)]]) }) : d;
+  };
+
+  it('an empty leader value: a replica does not race, a primary without the lock and one whose key was overwritten demote (they used to race for it)', () => {
+    const c = view({ leader: '', config: '{}' });
+    expect(kinds(tick(input({ cluster: c, config: cfg(c) })))).to.not.include.members(['acquireLeader']);
+    const primary = tick(input({ cluster: c, config: cfg(c), facts: primaryFacts() }));
+    expect(primary.job).to.equal('demote');
+    const holder = tick(leaderInput({ cluster: c, config: cfg(c) }));
+    expect(kinds(holder)).to.not.include('acquireLeader');
+    expect(holder.job).to.equal('demote');
+  });
+
+  it('synchronous mode, the leader gone and the sync key unreadable: no standby is promoted (an absent key would let one)', () => {
+    const node2 = (c: ReturnType<typeof view>) => tick(input({ cluster: c, config: cfg(c), facts: replicaFacts(5000) }));
+    expect(kinds(node2(view({ sync: '<absent>' })))).to.include('promote');
+    for (const garbage of ['{"leader":"node1","sync_standby":[7]}', 'not json', '{"leader":"node1","sync_standby":["node2"],"quorum":"x"}']) {
+      const d = node2(view({ sync: garbage }));
+      expect(kinds(d), garbage).to.not.include.members(['promote']);
+      expect(kinds(d), garbage).to.not.include.members(['acquireLeader']);
+    }
+  });
+
+  it('the leader replaces an unreadable sync key by compare-and-set on its revision (it used to ask for an absent key, and failed every loop)', () => {
+    const c = view({ leader: 'node1', sync: '{"sync_standby":5}' });
+    const d = decide(leaderInput({ cluster: c, config: cfg(c), facts: primaryFacts(5000, { replication: [row('node2', 5000)] }) }));
+    const write = d.actions.find((a) => a.type === 'writeSync');
+    expect(write).to.deep.include({ leader: 'node1', ifRevision: '4' });
   });
 });

@@ -227,6 +227,27 @@ describe('REST API: /config, /cluster, /history, /metrics', function () {
     });
   });
 
+  describe('values in the DCS no writer of this version makes', () => {
+    const deep = (d: number) => `${'['.repeat(d)}${']'.repeat(d)}`;
+
+    it('GET /config with a configuration nested 20000 levels deep: {} (it used to be a 500: JSON.stringify ran out of stack)', async () => {
+      api = await startApi({ prefill: { [ClusterKey.config]: `{"ttl":30,"x":${deep(20_000)}}` } });
+      const res = await api.request('GET', '/config');
+      expect([res.status, res.json]).to.deep.equal([200, {}]);
+      expect(api.logger.lines.filter((l) => l.level === 'error')).to.deep.equal([]);
+    });
+
+    it('GET /cluster and /ui/data with a member whose scheduled restart nests 20000 levels deep: 200 without it (they used to be 500s)', async () => {
+      const odd = memberJson('node2').replace(/}$/, `,"scheduled_restart":{"schedule":"2030-01-01T01:00:00+00:00","role":${deep(20_000)}}}`);
+      api = await startApi({ prefill: { [ClusterKey.leader]: 'node0', [ClusterKey.member('node0')]: memberJson('node0', { role: 'primary' }), [ClusterKey.member('node2')]: odd } });
+      const cluster = await api.request('GET', '/cluster');
+      expect(cluster.status).to.equal(200);
+      expect(cluster.json.members.map((m: { name: string }) => m.name)).to.deep.equal(['node0']);
+      expect((await api.request('GET', '/ui/data')).status).to.equal(200);
+      expect(api.logger.lines.filter((l) => l.level === 'error')).to.deep.equal([]);
+    });
+  });
+
   describe('/metrics', () => {
     const NAMES = [
       'svc_version', 'svc_database_running', 'svc_postmaster_start_time', 'svc_primary', 'svc_xlog_location', 'svc_standby_leader',
