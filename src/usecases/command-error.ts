@@ -8,6 +8,8 @@ export type CommandErrorCode =
   | 'config_conflict'
   /** PATCH before the cluster's configuration is stored (while the cluster is bootstrapped). */
   | 'config_not_stored'
+  /** PATCH of a stored configuration that cannot be read (a hand edit): only a whole replacement (PUT) fixes it. */
+  | 'config_unreadable'
   /** A switchover or failover was taken up and then abandoned. */
   | 'switchover_failed'
   | 'failover_failed'

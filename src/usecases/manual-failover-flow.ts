@@ -124,7 +124,8 @@ export async function runManualFailover(deps: CommandDeps, action: ManualAction,
     if (!(err instanceof DcsUnavailableError)) throw err;
     storeError = err;
   }
-  const config: DynamicConfig = cluster?.config ? resolveConfig(cluster.config.value) : (agent?.snapshot().config ?? DEFAULT_CONFIG);
+  // An unreadable stored configuration is not an empty one: the agent's, which keeps the last it could read, decides.
+  const config: DynamicConfig = cluster?.config && !cluster.config.unreadable ? resolveConfig(cluster.config.value) : (agent?.snapshot().config ?? DEFAULT_CONFIG);
   const dryRun = input.dryRun === true;
   const refused = (kind: ManualAction, err: unknown): unknown => {
     if (!dryRun && err instanceof Error && 'code' in err) {

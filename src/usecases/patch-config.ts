@@ -9,7 +9,8 @@ import { replaceConfig } from './replace-config.js';
  * removed, lists are replaced whole), validates the result and writes it with compare-and-set
  * on the revision read. Returns the whole new configuration. Throws ValidationError
  * `invalid_config`, CommandError `config_conflict` on a concurrent change, `config_not_stored`
- * before the cluster has a configuration, DcsUnavailableError.
+ * before the cluster has a configuration, `config_unreadable` when the stored one cannot be read,
+ * DcsUnavailableError.
  */
 export async function patchConfig(deps: Pick<CommandDeps, 'store' | 'agent'>, patch: RawConfig): Promise<RawConfig> {
   const cluster = await deps.store.read();
@@ -18,6 +19,11 @@ export async function patchConfig(deps: Pick<CommandDeps, 'store' | 'agent'>, pa
   // the defaults with just the patch, silently dropping the operator's bootstrap settings.
   if (cluster.config === null) {
     throw new CommandError('config_not_stored', 'the cluster has no configuration stored yet (its bootstrap writes it): retry in a moment');
+  }
+  // Merged into the empty value it reads as, a patch would write the defaults plus itself and turn
+  // off whatever the broken value was meant to keep on (synchronous mode, maintenance mode).
+  if (cluster.config.unreadable) {
+    throw new CommandError('config_unreadable', 'the stored configuration cannot be read (not a JSON object): replace it whole (PUT /config, wardenctl edit-config --replace) before changing parts of it');
   }
   const stored = storedConfigView(cluster);
   return replaceConfig(deps, { config: mergePatch(stored.value, patch), ifRevision: stored.revision }, cluster);

@@ -1,4 +1,4 @@
-import type { Cluster, ClusterStatus, FailoverKey, HistoryLine, Member, ScheduledRestart, SyncState, TimelineHistory } from '../../domain/cluster/model/cluster.js';
+import type { Cluster, ClusterStatus, FailoverKey, HistoryLine, Member, ScheduledRestart, StoredConfig, SyncState, TimelineHistory } from '../../domain/cluster/model/cluster.js';
 import type { PendingChange } from '../../domain/cluster/model/facts.js';
 import type { TagValue } from '../../domain/cluster/model/node.js';
 import { parseLsn } from '../../domain/cluster/model/lsn.js';
@@ -410,6 +410,11 @@ export function parseFailsafe(text: string): Readonly<Record<string, string>> {
   return Object.freeze(obj as Record<string, string>);
 }
 
+/** The configuration key as the domain reads it: an unreadable one (null) is empty and marked unreadable. */
+function storedConfigOf(value: Json | null, revision: string): StoredConfig {
+  return Object.freeze(value === null ? { value: Object.freeze({}), revision, unreadable: true as const } : { value: Object.freeze(value), revision });
+}
+
 /**
  * Builds the cluster view from one prefix read. What cannot be read is reported in
  * `problems` (one bad write must not stop every agent's loop) and read the safe way: a member
@@ -448,10 +453,8 @@ export function parseCluster(snapshot: DcsSnapshot): ParsedCluster {
   const cluster: Cluster = {
     initialize: get(ClusterKey.initialize)?.value ?? null,
     initializeRevision: get(ClusterKey.initialize)?.revision ?? null,
-    // An unreadable configuration reads as empty but keeps its revision, so it can be replaced by compare-and-set.
-    config: configEntry
-      ? Object.freeze({ value: Object.freeze(attempt(() => jsonObject(ClusterKey.config, configEntry.value)) ?? {}), revision: configEntry.revision })
-      : null,
+    // An unreadable configuration reads as empty, marked so, and keeps its revision, so it can be replaced by compare-and-set.
+    config: configEntry ? storedConfigOf(attempt(() => jsonObject(ClusterKey.config, configEntry.value)), configEntry.revision) : null,
     leader: leaderEntry ? Object.freeze({ name: leaderEntry.value, revision: leaderEntry.revision }) : null,
     members: Object.freeze(members),
     failover: ((e) => (e ? attempt(() => parseFailover(e.value, e.revision)) : null))(get(ClusterKey.failover)),

@@ -83,6 +83,7 @@ const STATUS_BY_CODE: Readonly<Record<AgentApiErrorCode, number>> = {
   dcs_write_failed: 503,
   config_conflict: 409,
   config_not_stored: 503,
+  config_unreadable: 409,
   not_standby_cluster: 409,
   already_standby_cluster: 409,
   switchover_failed: 503,

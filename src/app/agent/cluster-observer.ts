@@ -29,6 +29,8 @@ export interface ClusterObservation {
 export class ClusterObserver {
   private view: ClusterObservation;
   private resolvedFrom: unknown = null;
+  /** The stored configuration as last read whole. */
+  private lastReadable: RawConfig | null = null;
   private lastLeader: string | null | undefined = undefined;
   private readonly failures: RepeatedFailures;
 
@@ -84,7 +86,10 @@ export class ClusterObserver {
   }
 
   private resolve(): void {
-    const raw = this.view.cluster?.config?.value ?? this.bootstrapConfig();
+    const stored = this.view.cluster?.config;
+    // An unreadable key keeps the configuration last read (else the bootstrap one): its empty value would turn synchronous and maintenance mode off.
+    if (stored && !stored.unreadable) this.lastReadable = stored.value;
+    const raw = stored?.unreadable ? (this.lastReadable ?? this.bootstrapConfig()) : (stored?.value ?? this.bootstrapConfig());
     if (raw === this.resolvedFrom) return;
     this.resolvedFrom = raw;
     const config = resolveConfig(raw);

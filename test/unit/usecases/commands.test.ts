@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { InMemoryClusterStore } from '../../../src/adapters/cluster-store/in-memory-cluster-store.js';
-import { InMemoryKeyValueSpace } from '../../../src/adapters/cluster-store/in-memory-key-value.js';
+import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../../src/adapters/cluster-store/in-memory-key-value.js';
 import { MANUAL_REQUEST_REFUSAL_CODES, ManualFailoverError } from '../../../src/domain/cluster/rules/manual-failover.js';
 import { ScheduleError } from '../../../src/domain/cluster/rules/schedule.js';
 import { ValidationError } from '../../../src/domain/errors.js';
@@ -55,7 +55,7 @@ async function cluster(opts: { config?: Record<string, unknown> | null; leader?:
   const peers = new TablePeers();
   peers.statuses.set('http://127.0.0.1:8010', snapshot({ facts: replicaFacts({ replayedLocation: 100_000_000 }), node: { name: 'node3' } }).status);
   const deps: CommandDeps = { store, clock, logger: new ListLogger(), peers, agent, options: { pollIntervalMs: 100, peerTimeoutMs: 100 } };
-  return { clock, store, others, agent, peers, deps };
+  return { clock, space, store, others, agent, peers, deps };
 }
 
 /** What `p` rejects with. */
@@ -210,6 +210,19 @@ describe('use cases: operator commands over the fakes', () => {
       // What the bootstrap then writes (only where nothing is stored) goes in whole.
       expect(await c.others.writeConfig({ ttl: 20, loop_wait: 2, retry_timeout: 5 }, null)).to.equal(true);
       expect(await patchConfig(c.deps, { pause: true })).to.deep.equal({ ttl: 20, loop_wait: 2, retry_timeout: 5, pause: true });
+    });
+
+    it('a patch of a stored configuration that cannot be read is refused (409): merged into its empty reading it would turn synchronous mode off; a PUT replaces it', async () => {
+      const c = await cluster({ config: { synchronous_mode: true } });
+      await new InMemoryKeyValue(c.space, { clientId: 'operator' }).put('config', '{"synchronous_mode": true, "ttl": 30,');
+      for (const attempt of [patchConfig(c.deps, { loop_wait: 5 }), setPause(c.deps, true)]) {
+        const e = await rejection(attempt);
+        expect(e.code).to.equal('config_unreadable');
+      }
+      expect((await c.store.read()).config).to.include({ unreadable: true });
+      const read = await c.store.read();
+      await replaceConfig(c.deps, { config: { ttl: 30, loop_wait: 10, synchronous_mode: true }, ifRevision: read.config!.revision }, read);
+      expect(await patchConfig(c.deps, { loop_wait: 5 })).to.deep.equal({ ttl: 30, loop_wait: 5, synchronous_mode: true });
     });
 
     it('an invalid result is refused with every problem, and nothing is written', async () => {

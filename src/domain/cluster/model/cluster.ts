@@ -87,6 +87,12 @@ export interface ClusterStatus {
 export interface StoredConfig {
   readonly value: RawConfig;
   readonly revision: string;
+  /**
+   * The key holds something that is not a configuration (not JSON, not an object: a hand
+   * edit): `value` is then empty, and the agents keep deciding on the last configuration they
+   * could read, so an unreadable key never turns synchronous mode or maintenance mode off.
+   */
+  readonly unreadable?: true;
 }
 
 /** Everything the DCS says about the cluster, parsed once per tick. Immutable. */

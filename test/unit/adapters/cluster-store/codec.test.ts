@@ -243,8 +243,8 @@ describe('domain/cluster/cluster: parseCluster', () => {
     // The status key is read field by field: an unreadable optime is unknown (0).
     expect(cluster.status).to.deep.equal({ optime: 0, slots: {}, revision: '1' });
     expect([cluster.history, cluster.failover, cluster.failsafe]).to.deep.equal([null, null, null]);
-    // An unreadable configuration reads as empty and keeps its revision, so a compare-and-set can replace it.
-    expect(cluster.config).to.deep.equal({ value: {}, revision: '1' });
+    // An unreadable configuration reads as empty, marked unreadable, and keeps its revision, so a compare-and-set can replace it.
+    expect(cluster.config).to.deep.equal({ value: {}, revision: '1', unreadable: true });
     expect(cluster.failoverRevision).to.equal('1');
     expect(cluster.leader?.name).to.equal('node1');
   });
