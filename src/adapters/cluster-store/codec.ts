@@ -464,6 +464,10 @@ export function parseCluster(snapshot: DcsSnapshot): ParsedCluster {
     status: ((e) => (e ? tolerant(readStatus(e.value, e.revision)) : null))(get(ClusterKey.status)),
     failsafe: ((e) => (e ? attempt(() => parseFailsafe(e.value)) : null))(get(ClusterKey.failsafe)),
   };
+  const initialize = get(ClusterKey.initialize)?.value;
+  if (initialize !== undefined && initialize !== '' && !/^\d{1,20}$/.test(initialize)) {
+    problems.push({ path: ClusterKey.initialize, message: `expected a system identifier (digits), got ${describe(initialize)}: the members' data is not checked against it` });
+  }
   if (leaderEntry && leaderEntry.value.trim() === '') problems.push({ path: ClusterKey.leader, message: 'holds no member name: read as held by nobody known (not as free)' });
   return { cluster: Object.freeze(cluster), problems };
 }

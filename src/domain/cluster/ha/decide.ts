@@ -27,11 +27,16 @@ function duringJob(ctx: TickContext, job: string, step: string): Decision {
   return decision(`${job} in progress`, busy);
 }
 
+/** What PostgreSQL's system identifier looks like as text (a 64-bit unsigned number). */
+const SYSTEM_IDENTIFIER = /^\d{1,20}$/;
+
 /** The local data belongs to another cluster: never start or lead with it (POST /reinitialize replaces it). */
 function foreignData(ctx: TickContext): Decision | null {
   const mine = ctx.facts.systemIdentifier;
   const theirs = ctx.cluster.initialize;
-  if (!mine || !theirs || mine === theirs) return null;
+  // A value that is no system identifier at all (a hand edit) says nothing about whose data this is:
+  // taken for another cluster's, it had the leader give up its key and nobody lead.
+  if (!mine || !theirs || mine === theirs || !SYSTEM_IDENTIFIER.test(theirs)) return null;
   const why = `the local data (system identifier ${mine}) belongs to another cluster than ${theirs}`;
   if (ctx.leaderIsMe) return releaseLock(ctx, why);
   if (ctx.isPrimary && !ctx.paused) return demoteImmediate(ctx, why);

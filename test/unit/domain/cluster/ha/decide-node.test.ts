@@ -219,6 +219,17 @@ describe('decide(): bootstrap', () => {
     expect(d.message).to.match(/another cluster/);
   });
 
+  it('an initialize key that holds no system identifier (a hand edit) is not another cluster: the leader keeps its key and a replica starts (the leader gave its key up and nobody led)', () => {
+    for (const garbage of [' ', 'yes', '{"sysid":7300}', '7300x']) {
+      const leader = decide(leaderInput({ cluster: cluster('node1', { initialize: garbage }) }));
+      expect(types(leader), garbage).to.not.include('releaseLeader');
+      expect(leader.message, garbage).to.not.match(/another cluster/);
+      expect(types(decide(input({ cluster: cluster('node1', { initialize: garbage }), facts: stopped() }))), garbage).to.deep.equal(['start']);
+    }
+    // Digits that are not this data's identifier still are another cluster's.
+    expect(types(decide(leaderInput({ cluster: cluster('node1', { initialize: '999' }) })))).to.include('releaseLeader');
+  });
+
   it('data of another cluster in a cluster without a leader: the advice is not a reinitialize, which has nothing to copy from', () => {
     const withLeader = decide(input({ facts: stopped({ systemIdentifier: '999' }) }));
     expect(withLeader.publish?.reinitializeRequired).to.match(/run wardenctl reinit node2 to replace it$/);
