@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { gunzipSync } from 'node:zlib';
 import { BcryptBasicAuth } from '../../../src/adapters/http/basic-auth.js';
-import { createExporterHandler, listenExporter, type ExporterApi, type ExporterHttpServer, type ReloadResult, type ScrapeAnswer } from '../../../src/adapters/http/exporter-api.js';
+import { createExporterHandler, listenExporter, type ExporterHttpServer } from '../../../src/adapters/http/exporter-api.js';
 import { requestTarget } from '../../../src/adapters/http/health-fast-path.js';
 import { ROLE_CHECK_PATHS } from '../../../src/domain/collectors/routing.js';
 import type { ServerStatus } from '../../../src/domain/collectors/server-state.js';
@@ -26,6 +26,7 @@ import {
   type WireRequest,
 } from '../adapters/http/fuzz-kit.js';
 import { MemoryLogger } from './fakes.js';
+import { FakeApi } from './fake-exporter-api.js';
 
 /**
  * Generative fuzzing of the exporter's HTTP server on its real listener, over a fake exporter:
@@ -48,40 +49,6 @@ const ANSWER_MS = 3000;
 // bcrypt of "s3cret" (cost 4: fast enough for a test)
 const HASH = '$2b$04$YCOWfsikja5zqy.uVmVv2eWtMPm6Ffxqlv693AXY1VQPso/KO7DsO';
 const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
-
-function answer(sample: string): ScrapeAnswer {
-  const memos = new Map<string, Buffer>();
-  const bytes = (format: 'text' | 'openmetrics') => Buffer.from(`# HELP db_up x\n# TYPE db_up gauge\n${sample}${'#'.repeat(2000)}\n${format === 'openmetrics' ? '# EOF\n' : ''}`);
-  return {
-    bytes,
-    parts: (format) => [bytes(format).subarray(0, 10), bytes(format).subarray(10)],
-    memo: (key, make) => memos.get(key) ?? (memos.set(key, make()), memos.get(key)!),
-  };
-}
-
-class FakeApi implements ExporterApi {
-  status: ServerStatus = 'primary';
-  ready = true;
-  get state() {
-    return { status: this.status, version: 150004, checkedAt: 0, error: null };
-  }
-  async scrape(): Promise<ScrapeAnswer> {
-    return answer('db_up 1\n');
-  }
-  async probe(target: string): Promise<ScrapeAnswer> {
-    if (target !== 'db2') throw Object.assign(new Error(`no target named "${target}"`), { code: 'unknown_target' });
-    return answer('db_up{target="db2"} 1\n');
-  }
-  async reload(): Promise<ReloadResult> {
-    return { status: 'success', message: 'ok', timestamp: '2024-01-01T00:00:00.000Z' };
-  }
-  explain() {
-    return 'Collector: db_a\n';
-  }
-  stats() {
-    return [{ name: 'db_a', runs: 1, cacheHits: 2, errors: 0, lastDurationSeconds: 0.001, lastMetrics: 3, lastError: null }];
-  }
-}
 
 type VariantName = 'open' | 'auth_open_checks' | 'auth_all';
 interface Variant {
