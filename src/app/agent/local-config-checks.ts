@@ -1,4 +1,4 @@
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { dirname } from 'node:path';
 import { defaultRunAsUser } from '../../adapters/database/pg-options.js';
@@ -7,6 +7,25 @@ import { stringify } from 'yaml';
 import type { Problem } from '../../domain/errors.js';
 import type { LocalConfig } from './local-config.js';
 import { DEFAULT_DB_BIN_DIR, defaultLogDir, LocalConfigError } from './local-config-types.js';
+import { readBounded } from '../yaml-read.js';
+
+/** How much a certificate or key file may hold: a PEM file is a few KiB. */
+const PEM_MAX_BYTES = 1024 * 1024;
+
+/** A PEM file's text; a string problem when it is larger than any PEM file (/dev/zero) or holds no PEM block (/dev/null). */
+function pemText(file: string): { text: string } | { problem: string } {
+  let read: { bytes: Buffer; whole: boolean };
+  try {
+    read = readBounded(file, PEM_MAX_BYTES);
+  } catch (e) {
+    return { problem: `expected a readable file, got ${JSON.stringify(file)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+  }
+  if (!read.whole) return { problem: `expected a PEM file, got ${JSON.stringify(file)}, which holds more than 1 MiB` };
+  const text = read.bytes.toString('utf8');
+  // Node takes an empty certificate or key without a word, and then serves HTTPS no client can complete.
+  if (!/-----BEGIN [A-Z0-9 ]+-----/.test(text)) return { problem: `expected PEM (-----BEGIN ...-----) in ${JSON.stringify(file)}, got ${text.trim() === '' ? 'nothing' : 'text without a PEM block'}` };
+  return { text };
+}
 
 function readable(path: string): string | null {
   try {
@@ -53,9 +72,13 @@ function restApiTlsProblem(config: LocalConfig, reported: readonly Problem[]): P
   const r = config.restapi;
   if (r.certfile === undefined || reported.some((p) => p.path === 'restapi.certfile' || p.path === 'restapi.keyfile')) return null;
   try {
+    const cert = pemText(r.certfile);
+    if ('problem' in cert) return { path: 'restapi.certfile', message: cert.problem };
+    const key = r.keyfile === undefined ? cert : pemText(r.keyfile);
+    if ('problem' in key) return { path: 'restapi.keyfile', message: key.problem };
     createSecureContext({
-      cert: readFileSync(r.certfile),
-      key: readFileSync(r.keyfile ?? r.certfile),
+      cert: cert.text,
+      key: key.text,
       ...(r.keyfile_password !== undefined ? { passphrase: r.keyfile_password } : {}),
     });
     return null;

@@ -53,9 +53,11 @@ export function splitMethodSections(doc: Json): { rest: Json; replica: Record<st
   const strip = (section: unknown, known: readonly string[], into: Record<string, unknown>): unknown => {
     if (!isObject(section)) return section;
     const kept: Json = {};
+    // Own properties: a key named `__proto__` stays a key (an unknown field), not the prototype.
+    const set = (o: Record<string, unknown>, k: string, v: unknown) => Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
     for (const [k, v] of Object.entries(section)) {
-      if (isMethodSection(k, v, known)) into[k] = v;
-      else kept[k] = v;
+      if (isMethodSection(k, v, known)) set(into, k, v);
+      else set(kept, k, v);
     }
     return kept;
   };
@@ -63,6 +65,11 @@ export function splitMethodSections(doc: Json): { rest: Json; replica: Record<st
   if ('db' in doc) rest['db'] = strip(doc['db'], KNOWN_DB_KEYS, replica);
   if ('bootstrap' in doc) rest['bootstrap'] = strip(doc['bootstrap'], KNOWN_BOOTSTRAP_KEYS, bootstrap);
   return { rest, replica, bootstrap };
+}
+
+/** A method name as a problem shows it: a name of thousands of characters is cut. */
+function shownName(name: string): string {
+  return name.length > 60 ? `${name.slice(0, 40)}... (${name.length} characters)` : name;
 }
 
 /** Recovery settings Warden sets itself, or that would pause, promote or stop a replica. */
@@ -101,7 +108,7 @@ export function methodProblems(doc: Json, replica: Record<string, unknown>, boot
   if (Array.isArray(methods)) {
     methods.forEach((m, i) => {
       if (typeof m === 'string' && m !== 'basebackup' && replica[m] === undefined) {
-        out.push({ path: `db.create_replica_methods[${i}]`, message: `expected basebackup or a method defined as db.${m} (with a command), got ${JSON.stringify(m)}` });
+        out.push({ path: `db.create_replica_methods[${i}]`, message: `expected basebackup or a method defined as db.${shownName(m)} (with a command), got ${JSON.stringify(m)}` });
       }
     });
   }
@@ -125,13 +132,13 @@ export function methodProblems(doc: Json, replica: Record<string, unknown>, boot
   if (Array.isArray(sc['create_replica_methods'])) {
     sc['create_replica_methods'].forEach((m, i) => {
       if (typeof m === 'string' && m !== 'basebackup' && replica[m] === undefined) {
-        out.push({ path: `bootstrap.dcs.standby_cluster.create_replica_methods[${i}]`, message: `expected basebackup or a method this file defines as db.${m} (with a command), got ${JSON.stringify(m)}` });
+        out.push({ path: `bootstrap.dcs.standby_cluster.create_replica_methods[${i}]`, message: `expected basebackup or a method this file defines as db.${shownName(m)} (with a command), got ${JSON.stringify(m)}` });
       }
     });
   }
   const method = bootstrap['method'];
   if (typeof method === 'string' && method !== 'initdb' && bootstrapMethods[method] === undefined) {
-    out.push({ path: 'bootstrap.method', message: `expected initdb or a method defined as bootstrap.${method} (with a command), got ${JSON.stringify(method)}` });
+    out.push({ path: 'bootstrap.method', message: `expected initdb or a method defined as bootstrap.${shownName(method)} (with a command), got ${JSON.stringify(method)}` });
   }
   return out;
 }

@@ -107,6 +107,14 @@ export const DEFAULT_CALLBACK_TIMEOUT = 60;
 /** A level of `log.level` / `log.levels`. */
 export type LogLevelName = 'debug' | 'info' | 'warn' | 'error';
 
+/** A quoted value of more than this many characters is shortened in a problem: a value of 100,000 characters is no message. */
+const QUOTED_VALUE_MAX = 80;
+
+/** `message` with every quoted (JSON) string in it longer than QUOTED_VALUE_MAX cut, saying how long it was. */
+export function shortenQuotedValues(message: string): string {
+  return message.replace(/"(?:[^"\\\n]|\\.)*"/g, (q) => (q.length - 2 > QUOTED_VALUE_MAX ? `${q.slice(0, QUOTED_VALUE_MAX - 20)}..." (${q.length - 2} characters)` : q));
+}
+
 /** The local configuration is unusable; `problems` lists every one found (path, expected, got). Exit code 2. */
 export class LocalConfigError extends ValidationError {
   constructor(
@@ -115,7 +123,12 @@ export class LocalConfigError extends ValidationError {
     /** The parsed file (environment overrides applied) when it was YAML: what the machine checks can still read from it. */
     readonly document?: Readonly<Record<string, unknown>>,
   ) {
-    super(problems, 'invalid_local_config');
+    // Values are quoted in full where they are checked; the file's owner only needs to recognise them.
+    super(
+      problems.map((p) => ({ path: p.path, message: shortenQuotedValues(p.message) })),
+      'invalid_local_config',
+    );
+    problems = this.problems;
     this.message = `invalid configuration ${source}:\n${problems.map((p) => `  - ${p.path ? `${p.path}: ` : ''}${p.message}`).join('\n')}`;
   }
 }

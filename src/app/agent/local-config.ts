@@ -1,7 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
-import { parseDocument } from 'yaml';
-import { yamlMessage } from '../yaml-message.js';
+import { NODE_FILE_LIMITS, parseYamlText, readConfigText, type YamlIssue } from '../yaml-read.js';
 import { resolveConfig, validateConfig, type ParameterValue, type RawConfig } from '../../domain/cluster/config/config.js';
 import { safetyMarginProblem } from '../../domain/cluster/ha/fence-window.js';
 import { topologyTagProblems } from '../../domain/cluster/model/topology-tags.js';
@@ -33,32 +31,47 @@ function schemaAt(path: readonly string[]): SchemaNode | undefined {
   let node: SchemaNode | undefined = LOCAL_CONFIG_SCHEMA as unknown as SchemaNode;
   for (const key of path) {
     if (!node) return undefined;
-    node = node.properties?.[key] ?? (isObject(node.additionalProperties) ? (node.additionalProperties as SchemaNode) : undefined);
+    // Own keys only: `__proto__` or `constructor` must not find Object.prototype's.
+    const named: SchemaNode | undefined = node.properties && Object.hasOwn(node.properties, key) ? node.properties[key] : undefined;
+    node = named ?? (isObject(node.additionalProperties) ? (node.additionalProperties as SchemaNode) : undefined);
   }
   return node;
 }
 
+/** A YAML value of an environment variable (a list or a mapping), or why it is none. */
+function yamlEnvValue(text: string): { value: unknown } | { problem: string } {
+  const parsed = parseYamlText(text, NODE_FILE_LIMITS);
+  const first = parsed.issues[0];
+  if (first) return { problem: `expected YAML or JSON, got text it cannot read${first.path ? ` (at ${first.path})` : first.col !== undefined ? ` (column ${first.col}${first.line !== undefined && first.line > 1 ? ` of line ${first.line}` : ''})` : ''}: ${first.message}` };
+  return { value: parsed.value };
+}
+
 /** Converts an environment string to the type the schema wants there; what cannot convert stays a string for the validator to report. */
-function typedEnvValue(raw: string, schema: SchemaNode | undefined): unknown {
+function typedEnvValue(raw: string, schema: SchemaNode | undefined): { value: unknown } | { problem: string } {
   const types = schema?.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
   const trimmed = raw.trim();
   if (types.includes('array')) {
-    if (trimmed.startsWith('[')) return parseDocument(trimmed).toJS() as unknown;
-    return trimmed === '' ? [] : trimmed.split(',').map((s) => s.trim());
+    if (trimmed.startsWith('[')) return yamlEnvValue(trimmed);
+    return { value: trimmed === '' ? [] : trimmed.split(',').map((s) => s.trim()) };
   }
-  if (types.includes('object')) return parseDocument(trimmed).toJS() as unknown;
-  if (types.includes('boolean') && /^(true|false)$/i.test(trimmed)) return trimmed.toLowerCase() === 'true';
-  if ((types.includes('integer') || types.includes('number')) && /^-?\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
-  return raw;
+  if (types.includes('object')) return yamlEnvValue(trimmed);
+  if (types.includes('boolean') && /^(true|false)$/i.test(trimmed)) return { value: trimmed.toLowerCase() === 'true' };
+  if ((types.includes('integer') || types.includes('number')) && /^-?\d+(\.\d+)?$/.test(trimmed)) return { value: Number(trimmed) };
+  return { value: raw };
+}
+
+/** Sets an own property (a key named `__proto__` is a key like another, not the prototype). */
+function setOwn(node: Json, key: string, value: unknown): void {
+  Object.defineProperty(node, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function setPath(doc: Json, path: readonly string[], value: unknown): void {
   let node = doc;
   for (const key of path.slice(0, -1)) {
-    if (!isObject(node[key])) node[key] = {};
+    if (!Object.hasOwn(node, key) || !isObject(node[key])) setOwn(node, key, {});
     node = node[key] as Json;
   }
-  node[path[path.length - 1]!] = value;
+  setOwn(node, path[path.length - 1]!, value);
 }
 
 /**
@@ -67,7 +80,7 @@ function setPath(doc: Json, path: readonly string[], value: unknown): void {
  * `WARDEN_RESTAPI_USERNAME`... Keys (tag names too) are lowercased. Returns where each override landed (config path -> variable)
  * so problems can name the variable. Variables of unknown sections are ignored.
  */
-export function applyEnvOverrides(doc: Json, env: Readonly<Record<string, string | undefined>>): Map<string, string> {
+export function applyEnvOverrides(doc: Json, env: Readonly<Record<string, string | undefined>>, problems: Problem[] = []): Map<string, string> {
   const origin = new Map<string, string>();
   for (const [variable, value] of Object.entries(env)) {
     if (!variable.startsWith('WARDEN_') || value === undefined) continue;
@@ -82,8 +95,11 @@ export function applyEnvOverrides(doc: Json, env: Readonly<Record<string, string
         path = [section, lower.slice(section.length + 1)];
       }
     }
-    setPath(doc, path, typedEnvValue(value, schemaAt(path)));
+    const typed = typedEnvValue(value, schemaAt(path));
     origin.set(path.join('.'), variable);
+    // An override that is no YAML is said as such, not as whatever the parser made of it.
+    if ('problem' in typed) problems.push({ path: path.join('.'), message: typed.problem });
+    else setPath(doc, path, typed.value);
   }
   return origin;
 }
@@ -304,28 +320,35 @@ function withDefaults(doc: Json): LocalConfig {
   };
 }
 
+/** A YAML issue as a problem: its path, else its line and column. */
+function yamlProblem(issue: YamlIssue): Problem {
+  const path = issue.path !== undefined ? issue.path : issue.line !== undefined ? `line ${issue.line}, column ${issue.col ?? 1}` : '';
+  return { path, message: issue.message };
+}
+
+/** Keys of Object.prototype: no Patroni key, whatever the hints table inherits. */
+const PROTOTYPE_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype));
+
 /**
  * Parses the YAML text of a local configuration, applies the environment overrides and
  * validates the result. Throws LocalConfigError listing every problem (YAML syntax, unknown
  * keys, types, values), each naming its path and, for overrides, the variable.
  */
 export function parseLocalConfig(text: string, env: Readonly<Record<string, string | undefined>> = {}, source = 'local configuration'): LocalConfig {
-  const yaml = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (yaml.errors.length) {
-    throw new LocalConfigError(
-      source,
-      yaml.errors.map((e) => ({ path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '', message: yamlMessage(e.message) })),
-    );
-  }
-  const parsed: unknown = yaml.toJS();
+  const yaml = parseYamlText(text, NODE_FILE_LIMITS);
+  if (yaml.issues.length) throw new LocalConfigError(source, yaml.issues.map(yamlProblem));
+  const parsed: unknown = yaml.value;
   const doc: Json = parsed === null || parsed === undefined ? {} : (parsed as Json);
   if (!isObject(doc)) throw new LocalConfigError(source, [{ path: '', message: `expected a mapping of sections, got ${Array.isArray(doc) ? 'a list' : typeof doc}` }]);
-  const origin = applyEnvOverrides(doc, env);
+  const envProblems: Problem[] = [];
+  const origin = applyEnvOverrides(doc, env, envProblems);
   hostListFromString(doc);
   emptyDatabasePasswords(doc);
   listenListSpaces(doc);
   const { rest, replica, bootstrap } = splitMethodSections(doc);
-  const problems = validateSchema(rest) ? [] : withPatroniHints(ajvProblems(validateSchema.errors));
+  const schemaProblems = validateSchema(rest) ? [] : ajvProblems(validateSchema.errors);
+  const hinted = withPatroniHints(schemaProblems.filter((p) => !PROTOTYPE_KEYS.has(p.path)));
+  const problems = [...envProblems, ...hinted, ...schemaProblems.filter((p) => PROTOTYPE_KEYS.has(p.path))];
   // A value the schema already refused is not reported twice (the rules look at it again).
   const refused = new Set(problems.map((p) => p.path));
   problems.push(...semanticProblems(doc).filter((p) => !refused.has(p.path)));
@@ -342,11 +365,9 @@ export function parseLocalConfig(text: string, env: Readonly<Record<string, stri
 
 /** Reads, parses and validates the local configuration file. Throws LocalConfigError (also when the file cannot be read). */
 export async function loadLocalConfig(path: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<LocalConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    throw new LocalConfigError(path, [{ path: '', message: `cannot read the file: ${(e as Error).message}` }]);
+  const file = readConfigText(path, NODE_FILE_LIMITS);
+  if ('issue' in file) {
+    throw new LocalConfigError(path, [file.unreadable ? { path: '', message: `cannot read the file: ${file.issue.message}` } : yamlProblem(file.issue)]);
   }
-  return parseLocalConfig(text, env, path);
+  return parseLocalConfig(file.text, env, path);
 }
