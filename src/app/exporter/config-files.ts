@@ -1,10 +1,9 @@
 // Synchronous reads: the configuration is read at start and on /reload only, and staying off
 // libuv's thread pool spares the exporter four threads and their memory.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
-import { yamlMessage } from '../yaml-message.js';
+import { parseYamlText, readConfigText, type YamlIssue } from '../yaml-read.js';
 import type { CollectorDefinition } from '../../domain/collectors/collector.js';
 import { loadDefinitions, reservedNameProblems, type DefinitionDocument } from '../../domain/collectors/definitions.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
@@ -29,20 +28,37 @@ async function yamlFiles(path: string): Promise<string[]> {
   return names.map((n) => join(path, n));
 }
 
-/** Parses YAML text; syntax errors become problems naming the file and line. */
+/** A YAML issue of `source` as a problem: `file:line:column`, or the file and the value's path. */
+function yamlProblem(source: string, issue: YamlIssue): Problem {
+  const path = issue.line !== undefined ? `${source}:${issue.line}:${issue.col ?? 1}` : issue.path ? `${source}: ${issue.path}` : source;
+  return { path, message: issue.message };
+}
+
+/**
+ * Parses YAML text; syntax errors, what a configuration cannot hold (duplicate keys, unknown
+ * tags, aliases that loop or expand too far, deep nesting, sizes) and several documents
+ * become problems naming the file and line. Never throws.
+ */
 export function parseYamlDocument(text: string, source: string, problems: Problem[]): unknown {
-  const docs = parseAllDocuments(text, { uniqueKeys: true, prettyErrors: true });
-  if (!Array.isArray(docs)) return null;
-  if (docs.length > 1) {
-    problems.push({ path: source, message: 'expected one YAML document, found several (remove the --- separators)' });
-  }
-  const doc = docs[0];
-  if (!doc) return null;
-  for (const e of doc.errors) {
-    const line = e.linePos?.[0];
-    problems.push({ path: line ? `${source}:${line.line}:${line.col}` : source, message: yamlMessage(e.message) });
-  }
-  return doc.errors.length ? null : doc.toJS({ maxAliasCount: 100 });
+  const parsed = parseYamlText(text);
+  problems.push(...parsed.issues.map((i) => yamlProblem(source, i)));
+  return parsed.issues.length ? null : parsed.value;
+}
+
+/** A word (a name, a value) of more than this many characters is cut in a problem: the file holds it whole. */
+const WORD_MAX = 100;
+
+/** `message` with each word longer than WORD_MAX cut, saying how long it was. */
+export function shortenWords(message: string): string {
+  return message.replace(/\S{101,}/g, (w) => `${w.slice(0, WORD_MAX - 20)}... (${w.length} characters)`);
+}
+
+/** The text of a configuration file; a problem (unreadable, too large, not UTF-8) and null otherwise. */
+function readText(file: string, problems: Problem[]): string | null {
+  const read = readConfigText(file);
+  if ('text' in read) return read.text;
+  problems.push(read.unreadable ? { path: file, message: `cannot read: ${read.issue.message}` } : yamlProblem(file, read.issue));
+  return null;
 }
 
 /**
@@ -60,13 +76,8 @@ export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR, 
   const problems: Problem[] = [];
   const docs: DefinitionDocument[] = [];
   for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      problems.push({ path: file, message: `cannot read: ${(e as Error).message}` });
-      continue;
-    }
+    const text = readText(file, problems);
+    if (text === null) continue;
     const doc = parseYamlDocument(text, file, problems);
     docs.push({ source: file, doc });
   }
@@ -76,21 +87,18 @@ export async function loadCollectorFiles(path: string = BUNDLED_COLLECTORS_DIR, 
     problems.push(...reservedNameProblems(collectors, namespace));
   } catch (e) {
     if (!(e instanceof ValidationError)) throw e;
-    problems.push(...e.problems);
+    // "No collector defined" says nothing more when a file could not be read.
+    problems.push(...e.problems.filter((p) => !(problems.length > 0 && p.path === '')).map((p) => (p.path === '' ? { path, message: p.message } : p)));
   }
-  if (problems.length > 0) throw new ValidationError(problems, 'invalid_collectors');
+  if (problems.length > 0) throw new ValidationError(problems.map((p) => ({ path: p.path, message: shortenWords(p.message) })), 'invalid_collectors');
   return { collectors, path, files };
 }
 
 /** Reads and parses one YAML file (syntax problems and an unreadable file throw a ValidationError, code invalid_config). */
 export async function readYamlFile(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new ValidationError([{ path, message: `cannot read: ${(e as Error).message}` }], 'invalid_config');
-  }
   const problems: Problem[] = [];
+  const text = readText(path, problems);
+  if (text === null) throw new ValidationError(problems, 'invalid_config');
   const doc = parseYamlDocument(text, path, problems);
   if (problems.length > 0) throw new ValidationError(problems, 'invalid_config');
   return doc;

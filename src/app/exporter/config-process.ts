@@ -89,5 +89,9 @@ async function collectors(path: string, namespace: string): Promise<ConfigAnswer
 }
 
 const [mode, ...rest] = process.argv.slice(2);
-const answer = await (mode === 'start' ? start(rest) : mode === 'collectors' ? collectors(rest[0] ?? '', rest[1] ?? 'db') : Promise.reject(new Error(`unknown mode ${mode}`)));
+const answer = await (mode === 'start' ? start(rest) : mode === 'collectors' ? collectors(rest[0] ?? '', rest[1] ?? 'db') : Promise.reject(new Error(`unknown mode ${mode}`))).catch((e: unknown): ConfigAnswer => {
+  // Not a problem of the files (those are listed above): said in one line, not as a stack trace.
+  process.stderr.write(`warden-exporter: cannot read the configuration: ${e instanceof Error ? e.message : String(e)}\n`);
+  return mode === 'collectors' ? { kind: 'invalid', code: 'invalid_collectors', problems: [{ path: rest[0] ?? '', message: `cannot read: ${e instanceof Error ? e.message : String(e)}` }] } : { kind: 'exit', code: EXIT_INVALID };
+});
 writeSync(3, encodeConfig(answer));

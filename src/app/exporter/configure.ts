@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { readConfigText } from '../yaml-read.js';
 import { pgSslProblems } from '../../adapters/sql/pg-connection.js';
 import { mergeConstLabels } from '../../domain/collectors/metric-naming.js';
-import { parseTargets } from '../../domain/collectors/targets.js';
-import { parseWebConfig } from '../../domain/collectors/web-config.js';
+import { targetsProblems, targetUrlProblem } from '../../domain/collectors/targets.js';
+import { webConfigProblems, type WebConfig } from '../../domain/collectors/web-config.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
-import { BUNDLED_COLLECTORS_DIR, BUNDLED_PGBOUNCER_COLLECTORS_DIR, loadCollectorFiles, readYamlFile, type LoadedCollectors } from './config-files.js';
-import type { ExporterOptions } from './options.js';
+import { BUNDLED_COLLECTORS_DIR, BUNDLED_PGBOUNCER_COLLECTORS_DIR, loadCollectorFiles, readYamlFile, shortenWords, type LoadedCollectors } from './config-files.js';
+import { SECRET_FILE_LIMITS, type ExporterOptions } from './options.js';
 import type { ExporterFiles, ResolvedTarget } from './run.js';
 import { targetKindOfUrl } from './target-settings.js';
 import { webTlsProblems } from './web-tls-check.js';
@@ -27,11 +27,9 @@ export function loadConfigured(options: ExporterOptions): Promise<LoadedCollecto
 }
 
 function readSecret(path: string, what: string): string {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch (e) {
-    throw new ValidationError([{ path: what, message: `cannot read ${path}: ${(e as Error).message}` }], 'invalid_config');
-  }
+  const read = readConfigText(path, SECRET_FILE_LIMITS);
+  if ('text' in read) return read.text.trim();
+  throw new ValidationError([{ path: what, message: `cannot read ${path}: ${read.issue.message}` }], 'invalid_config');
 }
 
 /** Reads the web configuration and the targets file named by the options (and the URL and password files the targets name). Throws ValidationError. */
@@ -43,35 +41,77 @@ export async function loadExporterFiles(options: ExporterOptions): Promise<Expor
     problems.push(...e.problems);
     return null;
   };
-  const webConfig = options.webConfigFile ? await readYamlFile(options.webConfigFile).then((raw) => parseWebConfig(raw, options.webConfigFile!)).catch(collect) : null;
-  if (webConfig?.tls) problems.push(...webTlsProblems(webConfig.tls, options.webConfigFile!));
+  let webConfig: WebConfig | null = null;
+  if (options.webConfigFile) {
+    let raw: unknown;
+    let read = true;
+    try {
+      raw = await readYamlFile(options.webConfigFile);
+    } catch (e) {
+      collect(e);
+      read = false;
+    }
+    if (read) {
+      const checked = webConfigProblems(raw, options.webConfigFile);
+      problems.push(...checked.problems);
+      // The TLS files are checked whatever else the file has wrong.
+      if (checked.tls) problems.push(...webTlsProblems(checked.tls, options.webConfigFile));
+      webConfig = checked.config;
+    }
+  }
   const targets = options.targetsFile ? await loadTargets(options, options.targetsFile).catch(collect) : [];
-  if (problems.length) throw new ValidationError(problems, 'invalid_config');
+  if (problems.length) throw new ValidationError(problems.map((p) => ({ path: p.path, message: shortenWords(p.message) })), 'invalid_config');
   return { webConfig, targets: targets ?? [] };
 }
 
-/** The targets file's targets with their connections and collector sets. Throws ValidationError. */
+/** The targets file's targets with their connections and collector sets. Throws ValidationError listing every problem of every target. */
 async function loadTargets(options: ExporterOptions, targetsFile: string): Promise<ResolvedTarget[]> {
   const targets: ResolvedTarget[] = [];
-  const problems: Problem[] = [];
+  const checked = targetsProblems(await readYamlFile(targetsFile), targetsFile);
+  const problems: Problem[] = [...checked.problems];
+  const add = (p: Problem) => {
+    // A problem of the environment (PGSSLMODE...) or of a shared collector set is said once, not once per target.
+    if (!problems.some((q) => q.path === p.path && q.message === p.message)) problems.push(p);
+  };
   const loaded = new Map<string, Promise<LoadedCollectors>>();
-  for (const t of parseTargets(await readYamlFile(targetsFile), targetsFile)) {
+  for (const t of checked.targets) {
     const where = `${targetsFile}.targets.${t.name}`;
-    let url = t.url ?? readSecret(t.urlFile!, `${where}.url_file`);
-    if (t.passwordFile) {
-      const u = new URL(url);
-      u.password = encodeURIComponent(readSecret(t.passwordFile, `${where}.password_file`));
-      url = u.toString();
+    let url: string;
+    try {
+      url = t.url ?? readSecret(t.urlFile!, `${where}.url_file`);
+      // A URL of the file that is no URL is said here; one of the targets file, already.
+      const wrong = targetUrlProblem(url);
+      if (wrong !== null) {
+        if (t.url === undefined) add({ path: `${where}.url_file`, message: `${t.urlFile} holds no usable URL: ${wrong}` });
+        continue;
+      }
+      if (t.passwordFile) {
+        const u = new URL(url);
+        u.password = encodeURIComponent(readSecret(t.passwordFile, `${where}.password_file`));
+        url = u.toString();
+      }
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      e.problems.forEach(add);
+      continue;
     }
-    // A problem of the environment (PGSSLMODE...) is said once, not once per target.
-    for (const p of pgSslProblems(url, process.env, `${where}.url`)) if (!problems.some((q) => q.path === p.path && q.message === p.message)) problems.push(p);
+    for (const p of pgSslProblems(url, process.env, `${where}.url`)) add(p);
     const kind = t.kind ?? targetKindOfUrl(url);
     const configPath = t.config ?? configPathFor(options, kind);
     if (!loaded.has(configPath)) loaded.set(configPath, loadCollectorFiles(configPath, options.namespace));
+    let collectors: LoadedCollectors;
+    try {
+      collectors = await loaded.get(configPath)!;
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      // Named by the target's setting that points there, so that the file is found.
+      for (const p of e.problems) add(t.config !== undefined ? { path: `${targetsFile}.targets.${t.name}.config`, message: `${p.path ? `${p.path}: ` : ''}${p.message}` } : p);
+      continue;
+    }
     targets.push({
       settings: { name: t.name, url, kind, autoDiscovery: t.autoDiscovery, includeDatabases: t.includeDatabases, excludeDatabases: t.excludeDatabases, constLabels: mergeConstLabels(options.constLabels, t.constLabels) },
       configPath,
-      collectors: await loaded.get(configPath)!,
+      collectors,
     });
   }
   if (problems.length) throw new ValidationError(problems, 'invalid_config');

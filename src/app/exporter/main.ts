@@ -27,9 +27,19 @@ async function explainOnce(options: ExporterOptions, loaded: LoadedCollectors, f
  * process, so this one keeps only what serving needs.
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const answer = await runConfigProcess(['start', ...argv], env);
+  let answer;
+  try {
+    answer = await runConfigProcess(['start', ...argv], env);
+  } catch (e) {
+    // The configuration process died (killed, out of memory): one line, as the agent says it.
+    process.stderr.write(`warden-exporter: cannot start: the configuration could not be read: ${(e as Error).message}\n`);
+    return 1;
+  }
   if (answer.kind === 'exit') return answer.code;
-  if (answer.kind !== 'start') throw new Error(`unexpected answer ${answer.kind} from the configuration process`);
+  if (answer.kind !== 'start') {
+    process.stderr.write(`warden-exporter: cannot start: unexpected answer ${answer.kind} from the configuration process\n`);
+    return 1;
+  }
   const { options, collectors, files, build } = answer;
   if (options.explain) return explainOnce(options, collectors, files);
 

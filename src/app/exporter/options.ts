@@ -1,11 +1,15 @@
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { CONFIG_YAML_LIMITS, readConfigText } from '../yaml-read.js';
+import { reservedPaths } from '../../adapters/http/exporter-api.js';
 import { pgSslProblems } from '../../adapters/sql/pg-connection.js';
 import { ValidationError, type Problem } from '../../domain/errors.js';
 import { parseDurationMs } from '../../domain/collectors/duration.js';
 import { isValidMetricName, parseConstLabels } from '../../domain/collectors/metric-naming.js';
 import type { NamingMode } from '../../domain/collectors/collector.js';
 import type { LabelPairs } from '../../domain/collectors/self-metrics.js';
+
+/** How much a file holding a URL or a password may hold. */
+export const SECRET_FILE_LIMITS = { ...CONFIG_YAML_LIMITS, maxBytes: 64 * 1024 };
 
 /** The longest --connect-timeout: it bounds every up/role probe. */
 const MAX_CONNECT_TIMEOUT_MS = 60_000;
@@ -145,16 +149,26 @@ export function parseListenAddress(addr: string): { host?: string; port: number 
  * CommanderError (code commander.helpDisplayed / commander.version).
  */
 export function parseExporterOptions(argv: readonly string[], env: NodeJS.ProcessEnv, version: string): ExporterOptions {
+  const problems: Problem[] = [];
+  let cli: Record<string, unknown>;
   const cmd = exporterCommand(version);
   try {
     cmd.parse([...argv], { from: 'user' });
+    cli = cmd.opts<Record<string, unknown>>();
   } catch (e) {
     const err = e as { code?: string; message?: string };
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') throw e;
-    throw new ValidationError([{ path: 'flags', message: (err.message ?? String(e)).replace(/^error: /, '') }], 'invalid_flags');
+    problems.push({ path: 'flags', message: (err.message ?? String(e)).replace(/^error: /, '') });
+    // The rest of the command line is read past what commander refused, so that one start lists
+    // the problems of the other flags and of the environment too.
+    const lenient = exporterCommand(version).allowUnknownOption().allowExcessArguments(true);
+    try {
+      lenient.parse([...argv], { from: 'user' });
+      cli = lenient.opts<Record<string, unknown>>();
+    } catch {
+      cli = {};
+    }
   }
-  const cli = cmd.opts<Record<string, unknown>>();
-  const problems: Problem[] = [];
   const attr = (flag: string) => new Option(`--${flag}`).attributeName();
   /** The flag's value from the command line, else its environment variable, else its default. */
   const str = (flag: string): string | undefined => {
@@ -189,11 +203,12 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
   let url = o['url'] as string | undefined;
   const urlFile = env[`${ENV['url']}_FILE`];
   if (!url && urlFile) {
-    try {
-      url = readFileSync(urlFile, 'utf8').trim();
-    } catch (e) {
-      problems.push({ path: `${ENV['url']}_FILE`, message: `cannot read ${urlFile}: ${(e as Error).message}` });
-    }
+    // Bounded: a URL is short, and a file that never ends (/dev/zero) must not fill the memory.
+    const read = readConfigText(urlFile, SECRET_FILE_LIMITS);
+    if (!('text' in read)) problems.push({ path: `${ENV['url']}_FILE`, message: `cannot read ${urlFile}: ${read.issue.message}` });
+    // An empty file is no URL: the exporter would go on with the PG* environment, not the server meant.
+    else if (read.text.trim() === '') problems.push({ path: `${ENV['url']}_FILE`, message: `${urlFile} is empty: expected a postgresql:// URL in it` });
+    else url = read.text.trim();
   }
   if (url) {
     try {
@@ -211,6 +226,9 @@ export function parseExporterOptions(argv: readonly string[], env: NodeJS.Proces
   // A path a request can name: no query, fragment, space or escape (it would start, then answer 404 forever).
   if (!/^\/[A-Za-z0-9._~\/-]*$/.test(telemetryPath)) {
     problems.push({ path: '--web.telemetry-path', message: `expected a path such as /metrics (starting with /; letters, digits and . _ ~ - /), got ${JSON.stringify(telemetryPath)}` });
+  } else if (reservedPaths().includes(telemetryPath)) {
+    // Said with the other problems (checkTelemetryPath says it again to an embedder that skips this).
+    problems.push({ path: '--web.telemetry-path', message: `${telemetryPath} is already an endpoint of the exporter` });
   }
   const namespace = String(o['namespace']);
   if (!isValidMetricName(namespace)) problems.push({ path: '--namespace', message: `invalid metric prefix ${JSON.stringify(namespace)}` });

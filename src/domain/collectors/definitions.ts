@@ -44,6 +44,9 @@ function durationField(raw: Raw, field: string, path: string, fallback: number, 
   return ms;
 }
 
+/** The longest collector timeout. */
+const MAX_TIMEOUT_MS = 24 * 3_600_000;
+
 const UNIT = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
 const MODES: readonly NamingMode[] = ['conventions', 'legacy'];
 
@@ -69,7 +72,8 @@ function metricColumns(key: string, raw: Raw, problems: Problem[]): MetricColumn
     };
     if (col.unit !== undefined && !UNIT.test(col.unit)) problems.push({ path: `${path}.unit`, message: `invalid unit ${JSON.stringify(col.unit)} (lower-case words joined by _, e.g. seconds, bytes)` });
     const valueOnly = (['scale', 'default', 'bucket', 'unit', 'legacy_rename'] as const).filter((f) => spec[f] !== undefined);
-    if (!isValueUsage(usage) && usage !== undefined) {
+    // Said of LABEL and DISCARD columns; another usage is refused by the schema.
+    if (usage === 'LABEL' || usage === 'DISCARD') {
       for (const f of valueOnly) problems.push({ path: `${path}.${f}`, message: `only value columns (GAUGE, COUNTER, HISTOGRAM) take ${f}, this one is ${usage}` });
     }
     if (usage === 'HISTOGRAM') {
@@ -166,6 +170,8 @@ export function parseDefinition(key: string, raw: unknown, source: string, probl
   const ttlMs = durationField(raw, 'ttl', key, COLLECTOR_DEFAULTS.ttlMs, problems);
   const timeoutMs = durationField(raw, 'timeout', key, COLLECTOR_DEFAULTS.timeoutMs, problems);
   if (raw['timeout'] !== undefined && timeoutMs === 0) problems.push({ path: `${key}.timeout`, message: 'timeout must be greater than 0' });
+  // The server takes a statement_timeout up to 2^31-1 ms, and a client-side deadline beyond that fires at once.
+  else if (timeoutMs > MAX_TIMEOUT_MS) problems.push({ path: `${key}.timeout`, message: `timeout must be at most 24h, got ${describeValue(raw['timeout'])}` });
   // 0 is pg_exporter's spelling of "no bound" (its zero value): a max_version of 0 must not mean "never".
   const min = typeof raw['min_version'] === 'number' && raw['min_version'] !== 0 ? raw['min_version'] : undefined;
   const max = typeof raw['max_version'] === 'number' && raw['max_version'] !== 0 ? raw['max_version'] : undefined;

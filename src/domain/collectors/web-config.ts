@@ -98,34 +98,47 @@ const WEB_CONFIG_SCHEMA = {
 let validate: ReturnType<typeof compileSchema> | null = null;
 
 const BCRYPT = /^\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}$/;
+/** An HTTP header name (RFC 9110 token): what node:http accepts. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value node:http sends: tabs, visible ASCII and bytes above 0x7f written as one byte each, no control characters. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+type Raw = Record<string, unknown>;
+const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Validates a parsed web configuration file (the Prometheus exporter-toolkit format:
- * tls_server_config, http_server_config, basic_auth_users with bcrypt hashes). Throws a
- * ValidationError (code invalid_config) listing every problem, each path starting with `source`.
+ * The problems of a parsed web configuration file, and the configuration when there are none.
+ * The rules beyond the schema (bcrypt hashes, header names and values, TLS settings that go
+ * together) are checked on every part whose shape is right, so that one start lists every
+ * problem; `tls` is the TLS section as read when that section itself has no problem (its
+ * files can then be checked too).
  */
-export function parseWebConfig(raw: unknown, source: string): WebConfig {
+export function webConfigProblems(raw: unknown, source: string): { readonly problems: Problem[]; readonly config: WebConfig | null; readonly tls: WebTlsConfig | null } {
   validate ??= compileSchema(WEB_CONFIG_SCHEMA);
   const doc = raw ?? {};
   const problems: Problem[] = problemsOf(validate, source, doc);
-  if (problems.length > 0) throw new ValidationError(problems, 'invalid_config');
-  const d = doc as {
-    tls_server_config?: Record<string, unknown>;
-    http_server_config?: { headers?: Record<string, string> };
-    basic_auth_users?: Record<string, string> | null;
-  };
-  const users = d.basic_auth_users ?? {};
-  for (const [user, hash] of Object.entries(users)) {
+  const d = isObject(doc) ? doc : {};
+  const users: Record<string, string> = {};
+  for (const [user, hash] of Object.entries(isObject(d['basic_auth_users']) ? d['basic_auth_users'] : {})) {
+    if (typeof hash !== 'string') continue;
     if (user.includes(':')) problems.push({ path: `${source}.basic_auth_users.${user}`, message: 'a user name cannot contain ":"' });
     if (!BCRYPT.test(hash)) problems.push({ path: `${source}.basic_auth_users.${user}`, message: `expected a bcrypt hash ($2y$10$...), got ${describeValue(hash.slice(0, 12))}...` });
+    users[user] = hash;
   }
-  const headers = d.http_server_config?.headers ?? {};
-  for (const name of Object.keys(headers)) {
-    if (RESERVED_HEADERS.has(name.toLowerCase())) problems.push({ path: `${source}.http_server_config.headers.${name}`, message: 'this header is set by the exporter and cannot be configured' });
+  const http = isObject(d['http_server_config']) ? d['http_server_config'] : {};
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(isObject(http['headers']) ? http['headers'] : {})) {
+    const path = `${source}.http_server_config.headers.${name}`;
+    // node:http refuses to send such a header: every answer would fail.
+    if (!HEADER_NAME.test(name)) problems.push({ path, message: `invalid header name ${describeValue(name)}: letters, digits and ! # $ % & ' * + . ^ _ \` | ~ -` });
+    else if (RESERVED_HEADERS.has(name.toLowerCase())) problems.push({ path, message: 'this header is set by the exporter and cannot be configured' });
+    if (typeof value !== 'string') continue;
+    if (!HEADER_VALUE.test(value)) problems.push({ path, message: `invalid header value ${describeValue(value)}: no line breaks or other control characters, and no characters beyond U+00FF` });
+    headers[name] = value;
   }
+  const t = d['tls_server_config'];
   let tls: WebTlsConfig | null = null;
-  const t = d.tls_server_config;
-  if (t && Object.keys(t).length > 0) {
+  if (isObject(t) && Object.keys(t).length > 0) {
     const path = `${source}.tls_server_config`;
     const str = (k: string) => (typeof t[k] === 'string' ? (t[k] as string) : undefined);
     if (!str('cert_file') === !str('cert')) problems.push({ path: `${path}.cert_file`, message: 'give the certificate as cert_file or as cert (one of them)' });
@@ -134,26 +147,38 @@ export function parseWebConfig(raw: unknown, source: string): WebConfig {
     const verifies = clientAuthType === 'RequireAndVerifyClientCert' || clientAuthType === 'VerifyClientCertIfGiven';
     if (verifies && !str('client_ca_file') && !str('client_ca')) problems.push({ path: `${path}.client_ca_file`, message: `client_auth_type ${clientAuthType} needs client_ca_file (or client_ca)` });
     if (!verifies && (str('client_ca_file') || str('client_ca'))) problems.push({ path: `${path}.client_auth_type`, message: 'client_ca_file is given but client certificates are not verified: set client_auth_type to RequireAndVerifyClientCert or VerifyClientCertIfGiven' });
-    const minVersion = TLS_VERSIONS[str('min_version') ?? 'TLS12']!;
+    const minVersion = TLS_VERSIONS[str('min_version') ?? 'TLS12'];
     const maxVersion = str('max_version') ? TLS_VERSIONS[str('max_version')!] : undefined;
-    if (maxVersion && maxVersion < minVersion) problems.push({ path: `${path}.max_version`, message: `max_version ${str('max_version')} is below min_version ${str('min_version') ?? 'TLS12'}` });
-    const suites = Array.isArray(t['cipher_suites']) ? (t['cipher_suites'] as string[]) : undefined;
-    const curves = Array.isArray(t['curve_preferences']) ? (t['curve_preferences'] as string[]) : undefined;
-    tls = {
-      ...(str('cert_file') ? { certFile: str('cert_file')! } : {}),
-      ...(str('key_file') ? { keyFile: str('key_file')! } : {}),
-      ...(str('cert') ? { cert: str('cert')! } : {}),
-      ...(str('key') ? { key: str('key')! } : {}),
-      clientAuthType,
-      ...(str('client_ca_file') ? { clientCaFile: str('client_ca_file')! } : {}),
-      ...(str('client_ca') ? { clientCa: str('client_ca')! } : {}),
-      minVersion,
-      ...(maxVersion ? { maxVersion } : {}),
-      ...(suites ? { ciphers: suites.map((c) => CIPHERS[c]!) } : {}),
-      preferServerCipherSuites: t['prefer_server_cipher_suites'] === true,
-      ...(curves ? { curves: curves.map((c) => CURVES[c]!) } : {}),
-    };
+    if (minVersion && maxVersion && maxVersion < minVersion) problems.push({ path: `${path}.max_version`, message: `max_version ${str('max_version')} is below min_version ${str('min_version') ?? 'TLS12'}` });
+    const suites = Array.isArray(t['cipher_suites']) ? (t['cipher_suites'] as unknown[]) : undefined;
+    const curves = Array.isArray(t['curve_preferences']) ? (t['curve_preferences'] as unknown[]) : undefined;
+    if (!problems.some((p) => p.path.startsWith(path))) {
+      tls = {
+        ...(str('cert_file') ? { certFile: str('cert_file')! } : {}),
+        ...(str('key_file') ? { keyFile: str('key_file')! } : {}),
+        ...(str('cert') ? { cert: str('cert')! } : {}),
+        ...(str('key') ? { key: str('key')! } : {}),
+        clientAuthType,
+        ...(str('client_ca_file') ? { clientCaFile: str('client_ca_file')! } : {}),
+        ...(str('client_ca') ? { clientCa: str('client_ca')! } : {}),
+        minVersion: minVersion ?? 'TLSv1.2',
+        ...(maxVersion ? { maxVersion } : {}),
+        ...(suites ? { ciphers: suites.map((c) => CIPHERS[c as string]!) } : {}),
+        preferServerCipherSuites: t['prefer_server_cipher_suites'] === true,
+        ...(curves ? { curves: curves.map((c) => CURVES[c as string]!) } : {}),
+      };
+    }
   }
-  if (problems.length > 0) throw new ValidationError(problems, 'invalid_config');
-  return { tls, basicAuthUsers: users, headers };
+  return { problems, config: problems.length ? null : { tls, basicAuthUsers: users, headers }, tls };
+}
+
+/**
+ * Validates a parsed web configuration file (the Prometheus exporter-toolkit format:
+ * tls_server_config, http_server_config, basic_auth_users with bcrypt hashes). Throws a
+ * ValidationError (code invalid_config) listing every problem, each path starting with `source`.
+ */
+export function parseWebConfig(raw: unknown, source: string): WebConfig {
+  const { problems, config } = webConfigProblems(raw, source);
+  if (!config) throw new ValidationError(problems, 'invalid_config');
+  return config;
 }
