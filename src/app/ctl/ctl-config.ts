@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import YAML from 'yaml';
+import { NODE_FILE_LIMITS, parseYamlText, readConfigText, type YamlIssue } from '../yaml-read.js';
 import type { Problem } from '../../domain/errors.js';
 import { CtlError } from './errors.js';
 
@@ -112,11 +112,10 @@ function splitHosts(s: string): string[] {
 export function parseCtlConfig(text: string | null, source: string, flags: CtlFlags): CtlConfig {
   let doc: unknown = {};
   if (text !== null) {
-    try {
-      doc = YAML.parse(text) ?? {};
-    } catch (e) {
-      throw new CtlError('config_invalid', `${source}: not valid YAML (${(e as Error).message.split('\n')[0]})`);
-    }
+    // Bounded and checked as the agent reads its node file (wardenctl reads those too).
+    const parsed = parseYamlText(text, NODE_FILE_LIMITS);
+    if (parsed.issues.length) throw new CtlError('config_invalid', `${source}: not valid YAML (${issueText(parsed.issues[0]!)}${parsed.issues.length > 1 ? `; and ${parsed.issues.length - 1} more` : ''})`);
+    doc = parsed.value ?? {};
     if (typeof doc !== 'object' || Array.isArray(doc)) throw new CtlError('config_invalid', `${source}: expected a YAML mapping`);
   }
   const r = new Reader(doc as Obj);
@@ -164,6 +163,12 @@ function opt<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V 
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
+/** A YAML issue in one line: where, then what. */
+function issueText(issue: YamlIssue): string {
+  const where = issue.line !== undefined ? `line ${issue.line}, column ${issue.col ?? 1}: ` : issue.path ? `${issue.path}: ` : '';
+  return `${where}${issue.message}`;
+}
+
 /** The per-user file read when neither `-c` nor `$WARDENCTL_CONFIG` names one: `$XDG_CONFIG_HOME/wardenctl.yml`, else `~/.config/wardenctl.yml`. */
 export function userCtlConfigPath(env: NodeJS.ProcessEnv): string | null {
   const base = env['XDG_CONFIG_HOME'] || (env['HOME'] ? join(env['HOME'], '.config') : null);
@@ -175,13 +180,12 @@ export function loadCtlConfig(flags: CtlFlags, env: NodeJS.ProcessEnv = process.
   const userFile = userCtlConfigPath(env);
   const path = flags.config ?? env['WARDENCTL_CONFIG'] ?? (userFile && existsSync(userFile) ? userFile : undefined);
   if (!path) return parseCtlConfig(null, 'flags', flags);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new CtlError('config_unreadable', `cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  const read = readConfigText(path, NODE_FILE_LIMITS);
+  if ('issue' in read) {
+    if (read.unreadable) throw new CtlError('config_unreadable', `cannot read config file ${path}: ${read.issue.message.replace(/^(E[A-Z]+):.*$/, '$1')}`);
+    throw new CtlError('config_invalid', `${path}: ${issueText(read.issue)}`);
   }
-  return parseCtlConfig(text, path, flags);
+  return parseCtlConfig(read.text, path, flags);
 }
 
 /** The cluster name, or a clear error telling how to give one. */

@@ -12,12 +12,13 @@ export const DCS_TIMEOUT_MS = 10_000;
 /**
  * The cluster store wardenctl reads and writes: etcd through its JSON gateway, which needs
  * no gRPC stack (loading one costs a short-lived command more than the call itself).
+ * `timeoutMs` bounds each call (tests give a shorter one).
  */
-export function ctlClusterStore(config: CtlConfig, scope: string, warn: (line: string) => void): ClusterStore {
+export function ctlClusterStore(config: CtlConfig, scope: string, warn: (line: string) => void, timeoutMs: number = DCS_TIMEOUT_MS): ClusterStore {
   const kv = new Etcd3GatewayKeyValue({
     hosts: config.etcd.hosts,
     prefix: clusterPrefix(config.namespace, scope),
-    retryTimeoutMs: DCS_TIMEOUT_MS,
+    retryTimeoutMs: timeoutMs,
     // One read per command: any member's answer will do (no round to the raft leader).
     serializableReads: true,
     protocol: config.etcd.protocol,

@@ -10,6 +10,12 @@ export interface MemberChoice {
   readonly role?: string;
 }
 
+/** A member name and --role are not given together, and the role is one: checked before the DCS is asked (usage errors). */
+export function checkMemberChoice(name: string | undefined, role: string | undefined): void {
+  if (name && role) throw new CtlError('invalid_choice', 'give a member name or --role, not both');
+  if (role !== undefined) parseRoleFilter(role);
+}
+
 /** The member to connect to: the named one, else the first with the role, else the leader. */
 export function chooseMember(cluster: Cluster, name: string | undefined, role: string | undefined): Member {
   if (name && role) throw new CtlError('invalid_choice', 'give a member name or --role, not both');
@@ -31,5 +37,6 @@ export function memberDsn(m: Member): string {
 
 /** `dsn [member]`: how to connect to a member's database (the leader by default). */
 export async function dsn(ctx: CtlContext, name: string | undefined, opts: MemberChoice = {}): Promise<void> {
+  checkMemberChoice(name, opts.role);
   ctx.out(memberDsn(chooseMember(await readCluster(ctx), name, opts.role)));
 }

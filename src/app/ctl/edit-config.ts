@@ -6,6 +6,7 @@ import { readConfig, type StoredConfigView } from '../../usecases/read-config.js
 import { replaceConfig } from '../../usecases/replace-config.js';
 import { confirmOrAbort } from './cluster-access.js';
 import type { CtlContext } from './context.js';
+import { parseYamlText } from '../yaml-read.js';
 import { CtlError } from './errors.js';
 
 /** Options of `edit-config`. */
@@ -38,11 +39,9 @@ export function readStoredConfig(ctx: CtlContext): Promise<StoredConfigView> {
 /** Parses a command-line value as a YAML scalar (`30` → 30, `true` → true, `` → null). */
 export function parseScalar(text: string): unknown {
   if (text.trim() === '') return null;
-  try {
-    return YAML.parse(text);
-  } catch {
-    return text;
-  }
+  // Bounded like a file (no alias bomb, no cycle); what does not read as YAML is the text itself.
+  const parsed = parseYamlText(text);
+  return parsed.issues.length ? text : parsed.value;
 }
 
 function splitAssignment(arg: string, flag: string): [string, string] {
@@ -69,12 +68,10 @@ export function paramPatch(arg: string): Obj {
 
 /** Parses a YAML or JSON document that must be a mapping. */
 function parseMapping(text: string, source: string): Obj {
-  let doc: unknown;
-  try {
-    doc = YAML.parse(text);
-  } catch (e) {
-    throw new CtlError('invalid_yaml', `${source}: not valid YAML/JSON (${(e as Error).message.split('\n')[0]})`);
-  }
+  const parsed = parseYamlText(text);
+  const first = parsed.issues[0];
+  if (first) throw new CtlError('invalid_yaml', `${source}: not valid YAML/JSON (${first.line !== undefined ? `line ${first.line}, column ${first.col ?? 1}: ` : first.path ? `${first.path}: ` : ''}${first.message})`);
+  const doc = parsed.value;
   if (doc === null || doc === undefined) return {};
   if (!isObject(doc)) throw new CtlError('invalid_yaml', `${source}: expected a mapping of configuration keys`);
   return doc;
@@ -101,6 +98,10 @@ export function unifiedDiff(before: string, after: string): string {
  * the revision it read, so a concurrent change is refused instead of overwritten.
  */
 export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}): Promise<void> {
+  // The command line is checked before the DCS is asked: a malformed -s or -p is a usage error, at once.
+  if (opts.apply === '-' && opts.replace === '-') throw new CtlError('invalid_assignment', '--apply and --replace cannot both read stdin');
+  const sets = (opts.set ?? []).map(setPatch);
+  const params = (opts.param ?? []).map(paramPatch);
   const { value: before, revision } = await readStoredConfig(ctx);
   // Writing here would create a cluster: a mistyped name gets a stray one, and a cluster about
   // to bootstrap would keep this instead of its own bootstrap settings.
@@ -109,12 +110,11 @@ export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}):
   }
   let after: RawConfig = before;
   const scripted = !!(opts.apply || opts.replace || opts.set?.length || opts.param?.length);
-  if (opts.apply === '-' && opts.replace === '-') throw new CtlError('invalid_assignment', '--apply and --replace cannot both read stdin');
   if (scripted) {
     if (opts.replace) after = parseMapping(await ctx.readFile(opts.replace), opts.replace);
     if (opts.apply) after = mergePatch(after, parseMapping(await ctx.readFile(opts.apply), opts.apply));
-    for (const s of opts.set ?? []) after = mergePatch(after, setPatch(s));
-    for (const p of opts.param ?? []) after = mergePatch(after, paramPatch(p));
+    for (const s of sets) after = mergePatch(after, s);
+    for (const p of params) after = mergePatch(after, p);
   } else {
     after = parseMapping(await ctx.edit(configYaml(before)), 'edited configuration');
   }

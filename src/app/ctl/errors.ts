@@ -58,8 +58,10 @@ export const USAGE_ERROR_CODES: ReadonlySet<CtlErrorCode> = new Set<CtlErrorCode
   'invalid_db_version',
   'invalid_duration',
   'invalid_format',
+  'invalid_query',
   'invalid_role',
   'invalid_schedule',
+  'invalid_target',
   'invalid_watch',
   'no_candidate',
 ]);

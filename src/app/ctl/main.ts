@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { readBounded } from '../yaml-read.js';
 import { Command, CommanderError, Option } from 'commander';
 import { DcsUnavailableError, WardenError } from '../../domain/errors.js';
 import type { ClusterStore } from '../../ports/cluster-store.js';
@@ -29,13 +29,20 @@ export interface CtlIo {
   readonly redraw?: (s: string) => void;
 }
 
+/** How much a certificate, key or CA file may hold: a PEM file is a few KiB. */
+const PEM_MAX_BYTES = 1024 * 1024;
+
 function readPem(path: string | undefined, what: string): string | undefined {
   if (!path) return undefined;
+  let read: { bytes: Buffer; whole: boolean };
   try {
-    return readFileSync(path, 'utf8');
+    // Bounded: a file that never ends (/dev/zero) must not fill the memory.
+    read = readBounded(path, PEM_MAX_BYTES);
   } catch (e) {
     throw new CtlError('config_unreadable', `cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  if (!read.whole) throw new CtlError('config_unreadable', `cannot read ${what} ${path}: it holds more than 1 MiB, which is no PEM file`);
+  return read.bytes.toString('utf8');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { readCluster } from './cluster-access.js';
 import type { CtlContext } from './context.js';
-import { chooseMember } from './dsn.js';
+import { checkMemberChoice, chooseMember } from './dsn.js';
 import { CtlError } from './errors.js';
 import { parseFormat, renderTable, type Cell } from './table-format.js';
 
@@ -38,9 +38,11 @@ export function cell(v: unknown): Cell {
 /** `query`: run one SQL statement on a member (the leader by default) and print the result as a table. */
 export async function query(ctx: CtlContext, opts: QueryOptions): Promise<void> {
   if (opts.command !== undefined && opts.file !== undefined) throw new CtlError('invalid_query', 'give -c SQL or --file FILE, not both');
-  const sql = opts.command ?? (opts.file !== undefined ? await ctx.readFile(opts.file) : undefined);
-  if (!sql || !sql.trim()) throw new CtlError('invalid_query', 'query needs -c SQL (or --file FILE)');
+  if (opts.command === undefined && opts.file === undefined) throw new CtlError('invalid_query', 'query needs -c SQL (or --file FILE)');
+  checkMemberChoice(opts.member, opts.role);
   const format = parseFormat(opts.format);
+  const sql = opts.command ?? (opts.file !== undefined ? await ctx.readFile(opts.file) : undefined);
+  if (!sql || !sql.trim()) throw new CtlError('invalid_query', opts.command === undefined ? `${opts.file === '-' ? 'standard input' : opts.file} holds no SQL` : 'query needs -c SQL (or --file FILE): the SQL given is empty');
   const member = chooseMember(await readCluster(ctx), opts.member, opts.role);
   if (!member.connUrl) throw new CtlError('no_conn_url', `member ${member.name} publishes no conn_url`);
   const result = await ctx.runSql(

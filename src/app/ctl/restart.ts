@@ -66,13 +66,15 @@ export function okMessage(res: { status: number; body: unknown }): string {
 
 /** `restart`: restart the database on members (POST /restart), now or scheduled, with conditions. */
 export async function restart(ctx: CtlContext, names: readonly string[], opts: RestartOptions = {}): Promise<void> {
-  const cluster = await readCluster(ctx);
-  let targets = selectMembers(cluster, names, parseRoleFilter(opts.role));
+  // The command line is checked before the DCS is asked: its errors are usage errors, at once.
+  const role = parseRoleFilter(opts.role);
   const at = parseScheduledAt(opts.scheduled, ctx.now());
   if (opts.dbVersion !== undefined && !/^\d+\.\d+(\.\d+)?$/.test(opts.dbVersion)) {
     throw new CtlError('invalid_db_version', `--db-version must look like X.Y or X.Y.Z; got ${opts.dbVersion}`);
   }
   const timeout = opts.timeout === undefined ? undefined : parseDurationSeconds(opts.timeout, '--timeout');
+  const cluster = await readCluster(ctx);
+  let targets = selectMembers(cluster, names, role);
   if (at && isPaused(cluster)) throw new CtlError('paused', 'cannot schedule a restart while the cluster is paused');
   // A scheduled restart is not filtered now: each member checks for a pending restart at the
   // time (a parameter changed just before, or a member down now, would be left out).

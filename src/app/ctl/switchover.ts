@@ -70,6 +70,8 @@ export async function reportOutcome(ctx: CtlContext, action: string, member: str
 
 /** `switchover`: planned change of leader, now or at a scheduled time (POST /switchover). */
 export async function switchover(ctx: CtlContext, opts: SwitchoverOptions = {}): Promise<void> {
+  // The command line is checked before the DCS is asked: a bad time is a usage error, at once.
+  const at = parseScheduledAt(opts.scheduled, ctx.now());
   const cluster = await readCluster(ctx);
   const leader = leaderMember(cluster);
   if (opts.leader && opts.leader !== leader.name) {
@@ -79,7 +81,6 @@ export async function switchover(ctx: CtlContext, opts: SwitchoverOptions = {}):
     memberOrFail(cluster, opts.candidate);
     if (opts.candidate === leader.name) throw new CtlError('candidate_is_leader', `${opts.candidate} is already the leader`);
   }
-  const at = parseScheduledAt(opts.scheduled, ctx.now());
   if (isPaused(cluster)) {
     if (at) throw new CtlError('paused', 'cannot schedule a switchover while the cluster is paused');
     if (!opts.candidate) throw new CtlError('paused', 'the cluster is paused: a switchover needs --candidate');

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { Writable } from 'node:stream';
+import { readBounded } from '../yaml-read.js';
 import { CtlError } from './errors.js';
 
 /**
@@ -96,15 +96,33 @@ export function editInEditor(text: string, env: NodeJS.ProcessEnv = process.env)
 
 /** Reads a file, or all of stdin for `-`. */
 export async function readInput(path: string): Promise<string> {
+  // Bounded: SQL or a configuration is far smaller, and /dev/zero or an endless pipe must not fill the memory.
+  const tooLarge = () => new CtlError('file_unreadable', `cannot read ${path === '-' ? 'standard input' : path}: it holds more than ${INPUT_MAX_BYTES / 1024 / 1024} MiB`);
+  let bytes: Buffer;
   try {
-    if (path !== '-') return await readFile(path, 'utf8');
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(c as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    if (path !== '-') {
+      const read = readBounded(path, INPUT_MAX_BYTES);
+      if (!read.whole) throw tooLarge();
+      bytes = read.bytes;
+    } else {
+      const chunks: Buffer[] = [];
+      let total = 0;
+      for await (const c of process.stdin) {
+        total += (c as Buffer).length;
+        if (total > INPUT_MAX_BYTES) throw tooLarge();
+        chunks.push(c as Buffer);
+      }
+      bytes = Buffer.concat(chunks);
+    }
   } catch (e) {
+    if (e instanceof CtlError) throw e;
     throw new CtlError('file_unreadable', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+  return bytes.toString('utf8');
 }
+
+/** How much `--file`, `--apply` and `--replace` read (a file or standard input). */
+const INPUT_MAX_BYTES = 16 * 1024 * 1024;
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
