@@ -466,6 +466,8 @@ export function webOrTargetsCase(rng: Random, dir: string): ExporterFileCase {
           ['X-Num', 5, true],
           ['X-Tab', 'a\tb', false],
           ['X-Unicode-Value', 'é', false],
+          ['$number', 'Infinity', false],
+          ['$$x', 'y', false],
         ]);
         setAt(doc, ['http_server_config', 'headers', name], value);
         notes.push(`header ${JSON.stringify(name)}: ${JSON.stringify(value).slice(0, 40)}`);
@@ -481,6 +483,7 @@ export function webOrTargetsCase(rng: Random, dir: string): ExporterFileCase {
           ['dave', 5, true],
           ['ünï', HASH, false],
           ['', HASH, false],
+          ['$number', HASH, false],
         ]);
         setAt(doc, ['basic_auth_users', name], hash);
         notes.push(`user ${JSON.stringify(name)}`);

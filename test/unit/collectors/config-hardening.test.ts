@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadCollectorFiles } from '../../../src/app/exporter/config-files.js';
+import { decodeConfig, encodeConfig } from '../../../src/app/exporter/config-protocol.js';
 import { loadExporterFiles } from '../../../src/app/exporter/configure.js';
 import { parseExporterOptions } from '../../../src/app/exporter/options.js';
 import { webTlsProblems } from '../../../src/app/exporter/web-tls-check.js';
@@ -129,6 +130,14 @@ describe('exporter configuration: hardening found by fuzzing', () => {
     expect(await refused(() => loadCollectorFiles(f))).to.deep.equal([`db_a.timeout: timeout must be at most 24h, got 1e+99 [${f}]`]);
     const day = file('db_a:\n  query: SELECT 1 AS v\n  timeout: 24h\n  metrics:\n    - v: {usage: GAUGE}\n');
     expect((await loadCollectorFiles(day)).collectors[0]!.timeoutMs).to.equal(86_400_000);
+  });
+
+  it('keys starting with $ cross to the serving process as they are (a basic auth user named $number came back as NaN: no authentication)', () => {
+    const web = parseWebConfig({ basic_auth_users: { $number: '$2b$04$YCOWfsikja5zqy.uVmVv2eWtMPm6Ffxqlv693AXY1VQPso/KO7DsO' }, http_server_config: { headers: { $$x: 'y', 'X-A': 'b' } } }, 'w.yml');
+    const files = { webConfig: web, targets: [] };
+    const back = decodeConfig(encodeConfig({ kind: 'start', options: options([]), collectors: { collectors: [], path: '', files: [] }, files, build: { version: '', branch: '', revision: '' } }));
+    expect(back.kind === 'start' ? back.files : null).to.deep.equal(files);
+    expect(decodeConfig(encodeConfig({ kind: 'invalid', code: 'invalid_config', problems: [{ path: 'x', message: String(Infinity) }] }))).to.deep.equal({ kind: 'invalid', code: 'invalid_config', problems: [{ path: 'x', message: 'Infinity' }] });
   });
 
   it('problems say something: no "[object Object]" for a usage that is not a string, no name of 100,000 characters in full, no "no collector defined" beside a file that could not be read', async () => {
