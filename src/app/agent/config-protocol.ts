@@ -1,5 +1,6 @@
 import type { Problem } from '../../domain/errors.js';
 import type { LocalConfig } from './local-config-types.js';
+import { decodeWire, encodeWire } from '../config-wire.js';
 
 /** What the agent's configuration process answers. */
 export type AgentConfigAnswer =
@@ -12,12 +13,12 @@ export type AgentConfigAnswer =
   /** A configuration file with problems (a reload). */
   | { readonly kind: 'invalid'; readonly source: string; readonly problems: readonly Problem[] };
 
-/** JSON with the non-finite numbers YAML allows (.inf, .nan) kept. */
+/** The answer as the configuration process writes it (see encodeWire: non-finite numbers and `$` keys kept). */
 export function encodeAnswer(answer: AgentConfigAnswer): string {
-  return JSON.stringify(answer, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? { $number: String(v) } : v));
+  return encodeWire(answer);
 }
 
 /** The inverse of encodeAnswer. */
 export function decodeAnswer(text: string): AgentConfigAnswer {
-  return JSON.parse(text, (_k, v: unknown) => (v && typeof v === 'object' && '$number' in v && Object.keys(v).length === 1 ? Number((v as { $number: string }).$number) : v)) as AgentConfigAnswer;
+  return decodeWire(text) as AgentConfigAnswer;
 }
