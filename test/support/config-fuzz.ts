@@ -303,37 +303,7 @@ export function describeBytes(bytes: Buffer): string {
   return bytes.length > LIMIT ? `${shown} ... (${bytes.length} bytes in all)` : shown;
 }
 
-/** Failures of a run, one line per distinct kind, reported with the seed. */
-export class CaseLog {
-  private readonly bySignature = new Map<string, { text: string; count: number }>();
-  count = 0;
-
-  constructor(
-    private readonly suite: string,
-    private readonly seed: number,
-    private readonly replay: string,
-  ) {}
-
-  add(signature: string, text: string): void {
-    this.count++;
-    const known = this.bySignature.get(signature);
-    if (known) known.count++;
-    else this.bySignature.set(signature, { text, count: 1 });
-  }
-
-  get empty(): boolean {
-    return this.count === 0;
-  }
-
-  report(): string {
-    const distinct = [...this.bySignature.values()];
-    return [
-      `${this.suite}: ${this.count} failing case(s), ${distinct.length} distinct; replay with WARDEN_FUZZ_SEED=${this.seed} ${this.replay}`,
-      ...distinct.slice(0, 12).map((t, i) => `#${i + 1} (${t.count}x, the first:) ${t.text}`),
-      ...(distinct.length > 12 ? [`... and ${distinct.length - 12} more distinct`] : []),
-    ].join('\n');
-  }
-}
+export { CaseLog } from '../unit/adapters/http/fuzz-kit.js';
 
 /** Lines of a stack trace, or Node's words for what escaped. */
 export const STACK_TRACE = /^\s+at .+[(:]\d+|Unhandled|uncaughtException|unhandledRejection|node:internal|Error: .*\n\s+at /m;

@@ -10,7 +10,7 @@ import {
   describeRequest,
   describeResponse,
   emptyFrame,
-  FailureLog,
+  CaseLog,
   frame,
   fuzzCases,
   fuzzSeed,
@@ -216,7 +216,7 @@ describe('exporter HTTP API: generative fuzzing of the listener (seeded; WARDEN_
 
   it(`${CASES} random requests: no 5xx but 503 on checks, every other 4xx a JSON error, the server keeps answering (seed ${SEED})`, async () => {
     const rng = new Random(SEED);
-    const failures = new FailureLog('exporter fuzz', SEED);
+    const failures = new CaseLog('exporter fuzz', SEED);
     const statuses = new Map<string, number>();
     const started = Date.now();
     let requests = 0;

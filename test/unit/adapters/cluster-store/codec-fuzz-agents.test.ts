@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { InMemoryKeyValue } from '../../../../src/adapters/cluster-store/in-memory-key-value.js';
 import { TestCluster } from '../../../../src/app/testing/test-cluster.js';
-import { FailureLog, fuzzSeed, ProcessEvents } from '../http/fuzz-kit.js';
+import { CaseLog, fuzzSeed, ProcessEvents } from '../http/fuzz-kit.js';
 import { garbage, Random } from './codec-fuzz-kit.js';
 
 /**
@@ -47,7 +47,7 @@ describe('cluster store: garbage under the keys of a running cluster (real agent
 
   it(`${CASES} clusters: no tick fails, no split brain, no member but the leader writes unless the leader or failover key changed (seed ${SEED})`, async () => {
     const rng = new Random(SEED);
-    const failures = new FailureLog('running cluster fuzz', SEED);
+    const failures = new CaseLog('running cluster fuzz', SEED);
     for (let i = 0; i < CASES; i++) {
       const config = rng.pick([{ ttl: 30, loop_wait: 10, retry_timeout: 10 }, { ttl: 30, loop_wait: 10, retry_timeout: 10, synchronous_mode: true }, { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true }]);
       const cluster = new TestCluster({ names: NAMES, config });

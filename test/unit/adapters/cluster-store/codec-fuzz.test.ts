@@ -11,7 +11,7 @@ import type { Cluster } from '../../../../src/domain/cluster/model/cluster.js';
 import { stoppedFacts } from '../../../../src/domain/cluster/model/facts.js';
 import type { NodeStatus } from '../../../../src/domain/cluster/model/status.js';
 import { input, leaderInput, peerStatus, primaryFacts, replicaFacts, row, settings } from '../../domain/cluster/ha/fixtures.js';
-import { FailureLog, fuzzCases, fuzzSeed, ProcessEvents } from '../http/fuzz-kit.js';
+import { CaseLog, fuzzCases, fuzzSeed, ProcessEvents } from '../http/fuzz-kit.js';
 import { ListLogger, nodeSettings, startApi, type ApiHarness, SteppingClock } from '../http/support.js';
 import { clusterTypeProblems, describeStore, FUZZ_NOW, generateStore, Random, SYSID, type GeneratedStore } from './codec-fuzz-kit.js';
 
@@ -144,7 +144,7 @@ describe('cluster store: generative fuzzing of the stored values (seeded; WARDEN
 
   it(`${CASES} stores with garbage under every key: decoded into the declared types without a throw, decide() safe, the API never 5xx (seed ${SEED})`, async () => {
     const rng = new Random(SEED);
-    const failures = new FailureLog('cluster store fuzz', SEED);
+    const failures = new CaseLog('cluster store fuzz', SEED);
     const started = Date.now();
     const apiClock = api.clock as SteppingClock;
     let errorLines = 0;

@@ -261,14 +261,15 @@ export class ProcessEvents {
   }
 }
 
-/** Failures of a run, one per distinct signature, reported with the seed. */
-export class FailureLog {
+/** Failures of a run, one line per distinct kind, reported with the seed and how to replay it. */
+export class CaseLog {
   private readonly bySignature = new Map<string, { text: string; count: number }>();
   count = 0;
 
   constructor(
     private readonly suite: string,
     private readonly seed: number,
+    private readonly replay = '',
   ) {}
 
   add(signature: string, text: string): void {
@@ -285,7 +286,7 @@ export class FailureLog {
   report(): string {
     const distinct = [...this.bySignature.values()];
     return [
-      `${this.suite}: ${this.count} failing response(s), ${distinct.length} distinct; replay with WARDEN_FUZZ_SEED=${this.seed}`,
+      `${this.suite}: ${this.count} failing case(s), ${distinct.length} distinct; replay with WARDEN_FUZZ_SEED=${this.seed}${this.replay ? ` ${this.replay}` : ''}`,
       ...distinct.slice(0, 12).map((t, i) => `#${i + 1} (${t.count}x, the first:) ${t.text}`),
       ...(distinct.length > 12 ? [`... and ${distinct.length - 12} more distinct`] : []),
     ].join('\n');

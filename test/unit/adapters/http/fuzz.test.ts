@@ -8,7 +8,7 @@ import {
   describeRequest,
   describeResponse,
   emptyFrame,
-  FailureLog,
+  CaseLog,
   frame,
   fuzzCases,
   fuzzSeed,
@@ -581,7 +581,7 @@ describe('REST API: generative fuzzing of the listener (seeded; WARDEN_FUZZ_SEED
 
   it(`${CASES} random requests: no 5xx but documented 503s, every 4xx a JSON error, the server keeps answering (seed ${SEED})`, async () => {
     const rng = new Random(SEED);
-    const failures = new FailureLog('REST API fuzz', SEED);
+    const failures = new CaseLog('REST API fuzz', SEED);
     const started = Date.now();
     let requests = 0;
     const statuses = new Map<string, number>();
