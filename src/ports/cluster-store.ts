@@ -71,9 +71,11 @@ export interface ClusterStore {
 
   /**
    * Creates the initialize key: empty (the caller initializes the cluster now) or with the
-   * system identifier of data the caller already holds; false when the key exists. Throws DcsUnavailableError.
+   * system identifier of data the caller already holds. Answers the new key's revision (what
+   * abandonInitialize takes to drop this claim and no other), null when the key exists.
+   * Throws DcsUnavailableError.
    */
-  claimInitialize(systemIdentifier?: string): Promise<boolean>;
+  claimInitialize(systemIdentifier?: string): Promise<string | null>;
   /**
    * Records the new cluster's system identifier in place of the empty claim; false (nothing
    * written) when the key holds no empty claim any more: another member registered a cluster,
@@ -86,8 +88,8 @@ export interface ClusterStore {
    * claim a new bootstrap. False when the key changed. Throws DcsUnavailableError.
    */
   replaceInitialize(systemIdentifier: string, revision: string): Promise<boolean>;
-  /** Drops a claim that was never completed (the claim with `revision`, or any incomplete one when null). Throws DcsUnavailableError. */
-  abandonInitialize(revision: string | null): Promise<boolean>;
+  /** Drops the claim with `revision` if it is still an empty one (never completed); false otherwise. Throws DcsUnavailableError. */
+  abandonInitialize(revision: string): Promise<boolean>;
 
   /** Writes the dynamic configuration under `ifRevision`; false when the precondition failed. Throws DcsUnavailableError. */
   writeConfig(config: RawConfig, ifRevision: IfRevision): Promise<boolean>;

@@ -141,39 +141,45 @@ export function clusterStoreContract(name: string, makeHarness: () => Promise<Cl
     });
 
     it('initialize: one claim wins; the winner completes it; an incomplete claim can be abandoned, a complete one cannot', async () => {
-      expect(await a.claimInitialize()).to.equal(true);
-      expect(await b.claimInitialize()).to.equal(false);
+      const first = await a.claimInitialize();
+      expect(first).to.be.a('string');
+      expect(await b.claimInitialize()).to.equal(null);
       const claimed = await b.read();
       expect(claimed.initialize).to.equal('');
+      expect(claimed.initializeRevision, 'the claim answers the revision readers see').to.equal(first);
       expect(await b.abandonInitialize('999999')).to.equal(false);
-      expect(await b.abandonInitialize(claimed.initializeRevision)).to.equal(true);
-      expect(await b.claimInitialize()).to.equal(true);
+      expect(await b.abandonInitialize(first!)).to.equal(true);
+      const second = await b.claimInitialize();
+      expect(second).to.be.a('string');
+      expect(await a.abandonInitialize(first!), 'the first claim is gone: the second, of another revision, stays').to.equal(false);
+      expect((await a.read()).initialize).to.equal('');
       expect(await b.completeInitialize('7300000000000000001')).to.equal(true);
       expect((await a.read()).initialize).to.equal('7300000000000000001');
       // Only an empty claim is completed: never a registered cluster's key, nor a missing one.
       expect(await a.completeInitialize('7300000000000000009')).to.equal(false);
       expect((await a.read()).initialize).to.equal('7300000000000000001');
-      expect(await a.abandonInitialize(null)).to.equal(false);
-      expect(await a.claimInitialize()).to.equal(false);
+      expect(await a.abandonInitialize(second!), 'completed since').to.equal(false);
+      expect(await a.claimInitialize()).to.equal(null);
     });
 
     it('initialize: a member holding data registers its system identifier in one create, which fails when the key exists', async () => {
-      expect(await a.claimInitialize('7300000000000000002')).to.equal(true);
-      expect((await b.read()).initialize).to.equal('7300000000000000002');
-      expect(await b.claimInitialize('7300000000000000003')).to.equal(false);
-      expect(await b.claimInitialize()).to.equal(false);
-      expect(await b.abandonInitialize(null), 'a registered key is complete').to.equal(false);
+      expect(await a.claimInitialize('7300000000000000002')).to.be.a('string');
+      const registered = await b.read();
+      expect(registered.initialize).to.equal('7300000000000000002');
+      expect(await b.claimInitialize('7300000000000000003')).to.equal(null);
+      expect(await b.claimInitialize()).to.equal(null);
+      expect(await b.abandonInitialize(registered.initializeRevision!), 'a registered key is complete').to.equal(false);
     });
 
     it('initialize: a member holding data replaces an abandoned claim of a known revision in one write, and nothing else', async () => {
-      expect(await a.claimInitialize()).to.equal(true);
+      expect(await a.claimInitialize()).to.be.a('string');
       const claimed = await b.read();
       expect(await b.replaceInitialize('7300000000000000004', '999999'), 'another revision').to.equal(false);
       expect(await b.replaceInitialize('7300000000000000004', claimed.initializeRevision!)).to.equal(true);
       const replaced = await a.read();
       expect(replaced.initialize).to.equal('7300000000000000004');
       expect(await a.replaceInitialize('7300000000000000005', claimed.initializeRevision!), 'the claim it replaced is gone').to.equal(false);
-      expect(await a.abandonInitialize(null), 'a registered key is complete').to.equal(false);
+      expect(await a.abandonInitialize(replaced.initializeRevision!), 'a registered key is complete').to.equal(false);
       expect((await b.read()).initialize).to.equal('7300000000000000004');
     });
 

@@ -136,11 +136,16 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
     });
 
     describe('create', () => {
-      it('creates only when absent', async () => {
+      it('creates only when absent, and answers the revision of the key it created', async () => {
         const a = await h.client('a');
-        expect(await a.create('initialize', 'sys1')).to.equal(true);
-        expect(await a.create('initialize', 'sys2')).to.equal(false);
-        expect((await a.readAll()).get('initialize')?.value).to.equal('sys1');
+        await a.put('config', '{}');
+        const revision = await a.create('initialize', 'sys1');
+        expect(revision).to.be.a('string');
+        expect(await a.create('initialize', 'sys2')).to.equal(null);
+        const created = (await a.readAll()).get('initialize');
+        expect(created?.value).to.equal('sys1');
+        expect(created?.revision).to.equal(revision);
+        expect(await a.create('leader', 'a'), 'a later create, a later revision').to.satisfy((r: string) => BigInt(r) > BigInt(revision!));
       });
 
       it('is atomic: two clients racing for the same key, exactly one wins', async () => {
@@ -206,7 +211,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         const b = await h.client('b');
         await a.keepAlive(h.ttlSeconds);
         await b.keepAlive(h.ttlSeconds);
-        expect(await a.create('leader', 'a', { leased: true })).to.equal(true);
+        expect(await a.create('leader', 'a', { leased: true })).to.be.a('string');
         expect(await a.put('leader', 'a', { leased: true, if: { value: 'a' } })).to.equal(true);
         expect(await b.put('leader', 'b', { leased: true, if: { value: 'b' } })).to.equal(false);
         expect((await b.readAll()).get('leader')?.value).to.equal('a');
@@ -295,7 +300,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         await h.elapse(ttlMs);
         await eventually('the leader key to expire', async () => !(await b.readAll()).has('leader'), ttlMs + EXPIRY_SLACK_MS);
         expect(await a.keepAlive(h.ttlSeconds)).to.equal(false);
-        expect(await a.create('leader', 'a', { leased: true })).to.equal(true);
+        expect(await a.create('leader', 'a', { leased: true })).to.be.a('string');
         expect(await a.keepAlive(h.ttlSeconds)).to.equal(true);
         expect((await b.readAll()).get('leader')?.value).to.equal('a');
       });
@@ -392,7 +397,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         await a.put('leader', 'a');
         await eventually('put event', () => w.seen.includes('leader'));
         w.seen.length = 0;
-        expect(await a.create('leader', 'b')).to.equal(false);
+        expect(await a.create('leader', 'b')).to.equal(null);
         expect(await a.put('leader', 'b', { if: { value: 'b' } })).to.equal(false);
         await a.put('probe2', 'x');
         await eventually('a later event', () => w.seen.includes('probe2'));
@@ -425,7 +430,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         const read = await a.readAllAt();
         expect(BigInt(read.revision) >= BigInt(afterPut)).to.equal(true);
         expect(read.entries.get('config')!.revision).to.equal(afterPut);
-        expect(await a.create('config', '{}')).to.equal(false);
+        expect(await a.create('config', '{}')).to.equal(null);
         expect(BigInt(a.writtenRevision()) >= BigInt(afterPut)).to.equal(true);
         await a.delete('config');
         expect(BigInt(a.writtenRevision()) > BigInt(afterPut)).to.equal(true);
@@ -567,7 +572,7 @@ export function keyValueContract(name: string, harness: () => Promise<KeyValueHa
         w.seen.length = 0;
         await untilWatchSees(a, w.seen, 'after-recovery', 30000);
         await b.keepAlive(h.ttlSeconds);
-        expect(await b.create('leader', 'b', { leased: true })).to.equal(true);
+        expect(await b.create('leader', 'b', { leased: true })).to.be.a('string');
         w.off();
       });
     });

@@ -296,12 +296,12 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     });
   }
 
-  create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean> {
+  create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<string | null> {
     return this.write('create', key, value, opts?.leased ?? false, { revision: '0' });
   }
 
-  put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
-    return this.write('put', key, value, opts?.leased ?? false, opts?.if);
+  async put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
+    return (await this.write('put', key, value, opts?.leased ?? false, opts?.if)) !== null;
   }
 
   delete(key: string, cond?: WriteCondition): Promise<boolean> {
@@ -384,16 +384,15 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   }
 
   /** A put, as a transaction when `cond` has members; false when the condition failed. */
-  private write(op: string, key: string, value: string, leased: boolean, cond: WriteCondition | undefined): Promise<boolean> {
+  /** The put's revision (a transaction of one put makes the store revision of its answer); null on a failed condition. */
+  private write(op: string, key: string, value: string, leased: boolean, cond: WriteCondition | undefined): Promise<string | null> {
     return this.bounded(`${op} ${key}`, async () => {
-      const attempt = async (): Promise<boolean> => {
+      const attempt = async (): Promise<string | null> => {
         const put: Json = { key: b64(this.prefix + key), value: b64(value) };
         if (leased) put['lease'] = await this.lease();
-        if (!hasCondition(cond)) {
-          this.wrote(await this.call('/v3/kv/put', put));
-          return true;
-        }
-        return this.wrote(await this.call('/v3/kv/txn', { compare: this.compare(key, cond), success: [{ request_put: put }] }))['succeeded'] === true;
+        if (!hasCondition(cond)) return headerRevision(this.wrote(await this.call('/v3/kv/put', put)));
+        const res = this.wrote(await this.call('/v3/kv/txn', { compare: this.compare(key, cond), success: [{ request_put: put }] }));
+        return res['succeeded'] === true ? headerRevision(res) : null;
       };
       try {
         return await attempt();

@@ -93,12 +93,12 @@ export class Etcd3KeyValue implements KeyValueStore {
     return this.bounded('keepAlive', () => this.lease.keepAlive(ttlSeconds));
   }
 
-  create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean> {
+  create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<string | null> {
     return this.write('create', key, value, opts?.leased ?? false, { revision: '0' });
   }
 
-  put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
-    return this.write('put', key, value, opts?.leased ?? false, opts?.if);
+  async put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
+    return (await this.write('put', key, value, opts?.leased ?? false, opts?.if)) !== null;
   }
 
   delete(key: string, cond?: WriteCondition): Promise<boolean> {
@@ -168,18 +168,20 @@ export class Etcd3KeyValue implements KeyValueStore {
   }
 
   /** A put, as a transaction when `cond` has members; false when the condition failed. */
-  private write(op: string, key: string, value: string, leased: boolean, cond: WriteCondition | undefined): Promise<boolean> {
+  /** The put's revision (a transaction of one put makes the store revision of its answer); null on a failed condition. */
+  private write(op: string, key: string, value: string, leased: boolean, cond: WriteCondition | undefined): Promise<string | null> {
     return this.bounded(`${op} ${key}`, () =>
       this.withLease(leased, async (leaseId) => {
         const put = this.ns.put(key).value(value);
         if (leaseId !== null) put.lease(leaseId);
         if (!hasCondition(cond)) {
-          this.wrote((await put.exec()).header?.revision);
-          return true;
+          const revision = (await put.exec()).header?.revision;
+          this.wrote(revision);
+          return String(revision ?? '0');
         }
         const res = await this.compare(key, cond).then(put).commit();
         this.wrote(res.header?.revision);
-        return res.succeeded;
+        return res.succeeded ? String(res.header?.revision ?? '0') : null;
       }),
     );
   }

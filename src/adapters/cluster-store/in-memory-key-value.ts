@@ -427,9 +427,10 @@ export class InMemoryKeyValue implements KeyValueStore {
     return this.answer(false);
   }
 
-  async create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean> {
+  async create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<string | null> {
     await this.ensureReachable('create');
-    return this.answer(this.wrote(this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, { revision: '0' })));
+    const created = this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, { revision: '0' });
+    return this.answer(this.wrote(created ? this.store.currentRevision : null));
   }
 
   async put(key: string, value: string, opts?: PutOptions): Promise<boolean> {

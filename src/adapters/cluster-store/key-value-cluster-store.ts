@@ -161,7 +161,7 @@ export class KeyValueClusterStore implements ClusterStore {
   async acquireLeader(member: string, ttlSeconds: number): Promise<LeaderLock | null> {
     const { at } = await this.keepAlive(ttlSeconds, 0);
     this.wrote();
-    if (!(await this.kv.create(ClusterKey.leader, member, { leased: true }))) return null;
+    if ((await this.kv.create(ClusterKey.leader, member, { leased: true })) === null) return null;
     return { deadline: at + ttlSeconds * 1000 };
   }
 
@@ -225,7 +225,7 @@ export class KeyValueClusterStore implements ClusterStore {
     await this.kv.revokeLease();
   }
 
-  async claimInitialize(systemIdentifier = ''): Promise<boolean> {
+  async claimInitialize(systemIdentifier = ''): Promise<string | null> {
     this.wrote();
     return this.kv.create(ClusterKey.initialize, systemIdentifier);
   }
@@ -239,9 +239,9 @@ export class KeyValueClusterStore implements ClusterStore {
     return this.put(ClusterKey.initialize, systemIdentifier, revision);
   }
 
-  async abandonInitialize(revision: string | null): Promise<boolean> {
+  async abandonInitialize(revision: string): Promise<boolean> {
     this.wrote();
-    return this.kv.delete(ClusterKey.initialize, revision === null ? { value: '' } : { revision });
+    return this.kv.delete(ClusterKey.initialize, { revision, value: '' });
   }
 
   writeConfig(config: RawConfig, ifRevision: IfRevision): Promise<boolean> {

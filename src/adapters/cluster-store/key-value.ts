@@ -69,8 +69,8 @@ export interface KeyValueStore {
   keepAlive(ttlSeconds: number): Promise<boolean>;
   /** The id of this client's lease (etcd's decimal id), or null when it has none yet. Never throws. */
   currentLease(): string | null;
-  /** Creates the key only when absent (atomic); false when it exists. Throws DcsUnavailableError. */
-  create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<boolean>;
+  /** Creates the key only when absent (atomic): the new key's revision; null when it exists. Throws DcsUnavailableError. */
+  create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<string | null>;
   /** Writes the key when `opts.if` holds (always without it); false on a failed condition. Throws DcsUnavailableError. */
   put(key: string, value: string, opts?: PutOptions): Promise<boolean>;
   /** Deletes the key when `cond` holds; false when it did not (or the key was absent). Throws DcsUnavailableError. */

@@ -112,6 +112,13 @@ export class ActionRunner {
   private readonly failures: RepeatedFailures;
 
   /**
+   * The revision of the empty initialize key each running bootstrap created: its rollback drops
+   * that claim and no other. Another member's claim, made since (its bootstrap started after this
+   * one's lock went, or while this one's script ran), is that member's bootstrap under way.
+   */
+  private readonly claims = new WeakMap<Decision, string>();
+
+  /**
    * Runs `decision.actions[from..to)`; then the rollback when the failing action is in its
    * range. `onAction` hears each action as it starts. `logFailure` false leaves the failure
    * to the caller's log line (a job says once why it failed).
@@ -123,7 +130,7 @@ export class ActionRunner {
       onAction?.(action);
       try {
         try {
-          await this.apply(action, ctx);
+          await this.apply(action, ctx, decision);
           this.failures.succeeded(failedLine(action), `${action.type} succeeds again`);
         } finally {
           // A checkpoint changes nothing the snapshot shows (a switchover's shutdown follows it at once). After a
@@ -138,7 +145,7 @@ export class ActionRunner {
         const code = error instanceof WardenError ? String(error.code) : null;
         if (rb && i >= rb.fromIndex && i < rb.untilIndex && !(code !== null && rb.unless?.includes(code))) {
           const keepData = code !== null && rb.keepDataOn?.includes(code) === true;
-          await this.runRollback(keepData ? rb.actions.filter((a) => a.type !== 'removeData') : rb.actions, ctx);
+          await this.runRollback(keepData ? rb.actions.filter((a) => a.type !== 'removeData') : rb.actions, ctx, decision);
         }
         return { completed: false, stoppedAt: i, error };
       }
@@ -151,10 +158,10 @@ export class ActionRunner {
    * may still run, so its key is kept (no other member takes over beside it) and its data
    * stays; the next ticks deal with it.
    */
-  private async runRollback(actions: readonly Action[], ctx: RunContext): Promise<void> {
+  private async runRollback(actions: readonly Action[], ctx: RunContext, decision: Decision): Promise<void> {
     for (const a of actions) {
       try {
-        await this.apply(a, ctx);
+        await this.apply(a, ctx, decision);
       } catch (error) {
         this.ports.logger.warn('rollback action failed', { action: a.type, error: describe(error) });
         if (a.type === 'stop') return;
@@ -251,7 +258,7 @@ export class ActionRunner {
     }
   }
 
-  private async apply(a: Action, ctx: RunContext): Promise<void> {
+  private async apply(a: Action, ctx: RunContext, decision: Decision): Promise<void> {
     const { store, db, watchdog } = this.ports;
     const { lease, memory, inbox } = this.state;
     switch (a.type) {
@@ -285,13 +292,13 @@ export class ActionRunner {
         // An empty value claims the bootstrap; a system identifier registers data this node already holds
         // (in place of an abandoned claim when `replacing` names its revision).
         const replacing = a.replacing;
-        const claimed =
-          replacing === undefined
-            ? await this.dcs('claim_initialize', () => store.claimInitialize(a.value))
-            : await this.dcs('replace_initialize', () => store.replaceInitialize(a.value, replacing));
-        if (!claimed) {
-          throw new ConditionFailed(a.type, 'another member initializes the cluster');
+        if (replacing !== undefined) {
+          if (!(await this.dcs('replace_initialize', () => store.replaceInitialize(a.value, replacing)))) throw new ConditionFailed(a.type, 'another member initializes the cluster');
+          return;
         }
+        const revision = await this.dcs('claim_initialize', () => store.claimInitialize(a.value));
+        if (revision === null) throw new ConditionFailed(a.type, 'another member initializes the cluster');
+        if (a.value === '') this.claims.set(decision, revision);
         return;
       }
       case 'writeInitialize': {
@@ -303,9 +310,11 @@ export class ActionRunner {
         if (!(await this.dcs('complete_initialize', () => store.completeInitialize(systemIdentifier)))) throw new ConditionFailed(a.type, 'the initialize key holds no claim to complete any more (another member registered a cluster, or dropped an abandoned claim)');
         return;
       }
-      case 'deleteInitialize':
-        await this.dcs('abandon_initialize', () => store.abandonInitialize(a.revision));
+      case 'deleteInitialize': {
+        const revision = a.revision ?? this.claims.get(decision);
+        if (revision !== undefined) await this.dcs('abandon_initialize', () => store.abandonInitialize(revision));
         return;
+      }
       case 'writeConfig':
         await this.dcs('write_config', () => store.writeConfig(a.value, null));
         return;

@@ -74,7 +74,7 @@ export class DcsErrorCountingStore implements ClusterStore {
   leave(): Promise<void> {
     return this.counted('leave', [], () => this.store.leave());
   }
-  claimInitialize(systemIdentifier?: string): Promise<boolean> {
+  claimInitialize(systemIdentifier?: string): Promise<string | null> {
     return this.counted('claimInitialize', [systemIdentifier], () => this.store.claimInitialize(systemIdentifier));
   }
   completeInitialize(systemIdentifier: string): Promise<boolean> {
@@ -83,7 +83,7 @@ export class DcsErrorCountingStore implements ClusterStore {
   replaceInitialize(systemIdentifier: string, revision: string): Promise<boolean> {
     return this.counted('replaceInitialize', [systemIdentifier, revision], () => this.store.replaceInitialize(systemIdentifier, revision));
   }
-  abandonInitialize(revision: string | null): Promise<boolean> {
+  abandonInitialize(revision: string): Promise<boolean> {
     return this.counted('abandonInitialize', [revision], () => this.store.abandonInitialize(revision));
   }
   writeConfig(config: RawConfig, ifRevision: IfRevision): Promise<boolean> {

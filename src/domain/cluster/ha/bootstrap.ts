@@ -144,7 +144,9 @@ function replicaDataWaits(ctx: TickContext): Decision | null {
  * clients to it, and it may not be the cluster the operator asked for (no roles, no schema). It is undone
  * as a failed bootstrap is (server stopped, key released, data removed, the empty claim
  * dropped unless another member's bootstrap holds it) and the bootstrap starts over. In
- * pause nothing is removed.
+ * pause nothing is removed. The undo is a job of its own, not an attempt of the bootstrap: it
+ * is not held back while failed bootstraps back off (a member holding the leader key would keep
+ * every other member from bootstrapping that long), and the next attempt still waits its turn.
  */
 export function unfinishedBootstrap(ctx: TickContext): Decision {
   const sysid = ctx.facts.systemIdentifier;
@@ -152,15 +154,16 @@ export function unfinishedBootstrap(ctx: TickContext): Decision {
   if (sysid !== null && ctx.cluster.initialize === sysid) return decision('the cluster is registered with the local data: clearing its unfinished mark', [{ type: 'clearBootstrapMark' }]);
   const why = 'the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded and the cluster was registered';
   if (ctx.paused) return waiting(`the end of the pause to remove the local data: ${why}`);
-  const claimMine = ctx.cluster.initialize === '' && (ctx.leaderIsMe || (ctx.cluster.leader === null && !ctx.cluster.members.some((m) => m.name !== ctx.me && BOOTSTRAPPING_STATES.has(m.state))));
+  const claim = ctx.cluster.initialize === '' ? ctx.cluster.initializeRevision : null;
+  const claimMine = claim !== null && (ctx.leaderIsMe || (ctx.cluster.leader === null && !ctx.cluster.members.some((m) => m.name !== ctx.me && BOOTSTRAPPING_STATES.has(m.state))));
   const actions: Action[] = [
     { type: 'stop', mode: 'immediate' },
     { type: 'disarmWatchdog' },
     ...(ctx.leaderIsMe ? [{ type: 'releaseLeader' } as Action] : []),
     { type: 'removeData' },
-    ...(claimMine ? [{ type: 'deleteInitialize', revision: null } as Action] : []),
+    ...(claimMine ? [{ type: 'deleteInitialize', revision: claim } as Action] : []),
   ];
-  return decision(`${why}: removing it, the bootstrap starts over`, actions, { job: 'bootstrap' });
+  return decision(`${why}: removing it, the bootstrap starts over`, actions, { job: 'undo bootstrap' });
 }
 
 /** A decision to wait, saying for what (on /node, and in the log once per change). */

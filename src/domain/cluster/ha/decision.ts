@@ -260,6 +260,10 @@ export type Action =
   | { readonly type: 'createInitialize'; readonly value: string; readonly replacing?: string }
   /** Writes the new cluster's system identifier (read from the database) into the initialize key. */
   | { readonly type: 'writeInitialize' }
+  /**
+   * Drops the empty initialize key of that revision; null: the claim this decision's own
+   * createInitialize made (nothing when it made none), never one another member made since.
+   */
   | { readonly type: 'deleteInitialize'; readonly revision: string | null }
   /** Creates the config key when absent. */
   | { readonly type: 'writeConfig'; readonly value: RawConfig }

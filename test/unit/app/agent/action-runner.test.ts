@@ -56,6 +56,32 @@ describe('ActionRunner: rollbacks', () => {
     await runner.runRange(bootstrap, 0, actions.length, { me: 'a', ttlSeconds: 30 });
     expect((await db.probe()).initialized).to.equal(false);
   });
+
+  it("a failed bootstrap drops its own claim on the initialize key, never the claim another member made since", async () => {
+    const clock = new FakeClock(Date.UTC(2024, 0, 1));
+    const space = new InMemoryKeyValueSpace(clock);
+    const store = new InMemoryClusterStore(space, { clientId: 'a' });
+    const other = new InMemoryClusterStore(space, { clientId: 'b' });
+    const db = new FakeDatabase({ name: 'a', connUrl: 'postgres://a:5432/postgres', clock });
+    const runner = new ActionRunner({ store, db, watchdog: new FakeWatchdog(), clock, logger: new MemoryLogger() }, { lease: new LeaderLease(), memory: new AgentMemory(), inbox: new CommandInbox(() => undefined) });
+    const actions = [{ type: 'createInitialize', value: '' }, { type: 'initdb' }, { type: 'acquireLeader' }, { type: 'start', upstream: null, standby: false, timeoutMs: 1000 }] as const;
+    const ctx = { me: 'a', ttlSeconds: 30 };
+    const bootstrap = () => decision('bootstrapping a new cluster', [...actions], { job: 'bootstrap', rollback: bootstrapRollback([...actions]) });
+    // Its own claim goes with it.
+    db.failNext('initdb');
+    expect((await runner.runRange(bootstrap(), 0, actions.length, ctx)).completed).to.equal(false);
+    expect((await other.read()).initialize).to.equal(null);
+    // The claim is made in the tick, the build runs as a job: meanwhile the claim was dropped as abandoned and another member claimed.
+    const mine = bootstrap();
+    expect((await runner.runRange(mine, 0, 1, ctx)).completed).to.equal(true);
+    expect(await other.abandonInitialize((await other.read()).initializeRevision!)).to.equal(true);
+    const theirs = await other.claimInitialize();
+    db.failNext('initdb');
+    expect((await runner.runRange(mine, 1, actions.length, ctx)).completed).to.equal(false);
+    const after = await other.read();
+    expect(after.initialize, "the other member's bootstrap keeps its claim").to.equal('');
+    expect(after.initializeRevision).to.equal(theirs);
+  });
 });
 
 describe('ActionRunner: a server becomes writable only under a lock held at that moment', () => {

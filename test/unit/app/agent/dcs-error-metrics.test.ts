@@ -60,7 +60,7 @@ describe('svc_dcs_errors_total: every DCS call of the HA loop that fails is coun
       [{ type: 'releaseLeader' }, 'release_leader'],
       [{ type: 'createInitialize', value: '' }, 'claim_initialize'],
       [{ type: 'createInitialize', value: '7000000000000000001', replacing: '5' }, 'replace_initialize'],
-      [{ type: 'deleteInitialize', revision: null }, 'abandon_initialize'],
+      [{ type: 'deleteInitialize', revision: '5' }, 'abandon_initialize'],
       [{ type: 'writeConfig', value: { ttl: 30 } }, 'write_config'],
       [{ type: 'recordPromotion', previous: [], timeline: 2, lsn: 100, at: '2024-01-01T00:00:00Z', leader: 'a', maxLines: 0 }, 'write_history'],
       [{ type: 'writeStatus', optime: 1, slots: {} }, 'write_status'],
@@ -113,7 +113,7 @@ describe('svc_dcs_errors_total: every DCS call of the HA loop that fails is coun
     const { space, metrics, lease, clock, runner, run } = await runnerSetup();
     const other = new InMemoryClusterStore(space, { clientId: 'b' });
     expect(await other.acquireLeader('b', 30)).to.not.equal(null);
-    expect(await other.claimInitialize('')).to.equal(true);
+    expect(await other.claimInitialize('')).to.be.a('string');
     const acquired = await run({ type: 'acquireLeader' });
     expect(acquired.completed).to.equal(false);
     expect((acquired.error as { code?: string }).code).to.equal('condition_failed');

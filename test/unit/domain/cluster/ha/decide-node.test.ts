@@ -44,17 +44,18 @@ describe('decide(): bootstrap', () => {
   it('data whose bootstrap was interrupted before its post_bootstrap script succeeded is undone, and the bootstrap starts over', () => {
     const unfinished = { ...primaryFacts(), bootstrapUnfinished: true };
     // Its agent came back while it still held the key and the claim.
-    const mine = decide(leaderInput({ cluster: cluster('node1', { initialize: '' }), facts: unfinished }));
+    const mine = decide(leaderInput({ cluster: cluster('node1', { initialize: '', initializeRevision: '7' }), facts: unfinished }));
     expect(mine.message).to.equal(
       'the local data is a new cluster whose bootstrap was interrupted before its post_bootstrap script succeeded and the cluster was registered: removing it, the bootstrap starts over',
     );
     expect(types(mine)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'removeData', 'deleteInitialize']);
     expect(mine.actions[0]).to.deep.include({ mode: 'immediate' });
-    expect(mine.actions[4]).to.deep.include({ revision: null });
+    // The claim it saw, by its revision: one made since is another member's bootstrap under way.
+    expect(mine.actions[4]).to.deep.include({ revision: '7' });
     // Its key ran out meanwhile: the claim is dropped unless another member is bootstrapping under it.
     const stale = { ...stopped(), bootstrapUnfinished: true };
-    expect(types(decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '' }, facts: stale })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData', 'deleteInitialize']);
-    const other = { ...EMPTY_CLUSTER, initialize: '', members: [member('node3', { state: 'initializing new cluster' })] };
+    expect(types(decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '', initializeRevision: '7' }, facts: stale })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData', 'deleteInitialize']);
+    const other = { ...EMPTY_CLUSTER, initialize: '', initializeRevision: '7', members: [member('node3', { state: 'initializing new cluster' })] };
     expect(types(decide(input({ cluster: other, facts: stale })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData']);
     // Another member registered a cluster meanwhile: its key stays, this data goes.
     expect(types(decide(input({ cluster: cluster('node1'), facts: { ...stale, systemIdentifier: '7301' } })))).to.deep.equal(['stop', 'disarmWatchdog', 'removeData']);
@@ -66,6 +67,19 @@ describe('decide(): bootstrap', () => {
     const paused = decide(input({ cluster: { ...EMPTY_CLUSTER, initialize: '' }, facts: stale, raw: { pause: true } }));
     expect(types(paused)).to.deep.equal([]);
     expect(paused.message).to.match(/^waiting for the end of the pause to remove the local data: the local data is a new cluster whose bootstrap was interrupted/);
+  });
+
+  it('the undo of an interrupted bootstrap is not held back while failed bootstraps back off: the leader key it holds would keep everyone else from bootstrapping', () => {
+    const unfinished = { ...primaryFacts(), bootstrapUnfinished: true };
+    const base = leaderInput({ cluster: cluster('node1', { initialize: '', initializeRevision: '7' }), facts: unfinished });
+    const failed = { ...base.memory, jobFailures: [{ job: 'bootstrap', count: 4, lastAt: NOW - 1000, error: 'writeInitialize: the DCS did not answer' }] };
+    const d = decide({ ...base, memory: failed });
+    expect(types(d)).to.deep.equal(['stop', 'disarmWatchdog', 'releaseLeader', 'removeData', 'deleteInitialize']);
+    expect(d.job).to.equal('undo bootstrap');
+    // The next attempt waits its turn.
+    const next = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false), memory: failed }));
+    expect(types(next)).to.deep.equal([]);
+    expect(next.message).to.match(/^bootstrapping a new cluster: waiting \d+ s before the next attempt \(bootstrap failed 4 times in a row/);
   });
 
   it('no replica is copied from a leader whose bootstrap is unfinished (the initialize key still empty): it could be undone', () => {
