@@ -6,6 +6,8 @@ import type { CommandDeps } from './command-deps.js';
 export interface StoredConfigView {
   readonly value: RawConfig;
   readonly revision: string | null;
+  /** The key holds no configuration (not a JSON object): `value` is then `{}`, which is not what the agents decide on. */
+  readonly unreadable?: true;
 }
 
 /** The dynamic configuration as stored (`GET /config`); `{}` when none is. Throws DcsUnavailableError. */
@@ -16,5 +18,6 @@ export async function readConfig(deps: Pick<CommandDeps, 'store'>): Promise<Stor
 /** The dynamic configuration `cluster` holds; `{}` when none. */
 export function storedConfigView(cluster: Cluster): StoredConfigView {
   const config = cluster.config;
-  return config ? { value: config.value, revision: config.revision } : { value: {}, revision: null };
+  if (!config) return { value: {}, revision: null };
+  return config.unreadable ? { value: config.value, revision: config.revision, unreadable: true } : { value: config.value, revision: config.revision };
 }

@@ -102,11 +102,19 @@ export async function editConfig(ctx: CtlContext, opts: EditConfigOptions = {}):
   if (opts.apply === '-' && opts.replace === '-') throw new CtlError('invalid_assignment', '--apply and --replace cannot both read stdin');
   const sets = (opts.set ?? []).map(setPatch);
   const params = (opts.param ?? []).map(paramPatch);
-  const { value: before, revision } = await readStoredConfig(ctx);
+  const { value: before, revision, unreadable } = await readStoredConfig(ctx);
   // Writing here would create a cluster: a mistyped name gets a stray one, and a cluster about
   // to bootstrap would keep this instead of its own bootstrap settings.
   if (revision === null) {
     throw new CtlError('config_not_stored', `cluster ${ctx.scope} has no configuration stored (no member has bootstrapped it yet, or the cluster name is wrong): nothing written`);
+  }
+  // The agents keep deciding on the configuration they last read: a change merged into the `{}` this reads as, or an
+  // edit of it, would write the defaults in its place (synchronous mode, maintenance mode off).
+  if (unreadable && !opts.replace) {
+    throw new CtlError(
+      'config_unreadable',
+      `the configuration stored for cluster ${ctx.scope} cannot be read (not a JSON object; the agents keep deciding on the one they last read): replace it whole with --replace FILE; nothing written`,
+    );
   }
   let after: RawConfig = before;
   const scripted = !!(opts.apply || opts.replace || opts.set?.length || opts.param?.length);

@@ -70,6 +70,24 @@ describe('ctl edit-config', () => {
     expect(await stored(ctx)).to.deep.equal({ ttl: 60, loop_wait: 10 });
   });
 
+  it('an unreadable stored configuration (not a JSON object) is only replaced whole: a change merged into it would write the defaults', async () => {
+    const ctx = await cluster();
+    await ctx.kv.put(ClusterKey.config, 'synchronous_mode: true');
+    for (const opts of [{ set: ['ttl=40'] }, { apply: 'patch.yml' }, {}]) {
+      ctx.files.set('patch.yml', 'ttl: 40\n');
+      ctx.editor = () => 'ttl: 40\n';
+      const err = await failure(editConfig(ctx, { ...opts, force: true }));
+      expect(err.code, JSON.stringify(opts)).to.equal('config_unreadable');
+      expect(err.message).to.match(/cannot be read .*replace it whole with --replace FILE; nothing written/);
+    }
+    expect((await ctx.kv.readAll()).get(ClusterKey.config)?.value).to.equal('synchronous_mode: true');
+    await showConfig(ctx);
+    expect(ctx.warns.join('\n')).to.match(/the stored configuration cannot be read/);
+    ctx.files.set('new.yml', 'ttl: 40\nsynchronous_mode: true\n');
+    await editConfig(ctx, { replace: 'new.yml', force: true, quiet: true });
+    expect(await stored(ctx)).to.deep.equal({ ttl: 40, synchronous_mode: true });
+  });
+
   it('refuses a cluster with no configuration stored (a wrong name, or not bootstrapped yet), writing nothing', async () => {
     const ctx = await cluster(null);
     const err = await failure(editConfig(ctx, { set: ['ttl=40'], force: true }));
@@ -120,7 +138,7 @@ describe('ctl edit-config', () => {
     expect(await stored(ctx)).to.deep.equal({ ttl: 50 });
   });
 
-  it('aborts on no; rejects bad YAML and a non-mapping; edits a malformed stored config as empty, with a warning', async () => {
+  it('aborts on no; rejects bad YAML and a non-mapping; replaces a malformed stored config, with a warning', async () => {
     const ctx = await cluster();
     expect((await failure(editConfig(ctx, { set: ['ttl=40'] }))).code).to.equal('aborted');
     ctx.editor = () => 'ttl: [';
@@ -129,7 +147,8 @@ describe('ctl edit-config', () => {
     expect((await failure(editConfig(ctx, {}))).message).to.equal('edited configuration: expected a mapping of configuration keys');
     await ctx.kv.put(ClusterKey.config, '{oops');
     ctx.answers.push(true);
-    await editConfig(ctx, { set: ['ttl=40'] });
+    ctx.files.set('new.yml', 'ttl: 40\n');
+    await editConfig(ctx, { replace: 'new.yml' });
     expect(ctx.warns.join('\n')).to.match(/malformed DCS key \(path: config/);
     expect(JSON.parse((await ctx.kv.readAll()).get(ClusterKey.config)!.value)).to.deep.equal({ ttl: 40 });
   });
