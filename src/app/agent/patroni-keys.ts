@@ -25,7 +25,8 @@ const PATRONI_KEYS: Readonly<Record<string, string>> = {
 /** The problems, with what to do instead for an unknown field that is a Patroni key. */
 export function withPatroniHints(problems: readonly Problem[]): Problem[] {
   return problems.map((p) => {
-    const hint = p.message === 'unknown field' ? PATRONI_KEYS[p.path] : undefined;
+    // Own keys only: a field named `constructor` or `__proto__` is no Patroni key.
+    const hint = p.message === 'unknown field' && Object.hasOwn(PATRONI_KEYS, p.path) ? PATRONI_KEYS[p.path] : undefined;
     return hint ? { path: p.path, message: `unknown field: ${hint}` } : p;
   });
 }

@@ -37,7 +37,8 @@ export function parameterProblem(name: string, value: unknown): string | null {
   const lower = name.toLowerCase();
   const on = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? booleanOf(value) : null;
   if (KEPT_ON.has(lower) && on !== true) return `${lower} cannot be turned off: Warden keeps it on, got ${JSON.stringify(value)}`;
-  const why = SET_BY_WARDEN[lower];
+  // Own keys only: a parameter named `constructor` or `__proto__` is no setting of Warden's.
+  const why = Object.hasOwn(SET_BY_WARDEN, lower) ? SET_BY_WARDEN[lower] : undefined;
   if (why !== undefined) return `${lower} cannot be set in parameters (${why}), got ${JSON.stringify(value)}`;
   // postgresql.conf holds one parameter per line: a line break or a NUL in a value ends or
   // corrupts the file, and the server would not start again.

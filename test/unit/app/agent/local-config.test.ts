@@ -104,6 +104,10 @@ describe('local configuration', () => {
     expect(byPath['bootstrap.post_init']).to.match(/^unknown field: Patroni's other name for bootstrap\.post_bootstrap: rename it/);
     expect(byPath['restapi.allowlist_include_members'], "Patroni's allowlist_include_members is Warden's too").to.equal(undefined);
     expect(byPath['etcd3.host']).to.match(/^unknown field: Warden takes a list: write etcd3\.hosts/);
+    // Names of the object prototype are unknown fields like any other, with no hint.
+    const odd = Object.fromEntries(problemsOf(() => parseLocalConfig(`${VALID}\nconstructor: 1\ntoString: 2\n`)).map((p) => [p.path, p.message]));
+    expect(odd['constructor']).to.equal('unknown field');
+    expect(odd['toString']).to.equal('unknown field');
   });
 
   it('db.authentication.rewind: the role pg_rewind logs in as, from the file or the environment; an empty password is none', () => {

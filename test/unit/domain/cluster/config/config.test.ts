@@ -242,6 +242,11 @@ describe('domain/cluster/config: validateConfig', () => {
     const problems = validateConfig({ db: { parameters: { listen_addresses: '*', port: 5433, cluster_name: 'x', work_mem: '4MB' } } });
     expect(problems.map((p) => p.path)).to.deep.equal(['db.parameters.listen_addresses', 'db.parameters.port', 'db.parameters.cluster_name']);
     expect(problems[1]!.message).to.equal("port cannot be set in parameters (Warden sets it from the node's local configuration), got 5433");
+    // Names of the object prototype are unknown parameters like any other.
+    for (const name of ['constructor', '__proto__', 'toString']) {
+      const [p] = validateConfig({ db: { parameters: JSON.parse(`{${JSON.stringify(name)}: "x"}`) } });
+      expect(p?.message, name).to.match(/^unknown parameter: PostgreSQL 13-18 has no setting/);
+    }
   });
 
   it('db.parameters refuses what would leave postgresql.conf unreadable, and what Warden manages, saying why', () => {
