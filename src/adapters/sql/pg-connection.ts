@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Problem } from '../../domain/errors.js';
 
 /** libpq's sslmode values, weakest first. */
@@ -63,13 +63,30 @@ export function pgSslProblems(url: string | undefined, env: Env, where: string):
   for (const param of FILE_PARAMS) {
     const p = params.get(param);
     if (!p) continue;
-    try {
-      readFileSync(p.value);
-    } catch (e) {
-      problems.push({ path: at(p.from), message: `cannot read ${param} ${p.value}: ${(e as Error).message}` });
-    }
+    const why = pemFileProblem(p.value);
+    if (why !== null) problems.push({ path: at(p.from), message: `cannot read ${param} ${p.value}: ${why}` });
   }
   return problems;
+}
+
+/** Largest certificate or key file read: a bundle of many CA certificates is far smaller. */
+const PEM_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Why a certificate or key file cannot be used, or null. node-postgres reads these files whole
+ * at every connection: a device such as /dev/zero would fill the memory and a named pipe would
+ * block the process, so only a regular file of sensible size is read.
+ */
+function pemFileProblem(path: string): string | null {
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) return 'not a regular file';
+    if (st.size > PEM_FILE_MAX_BYTES) return `it holds more than ${PEM_FILE_MAX_BYTES / 1024 / 1024} MiB, which is no certificate or key file`;
+    readFileSync(path);
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 /** What node-postgres is given to connect. */

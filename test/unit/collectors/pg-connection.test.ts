@@ -96,6 +96,11 @@ describe('exporter: TLS of the PostgreSQL connection as libpq means sslmode', ()
     expect(unreadable).to.have.length(2);
     expect(unreadable[0]).to.match(/^--url: cannot read sslrootcert .*none\.crt: ENOENT/);
     expect(unreadable[1]).to.match(/^--url: cannot read sslkey .*none\.key: ENOENT/);
+    // Read whole at every connection: a device or an oversized file is refused unread.
+    expect(p('postgres://u@h/db?sslmode=verify-ca&sslrootcert=/dev/zero')).to.deep.equal(['--url: cannot read sslrootcert /dev/zero: not a regular file']);
+    writeFileSync(`${dir}/huge.crt`, Buffer.alloc(1024 * 1024 + 1, 0x41));
+    expect(p(`postgres://u@h/db?sslmode=verify-ca&sslrootcert=${dir}/huge.crt`)[0]).to.match(/huge\.crt: it holds more than 1 MiB, which is no certificate or key file$/);
+    expect(p(undefined, { PGSSLMODE: 'require', PGSSLCERT: '/dev/zero' })).to.deep.equal(['PGSSLCERT: cannot read sslcert /dev/zero: not a regular file']);
     expect(p(undefined, { PGSSLMODE: 'verify-ca' })).to.deep.equal(['PGSSLMODE: sslmode=verify-ca needs sslrootcert: the file of the CA certificate that signed the server certificate']);
     expect(p('postgres://u@h/db', { PGSSLMODE: 'bogus' })[0]).to.match(/^PGSSLMODE: sslmode "bogus"/);
     for (const mode of ['disable', 'allow', 'prefer', 'require', 'verify-full']) expect(p(`postgres://u@h/db?sslmode=${mode}`), mode).to.deep.equal([]);
