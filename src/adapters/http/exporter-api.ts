@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
-import { createServer } from 'node:http';
+import { createServer, validateHeaderName, validateHeaderValue } from 'node:http';
 import { FIRST_REQUEST_MS, limitConnections, type ErrorBodyOf } from './connection-limits.js';
 import { requestTarget } from './health-fast-path.js';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,7 @@ import { ROLE_CHECK_PATHS, roleCheckStatus } from '../../domain/collectors/routi
 import type { ServerState } from '../../domain/collectors/server-state.js';
 import { statJson, statTable, type CollectorStat } from '../../domain/collectors/stat.js';
 import type { Logger } from '../../ports/logger.js';
+import { ValidationError, type Problem } from '../../domain/errors.js';
 
 /** The JSON body of /reload. */
 export interface ReloadResult {
@@ -223,6 +224,17 @@ function routeKey(path: string): string {
 export function createExporterHandler(api: ExporterApi, opts: ExporterHttpOptions, logger: Logger): RequestListener {
   const table = routes(api, opts);
   const extraHeaders = Object.entries(opts.headers ?? {});
+  // Checked here too, not only in the web configuration: a header Node refuses would throw in every request.
+  const refused = extraHeaders.flatMap(([k, v]): Problem[] => {
+    try {
+      validateHeaderName(k);
+      validateHeaderValue(k, v);
+      return [];
+    } catch (e) {
+      return [{ path: `http_server_config.headers.${k}`, message: (e as Error).message }];
+    }
+  });
+  if (refused.length) throw new ValidationError(refused);
   return (req, res) => {
     for (const [k, v] of extraHeaders) res.setHeader(k, v);
     const target = requestTarget(req.url ?? '/');

@@ -207,6 +207,12 @@ describe('exporter HTTP API: formats, compression, probe, basic auth', () => {
   after(() => http.close());
   const basic = (user: string, password: string) => ({ Authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
 
+  it('headers Node would refuse in every answer are refused when the handler is made, all listed', () => {
+    const make = (headers: Record<string, string>) => () => createExporterHandler(api, { telemetryPath: '/metrics', headers }, new MemoryLogger());
+    expect(make({ 'X-Ok': 'yes' })).to.not.throw();
+    expect(make({ 'Bad Name': 'x', 'X-Value': 'a\nb' })).to.throw(/headers\.Bad Name: .*\n?.*headers\.X-Value: /s);
+  });
+
   it('basic auth: 401 with a challenge without or with wrong credentials, 200 with the right ones; health checks left open', async () => {
     const none = await fetch(`${base}/metrics`);
     expect(none.status).to.equal(401);
