@@ -223,6 +223,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   let checkedAcks = 0;
   const forgiven = new Set<number>();
   let healthySince: number | null = null;
+  let orphanedSince: number | null = null;
   let requireLiveness = true;
 
   sim.checks.push(() => {
@@ -287,6 +288,18 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     const holderBusy = holder !== null && (faults.isSlow(holder, sim.clock.now()) || sim.nodes.get(holder)?.db.isFrozen === true);
     // A node cut from the DCS since a pause still believes in it (and, as primary, keeps running).
     const paused = faults.paused || [...sim.nodes.values()].some((n) => n.alive && n.loop.snapshot().config.pause);
+    // The leader key sits on its holder's lease, which the holder's member record keeps alive: it never runs out while
+    // that agent runs. An agent that stopped renewing the key (its own deadline passed) must give it up or take it
+    // back, or every other member waits for a key that never expires.
+    const holderNode = holder === null ? undefined : sim.nodes.get(holder);
+    // (Only while it reaches the DCS: cut off, its lease runs out as any other.)
+    const until = holderNode && isHealthy(sim, faults, holderNode) ? holderNode.loop.lockHeldUntil() : undefined;
+    if (until !== undefined && (until === null || sim.clock.now() > until) && !holderBusy && !paused) {
+      orphanedSince ??= sim.clock.now();
+      if (sim.clock.now() - orphanedSince > ttl + loopWait + retryMs + 2 * stepMs) {
+        throw new Violation(`the leader key names ${holder}, whose agent runs without renewing it (its lock ran out ${sim.clock.now() - orphanedSince} ms ago): nobody else can take it`);
+      }
+    } else orphanedSince = null;
     // A pre_promote script that refuses (model v10) may rightly keep every candidate from promoting (the others defer to one ahead).
     if (!enough || paused || holderBusy || faults.refusing.size > 0) {
       healthySince = null;
