@@ -160,6 +160,11 @@ export class TickPipeline {
         // does not answer, while the server still takes writes and the lock runs out.
         await this.act(d, await this.renewed());
         await this.publishMember();
+      } else if (d.actions[0]?.type === 'extendLockByFailsafe') {
+        // Failsafe: the extension first, and the member record beside the renewal it retries, not before it. Each may
+        // wait retry_timeout for an etcd that takes no writes; one after the other, and before the extension, they
+        // left the fencer's deadline (ttl - safety_margin after the last round) no time for the next round.
+        await Promise.all([this.publishMember(), this.renewed().then((r) => this.act(d, r))]);
       } else if (d.actions.every((a) => ROUTINE.has(a.type))) {
         // A healthy node's loop (renewal, status, watchdog): the member record and the status key at once, so that
         // over a slow DCS link the loop, and the renewals it paces, take one round trip less.

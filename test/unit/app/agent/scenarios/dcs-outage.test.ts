@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { DcsUnavailableError } from '../../../../../src/domain/errors.js';
 import type { SimCluster } from '../../../../sim/sim-cluster.js';
 import { healthyCluster, loopWaitMs, primaryName, ttlMs, write } from './helpers.js';
 
@@ -82,6 +83,36 @@ describe('HA scenarios: DCS outages and failsafe mode', () => {
     expect(primaryName(sim)).to.equal('node1');
     expect(sim.node('node1').loop.snapshot().status.failsafe_mode_is_active).to.equal(true);
     expect(sim.node('node2').db.isStreaming).to.equal(true);
+  });
+
+  it('failsafe mode, etcd answering reads but no writes (a member that lost its quorum): the extension is not held up by the member record, so the fencer never stops the primary', async () => {
+    // ttl - safety_margin = 15 s between two failsafe rounds; every write waits retry_timeout (5 s) and fails.
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 20, loop_wait: 2, retry_timeout: 5, failsafe_mode: true } });
+    const n1 = sim.node('node1');
+    const unanswered = async (): Promise<never> => {
+      await sim.clock.sleep(5000);
+      throw new DcsUnavailableError('etcd lease keep-alive: no answer within 5000 ms');
+    };
+    const publish = n1.dcs.publishMember.bind(n1.dcs);
+    n1.dcs.renewLeader = unanswered;
+    n1.dcs.writeStatus = unanswered;
+    // The record keeps its lease (and with it the leader key) alive, as a leaderless etcd member never expires a lease.
+    n1.dcs.publishMember = async (...args: Parameters<typeof publish>) => {
+      await sim.clock.sleep(5000);
+      await publish(...args);
+      throw new DcsUnavailableError('etcd /v3/kv/put failed: no answer within 5000 ms');
+    };
+    // The fencer stops the server safety_margin (5 s) before the lock's deadline: each round must extend the lock well before.
+    let closest = Infinity;
+    for (let t = 0; t < 3 * ttlMs(sim); t += 250) {
+      await sim.advance(250);
+      const until = n1.loop.lockHeldUntil();
+      if (until !== null) closest = Math.min(closest, until - sim.clock.now());
+    }
+    expect(closest, 'least time left on the lock before a failsafe round extended it (ms)').to.be.above(5000 + 3000);
+    expect(n1.fencer!.fenced, 'times the fencer stopped the primary').to.equal(0);
+    expect(primaryName(sim)).to.equal('node1');
+    expect(n1.loop.snapshot().status.failsafe_mode_is_active).to.equal(true);
   });
 
   it('failsafe mode, DCS down, one member silent: the primary demotes', async () => {
