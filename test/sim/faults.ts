@@ -54,8 +54,15 @@ export const EVENT_WEIGHTS_V9 = { ...EVENT_WEIGHTS_V8, changeTimings: 1 } as con
  */
 export const EVENT_WEIGHTS_V10 = { ...EVENT_WEIGHTS_V9, refusePromote: 1, allowPromote: 2 } as const;
 
+/**
+ * The events of fault model v13: every earlier one, and etcd losing its quorum (no raft leader:
+ * reads still answered, every write and keep-alive waits retry_timeout or fails at once, no
+ * lease expires) and getting it back (every lease granted its full TTL again).
+ */
+export const EVENT_WEIGHTS_V13 = { ...EVENT_WEIGHTS_V10, quorumLost: 1, quorumBack: 2 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V10;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V13;
 
 /**
  * The faults that hit a bootstrap in fault model v11 (while initdb, the start and the
@@ -103,19 +110,21 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * maximum_lag_on_syncnode; `v11` also a post_bootstrap script on every node that takes time
  * and fails its first runs at random, while the bootstrap is hit by faults of every kind;
  * `v12` also nodes whose etcd client does not trust watch progress answers (an old etcd
- * release), so their copy is confirmed by full reads and their lock renewed after one.
+ * release), so their copy is confirmed by full reads and their lock renewed after one;
+ * `v13` also etcd losing its quorum while reads are still answered (EVENT_WEIGHTS_V13).
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13';
 
 /** Every fault model, oldest first. */
-export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12'];
+export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13'];
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v12';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v13';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v13') return EVENT_WEIGHTS_V13;
   if (model === 'v10' || model === 'v11' || model === 'v12') return EVENT_WEIGHTS_V10;
   if (model === 'v9') return EVENT_WEIGHTS_V9;
   if (model === 'v8') return EVENT_WEIGHTS_V8;
@@ -253,6 +262,12 @@ export async function applyRandomEvent(
       sim.store.setReachable(true);
       faults.dcsDown = false;
       return 'DCS up';
+    case 'quorumLost':
+      sim.store.setWritable(false);
+      return 'etcd loses its quorum (reads answered, writes not)';
+    case 'quorumBack':
+      sim.store.setWritable(true);
+      return 'etcd has a leader again';
     case 'partition':
       node.setDcsLink(false);
       return `partition ${node.name} from the DCS`;
@@ -352,6 +367,7 @@ export async function applyRandomEvent(
 /** Ends every fault: all agents up, the DCS and every link up, no delays, not paused. */
 export async function healEverything(sim: SimCluster, faults: FaultState, baseConfig: Record<string, unknown>): Promise<void> {
   sim.store.setReachable(true);
+  sim.store.setWritable(true);
   faults.dcsDown = false;
   for (const n of sim.nodes.values()) {
     n.setDcsLink(true);
@@ -375,5 +391,5 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
 
 /** A node is healthy: its agent runs, it reaches the DCS, nothing slows its database down, freezes it or cuts its replication, and its pre_promote script does not refuse. */
 export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
-  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.isReplicationPaused && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable && !faults.refusing.has(n.name);
+  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.isReplicationPaused && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable && sim.store.writable && !faults.refusing.has(n.name);
 }

@@ -393,7 +393,7 @@ export class SimCluster {
   /** Writes a key as an operator (or the REST API) would; false when the DCS is down. */
   async putKey(key: string, value: string): Promise<boolean> {
     // A failing call would wait on the fake clock, which only this caller moves.
-    if (!this.store.reachable) return false;
+    if (!this.store.reachable || !this.store.writable) return false;
     const admin = new InMemoryKeyValue(this.store, { clientId: 'admin' });
     try {
       return await admin.put(key, value);

@@ -135,8 +135,10 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const quick = opts.profile === 'quick';
   const standby = opts.standby === true;
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
-  // v11 draws as v10 does, and adds the post_bootstrap script; v12 as v11, and adds distrusted progress answers.
-  const v11 = model === 'v11' || model === 'v12';
+  // v11 draws as v10 does, and adds the post_bootstrap script; v12 as v11, and adds distrusted progress answers; v13 as
+  // v12, and adds etcd quorum losses to the events.
+  const v12 = model === 'v12' || model === 'v13';
+  const v11 = model === 'v11' || v12;
   const v10 = model === 'v10' || v11;
   const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' || v10 ? randomTags(seed, names, v10) : {};
   if (model === 'v4' || model === 'v5' || model === 'v6' || v10) config['maximum_lag_on_failover'] = randomMaxLag(seed);
@@ -153,7 +155,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   // Which nodes distrust their progress answers (model v12), from a generator of its own too: half the schedules
   // have none, the others each node with even odds (mixed releases during an etcd upgrade).
   const trustRnd = new Random(seed ^ 0x7e57ed);
-  const someDistrust = model === 'v12' && trustRnd.chance(0.5);
+  const someDistrust = v12 && trustRnd.chance(0.5);
   const distrusted = new Set(names.filter(() => someDistrust && trustRnd.chance(0.5)));
   const hooksOf = (n: string): SimNodeOptions =>
     postBootstrap ? { hooks: new SimHookScripts(postBootstrap, () => sim.node(n).db.systemIdentifier), postBootstrap: true } : v10 ? { hooks: new FakeHookScripts({ pre_promote: 'succeeds' }) } : {};

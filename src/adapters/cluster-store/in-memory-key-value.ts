@@ -56,6 +56,8 @@ export class InMemoryKeyValueSpace {
   private revision = 0;
   private nextLeaseId = 1;
   private up = true;
+  /** The store has a raft leader: it takes writes and expires leases (see setWritable). */
+  private leader = true;
   /** See InMemoryKeyValueSpaceOptions.unavailableDelayMs; may be changed by tests. */
   unavailableDelayMs: number;
   private readonly renewLeasesOnRecovery: boolean;
@@ -73,6 +75,25 @@ export class InMemoryKeyValueSpace {
     return this.up;
   }
 
+  /** Whether the store takes writes (false: etcd without a raft leader, see setWritable). */
+  get writable(): boolean {
+    return this.leader;
+  }
+
+  /**
+   * Takes the store's raft leader away (an etcd that lost its quorum) or gives it back. Without
+   * it reads are still answered (a member answers from what it holds), every write and lease
+   * keep-alive waits `unavailableDelayMs` and fails, and no lease expires (only a leader expires
+   * leases; a new one grants every lease its full TTL again, as etcd's does).
+   */
+  setWritable(writable: boolean): void {
+    if (writable && !this.leader) {
+      const now = this.clock.now();
+      for (const lease of this.leases.values()) lease.lastKeepAlive = now;
+    }
+    this.leader = writable;
+  }
+
   /** Takes the whole store down (every client's calls reject) or brings it back. */
   setReachable(up: boolean): void {
     if (up && !this.up && this.renewLeasesOnRecovery) {
@@ -88,9 +109,9 @@ export class InMemoryKeyValueSpace {
     return String(this.revision);
   }
 
-  /** Deletes the keys of every lease whose TTL has run out, notifying watchers. No-op while the store is down. */
+  /** Deletes the keys of every lease whose TTL has run out, notifying watchers. No-op while the store is down or has no leader. */
   expireLeases(): void {
-    if (!this.up) return;
+    if (!this.up || !this.leader) return;
     const now = this.clock.now();
     for (const [id, lease] of this.leases) {
       if (now >= lease.lastKeepAlive + lease.ttlSeconds * 1000) this.dropLease(id);
@@ -416,7 +437,7 @@ export class InMemoryKeyValue implements KeyValueStore {
   }
 
   async keepAlive(ttlSeconds: number): Promise<boolean> {
-    await this.ensureReachable('keepAlive');
+    await this.ensureReachable('keepAlive', true);
     this.lastTtl = ttlSeconds;
     if (this.leaseId !== null && this.store.isLeaseAlive(this.leaseId) && this.store.leaseTtl(this.leaseId) === ttlSeconds) {
       this.store.renewLease(this.leaseId);
@@ -428,23 +449,23 @@ export class InMemoryKeyValue implements KeyValueStore {
   }
 
   async create(key: string, value: string, opts?: { readonly leased?: boolean }): Promise<string | null> {
-    await this.ensureReachable('create');
+    await this.ensureReachable('create', true);
     const created = this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, { revision: '0' });
     return this.answer(this.wrote(created ? this.store.currentRevision : null));
   }
 
   async put(key: string, value: string, opts?: PutOptions): Promise<boolean> {
-    await this.ensureReachable('put');
+    await this.ensureReachable('put', true);
     return this.answer(this.wrote(this.store.txnPut(this.prefix + key, value, opts?.leased ? this.liveLease() : null, opts?.if)));
   }
 
   async delete(key: string, cond?: WriteCondition): Promise<boolean> {
-    await this.ensureReachable('delete');
+    await this.ensureReachable('delete', true);
     return this.answer(this.wrote(this.store.txnDelete(this.prefix + key, cond)));
   }
 
   async revokeLease(): Promise<void> {
-    await this.ensureReachable('revokeLease');
+    await this.ensureReachable('revokeLease', true);
     if (this.leaseId !== null) this.store.revokeLease(this.leaseId);
     this.leaseId = null;
     this.wrote(true);
@@ -491,15 +512,16 @@ export class InMemoryKeyValue implements KeyValueStore {
     return value;
   }
 
-  private async ensureReachable(op: string): Promise<void> {
+  /** Waits for the request's trip; throws when the store cannot answer it (down, cut off, or, for a write, without a leader). */
+  private async ensureReachable(op: string, write = false): Promise<void> {
     if (this.closed) throw new DcsUnavailableError(`in-memory DCS client ${this.clientId} is closed (${op})`);
     // The request's trip to the store: it is applied when it arrives.
     if (this.oneWayDelayMs > 0 && this.up && this.store.reachable) await this.store.clock.sleep(this.oneWayDelayMs);
     if (this.closed) throw new DcsUnavailableError(`in-memory DCS client ${this.clientId} is closed (${op})`);
-    if (this.up && this.store.reachable) return;
+    if (this.up && this.store.reachable && (!write || this.store.writable)) return;
     const delay = this.store.unavailableDelayMs;
     if (delay > 0) await this.store.clock.sleep(delay);
-    const what = this.store.reachable ? `client ${this.clientId} is partitioned from the store` : 'the store is down';
+    const what = !this.store.reachable ? 'the store is down' : !this.up ? `client ${this.clientId} is partitioned from the store` : 'the store has no leader (no quorum): no write is answered';
     throw new DcsUnavailableError(`in-memory DCS unreachable: ${what} (${op})`);
   }
 }

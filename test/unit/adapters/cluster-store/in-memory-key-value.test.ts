@@ -36,6 +36,34 @@ describe('InMemoryKeyValue specifics', () => {
     store = new InMemoryKeyValueSpace(clock);
   });
 
+  it('without a leader (no quorum) reads are answered, writes and keep-alives are not, and no lease expires; a new leader grants every lease its full TTL', async () => {
+    const a = new InMemoryKeyValue(store, { clientId: 'a' });
+    await a.keepAlive(30);
+    await a.create('leader', 'a', { leased: true });
+    store.setWritable(false);
+    expect((await a.readAll()).get('leader')?.value).to.equal('a');
+    for (const [op, call] of [
+      ['keepAlive', () => a.keepAlive(30)],
+      ['put', () => a.put('config', '{}')],
+      ['create', () => a.create('sync', '{}')],
+      ['delete', () => a.delete('leader')],
+    ] as const) {
+      const error = await (call as () => Promise<unknown>)().then(() => null, (e: unknown) => e);
+      expect(error, op).to.be.instanceOf(DcsUnavailableError);
+      expect((error as Error).message, op).to.match(/no leader/);
+    }
+    await clock.advance(60_000);
+    store.expireLeases();
+    expect((await a.readAll()).get('leader')?.value, 'no lease expires without a leader').to.equal('a');
+    store.setWritable(true);
+    await clock.advance(29_000);
+    store.expireLeases();
+    expect((await a.readAll()).get('leader')?.value, 'a full TTL from the new leader').to.equal('a');
+    await clock.advance(2_000);
+    store.expireLeases();
+    expect((await a.readAll()).has('leader')).to.equal(false);
+  });
+
   it('a partitioned client fails while the others keep working, and its lease is not renewed', async () => {
     const a = new InMemoryKeyValue(store, { clientId: 'a' });
     const b = new InMemoryKeyValue(store, { clientId: 'b' });
