@@ -9,7 +9,7 @@ import { ActionRunner, describe, firstLongAction, isDatabaseAction, type Renewal
 import type { AgentMemory } from './agent-memory.js';
 import { RepeatedFailures } from './repeated-failures.js';
 import { RenewalPace } from './renewal-pace.js';
-import { safetyMarginProblem } from '../../domain/cluster/ha/fence-window.js';
+import { failsafeWindowProblem, safetyMarginProblem } from '../../domain/cluster/ha/fence-window.js';
 import { failureLine } from './failure-line.js';
 import type { ClusterObserver } from './cluster-observer.js';
 import type { CommandInbox } from './command-inbox.js';
@@ -34,6 +34,7 @@ function slotsAdvancedOnly(a: Action): boolean {
 
 /** What the fence-window check reports under (RepeatedFailures). */
 const FENCE_WINDOW_TOO_SHORT = 'the fencer would stop this node as a healthy primary';
+const FAILSAFE_WINDOW_TOO_SHORT = 'the fencer would stop this node as a primary failsafe mode keeps';
 
 /** Ports of one tick. */
 export interface TickPorts extends RunnerPorts {
@@ -237,16 +238,20 @@ export class TickPipeline {
   /**
    * The cluster's ttl and loop_wait (changed in the DCS since this agent started) may leave the
    * fencer (or the watchdog device) a window no longer than loop_wait with this node's
-   * safety_margin: it would stop this node's PostgreSQL as a healthy primary. Said once,
-   * reminded rarely, and once when mended.
+   * safety_margin: it would stop this node's PostgreSQL as a healthy primary; in failsafe mode,
+   * a window no longer than a failsafe round. Said once, reminded rarely, and once when mended.
    */
   private checkFenceWindow(): void {
     const { settings, cluster } = this.parts;
     if (!this.fencesOnDeadline()) return;
-    const { ttl, loop_wait: loopWait } = cluster.current.config;
-    const problem = safetyMarginProblem(ttl, loopWait, settings.current.local.watchdogSafetyMargin);
+    const { ttl, loop_wait: loopWait, retry_timeout: retryTimeout, failsafe_mode: failsafe } = cluster.current.config;
+    const margin = settings.current.local.watchdogSafetyMargin;
+    const problem = safetyMarginProblem(ttl, loopWait, margin);
     if (problem === null) this.failures.succeeded(FENCE_WINDOW_TOO_SHORT, 'watchdog.safety_margin fits ttl and loop_wait again');
     else this.failures.failed(FENCE_WINDOW_TOO_SHORT, `watchdog.safety_margin: ${problem}`);
+    const rounds = failsafe ? failsafeWindowProblem(ttl, loopWait, retryTimeout, margin) : null;
+    if (rounds === null) this.failures.succeeded(FAILSAFE_WINDOW_TOO_SHORT, 'watchdog.safety_margin fits the failsafe rounds again (or failsafe mode is off)');
+    else this.failures.failed(FAILSAFE_WINDOW_TOO_SHORT, `watchdog.safety_margin: ${rounds}`);
   }
 
   /** A fencer or a watchdog device stops this node's PostgreSQL on the lock's deadline (minus safety_margin). */

@@ -23,6 +23,26 @@ export function safetyMarginProblem(ttlSeconds: number, loopWaitSeconds: number,
   );
 }
 
+/**
+ * Why, in failsafe mode, the fencer would stop a primary every member confirms while etcd does
+ * not answer (null: it would not). Each failsafe round extends the lock by ttl from its start;
+ * the next one starts after one wait of retry_timeout on an etcd that does not answer (the
+ * renewal, or the cluster read while renewals have failed for less than retry_timeout) and a
+ * loop_wait, and takes the members' answers (a second or two), so the fencer's window must be
+ * longer than loop_wait + retry_timeout.
+ */
+export function failsafeWindowProblem(ttlSeconds: number, loopWaitSeconds: number, retryTimeoutSeconds: number, safetyMarginSeconds: number): string | null {
+  const window = ttlSeconds - safetyMarginSeconds;
+  const round = loopWaitSeconds + retryTimeoutSeconds;
+  if (window > round) return null;
+  return (
+    `with failsafe_mode, a round of confirmations comes every loop_wait plus a retry_timeout wait on an etcd that does not answer ` +
+    `(${loopWaitSeconds} + ${retryTimeoutSeconds} = ${round} s, and the members' answers), and the fencer stops PostgreSQL ttl - safety_margin ` +
+    `(${ttlSeconds} - ${safetyMarginSeconds} = ${window} s) after the last one: during an etcd outage it would stop the primary the members confirm; ` +
+    'raise ttl, or lower loop_wait, retry_timeout or watchdog.safety_margin'
+  );
+}
+
 /** A member whose fencer would stop its healthy primary, and why. */
 export interface MemberFenceProblem {
   readonly member: string;
