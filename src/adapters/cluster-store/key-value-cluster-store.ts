@@ -307,11 +307,15 @@ export class KeyValueClusterStore implements ClusterStore {
     if (maxAgeMs > 0 && shared !== null && shared.generation === this.generation && at - shared.at < maxAgeMs) return shared.view;
     // A renewal's refresh begun at the same moment (the leader's loop renews and reads at once) serves this read:
     // it takes in every write of this store, and while the watch cannot confirm, two full reads per tick would
-    // double what the leader costs etcd.
+    // double what the leader costs etcd. Its failure is this read's: read again, the read would wait retry_timeout
+    // a second time for an etcd that does not answer, and a failsafe round would come after the fencer's deadline.
     const r = this.renewalRefresh;
     const joined = r !== null && r.generation === this.generation && r.at >= at - SHARED_REFRESH_MS && compareRevisions(r.written, written) >= 0 ? r : null;
     const view = (async () => {
-      if (joined !== null && (await joined.done.then(() => true, () => false))) return this.fromCopy(copy, joined.at);
+      if (joined !== null) {
+        await joined.done;
+        return this.fromCopy(copy, joined.at);
+      }
       await copy.refresh(at, written);
       return this.fromCopy(copy, at);
     })();

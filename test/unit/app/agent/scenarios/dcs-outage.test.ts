@@ -115,6 +115,22 @@ describe('HA scenarios: DCS outages and failsafe mode', () => {
     expect(n1.loop.snapshot().status.failsafe_mode_is_active).to.equal(true);
   });
 
+  it('failsafe mode with the default timings, every etcd call timing out: the first round comes before the fencer stops the primary (the read does not wait retry_timeout twice)', async () => {
+    // ttl 30 - safety_margin 5 = 25 s after the last renewal; the first failing tick starts loop_wait (10 s) after it.
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true }, dcsFailDelayMs: 10_000 });
+    const n1 = sim.node('node1');
+    sim.store.setReachable(false);
+    let closest = Infinity;
+    for (let t = 0; t < 3 * ttlMs(sim); t += 250) {
+      await sim.advance(250);
+      const until = n1.loop.lockHeldUntil();
+      if (until !== null) closest = Math.min(closest, until - sim.clock.now());
+    }
+    expect(closest, 'least time left on the lock before a failsafe round extended it (ms)').to.be.above(5000);
+    expect(n1.fencer!.fenced, 'times the fencer stopped the primary').to.equal(0);
+    expect(primaryName(sim)).to.equal('node1');
+  });
+
   it('failsafe mode, DCS down, one member silent: the primary demotes', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
     sim.store.setReachable(false);
