@@ -474,31 +474,39 @@ function primaryStopped(obs: Observation, node: string, gap: { readonly ms: numb
   return `${node}'s writes stopped for ${gap.ms} ms from ${new Date(gap.start).toISOString().slice(11, 23)}${why}`;
 }
 
+/** The product's default timings, which leave the fencer less room per failsafe round than the suite's. */
+const DEFAULT_TIMINGS = { ttl: 30, loop_wait: 10, retry_timeout: 10 } as const;
+
 /**
- * etcd loses its quorum for 30 s (more than ttl): every member stopped, or two of three.
- * Without failsafe the primary must stop writing within ttl; with it, it keeps writing.
+ * etcd loses its quorum for 30 s (more than ttl; with `timings`, ttl + 15 s): every member
+ * stopped, or two of three, or every node cut from etcd (its packets dropped: calls time out
+ * instead of being refused, and watch streams look alive until they time out). Without failsafe
+ * the primary must stop writing within ttl; with it, it keeps writing. `timings` runs the
+ * cluster with other dynamic timings meanwhile.
  */
-const etcdQuorumLost = (stopped: 'all' | 'two', failsafe: boolean): Fault => async (ctx, primary, obs) => {
-  if (failsafe) {
-    await api(ctx.runner, primary, 'PATCH', '/config', { failsafe_mode: true });
-    // The leader publishes the failsafe members with its next loops.
-    await hold(6000);
+const etcdQuorumLost = (stopped: 'all' | 'two' | 'cut', failsafe: boolean, timings?: { readonly ttl: number; readonly loop_wait: number; readonly retry_timeout: number }): Fault => async (ctx, primary, obs) => {
+  if (failsafe || timings) {
+    await api(ctx.runner, primary, 'PATCH', '/config', { ...(failsafe ? { failsafe_mode: true } : {}), ...(timings ?? {}) });
+    // The leader publishes the failsafe members with its next loops (and the new timings apply from the next ones).
+    await hold(timings ? 3 * timings.loop_wait * 1000 : 6000);
   }
-  const victims = stopped === 'all' ? ctx.etcd : ctx.etcd.slice(0, 2);
+  const victims = stopped === 'cut' ? [] : stopped === 'all' ? ctx.etcd : ctx.etcd.slice(0, 2);
   const faultAt = Date.now();
   for (const m of victims) await ctx.runner.stopEtcdMember(m.name);
+  if (stopped === 'cut') for (const h of ctx.nodes) await cutHost(h, ctx.etcd);
   // The outage ends when the first member comes back (with two of three, etcd has its quorum
   // again), not when every member answers: a primary may rightly write again from then on.
   let restartAt = Date.now();
   try {
-    await hold(30_000);
+    await hold(timings ? (timings.ttl + 15) * 1000 : 30_000);
   } finally {
     restartAt = Date.now();
+    if (stopped === 'cut') for (const h of ctx.nodes) await healHost(h);
     for (const m of victims) await ctx.runner.startEtcdMember(m.name, false);
     await ctx.runner.startEtcd();
   }
   const healAt = Date.now();
-  const ttlMs = Number(ctx.runner.layout.dcs['ttl']) * 1000;
+  const ttlMs = (timings?.ttl ?? Number(ctx.runner.layout.dcs['ttl'])) * 1000;
   const during = obs.acks().filter((a) => a.at >= faultAt && a.at < restartAt);
   const lastDuring = lastAckOf(during, primary);
   const wroteFor = lastDuring ? lastDuring.at - faultAt : 0;
@@ -508,9 +516,10 @@ const etcdQuorumLost = (stopped: 'all' | 'two', failsafe: boolean): Fault => asy
   if (!failsafe && wroteFor > ttlMs) failures.push(`the primary acknowledged writes ${wroteFor} ms into an etcd outage without failsafe (ttl ${ttlMs} ms)`);
   if (failsafe && gap > 1000) failures.push(`with failsafe the writes stopped for ${gap} ms during the etcd outage${writerFailuresIn(obs, longest)}`);
   const notes = failsafe ? [`longest write gap during the outage ${gap} ms`] : [`primary's last write ${wroteFor} ms into the outage (ttl ${ttlMs} ms)`];
-  if (failsafe) {
+  if (failsafe || timings) {
     const p = await waitConverged(ctx.runner, 120_000);
-    await api(ctx.runner, p, 'PATCH', '/config', { failsafe_mode: null });
+    const dcs = ctx.runner.layout.dcs;
+    await api(ctx.runner, p, 'PATCH', '/config', { ...(failsafe ? { failsafe_mode: null } : {}), ...(timings ? { ttl: dcs['ttl'], loop_wait: dcs['loop_wait'], retry_timeout: dcs['retry_timeout'] } : {}) });
   }
   return { faultAt, healAt, notes, failures };
 };
@@ -589,6 +598,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'two etcd members stopped, failsafe on': etcdQuorumLost('two', true),
   'etcd stopped, failsafe off': etcdQuorumLost('all', false),
   'etcd stopped, failsafe on': etcdQuorumLost('all', true),
+  'etcd cut off, failsafe on, default timings': etcdQuorumLost('cut', true, DEFAULT_TIMINGS),
   'repeated switchovers': repeatedSwitchovers,
 };
 

@@ -1,5 +1,6 @@
 import type { FailsafePing } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';
+import type { FailsafeConfirmation } from '../../domain/cluster/ha/decision.js';
 import type { ClusterObserver } from './cluster-observer.js';
 import type { LocalObserver } from './local-observer.js';
 
@@ -12,6 +13,7 @@ import type { LocalObserver } from './local-observer.js';
 export class FailsafeWitness {
   private lastAcceptedAt: number | null = null;
   private lastAcceptedFrom: string | null = null;
+  private lastAcceptedTtlMs = 0;
 
   constructor(
     private readonly me: () => string,
@@ -25,9 +27,9 @@ export class FailsafeWitness {
     return this.lastAcceptedAt;
   }
 
-  /** The primary whose ping this node last accepted, and when; null when none. */
-  get confirmed(): { readonly name: string; readonly at: number } | null {
-    return this.lastAcceptedAt === null || this.lastAcceptedFrom === null ? null : { name: this.lastAcceptedFrom, at: this.lastAcceptedAt };
+  /** The primary whose ping this node last accepted, when, and the ttl then; null when none. */
+  get confirmed(): FailsafeConfirmation | null {
+    return this.lastAcceptedAt === null || this.lastAcceptedFrom === null ? null : { name: this.lastAcceptedFrom, at: this.lastAcceptedAt, ttlMs: this.lastAcceptedTtlMs };
   }
 
   /** Whether this node confirms `ping`'s sender as the leader. */
@@ -39,6 +41,7 @@ export class FailsafeWitness {
     if (ok) {
       this.lastAcceptedAt = this.clock.now();
       this.lastAcceptedFrom = ping.name;
+      this.lastAcceptedTtlMs = view.config.ttl * 1000;
     }
     return ok;
   }

@@ -2,7 +2,8 @@ import { decide } from '../../domain/cluster/ha/decide.js';
 import { backsOff, failureLogged, jobFailuresAfter, jobRetryDelayMs, nextFailureCount } from '../../domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
 import { WardenError } from '../../domain/errors.js';
-import { NO_COMMANDS, type Action, type Decision, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
+import { confirmedFailsafeUntil, NO_COMMANDS, type Action, type Decision, type FailsafeConfirmation, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
+import type { DynamicConfig } from '../../domain/cluster/config/config.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 import { ActionRunner, describe, firstLongAction, isDatabaseAction, type Renewal, type RunContext, type RunnerPorts } from './action-runner.js';
@@ -53,7 +54,7 @@ export interface TickParts {
   readonly jobs: JobRunner;
   readonly snapshot: SnapshotPublisher;
   /** The primary whose failsafe ping this node last confirmed, and when; null when none. */
-  readonly failsafeConfirmed: () => { readonly name: string; readonly at: number } | null;
+  readonly failsafeConfirmed: () => FailsafeConfirmation | null;
   /** A promotion (or start as primary) failed or timed out and the server has not been down since: it may still complete. */
   readonly promotionMayComplete?: () => boolean;
   /** Hears decisions, jobs and views (events, callbacks, durations); null: nobody listens. */
@@ -296,7 +297,7 @@ export class TickPipeline {
     let d = decide(current);
     for (let round = 0; round < 2 && d.need !== null; round++) {
       if (d.need === 'peers' && current.peers === null) {
-        const targets = peerTargets(current.cluster, current.node.name, current.config.failsafe_mode);
+        const targets = peerTargets(current.cluster, current.node.name, this.asksFailsafeMembers(current.config));
         const early = this.early;
         this.early = null;
         // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us: probed
@@ -318,6 +319,18 @@ export class TickPipeline {
     return d.need === null ? d : { ...d, message: `${d.message} (could not gather ${d.need})`, need: null };
   }
 
+  /**
+   * Whether the leader race asks the members the failsafe key lists, besides those with a member
+   * key: in failsafe mode, and while a primary this node confirmed in failsafe mode may still
+   * write though failsafe mode was turned off since (its member key may have expired with the
+   * DCS outage: it must be asked, and answering as primary, stop the race).
+   */
+  private asksFailsafeMembers(config: DynamicConfig): boolean {
+    if (config.failsafe_mode) return true;
+    const confirmed = this.parts.failsafeConfirmed();
+    return confirmed !== null && this.ports.clock.now() < confirmedFailsafeUntil(confirmed, config.ttl);
+  }
+
   /** Starts asking the peers when the leader key vanished and this node holds no lock (see leaderKeyGone). */
   private askPeersEarly(): void {
     this.early = null;
@@ -325,7 +338,7 @@ export class TickPipeline {
     this.peersWanted = false;
     const view = this.parts.cluster.current;
     if (this.parts.lease.deadline !== null || view.cluster === null) return;
-    const targets = peerTargets(view.cluster, this.parts.settings.current.node.name, view.config.failsafe_mode);
+    const targets = peerTargets(view.cluster, this.parts.settings.current.node.name, this.asksFailsafeMembers(view.config));
     this.early = { targets, statuses: gatherPeerStatuses(this.ports.peers, targets, this.options.peerTimeoutMs) };
   }
 

@@ -203,6 +203,22 @@ export interface LocalOptions {
   readonly replicaWithoutLeader?: boolean;
 }
 
+/** A failsafe ping this node confirmed: the primary that sent it, when, and the ttl (ms) its lock was extended by. */
+export interface FailsafeConfirmation {
+  readonly name: string;
+  readonly at: number;
+  readonly ttlMs: number;
+}
+
+/**
+ * Until when a primary this node confirmed in failsafe mode may still write: its round started
+ * before the confirmation and extended its lock by the ttl of then, or of now if that is longer.
+ * Turning failsafe mode off, or a shorter ttl, does not shorten a lock already extended.
+ */
+export function confirmedFailsafeUntil(confirmed: FailsafeConfirmation, ttlSeconds: number): number {
+  return confirmed.at + Math.max(confirmed.ttlMs, ttlSeconds * 1000);
+}
+
 /** What the watchdog looks like this tick. */
 export interface WatchdogView {
   readonly active: boolean;
@@ -236,8 +252,8 @@ export interface TickInput {
   readonly peers: ReadonlyMap<string, NodeStatus | null> | null;
   /** Result of the failsafe round (every failsafe member accepted our POST /failsafe), gathered on request. */
   readonly failsafeConfirmed: boolean | null;
-  /** The primary whose failsafe ping this node last confirmed, and when (epoch ms): it may write until then + ttl. */
-  readonly failsafeConfirmedOther?: { readonly name: string; readonly at: number } | null;
+  /** The primary whose failsafe ping this node last confirmed, when (epoch ms), and the ttl then (ms): it may write until confirmedFailsafeUntil. */
+  readonly failsafeConfirmedOther?: FailsafeConfirmation | null;
   readonly watchdog: WatchdogView;
   /** The background database job in progress, if any. */
   readonly job: RunningJob | null;

@@ -1,6 +1,6 @@
 import type { Member } from '../model/cluster.js';
 import { activeFailoverKey } from './failover-key.js';
-import { decision, needs, type Action, type Decision } from './decision.js';
+import { confirmedFailsafeUntil, decision, needs, type Action, type Decision } from './decision.js';
 import { demoteImmediate } from './demote.js';
 import { eligibility, statusWalPosition, type CandidateInfo, type ElectionKind } from '../rules/eligibility.js';
 import { takeLeadership } from './promotion.js';
@@ -30,12 +30,13 @@ function position(status: NodeStatus): { tl: number; wal: number } {
  * A primary kept alive by failsafe holds its lock until its round's start + ttl. One that
  * stopped answering (frozen, its API cut off) may still write until then, its fencer stops it
  * only at that deadline: a node that confirmed it waits that long. One that answers is judged
- * by what it answers (a primary stops the race anyway).
+ * by what it answers (a primary stops the race anyway). A confirmation given holds though
+ * failsafe mode was turned off since: the lock it extended runs on.
  */
 function keptByFailsafe(ctx: TickContext): Decision | null {
-  const confirmed = ctx.config.failsafe_mode ? (ctx.input.failsafeConfirmedOther ?? null) : null;
+  const confirmed = ctx.input.failsafeConfirmedOther ?? null;
   if (confirmed === null || confirmed.name === ctx.me) return null;
-  const until = confirmed.at + ctx.config.ttl * 1000;
+  const until = confirmedFailsafeUntil(confirmed, ctx.config.ttl);
   if (ctx.now >= until) return null;
   const status = ctx.input.peers?.get(confirmed.name) ?? null;
   if (status !== null && status.xlog !== undefined) return null;

@@ -131,6 +131,22 @@ describe('HA scenarios: DCS outages and failsafe mode', () => {
     expect(primaryName(sim)).to.equal('node1');
   });
 
+  it('failsafe mode turned off as etcd comes back, every lease expired: no member promotes while the primary they confirmed still writes', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
+    sim.store.setReachable(false);
+    await sim.advance(45_000);
+    expect(primaryName(sim)).to.equal('node1');
+    // Back with every lease run out (no leader key, no member key), and the operator turns failsafe mode off at once.
+    sim.store.setReachable(true);
+    expect(await sim.putKey('config', JSON.stringify({ ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: false }))).to.equal(true);
+    for (let t = 0; t < 60_000; t += 250) {
+      await sim.advance(250);
+      const writable = [...sim.nodes.values()].filter((n) => n.db.isWritable).map((n) => n.name);
+      expect(writable.length, `writable at once: ${writable.join(', ')}`).to.be.at.most(1);
+    }
+    expect(primaryName(sim)).to.not.equal(null);
+  });
+
   it('failsafe mode, DCS down, one member silent: the primary demotes', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
     sim.store.setReachable(false);
