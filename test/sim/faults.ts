@@ -57,9 +57,10 @@ export const EVENT_WEIGHTS_V10 = { ...EVENT_WEIGHTS_V9, refusePromote: 1, allowP
 /**
  * The events of fault model v13: every earlier one, and etcd losing its quorum (no raft leader:
  * reads still answered, every write and keep-alive waits retry_timeout or fails at once, no
- * lease expires) and getting it back (every lease granted its full TTL again).
+ * lease expires) and getting it back (every lease granted its full TTL again), and an operator
+ * turning failsafe mode on or off.
  */
-export const EVENT_WEIGHTS_V13 = { ...EVENT_WEIGHTS_V10, quorumLost: 1, quorumBack: 2 } as const;
+export const EVENT_WEIGHTS_V13 = { ...EVENT_WEIGHTS_V10, quorumLost: 1, quorumBack: 2, toggleFailsafe: 1 } as const;
 
 /** Name of an event kind. */
 export type EventKind = keyof typeof EVENT_WEIGHTS_V13;
@@ -339,6 +340,11 @@ export async function applyRandomEvent(
       Object.assign(baseConfig, randomTimings(rnd, false));
       if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, ...(faults.paused ? { pause: true } : {}) })))) return 'change timings: DCS down';
       return `ttl ${String(baseConfig['ttl'])}, loop_wait ${String(baseConfig['loop_wait'])}, retry_timeout ${String(baseConfig['retry_timeout'])}`;
+    }
+    case 'toggleFailsafe': {
+      baseConfig['failsafe_mode'] = baseConfig['failsafe_mode'] !== true;
+      if (!(await sim.putKey('config', JSON.stringify({ ...baseConfig, ...(faults.paused ? { pause: true } : {}) })))) return 'toggle failsafe mode: DCS down';
+      return `failsafe mode ${baseConfig['failsafe_mode'] ? 'on' : 'off'}`;
     }
     case 'refusePromote':
       if (!node.options.hooks) return 'refuse promotion: no pre_promote script in this model';
