@@ -3,13 +3,15 @@ import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 
 /**
- * Who to ask during a race: every other member, plus (failsafe mode) every node of the
- * failsafe key, whose member key may have expired while it keeps running as primary.
+ * Who to ask during a race: every other member, plus every node of the failsafe key, whose
+ * member key may have expired while it keeps running as primary on a lock failsafe extended.
+ * Failsafe mode does not decide it: turned off, it does not end a lock already extended (the
+ * leader empties the key once it holds its lock through the DCS again).
  */
-export function peerTargets(cluster: Cluster, me: string, failsafeMode: boolean): Map<string, string> {
+export function peerTargets(cluster: Cluster, me: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const m of cluster.members) if (m.name !== me && m.apiUrl) out.set(m.name, m.apiUrl);
-  if (failsafeMode) for (const [name, apiUrl] of Object.entries(cluster.failsafe ?? {})) if (name !== me && !out.has(name)) out.set(name, apiUrl);
+  for (const [name, apiUrl] of Object.entries(cluster.failsafe ?? {})) if (name !== me && !out.has(name)) out.set(name, apiUrl);
   return out;
 }
 

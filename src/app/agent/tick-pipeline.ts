@@ -2,8 +2,7 @@ import { decide } from '../../domain/cluster/ha/decide.js';
 import { backsOff, failureLogged, jobFailuresAfter, jobRetryDelayMs, nextFailureCount } from '../../domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../domain/cluster/rules/repeat-log.js';
 import { WardenError } from '../../domain/errors.js';
-import { confirmedFailsafeUntil, NO_COMMANDS, type Action, type Decision, type FailsafeConfirmation, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
-import type { DynamicConfig } from '../../domain/cluster/config/config.js';
+import { NO_COMMANDS, type Action, type Decision, type FailsafeConfirmation, type PendingCommands, type TickInput } from '../../domain/cluster/ha/decision.js';
 import type { AgentMetricsSink } from '../../ports/agent-metrics.js';
 import type { PeerApi } from '../../ports/peer-api.js';
 import { ActionRunner, describe, firstLongAction, isDatabaseAction, type Renewal, type RunContext, type RunnerPorts } from './action-runner.js';
@@ -297,7 +296,7 @@ export class TickPipeline {
     let d = decide(current);
     for (let round = 0; round < 2 && d.need !== null; round++) {
       if (d.need === 'peers' && current.peers === null) {
-        const targets = peerTargets(current.cluster, current.node.name, this.asksFailsafeMembers(current.config));
+        const targets = peerTargets(current.cluster, current.node.name);
         const early = this.early;
         this.early = null;
         // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us: probed
@@ -319,18 +318,6 @@ export class TickPipeline {
     return d.need === null ? d : { ...d, message: `${d.message} (could not gather ${d.need})`, need: null };
   }
 
-  /**
-   * Whether the leader race asks the members the failsafe key lists, besides those with a member
-   * key: in failsafe mode, and while a primary this node confirmed in failsafe mode may still
-   * write though failsafe mode was turned off since (its member key may have expired with the
-   * DCS outage: it must be asked, and answering as primary, stop the race).
-   */
-  private asksFailsafeMembers(config: DynamicConfig): boolean {
-    if (config.failsafe_mode) return true;
-    const confirmed = this.parts.failsafeConfirmed();
-    return confirmed !== null && this.ports.clock.now() < confirmedFailsafeUntil(confirmed, config.ttl);
-  }
-
   /** Starts asking the peers when the leader key vanished and this node holds no lock (see leaderKeyGone). */
   private askPeersEarly(): void {
     this.early = null;
@@ -338,7 +325,7 @@ export class TickPipeline {
     this.peersWanted = false;
     const view = this.parts.cluster.current;
     if (this.parts.lease.deadline !== null || view.cluster === null) return;
-    const targets = peerTargets(view.cluster, this.parts.settings.current.node.name, this.asksFailsafeMembers(view.config));
+    const targets = peerTargets(view.cluster, this.parts.settings.current.node.name);
     this.early = { targets, statuses: gatherPeerStatuses(this.ports.peers, targets, this.options.peerTimeoutMs) };
   }
 

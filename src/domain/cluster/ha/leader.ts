@@ -8,9 +8,13 @@ import { standbyProgressStep, syncActions, syncStandbysLeftOut } from './sync-mo
 import type { TickContext } from './tick-context.js';
 import { leaderWatchdogActions } from './watchdog-policy.js';
 
-/** The failsafe key the leader keeps: every member's api_url, so it can be asked when the DCS is gone. */
+/**
+ * The failsafe key the leader keeps: every member's api_url, so it can be asked when the DCS is
+ * gone. Failsafe mode off, the leader (holding its lock through the DCS) empties it: the leader
+ * race asks whoever it lists, to find a primary still writing on a lock failsafe extended.
+ */
 function failsafeActions(ctx: TickContext): Action[] {
-  if (!ctx.config.failsafe_mode) return [];
+  if (!ctx.config.failsafe_mode) return Object.keys(ctx.cluster.failsafe ?? {}).length ? [{ type: 'writeFailsafe', members: {} }] : [];
   const members: Record<string, string> = {};
   for (const m of ctx.cluster.members) if (m.apiUrl) members[m.name] = m.apiUrl;
   members[ctx.me] = ctx.input.node.apiUrl;

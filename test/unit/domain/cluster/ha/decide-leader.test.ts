@@ -38,6 +38,12 @@ describe('decide(): the leader', () => {
     const d = decide(leaderInput({ raw: { failsafe_mode: true } }));
     const w = d.actions.find((a) => a.type === 'writeFailsafe') as Extract<Action, { type: 'writeFailsafe' }>;
     expect(Object.keys(w.members).sort()).to.deep.equal(['node1', 'node2', 'node3']);
+    // Failsafe mode off: the leader, holding its lock through the DCS, empties a key that lists members, once.
+    const listed = leaderInput({ raw: { failsafe_mode: false } });
+    const withKey = { ...listed, cluster: { ...listed.cluster, failsafe: { node1: 'http://node1:8008', node2: 'http://node2:8008' } } };
+    expect(decide(withKey).actions.filter((a) => a.type === 'writeFailsafe')).to.deep.equal([{ type: 'writeFailsafe', members: {} }]);
+    const emptied = { ...listed, cluster: { ...listed.cluster, failsafe: {} } };
+    expect(types(decide(emptied))).to.not.include('writeFailsafe');
   });
 
   it('a primary seeing another node in the leader key demotes at once (unless paused)', () => {
