@@ -52,7 +52,7 @@ export interface TickParts {
   readonly inbox: CommandInbox;
   readonly jobs: JobRunner;
   readonly snapshot: SnapshotPublisher;
-  /** The primary whose failsafe ping this node last confirmed, and when; null when none. */
+  /** The primary whose failsafe ping this node last confirmed, when, and the ttl then; null when none. */
   readonly failsafeConfirmed: () => FailsafeConfirmation | null;
   /** A promotion (or start as primary) failed or timed out and the server has not been down since: it may still complete. */
   readonly promotionMayComplete?: () => boolean;
