@@ -4,18 +4,9 @@ import { apiAccess, memberApiHosts } from '../../../../src/app/agent/api-access.
 import { parseLocalConfig } from '../../../../src/app/agent/local-config.js';
 import type { LocalConfig } from '../../../../src/app/agent/local-config-types.js';
 import { ListLogger } from '../../adapters/http/support.js';
+import { MINIMAL_NODE_YAML } from '../../../support/node-config-yaml.js';
 
-const FILE = `
-scope: demo
-name: node1
-restapi: {listen: 127.0.0.1:8008, allowlist: [10.0.0.0/8, lb.example.org]}
-etcd3: {hosts: [127.0.0.1:2379]}
-db:
-  listen: 127.0.0.1:15432
-  data_dir: /var/lib/warden/node1
-  authentication: {superuser: {username: postgres, password: pw}, replication: {username: replicator, password: rpw}}
-watchdog: {mode: off}
-`;
+const FILE = MINIMAL_NODE_YAML.replace('restapi: {listen: 127.0.0.1:8008}', 'restapi: {listen: 127.0.0.1:8008, allowlist: [10.0.0.0/8, lb.example.org]}');
 
 const dns = new Map<string, readonly string[]>([
   ['lb.example.org', ['192.168.5.5']],

@@ -5,21 +5,13 @@ import { join } from 'node:path';
 import { hostProblems } from '../../../../src/app/agent/local-config-checks.js';
 import { loadLocalConfig, LocalConfigError, parseLocalConfig } from '../../../../src/app/agent/local-config.js';
 import { aliasBomb } from '../../../support/config-fuzz.js';
+import { MINIMAL_NODE_YAML } from '../../../support/node-config-yaml.js';
 
 // Regression tests of what the fuzz test of the local configuration found
 // (local-config-fuzz.test.ts): each input threw an untyped error, hung, filled the memory, was
 // read as something else than written, or was refused with a message that said nothing useful.
 
-const VALID = `scope: demo
-name: node1
-restapi: {listen: 127.0.0.1:8008}
-etcd3: {hosts: [127.0.0.1:2379]}
-db:
-  listen: 127.0.0.1:15432
-  data_dir: /var/lib/warden/node1
-  authentication: {superuser: {username: postgres, password: pw}, replication: {username: replicator, password: rpw}}
-watchdog: {mode: off}
-`;
+const VALID = MINIMAL_NODE_YAML;
 
 /** The problems of a refused text (or file), as `path: message` lines; fails when it is accepted or throws anything else. */
 function refused(run: () => unknown): string[] {
