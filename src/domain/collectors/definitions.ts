@@ -119,9 +119,11 @@ function checkColumns(key: string, name: string, cols: readonly MetricColumn[], 
       if (!isValueUsage(col.usage)) return;
       const path = `${key}.metrics[${i}].${col.column}`;
       const family = familyName({ name }, col, mode);
-      // An invalid prefix is reported once, on the name field, not again for every column.
+      // An invalid prefix is reported once, on the name field, not again for every column; the
+      // column's own part (rename, unit) is still checked, with a valid prefix in its place.
       if (!isValidMetricName(family)) {
-        if (isValidMetricName(name) && (mode === 'conventions' || col.legacyRename !== undefined)) report({ path, message: `invalid metric name ${JSON.stringify(family)}${which}` });
+        const own = isValidMetricName(name) ? family : familyName({ name: 'x' }, col, mode);
+        if (!isValidMetricName(own) && (mode === 'conventions' || col.legacyRename !== undefined)) report({ path, message: isValidMetricName(name) ? `invalid metric name ${JSON.stringify(family)}${which}` : `invalid metric name part ${JSON.stringify(own.slice(2))}${which}` });
       } else if (seenFamilies.has(family)) report({ path, message: `duplicate metric name ${family}${which} (also from column ${seenFamilies.get(family)})` });
       seenFamilies.set(family, col.column);
     });

@@ -83,6 +83,11 @@ describe('collectors: definitions', () => {
     expect(problemsOf({ '1bad': ok })[0]).to.match(/^1bad: invalid collector name/);
     expect(problemsOf({ db_x: { ...ok, name: 'db-x' } })).to.deep.equal(['db_x.name: invalid metric prefix "db-x" [test.yml]']);
     expect(problemsOf({ db_x: { query: 'SELECT 1', metrics: [{ 'a-b': { usage: 'GAUGE' } }] } })[0]).to.match(/invalid metric name "db_x_a-b"/);
+    // An invalid prefix does not hide an invalid column part: both are listed.
+    expect(problemsOf({ db_x: { query: 'SELECT 1', name: 'db-x', metrics: [{ v: { usage: 'COUNTER', legacy_rename: 'x.y' } }] } })).to.deep.equal([
+      'db_x.name: invalid metric prefix "db-x" [test.yml]',
+      'db_x.metrics[0].v: invalid metric name part "x.y" (legacy naming) [test.yml]',
+    ]);
     expect(problemsOf({ db_x: { query: 'SELECT 1', metrics: [{ a: { usage: 'GAUGE' } }, { b: { usage: 'GAUGE', rename: 'a' } }] } })[0]).to.equal(
       'db_x.metrics[1].b: duplicate metric name db_x_a (also from column a) [test.yml]',
     );
