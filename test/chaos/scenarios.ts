@@ -9,7 +9,7 @@ import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { serverProcessesInDataDir } from '../../src/adapters/database/data-dir-processes.js';
 import { FENCE_HOLD_FILE } from '../../src/adapters/database/fence-hold.js';
 import { pathExists } from '../../src/adapters/database/path-exists.js';
-import { waitFor } from '../../scripts/lib/processes.js';
+import { isAlive, waitFor } from '../../scripts/lib/processes.js';
 import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGap, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
 import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.js';
@@ -275,6 +275,66 @@ const agentAndPostmasterKilled: Fault = async (ctx, primary, obs) => {
   const healAt = Date.now();
   ctx.runner.startAgent(primary);
   return { faultAt, healAt };
+};
+
+/** Waits until none of `pids` runs (at most `timeoutMs`); the time, or null. */
+async function allGone(pids: readonly number[], timeoutMs: number): Promise<number | null> {
+  return waitFor('the old server processes to exit', timeoutMs, async () => (pids.some((p) => isAlive(p)) ? undefined : Date.now()), 20).catch(() => null);
+}
+
+/** The first write any node acknowledged at or after `since` (waits up to `timeoutMs`), or null. */
+async function writeAfter(obs: Observation, since: number, timeoutMs: number): Promise<Ack | null> {
+  return waitFor('a write', timeoutMs, async () => obs.acks().find((a) => a.at >= since), 20).catch(() => null);
+}
+
+/**
+ * kill -9 of the primary's postmaster while its agent runs on (PostgreSQL crashed, the host
+ * did not): its other processes exit as they notice, the agent starts the server again on the
+ * key it holds (crash recovery) or another node takes over; either way writes resume within a
+ * minute, with no acknowledged commit lost in synchronous mode.
+ */
+const postmasterKilled: Fault = async (ctx, primary, obs) => {
+  const pids = await serverProcessesInDataDir(join(ctx.runner.layout.dir, primary, 'data'));
+  const faultAt = Date.now();
+  signal(ctx.runner.postmasterPid(primary), 'SIGKILL');
+  const goneAt = await allGone(pids, 30_000);
+  const failures: string[] = [];
+  if (goneAt === null) failures.push(`processes of the killed server still ran 30 s later: ${pids.filter((p) => isAlive(p)).join(', ')}`);
+  const next = goneAt === null ? null : await writeAfter(obs, goneAt, 60_000);
+  if (goneAt !== null && next === null) failures.push('no node acknowledged a write within 60 s of the crash');
+  const where = next === null ? '' : `; writes again ${next.at - faultAt} ms after the kill, on ${next.node === primary ? 'the same node (restarted)' : `${next.node} (failed over)`}`;
+  return { faultAt, healAt: null, failures, notes: [`old server processes gone ${goneAt === null ? 'never' : `${goneAt - faultAt} ms`} after the kill${where}`] };
+};
+
+/**
+ * kill -9 of one client backend of the primary: PostgreSQL ends every session and recovers by
+ * itself (restart_after_crash). The agent must leave that to the postmaster: no failover, no
+ * second start, writes back on the same node within seconds.
+ */
+const backendKilled: Fault = async (ctx, primary, obs) => {
+  const dataDir = join(ctx.runner.layout.dir, primary, 'data');
+  let victim: number | null = null;
+  for (const pid of await serverProcessesInDataDir(dataDir)) {
+    const title = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).replace(/\0/g, ' ');
+    if (/\(\d+\)/.test(title) && !title.includes('walsender')) {
+      victim = pid;
+      break;
+    }
+  }
+  if (victim === null) return { faultAt: Date.now(), healAt: null, failures: [`${primary} runs no client backend`] };
+  const postmaster = ctx.runner.postmasterPid(primary);
+  const faultAt = Date.now();
+  signal(victim, 'SIGKILL');
+  await hold(500);
+  const next = await writeAfter(obs, Date.now(), 30_000);
+  await hold(Number(ctx.runner.layout.dcs['loop_wait']) * 2000);
+  const failures: string[] = [];
+  if (next === null) failures.push('no write within 30 s of the crash');
+  else if (next.node !== primary) failures.push(`writes resumed on ${next.node}: a failover for a crash PostgreSQL recovers from by itself`);
+  if (obs.leader.movedFrom(primary, faultAt) !== null) failures.push('the leader key left the primary');
+  if (postmaster !== undefined && ctx.runner.postmasterPid(primary) !== postmaster) failures.push(`the postmaster was replaced (${postmaster} -> ${ctx.runner.postmasterPid(primary)}): the agent restarted a server that recovered by itself`);
+  const gap = next === null ? null : longestWriteGap(obs.acks(), faultAt, next.at);
+  return { faultAt, healAt: null, failures, notes: [`killed backend ${victim}; longest write gap after the kill ${gap === null ? 'unbounded' : `${gap.ms} ms`}`] };
 };
 
 /** The primary's PostgreSQL processes made silent by a fault; `release` ends the fault. */
@@ -588,6 +648,8 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'agent frozen': agentFrozen,
   'primary partitioned': primaryPartitioned,
   'agent and postmaster killed': agentAndPostmasterKilled,
+  'primary postmaster killed': postmasterKilled,
+  'primary backend killed': backendKilled,
   'primary PostgreSQL frozen': postgresFrozen,
   'primary PostgreSQL stuck in I/O': postgresStuckInIo,
   'standby PostgreSQL frozen': standbyFrozen,
@@ -603,7 +665,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'replica stalled, then the agent killed (quorum)', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];
