@@ -641,6 +641,61 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt: null, notes: [`API answered in ${Math.min(...answered)}-${Math.max(...answered)} ms`, `request to a write on the new primary: ${writing.join(', ')}`, before] };
 };
 
+/**
+ * A switchover whose agent dies in the middle: kill -9 of the candidate's agent the moment the
+ * old primary's server has stopped (plus 0-60 ms: the key is on its way), or of the old
+ * primary's agent 0-600 ms after the request (before, during or after its server stops). The
+ * cluster must end with one primary, writing within 90 s, without an acknowledged commit lost
+ * in synchronous and quorum mode; the killed agent stays down until its lease ran out (ttl + 5 s).
+ */
+const interruptedSwitchover = (victimRole: 'candidate' | 'old primary'): Fault => async (ctx, primary, obs) => {
+  const names = ctx.nodes.map((h) => h.name);
+  const candidate = ctx.mode === 'sync' ? await syncStandbyOf(ctx, primary) : names[(names.indexOf(primary) + 1) % names.length]!;
+  if (ctx.mode === 'quorum') {
+    await waitFor(`${candidate} in the quorum`, 30_000, async () => {
+      const doc = (await api(ctx.runner, primary, 'GET', '/cluster')).body as { members: { name: string; role: string }[] };
+      return doc.members.some((m) => m.name === candidate && m.role === 'quorum_standby') ? true : undefined;
+    }, 200);
+  }
+  const victim = victimRole === 'candidate' ? candidate : primary;
+  const victimPid = ctx.runner.agentPid(victim);
+  const oldPostmaster = ctx.runner.postmasterPid(primary);
+  const faultAt = Date.now();
+  const answer = api(ctx.runner, primary, 'POST', '/switchover', { leader: primary, candidate }).then(
+    (r) => `answered ${r.status}`,
+    (e: unknown) => `no answer (${String((e as Error)?.message ?? e).slice(0, 60)})`,
+  );
+  let when: string;
+  if (victimRole === 'candidate') {
+    const stoppedAt = await waitFor('the old primary to stop', 30_000, async () => (oldPostmaster === undefined || !isAlive(oldPostmaster) ? Date.now() : undefined), 5).catch(() => null);
+    const extra = Math.floor(Math.random() * 60);
+    await hold(extra);
+    when = stoppedAt === null ? 'the old primary never stopped' : `${stoppedAt - faultAt} ms after the request (its server stopped) + ${extra} ms`;
+  } else {
+    const delay = Math.floor(Math.random() * 600);
+    await hold(delay);
+    const stopped = oldPostmaster === undefined || !isAlive(oldPostmaster);
+    when = `${delay} ms after the request (its server ${stopped ? 'had stopped' : 'still ran'})`;
+  }
+  signal(victimPid, 'SIGKILL');
+  const killedAt = Date.now();
+  const said = await answer;
+  const next = await writeAfter(obs, killedAt, 90_000);
+  const failures: string[] = [];
+  if (next === null) failures.push('no node acknowledged a write within 90 s of the kill');
+  // The killed agent stays down past its lease: what it left (a promotion under way, a held key) plays out under the fencer.
+  await hold(Math.max(0, killedAt + (Number(ctx.runner.layout.dcs['ttl']) + 5) * 1000 - Date.now()));
+  const healAt = Date.now();
+  ctx.runner.startAgent(victim);
+  const gap = next === null ? null : longestWriteGap(obs.acks(), faultAt, next.at);
+  return {
+    faultAt,
+    healAt,
+    failures,
+    notes: [`${victimRole} ${victim}'s agent killed ${when}; the switchover ${said}; writes resumed on ${next?.node ?? 'none'}, longest gap ${gap === null ? 'unbounded' : `${gap.ms} ms`}`],
+  };
+};
+
 /** Every scenario by name, in the order the full suite runs them. */
 export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'agent killed': agentKilled,
@@ -662,10 +717,12 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'etcd stopped, failsafe on': etcdQuorumLost('all', true),
   'etcd cut off, failsafe on, default timings': etcdQuorumLost('cut', true, DEFAULT_TIMINGS),
   'repeated switchovers': repeatedSwitchovers,
+  'switchover, candidate killed': interruptedSwitchover('candidate'),
+  'switchover, old primary killed': interruptedSwitchover('old primary'),
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'replica stalled, then the agent killed (quorum)', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];

@@ -6,6 +6,8 @@ import { InMemoryKeyValue, InMemoryKeyValueSpace } from '../../src/adapters/clus
 import { InMemoryClusterStore } from '../../src/adapters/cluster-store/in-memory-cluster-store.js';
 import type { Clock } from '../../src/ports/clock.js';
 import { SimFencer } from './sim-fencer.js';
+import { undoUnfinishedPromotion } from '../../src/app/fencer/promotion-undo.js';
+import type { StoppedServer } from '../../src/domain/cluster/ha/promotion-undo.js';
 
 /** The fencer's safety margin: `watchdog.safety_margin` of the simulated nodes (5 s). */
 const SAFETY_MARGIN_MS = 5000;
@@ -155,7 +157,7 @@ export class SimNode {
     // Its watch reports take a moment on the way, which its progress answers (sent at once) overtake.
     this.dcs.client.eventDelayMs = this.options.progressDistrusted ? DISTRUSTED_EVENT_DELAY_MS : 0;
     this.watchdog = new FakeWatchdog({ usable: this.options.watchdogUsable ?? true, clock: this.sim.clock });
-    this.fencer ??= new SimFencer(this.sim.clock, this.db, SAFETY_MARGIN_MS, () => this.sim.releaseLeaderOf(this.name));
+    this.fencer ??= new SimFencer(this.sim.clock, this.db, SAFETY_MARGIN_MS, (server) => this.sim.releaseLeaderOf(this.name, server));
     const db = freezable(killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`)), gate);
     const watchdog = freezable(killable<Watchdog>(this.watchdog, dead, () => new Error(`${this.name}: agent process is dead`)), gate);
     const clock = this.sim.clock;
@@ -378,9 +380,18 @@ export class SimCluster {
     if (both.length > 1) throw new Error(`split brain: ${both.map((n) => n.name).join(', ')} accept writes\n${this.describe()}`);
   }
 
-  /** Deletes the leader key when it still names `name` (what a fencer does for its dead agent). */
-  async releaseLeaderOf(name: string): Promise<void> {
+  /**
+   * Deletes the leader key when it still names `name` (what a fencer does for its dead agent);
+   * with `server`, first puts back the sync key of a promotion that never happened, as the real fencer does.
+   */
+  async releaseLeaderOf(name: string, server?: StoppedServer): Promise<void> {
     if (!this.store.reachable) return;
+    if (server) {
+      const logger = this.node(name).logger;
+      const store = new InMemoryClusterStore(this.store, { clientId: `fencer-${name}`, logger, watchedCopy: false });
+      await undoUnfinishedPromotion(store, name, async () => server, logger);
+      if (!this.store.reachable) return;
+    }
     await new InMemoryKeyValue(this.store, { clientId: 'fencer' }).delete('leader', { value: name }).catch(() => false);
   }
 

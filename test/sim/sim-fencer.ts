@@ -1,5 +1,6 @@
 import type { FakeClock } from '../../src/adapters/clock/fake-clock.js';
 import type { FakeDatabase } from '../../src/adapters/database/fake-database.js';
+import type { StoppedServer } from '../../src/domain/cluster/ha/promotion-undo.js';
 import type { Fencer, FencerStatus } from '../../src/ports/fencer.js';
 
 /** How often the simulated fencer looks at the lease (the real one: every 100 ms; the margin is 5 s). */
@@ -23,7 +24,8 @@ export class SimFencer implements Fencer {
     private readonly clock: FakeClock,
     private readonly db: FakeDatabase,
     private readonly safetyMarginMs: number,
-    private readonly releaseLeader: () => Promise<void>,
+    /** Releases the lock its dead agent held, after putting back the sync key of a promotion that never happened (see undoUnfinishedPromotion). */
+    private readonly releaseLeader: (server: StoppedServer) => Promise<void>,
   ) {
     void this.loop();
   }
@@ -58,7 +60,8 @@ export class SimFencer implements Fencer {
     if (!this.running) return;
     const held = this.deadline !== null;
     this.stop(held || this.db.isWritable);
-    if (held) void this.releaseLeader();
+    // What pg_control and pg_wal would say of the stopped server.
+    if (held) void this.releaseLeader({ inRecovery: this.db.ranInRecovery, timeline: this.db.timeline ?? 1 });
   }
 
   /** The machine dies: the fencer with it. */

@@ -1,4 +1,4 @@
-import type { Cluster, ClusterStatus, FailoverKey, HistoryLine, Member, ScheduledRestart, StoredConfig, SyncState, TimelineHistory } from '../../domain/cluster/model/cluster.js';
+import type { Cluster, ClusterStatus, FailoverKey, HistoryLine, Member, ScheduledRestart, StoredConfig, SyncPromotion, SyncState, TimelineHistory } from '../../domain/cluster/model/cluster.js';
 import type { PendingChange } from '../../domain/cluster/model/facts.js';
 import type { TagValue } from '../../domain/cluster/model/node.js';
 import { parseLsn } from '../../domain/cluster/model/lsn.js';
@@ -303,14 +303,36 @@ export function failoverToJson(f: Omit<FailoverKey, 'revision'> | null): string 
 /** Parses the sync key (`sync_standby` a list, or Patroni's comma-separated string). Throws ValidationError. */
 export function parseSync(text: string, revision: string): SyncState {
   const r = new FieldReader(ClusterKey.sync, jsonObject(ClusterKey.sync, text));
+  const promoting = syncPromotionOf(r);
   const value: SyncState = {
     leader: r.string('leader'),
     syncStandby: Object.freeze(r.stringList('sync_standby') ?? []),
     quorum: r.whole('quorum') ?? 0,
+    ...(promoting ? { promoting } : {}),
     revision,
   };
   // A quorum above the standbys listed is this version's own (strict quorum mode with fewer standbys than synchronous_node_count: commits wait).
   return r.done(Object.freeze(value));
+}
+
+/** The sync key's `promoting` record (`{timeline, replaced: {leader, sync_standby, quorum}}`); null when absent. */
+function syncPromotionOf(r: FieldReader): SyncPromotion | null {
+  const p = r.object('promoting');
+  if (p === null) return null;
+  const f = new FieldReader(`${ClusterKey.sync}.promoting`, p);
+  const timeline = f.timeline('timeline');
+  const replaced = f.object('replaced');
+  if (timeline === null) f.problems.push({ path: `${ClusterKey.sync}.promoting.timeline`, message: 'expected a timeline, got nothing' });
+  if (replaced === null) f.problems.push({ path: `${ClusterKey.sync}.promoting.replaced`, message: 'expected an object, got nothing' });
+  let out: SyncPromotion | null = null;
+  if (timeline !== null && replaced !== null) {
+    const k = new FieldReader(`${ClusterKey.sync}.promoting.replaced`, replaced);
+    const key = { leader: k.string('leader'), syncStandby: Object.freeze(k.stringList('sync_standby') ?? []), quorum: k.whole('quorum') ?? 0 };
+    f.problems.push(...k.problems);
+    out = Object.freeze({ timeline, replaced: Object.freeze(key) });
+  }
+  r.problems.push(...f.problems);
+  return f.problems.length ? null : out;
 }
 
 /**
@@ -330,7 +352,9 @@ export function readSync(text: string, revision: string): Read<SyncState> {
 
 /** Serializes the sync key. */
 export function syncToJson(s: Omit<SyncState, 'revision'>): string {
-  return JSON.stringify({ leader: s.leader, sync_standby: s.syncStandby, quorum: s.quorum });
+  const p = s.promoting;
+  const promoting = p ? { promoting: { timeline: p.timeline, replaced: { leader: p.replaced.leader, sync_standby: p.replaced.syncStandby, quorum: p.replaced.quorum } } } : {};
+  return JSON.stringify({ leader: s.leader, sync_standby: s.syncStandby, quorum: s.quorum, ...promoting });
 }
 
 /** Parses the status key (`{optime, slots}`). Throws ValidationError (see readStatus for the tolerant read). */

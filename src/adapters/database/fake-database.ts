@@ -177,6 +177,8 @@ export class FakeDatabase implements Database {
   private data: DataDir | null = null;
   private running = false;
   private inRecovery = false;
+  /** What pg_control would say of the last run: in recovery (a standby) until a promotion finished; a new data directory's is not. */
+  private controlInRecovery = false;
   private streaming = false;
   /** A fast or immediate stop is under way: no session can commit any more (see isWritable). */
   private shuttingDown = false;
@@ -354,6 +356,10 @@ export class FakeDatabase implements Database {
   get isInRecovery(): boolean {
     return this.running && this.inRecovery;
   }
+  /** pg_control's view: the server ran (or stopped) in recovery since it last started, and accepted no write. */
+  get ranInRecovery(): boolean {
+    return this.data !== null && this.controlInRecovery;
+  }
   get isInitialized(): boolean {
     return this.data !== null;
   }
@@ -511,6 +517,7 @@ export class FakeDatabase implements Database {
     this.stateValue = 'initdb';
     await this.pause('initdb');
     const record: WalRecord = { id: this.network.nextRecordId(), endLsn: INITDB_LSN, timeline: 1, at: this.clock.now(), kind: 'initdb' };
+    this.controlInRecovery = false;
     this.data = {
       systemId: this.network.nextSystemIdentifier(),
       records: [record],
@@ -725,6 +732,7 @@ export class FakeDatabase implements Database {
       this.fail('createReplica', `base backup from ${source.name} was interrupted`);
     }
     const records = up.data.records.slice();
+    this.controlInRecovery = false;
     this.data = {
       systemId: up.data.systemId,
       records,
@@ -985,6 +993,7 @@ export class FakeDatabase implements Database {
       this.running = true;
       this.shutdownLsn = null;
       this.inRecovery = data.recovery.standby || data.fenceHold === true;
+      this.controlInRecovery = this.inRecovery;
       this.streaming = false;
       this.startedAt = this.clock.now();
       this.applied = { ...this.configured };
@@ -1047,6 +1056,7 @@ export class FakeDatabase implements Database {
     data.recovery = { standby: false, upstreamConnUrl: null, slotName: null };
     data.fenceHold = false;
     this.inRecovery = false;
+    this.controlInRecovery = false;
     this.streaming = false;
     return true;
   }

@@ -23,6 +23,13 @@ export interface ControlFile {
 export const DB_SHUTDOWNED = 1;
 /** DBState of a server that went down cleanly while in recovery (a replica). */
 const DB_SHUTDOWNED_IN_RECOVERY = 2;
+/** DBState of a server in archive recovery (a standby), left so when it was killed. */
+const DB_IN_ARCHIVE_RECOVERY = 5;
+
+/** True while the server ran as a standby since it last started (PostgreSQL writes "in production" before it takes a write). */
+export function ranInRecovery(cf: ControlFile): boolean {
+  return cf.state === DB_SHUTDOWNED_IN_RECOVERY || cf.state === DB_IN_ARCHIVE_RECOVERY;
+}
 
 /** CRC-32C (Castagnoli, reflected), the checksum PostgreSQL puts at the end of ControlFileData. */
 const CRC32C_TABLE = (() => {

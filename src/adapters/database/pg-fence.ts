@@ -1,6 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { StoppedServer } from '../../domain/cluster/ha/promotion-undo.js';
 import type { Logger } from '../../ports/logger.js';
+import { ranInRecovery, readControlFile } from './pg-control-file.js';
+import { highestHistoryTimeline } from './pg-timeline-history.js';
 import { killDataDirProcesses } from './data-dir-processes.js';
 import { FENCE_HOLD_FILE, placeFenceHold } from './fence-hold.js';
 import { pathExists } from './path-exists.js';
@@ -79,6 +82,13 @@ export class PgFence {
     } catch {
       return false;
     }
+  }
+
+  /** What pg_control and pg_wal say of the stopped server (see StoppedServer); null when either cannot be read. Never throws. */
+  async stoppedServer(): Promise<StoppedServer | null> {
+    const [cf, historyTimeline] = await Promise.all([readControlFile(this.dataDir), highestHistoryTimeline(this.dataDir)]);
+    if (cf === null || historyTimeline === null) return null;
+    return { inRecovery: ranInRecovery(cf), timeline: Math.max(cf.timeline, historyTimeline) };
   }
 
   /** Stops the server; true when nothing of it is left. Never throws. */

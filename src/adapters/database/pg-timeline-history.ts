@@ -30,3 +30,13 @@ export async function readTimelineHistory(dataDir: string): Promise<HistoryLine[
     return [];
   }
 }
+
+/** The highest timeline whose history file is in pg_wal (1 when none); null when pg_wal cannot be read. */
+export async function highestHistoryTimeline(dataDir: string): Promise<number | null> {
+  try {
+    const timelines = (await readdir(join(dataDir, 'pg_wal'))).filter((f) => /^[0-9A-F]{8}\.history$/.test(f)).map((f) => parseInt(f.slice(0, 8), 16));
+    return Math.max(1, ...timelines);
+  } catch {
+    return null;
+  }
+}

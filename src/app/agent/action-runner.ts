@@ -342,7 +342,7 @@ export class ActionRunner {
         return;
       }
       case 'writeSync': {
-        const sync = { leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum };
+        const sync = { leader: a.leader, syncStandby: a.syncStandby, quorum: a.quorum, ...(a.promoting ? { promoting: a.promoting } : {}) };
         if (!(await this.dcs('write_sync', () => store.writeSync(sync, a.ifRevision === '0' ? null : a.ifRevision)))) throw new ConditionFailed(a.type, 'the sync key changed meanwhile');
         return;
       }

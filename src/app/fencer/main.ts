@@ -16,6 +16,7 @@ import type { LocalConfig } from '../agent/local-config-types.js';
 import type { Logger } from '../../ports/logger.js';
 import { etcd3ConnectionOf, etcd3CredentialsOf, etcd3CredentialsReloadable } from '../agent/etcd3-connection.js';
 import { FenceKeeper } from './fence-keeper.js';
+import { undoUnfinishedPromotion } from './promotion-undo.js';
 
 /** How long a fencer waits for an agent to attach (at start, and after its agent died) before it leaves. */
 const ADOPTION_WINDOW_MS = 30_000;
@@ -74,6 +75,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     releaseLeader: async () => {
       // The fencer may have run for months: etcd's client certificate (or the etcd password) may have been renewed since.
       await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
+      await undoUnfinishedPromotion(store, cfg.name, () => fence.stoppedServer(), logger);
       try {
         await store.releaseLeader(cfg.name);
       } catch (error) {

@@ -1,6 +1,6 @@
 import type { DatabaseErrorCode } from '../../errors.js';
 import type { PositionConfirmation } from '../rules/position.js';
-import type { Cluster, HistoryLine, ScheduledRestart } from '../model/cluster.js';
+import type { Cluster, HistoryLine, ScheduledRestart, SyncPromotion } from '../model/cluster.js';
 import type { DynamicConfig, ParameterValue, RawConfig } from '../config/config.js';
 import type { LocalServerConfig } from '../config/local-server-config.js';
 import type { LocalFacts } from '../model/facts.js';
@@ -312,6 +312,8 @@ export type Action =
       readonly leader: string;
       readonly syncStandby: readonly string[];
       readonly quorum: number;
+      /** Before a promotion: the key replaced (see SyncState.promoting). */
+      readonly promoting?: SyncPromotion;
       readonly ifRevision: string;
     }
   | { readonly type: 'deleteSync' }

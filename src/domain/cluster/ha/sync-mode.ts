@@ -241,7 +241,8 @@ export function syncActions(ctx: TickContext): Action[] {
   const write = (names: readonly string[], k: number): Action => ({ type: 'writeSync', leader: me, syncStandby: [...names], quorum: k, ifRevision: revision });
   const setSsn = (value: string): Action[] => (value === currentSsn ? [] : [{ type: 'setSynchronousStandbyNames', value }]);
 
-  if (sameSet(keyNames, t.names) && keyK === t.k) return setSsn(t.ssn);
+  // A key written before the promotion is written again once promoted: what it replaced no longer holds.
+  if (sameSet(keyNames, t.names) && keyK === t.k) return key.promoting && ctx.isPrimary ? [write(keyNames, keyK), ...setSsn(t.ssn)] : setSsn(t.ssn);
   if (t.names.length === 0) return [write([], 0), ...setSsn(t.ssn)];
 
   const all = allOf(t.names);
@@ -255,11 +256,18 @@ export function syncActions(ctx: TickContext): Action[] {
   return [write(shrunk.names, shrunk.k), ...setSsn(all)];
 }
 
-/** Sync actions a new primary takes before promoting: it alone is promotable until standbys confirm again. */
+/**
+ * Sync actions a new primary takes before promoting: it alone is promotable until standbys
+ * confirm again. The key it replaces goes with it (`promoting`), for its fencer to put back if
+ * its agent dies before the server promoted (see syncKeyToRestore).
+ */
 export function prePromoteSyncActions(ctx: TickContext): Action[] {
   if (ctx.config.synchronous_mode === false) return [];
+  const key = ctx.cluster.sync;
+  const timeline = ctx.facts.timeline;
+  const promoting = key !== null && key.leader !== null && timeline !== null ? { promoting: { timeline, replaced: { leader: key.leader, syncStandby: key.syncStandby, quorum: key.quorum } } } : {};
   return [
-    { type: 'writeSync', leader: ctx.me, syncStandby: [], quorum: 0, ifRevision: ctx.cluster.sync?.revision ?? '0' },
+    { type: 'writeSync', leader: ctx.me, syncStandby: [], quorum: 0, ...promoting, ifRevision: key?.revision ?? '0' },
     { type: 'setSynchronousStandbyNames', value: ctx.config.synchronous_mode_strict ? '*' : '' },
   ];
 }

@@ -61,7 +61,21 @@ export interface SyncState {
   readonly syncStandby: readonly string[];
   /** Quorum size in quorum mode; 0 otherwise. */
   readonly quorum: number;
+  /** Written by a new primary before it promotes: what it replaced, until it rewrites the key as a primary. */
+  readonly promoting?: SyncPromotion;
   readonly revision: string;
+}
+
+/**
+ * What a new primary's sync key replaced before it promoted. Its fencer puts the replaced key
+ * back when it finds the promotion never happened (its agent died first): the commits the old
+ * key vouched for are then still where it said, and nothing was acknowledged since.
+ */
+export interface SyncPromotion {
+  /** The timeline the new primary was on when it wrote the key: a promotion leaves it. */
+  readonly timeline: number;
+  /** The key it replaced. */
+  readonly replaced: { readonly leader: string | null; readonly syncStandby: readonly string[]; readonly quorum: number };
 }
 
 /** One line of timeline history: [timeline, lsn, reason, timestamp, new_leader]. */

@@ -29,6 +29,23 @@ describe('PgFence on real PostgreSQL: what a fence that fired lets run', functio
     expect(await new PgFence(replica.dataDir, logger).primaryRunning()).to.equal(true);
   });
 
+  it('says of a stopped server whether it ran in recovery, and the highest timeline of its data (a promotion raises it)', async () => {
+    const primary = await startPrimary();
+    const replica = await startReplica(primary);
+    const logger = new MemoryLogger();
+    const standbyFence = new PgFence(replica.dataDir, logger);
+    expect(await standbyFence.stop('immediate')).to.equal(true);
+    expect(await standbyFence.stoppedServer()).to.deep.equal({ inRecovery: true, timeline: 1 });
+    const primaryFence = new PgFence(primary.dataDir, logger);
+    expect(await primaryFence.stop('immediate')).to.equal(true);
+    expect(await primaryFence.stoppedServer()).to.deep.equal({ inRecovery: false, timeline: 1 });
+    // Promoted, then killed at once: out of recovery, on timeline 2.
+    await replica.start();
+    await replica.promote();
+    expect(await standbyFence.stop('immediate')).to.equal(true);
+    expect(await standbyFence.stoppedServer()).to.deep.equal({ inRecovery: false, timeline: 2 });
+  });
+
   it('a fenced primary is held read-only: started again before the agent decides (a restart finishing late), it comes up in recovery', async () => {
     const primary = await startPrimary();
     // The harness commits asynchronously: this commit must be on disk before the crash.

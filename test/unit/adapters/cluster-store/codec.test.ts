@@ -139,6 +139,15 @@ describe('domain/cluster/cluster: sync key', () => {
     expect(parseSync(syncToJson(s), '1')).to.deep.include(s);
   });
 
+  it('round-trips the key a new primary writes before promoting (what it replaced); a malformed one names the field', () => {
+    const s = { leader: 'b', syncStandby: [], quorum: 0, promoting: { timeline: 3, replaced: { leader: 'a', syncStandby: ['b', 'c'], quorum: 1 } } };
+    expect(JSON.parse(syncToJson(s))).to.deep.equal({ leader: 'b', sync_standby: [], quorum: 0, promoting: { timeline: 3, replaced: { leader: 'a', sync_standby: ['b', 'c'], quorum: 1 } } });
+    expect(parseSync(syncToJson(s), '1')).to.deep.equal({ ...s, revision: '1' });
+    expect(malformed(() => parseSync('{"leader":"b","promoting":{"timeline":0,"replaced":{}}}', '1')).problems[0]!.path).to.equal('sync.promoting.timeline');
+    expect(malformed(() => parseSync('{"leader":"b","promoting":{"timeline":2}}', '1')).problems[0]!.path).to.equal('sync.promoting.replaced');
+    expect(malformed(() => parseSync('{"leader":"b","promoting":{"timeline":2,"replaced":{"sync_standby":[1]}}}', '1')).problems[0]!.path).to.equal('sync.promoting.replaced.sync_standby');
+  });
+
   it('malformed: the error names sync and the field', () => {
     expect(malformed(() => parseSync('{"sync_standby":[1]}', '1')).message).to.equal('sync.sync_standby: expected a list of strings, got an array');
     expect(malformed(() => parseSync('{"quorum":"x"}', '1')).problems[0]!.path).to.equal('sync.quorum');

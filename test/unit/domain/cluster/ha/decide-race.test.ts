@@ -133,6 +133,8 @@ describe('decide(): the leader race', () => {
     const d = decide(input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: true }, peers: peers() }));
     expect(types(d)).to.deep.equal(['acquireLeader', 'writeSync', 'setSynchronousStandbyNames', 'remember', 'promote', 'recordPromotion', 'remember']);
     expect(d.actions[1]).to.deep.include({ leader: 'node2', syncStandby: [], ifRevision: '3' });
+    // The key it replaces goes with it, with the timeline it is on: its fencer puts it back if the promotion never happens.
+    expect(d.actions[1]).to.deep.include({ promoting: { timeline: input().facts.timeline, replaced: { leader: 'node1', syncStandby: ['node2'], quorum: 0 } } });
     const notSync = decide(input({ cluster: cluster(null, { sync: { ...sync, syncStandby: ['node3'] } }), raw: { synchronous_mode: true }, peers: peers() }));
     expect(types(notSync)).to.deep.equal([]);
   });

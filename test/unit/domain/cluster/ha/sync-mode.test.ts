@@ -30,6 +30,12 @@ describe('synchronous replication steps (primary side)', () => {
     expect(step({ sync: { leader: 'node9', syncStandby: ['node2'], quorum: 0 }, ssn: '', rows: [] })[0]).to.deep.include({ syncStandby: [], ifRevision: '3' });
   });
 
+  it('writes the key again once promoted when it still holds what it replaced before the promotion', () => {
+    const promoting = { timeline: 4, replaced: { leader: 'node9', syncStandby: ['node1'], quorum: 0 } };
+    const input = leaderInput({ raw: { synchronous_mode: true }, cluster: cluster('node1', { sync: { leader: 'node1', syncStandby: [], quorum: 0, promoting, revision: '3' } }), facts: primaryFacts(5000, { replication: [], synchronousStandbyNames: '' }) });
+    expect(syncActions(tickContext(input))).to.deep.equal([{ type: 'writeSync', leader: 'node1', syncStandby: [], quorum: 0, ifRevision: '3' }]);
+  });
+
   it('adds a standby in two steps: ssn first, then the key once it confirmed everything', () => {
     const empty = { leader: 'node1', syncStandby: [], quorum: 0 };
     expect(step({ sync: empty, ssn: '', rows: [row('node2', 5000)] })).to.deep.equal([{ type: 'setSynchronousStandbyNames', value: 'FIRST 1 ("node2")' }]);
