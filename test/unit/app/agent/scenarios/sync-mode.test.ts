@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { SimCluster } from '../../../../sim/sim-cluster.js';
+import { failoverToJson } from '../../../../../src/adapters/cluster-store/codec.js';
 import { healthyCluster, loopWaitMs, primaryName, ttlMs, write } from './helpers.js';
 
 const SYNC = { ttl: 30, loop_wait: 10, retry_timeout: 10, synchronous_mode: true };
@@ -34,6 +35,28 @@ describe('HA scenarios: synchronous mode', () => {
     expect(sim.network.lostAcknowledgedWrites(sim.node(standby).db)).to.deep.equal([]);
     // The new primary picks the remaining replica as its sync standby.
     await sim.until(() => sim.view().sync?.leader === standby && sim.view().sync?.syncStandby.includes(async) === true, 6 * loopWaitMs(sim), `${async} to become sync`);
+  });
+
+  it("a switchover's candidate whose agent dies before its server promoted: its fencer puts the old sync key back, and the old primary leads again at once, losing nothing", async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
+    const standby = sim.view().sync!.syncStandby[0]!;
+    await write(sim.node('node1'), 5);
+    sim.node(standby).db.setDelay('promote', 5000);
+    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: standby, scheduledAt: null }));
+    await sim.until(() => sim.view().sync?.leader === standby && sim.view().sync?.promoting !== undefined, 3 * loopWaitMs(sim), 'the candidate to write the sync key before promoting');
+    sim.node(standby).killAgent();
+    const back = await sim.until(() => primaryName(sim) === 'node1', 2 * loopWaitMs(sim), 'node1 to lead again');
+    expect(back, 'well before the lease of the dead agent runs out').to.be.lessThan(ttlMs(sim));
+    expect(sim.node(standby).db.isWritable).to.equal(false);
+    expect(sim.network.lostAcknowledgedWrites(sim.node('node1').db)).to.deep.equal([]);
+  });
+
+  it('once promoted, the new leader writes the sync key again without the key it replaced (nothing is put back then)', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
+    const standby = sim.view().sync!.syncStandby[0]!;
+    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: standby, scheduledAt: null }));
+    await sim.until(() => sim.node(standby).db.isWritable, 3 * loopWaitMs(sim), 'the candidate to promote');
+    await sim.until(() => sim.view().sync?.leader === standby && sim.view().sync?.promoting === undefined, 2 * loopWaitMs(sim), 'the key written again');
   });
 
   it('a replacement sync standby is chosen when the sync one dies, and it alone is then promotable', async () => {
