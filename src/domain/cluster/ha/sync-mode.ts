@@ -265,9 +265,13 @@ export function prePromoteSyncActions(ctx: TickContext): Action[] {
   if (ctx.config.synchronous_mode === false) return [];
   const key = ctx.cluster.sync;
   const timeline = ctx.facts.timeline;
-  const promoting = key !== null && key.leader !== null && timeline !== null ? { promoting: { timeline, replaced: { leader: key.leader, syncStandby: key.syncStandby, quorum: key.quorum } } } : {};
+  // Its own key of an earlier attempt (a pre_promote script or a promotion that failed) carries
+  // what that one replaced, with the timeline of then: a server on a later one has promoted.
+  const carried = key !== null && key.leader === ctx.me && key.promoting !== undefined ? key.promoting : null;
+  const replacing = key !== null && key.leader !== null && timeline !== null ? { timeline, replaced: { leader: key.leader, syncStandby: key.syncStandby, quorum: key.quorum } } : null;
+  const promoting = carried ?? replacing;
   return [
-    { type: 'writeSync', leader: ctx.me, syncStandby: [], quorum: 0, ...promoting, ifRevision: key?.revision ?? '0' },
+    { type: 'writeSync', leader: ctx.me, syncStandby: [], quorum: 0, ...(promoting ? { promoting } : {}), ifRevision: key?.revision ?? '0' },
     { type: 'setSynchronousStandbyNames', value: ctx.config.synchronous_mode_strict ? '*' : '' },
   ];
 }

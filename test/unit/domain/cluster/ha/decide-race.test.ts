@@ -135,6 +135,10 @@ describe('decide(): the leader race', () => {
     expect(d.actions[1]).to.deep.include({ leader: 'node2', syncStandby: [], ifRevision: '3' });
     // The key it replaces goes with it, with the timeline it is on: its fencer puts it back if the promotion never happens.
     expect(d.actions[1]).to.deep.include({ promoting: { timeline: input().facts.timeline, replaced: { leader: 'node1', syncStandby: ['node2'], quorum: 0 } } });
+    // Its own key of an attempt that failed: what that one replaced goes on, with the timeline of then.
+    const earlier = { leader: 'node2', syncStandby: [], quorum: 0, promoting: { timeline: 1, replaced: { leader: 'node1', syncStandby: ['node2'], quorum: 0 } }, revision: '5' };
+    const again = decide(input({ cluster: cluster(null, { sync: earlier }), raw: { synchronous_mode: true }, peers: peers() }));
+    expect(again.actions[1]).to.deep.include({ leader: 'node2', syncStandby: [], ifRevision: '5', promoting: earlier.promoting });
     const notSync = decide(input({ cluster: cluster(null, { sync: { ...sync, syncStandby: ['node3'] } }), raw: { synchronous_mode: true }, peers: peers() }));
     expect(types(notSync)).to.deep.equal([]);
   });
