@@ -92,7 +92,16 @@ export async function cutHost(host: LabHost, peers: readonly LabHost[]): Promise
   }
 }
 
-/** Removes every rule cutHost added in the host's namespace. */
+/** Drops each packet between the host and its peers with `probability` (both ways): a lossy link, not a cut one. */
+export async function lossyHost(host: LabHost, peers: readonly LabHost[], probability: number): Promise<void> {
+  const p = String(probability);
+  for (const peer of peers) {
+    await execIn(host, 'iptables', ['-A', 'INPUT', '-s', peer.ip, '-m', 'statistic', '--mode', 'random', '--probability', p, '-j', 'DROP']);
+    await execIn(host, 'iptables', ['-A', 'OUTPUT', '-d', peer.ip, '-m', 'statistic', '--mode', 'random', '--probability', p, '-j', 'DROP']);
+  }
+}
+
+/** Removes every rule cutHost (or lossyHost) added in the host's namespace. */
 export async function healHost(host: LabHost): Promise<void> {
   await execIn(host, 'iptables', ['-F', 'INPUT']);
   await execIn(host, 'iptables', ['-F', 'OUTPUT']);

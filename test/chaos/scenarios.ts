@@ -13,7 +13,7 @@ import { isAlive, waitFor } from '../../scripts/lib/processes.js';
 import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGap, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
 import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.js';
-import { cutHost, healHost, type LabHost } from './lab.js';
+import { cutHost, healHost, lossyHost, type LabHost } from './lab.js';
 import { HealthWatch, LeaderKeyWatch, NodeWriter, WRITER_QUERY_TIMEOUT_MS } from './observers.js';
 
 /** Replication mode a scenario runs in: asynchronous, synchronous (one synchronous standby), or quorum (ANY 1 of the replicas). */
@@ -447,6 +447,36 @@ const standbyFrozen: Fault = async (ctx, primary, obs) => {
 };
 
 /**
+ * The primary's links to etcd and the other nodes lose 30% of their packets for 40 s (TCP
+ * retransmits: calls that take seconds, a stream that stalls), clients still reach it. The
+ * agent may keep its lock or lose it: either way never two writable primaries, nothing
+ * acknowledged lost in synchronous and quorum mode, and writes on some node within a minute
+ * of the heal.
+ */
+const primaryLossy: Fault = async (ctx, primary, obs) => {
+  const host = hostOf(ctx, primary);
+  const faultAt = Date.now();
+  await lossyHost(host, [...ctx.etcd, ...ctx.nodes.filter((h) => h !== host)], 0.3);
+  try {
+    await hold(40_000);
+  } finally {
+    await healHost(host);
+  }
+  const healAt = Date.now();
+  const during = longestWriteGap(obs.acks(), faultAt, healAt);
+  const next = await writeAfter(obs, healAt, 60_000);
+  const failures: string[] = [];
+  if (next === null) failures.push('no node acknowledged a write within 60 s of the heal');
+  const moved = firstAckElsewhere(obs.acks(), primary, faultAt);
+  return {
+    faultAt,
+    healAt,
+    failures,
+    notes: [`30% packet loss for 40 s; longest write gap during it ${during.ms} ms; ${moved ? `${moved.node} took over ${moved.at - faultAt} ms after the fault` : 'the primary stayed'}`],
+  };
+};
+
+/**
  * A replica (in synchronous mode, the synchronous standby) loses etcd and the other nodes for
  * 40 s (clients still reach it). The primary stays; in synchronous mode its commits wait for
  * the cut-off standby until the primary names another one (its position stood still for 5 s).
@@ -710,6 +740,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'standby PostgreSQL frozen': standbyFrozen,
   'standby partitioned': standbyPartitioned,
   'primary cut from etcd': primaryCutFromEtcd,
+  'primary links lossy': primaryLossy,
   'one etcd member stopped': oneEtcdMemberStopped,
   'two etcd members stopped, failsafe off': etcdQuorumLost('two', false),
   'two etcd members stopped, failsafe on': etcdQuorumLost('two', true),
@@ -722,7 +753,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'primary links lossy', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'replica stalled, then the agent killed (quorum)', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];
