@@ -74,12 +74,18 @@ export function explainCandidate(c: CandidateInfo, ctx: ElectionContext): Candid
           timeline,
           ...(ctx.clusterTimeline !== null ? { cluster_timeline: ctx.clusterTimeline } : {}),
         };
-      case 'not_synchronous':
+      case 'not_synchronous': {
+        const last = ctx.sync?.leader ?? null;
+        // A key naming its primary and no standby: commits were acknowledged without one, and only that primary holds them all.
+        const alone = syncMembers(ctx).length === 0 && last !== null && last !== c.name && ctx.kind === 'automatic';
         return {
           code,
-          detail: `not in the synchronous set (synchronous members: ${syncMembers(ctx).join(', ') || 'none'})`,
+          detail: alone
+            ? `not in the synchronous set: the sync key names no standby, so only ${last} is known to hold every acknowledged commit (start it again, or fail over by hand accepting the loss of what only it holds)`
+            : `not in the synchronous set (synchronous members: ${syncMembers(ctx).join(', ') || 'none'})`,
           synchronous_members: [...syncMembers(ctx)],
         };
+      }
     }
   });
   return Object.freeze({

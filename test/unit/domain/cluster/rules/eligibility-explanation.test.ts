@@ -52,6 +52,9 @@ describe('domain/cluster/rules: eligibility explanations', () => {
     expect(e.reasons.map((r) => r.code)).to.deep.equal(['nofailover', 'watchdog_failed', 'not_synchronous']);
     expect(e.reasons[2]).to.deep.include({ synchronous_members: ['node3'] });
     expect(e.reasons[2]!.detail).to.equal('not in the synchronous set (synchronous members: node3)');
+    // A key naming its primary and no standby: the detail says who holds the commits, and the way out.
+    const alone = explainCandidate(c('node2', replica(100_000_000)), ctx({ config: config({ synchronous_mode: true }), sync: { ...sync([]), leader: 'node3' } }));
+    expect(alone.reasons[0]!.detail).to.match(/the sync key names no standby, so only node3 is known to hold every acknowledged commit \(start it again, or fail over by hand/);
   });
 
   it('the verdict is always the rules\' own, for every combination', () => {
