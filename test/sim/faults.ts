@@ -62,8 +62,15 @@ export const EVENT_WEIGHTS_V10 = { ...EVENT_WEIGHTS_V9, refusePromote: 1, allowP
  */
 export const EVENT_WEIGHTS_V13 = { ...EVENT_WEIGHTS_V10, quorumLost: 1, quorumBack: 2, toggleFailsafe: 1 } as const;
 
+/**
+ * The events of fault model v14: every earlier one, and a trap on a node: its next promotion
+ * takes 1-5 s, and its agent is killed while that promotion runs (before or after its
+ * server left recovery: its fencer must tell which).
+ */
+export const EVENT_WEIGHTS_V14 = { ...EVENT_WEIGHTS_V13, trapPromotion: 2 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V13;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V14;
 
 /**
  * The faults that hit a bootstrap in fault model v11 (while initdb, the start and the
@@ -112,19 +119,21 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * and fails its first runs at random, while the bootstrap is hit by faults of every kind;
  * `v12` also nodes whose etcd client does not trust watch progress answers (an old etcd
  * release), so their copy is confirmed by full reads and their lock renewed after one;
- * `v13` also etcd losing its quorum while reads are still answered (EVENT_WEIGHTS_V13).
+ * `v13` also etcd losing its quorum while reads are still answered (EVENT_WEIGHTS_V13); `v14`
+ * also agents killed in the middle of a promotion (EVENT_WEIGHTS_V14).
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13' | 'v14';
 
 /** Every fault model, oldest first. */
-export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13'];
+export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13', 'v14'];
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v13';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v14';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v14') return EVENT_WEIGHTS_V14;
   if (model === 'v13') return EVENT_WEIGHTS_V13;
   if (model === 'v10' || model === 'v11' || model === 'v12') return EVENT_WEIGHTS_V10;
   if (model === 'v9') return EVENT_WEIGHTS_V9;
@@ -171,6 +180,8 @@ export class FaultState {
   lastDisturbance = 0;
   /** Candidate of the last manual failover written: the operator accepted losing writes if it wins without a leader. */
   manualFailoverTo: string | null = null;
+  /** Nodes whose agent is killed during their next promotion (model v14). */
+  readonly promotionTraps = new Set<string>();
   /** Nodes whose pre_promote script refuses now (model v10): the cluster may rightly stay without a primary meanwhile. */
   readonly refusing = new Set<string>();
 
@@ -207,6 +218,13 @@ export async function applyRandomEvent(
     case 'killAgent':
       node.killAgent();
       return `kill agent ${node.name}`;
+    case 'trapPromotion': {
+      const ms = rnd.int(1, 5) * 1000;
+      node.db.setDelay('promote', ms);
+      faults.setSlow(node.name, ms);
+      faults.promotionTraps.add(node.name);
+      return `kill agent ${node.name} during its next promotion (promote takes ${ms} ms)`;
+    }
     case 'stopAgent':
       if (!node.alive || node.frozen) return `stop agent: ${node.name} agent is down or frozen`;
       node.stopAgent();
@@ -370,8 +388,23 @@ export async function applyRandomEvent(
   }
 }
 
+/** Kills the agents of trapped nodes whose promotion runs now (model v14); what happened, for the replay log. */
+export function springPromotionTraps(sim: SimCluster, faults: FaultState): string[] {
+  const out: string[] = [];
+  for (const name of faults.promotionTraps) {
+    const node = sim.node(name);
+    if (!node.alive || node.frozen || node.loop.jobInProgress !== 'promote') continue;
+    faults.promotionTraps.delete(name);
+    const writable = node.db.isWritable;
+    node.killAgent();
+    out.push(`trap: killed agent ${name} during its promotion (its server ${writable ? 'writable already' : 'still in recovery'})`);
+  }
+  return out;
+}
+
 /** Ends every fault: all agents up, the DCS and every link up, no delays, not paused. */
 export async function healEverything(sim: SimCluster, faults: FaultState, baseConfig: Record<string, unknown>): Promise<void> {
+  faults.promotionTraps.clear();
   sim.store.setReachable(true);
   sim.store.setWritable(true);
   faults.dcsDown = false;

@@ -54,11 +54,13 @@ async function main(): Promise<number> {
   const started = Date.now();
   const failed: number[] = [];
   let changes = 0;
+  let undone = 0;
   let writes = 0;
   let simulated = 0;
   for (let i = 0; i < runs; i++) {
     const r = await runSchedule(first + i, { profile, model, standby });
     changes += r.leaderChanges;
+    undone += r.promotionsUndone;
     writes += r.acknowledgedWrites;
     simulated += r.simulatedMs;
     if (!r.ok) {
@@ -76,7 +78,7 @@ async function main(): Promise<number> {
   console.log(
     `ran ${Math.min(done, runs)} schedules (seeds ${first}..${first + runs - 1}) in ${secs.toFixed(1)} s ` +
       `(${(runs / secs).toFixed(0)} schedules/s), ${(simulated / 3_600_000).toFixed(1)} h of cluster time, ` +
-      `${changes} leader changes, ${writes} acknowledged writes; failing seeds: ${failed.length ? failed.join(', ') : 'none'}`,
+      `${changes} leader changes, ${undone} promotions undone by fencers, ${writes} acknowledged writes; failing seeds: ${failed.length ? failed.join(', ') : 'none'}`,
   );
   return failed.length ? 1 : 0;
 }

@@ -2,7 +2,7 @@ import { FakeHookScripts } from '../../src/adapters/callbacks/fake-hook-scripts.
 import type { RawConfig } from '../../src/domain/cluster/config/config.js';
 import { FakeDatabase } from '../../src/adapters/database/fake-database.js';
 import { randomTimings } from './timings.js';
-import { BOOTSTRAP_EVENT_WEIGHTS, CURRENT_FAULT_MODEL, FaultState, applyRandomEvent, healEverything, isHealthy, type FaultModel } from './faults.js';
+import { BOOTSTRAP_EVENT_WEIGHTS, CURRENT_FAULT_MODEL, FaultState, applyRandomEvent, healEverything, isHealthy, springPromotionTraps, type FaultModel } from './faults.js';
 import { Random } from './random.js';
 import { SimCluster, type SimNode, type SimNodeOptions } from './sim-cluster.js';
 import type { FakeClock } from '../../src/adapters/clock/fake-clock.js';
@@ -23,10 +23,15 @@ export interface ScheduleResult {
   readonly events: number;
   /** Times the leader changed (a new node became the writable lock holder; the standby leader in a standby cluster). */
   readonly leaderChanges: number;
+  /** Times a fencer put back the sync key of a promotion that never happened (its agent died first). */
+  readonly promotionsUndone: number;
   readonly acknowledgedWrites: number;
   /** Fake time simulated, ms. */
   readonly simulatedMs: number;
 }
+
+/** How a fencer's log line begins when it put back the sync key of a promotion that never happened. */
+const UNDONE_PROMOTION = 'the agent died before its server promoted';
 
 /** Options of one schedule. */
 export interface ScheduleOptions {
@@ -137,7 +142,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
   // v11 draws as v10 does, and adds the post_bootstrap script; v12 as v11, and adds distrusted progress answers; v13 as
   // v12, and adds etcd quorum losses to the events.
-  const v12 = model === 'v12' || model === 'v13';
+  const v12 = model === 'v12' || model === 'v13' || model === 'v14';
   const v11 = model === 'v11' || v12;
   const v10 = model === 'v10' || v11;
   const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' || v10 ? randomTags(seed, names, v10) : {};
@@ -228,6 +233,10 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   let orphanedSince: number | null = null;
   let requireLiveness = true;
 
+  // Model v14: an agent killed in the middle of a promotion its node was trapped in (the trap event armed it).
+  sim.checks.push(() => {
+    for (const line of springPromotionTraps(sim, faults)) trace(line);
+  });
   sim.checks.push(() => {
     noteTimings();
     // In a standby cluster the leader is the standby leader (it never writes: there is no write to lose).
@@ -375,6 +384,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
     nodes: count,
     events,
     leaderChanges,
+    promotionsUndone: [...sim.nodes.values()].reduce((n, node) => n + node.logger.messages('warn').filter((m) => m.startsWith(UNDONE_PROMOTION)).length, 0),
     acknowledgedWrites: sim.network.acknowledgedWrites.length,
     simulatedMs: sim.clock.now() - start,
   };
