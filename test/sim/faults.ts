@@ -63,9 +63,10 @@ export const EVENT_WEIGHTS_V10 = { ...EVENT_WEIGHTS_V9, refusePromote: 1, allowP
 export const EVENT_WEIGHTS_V13 = { ...EVENT_WEIGHTS_V10, quorumLost: 1, quorumBack: 2, toggleFailsafe: 1 } as const;
 
 /**
- * The events of fault model v14: every earlier one, and a trap on a node: its next promotion
- * takes 1-5 s, and its agent is killed while that promotion runs (before or after its
- * server left recovery: its fencer must tell which).
+ * The events of fault model v14: every earlier one, and a trap: the agent of the next node to
+ * promote is killed while its promotion runs, or once its server is writable and before it
+ * named a synchronous standby again (its fencer must tell the two apart); one node's promotion
+ * also takes 1-5 s.
  */
 export const EVENT_WEIGHTS_V14 = { ...EVENT_WEIGHTS_V13, trapPromotion: 2 } as const;
 
@@ -180,8 +181,8 @@ export class FaultState {
   lastDisturbance = 0;
   /** Candidate of the last manual failover written: the operator accepted losing writes if it wins without a leader. */
   manualFailoverTo: string | null = null;
-  /** Nodes whose agent is killed during their next promotion (model v14). */
-  readonly promotionTraps = new Set<string>();
+  /** Nodes whose agent is killed during their next promotion (model v14): while it runs, or once the server is writable; the first caught disarms them all. */
+  readonly promotionTraps = new Map<string, 'during' | 'writable'>();
   /** Nodes whose pre_promote script refuses now (model v10): the cluster may rightly stay without a primary meanwhile. */
   readonly refusing = new Set<string>();
 
@@ -222,8 +223,10 @@ export async function applyRandomEvent(
       const ms = rnd.int(1, 5) * 1000;
       node.db.setDelay('promote', ms);
       faults.setSlow(node.name, ms);
-      faults.promotionTraps.add(node.name);
-      return `kill agent ${node.name} during its next promotion (promote takes ${ms} ms)`;
+      // Every node is armed (the next to promote is the one caught); the trapped node's promotion is also slow.
+      const when = rnd.pick(['during', 'writable'] as const);
+      for (const n of nodes) faults.promotionTraps.set(n.name, when);
+      return `kill the agent of the next node to promote (${when === 'during' ? 'while it promotes' : 'once its server is writable, before it rewrote the sync key'}; promote on ${node.name} takes ${ms} ms)`;
     }
     case 'stopAgent':
       if (!node.alive || node.frozen) return `stop agent: ${node.name} agent is down or frozen`;
@@ -391,10 +394,15 @@ export async function applyRandomEvent(
 /** Kills the agents of trapped nodes whose promotion runs now (model v14); what happened, for the replay log. */
 export function springPromotionTraps(sim: SimCluster, faults: FaultState): string[] {
   const out: string[] = [];
-  for (const name of faults.promotionTraps) {
+  for (const [name, when] of [...faults.promotionTraps]) {
+    if (!faults.promotionTraps.has(name)) break;
     const node = sim.node(name);
-    if (!node.alive || node.frozen || node.loop.jobInProgress !== 'promote') continue;
-    faults.promotionTraps.delete(name);
+    if (!node.alive || node.frozen) continue;
+    if (when === 'during' && node.loop.jobInProgress !== 'promote') continue;
+    // Writable, while the sync key it wrote before promoting still stands (its commits may be on it alone).
+    const sync = when === 'writable' ? sim.view().sync : null;
+    if (when === 'writable' && !(node.db.isWritable && sync?.leader === name && sync.promoting !== undefined)) continue;
+    faults.promotionTraps.clear();
     const writable = node.db.isWritable;
     node.killAgent();
     out.push(`trap: killed agent ${name} during its promotion (its server ${writable ? 'writable already' : 'still in recovery'})`);
