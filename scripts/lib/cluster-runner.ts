@@ -144,6 +144,12 @@ export class ClusterRunner {
     this.writeState({ ...this.readState(), etcd: {} });
   }
 
+  /** The PID of a running etcd member, if any. */
+  etcdPid(name: string): number | undefined {
+    const pid = this.readState().etcd[name];
+    return pid !== undefined && isAlive(pid) ? pid : undefined;
+  }
+
   /** Stops one etcd member (by PID). */
   async stopEtcdMember(name: string): Promise<void> {
     const s = this.readState();

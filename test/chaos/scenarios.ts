@@ -634,6 +634,31 @@ const oneEtcdMemberStopped: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt, notes: [`stopped the raft leader ${victim.name}; longest write gap ${longest.ms} ms, ${longest.start - faultAt} ms after the fault${slow}`], failures };
 };
 
+/**
+ * The etcd member that leads the raft freezes (SIGSTOP) for 30 s: its connections hang instead of
+ * being refused, the other two elect a leader. The agents move to them within their call
+ * timeouts: no failover, the primary's writes never stop for a second.
+ */
+const etcdLeaderFrozen: Fault = async (ctx, primary, obs) => {
+  const victim = (await etcdLeaderMember(ctx.runner, ctx.etcd)) ?? ctx.etcd[0]!;
+  const pid = ctx.runner.etcdPid(victim.name);
+  if (pid === undefined) return { faultAt: Date.now(), healAt: null, failures: [`etcd member ${victim.name} does not run`] };
+  const faultAt = Date.now();
+  signal(pid, 'SIGSTOP');
+  try {
+    await hold(30_000);
+  } finally {
+    signal(pid, 'SIGCONT');
+  }
+  const healAt = Date.now();
+  const longest = longestWriteGap(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
+  const failures: string[] = [];
+  if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null || obs.leader.movedFrom(primary, faultAt) !== null) failures.push('the leader changed while one etcd member of three was frozen');
+  const stopped = primaryStopped(obs, primary, longest, 1000);
+  if (stopped) failures.push(`${stopped} while one etcd member of three was frozen`);
+  return { faultAt, healAt, notes: [`froze the raft leader ${victim.name}; longest write gap ${longest.ms} ms, ${longest.start - faultAt} ms after the fault`], failures };
+};
+
 /** Five switchovers through the API, each to the next node (in synchronous mode, to the synchronous standby; in quorum mode, once it is in the quorum). */
 const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
   const faultAt = Date.now();
@@ -742,6 +767,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'primary cut from etcd': primaryCutFromEtcd,
   'primary links lossy': primaryLossy,
   'one etcd member stopped': oneEtcdMemberStopped,
+  'etcd raft leader frozen': etcdLeaderFrozen,
   'two etcd members stopped, failsafe off': etcdQuorumLost('two', false),
   'two etcd members stopped, failsafe on': etcdQuorumLost('two', true),
   'etcd stopped, failsafe off': etcdQuorumLost('all', false),
