@@ -157,7 +157,7 @@ export class SimNode {
     // Its watch reports take a moment on the way, which its progress answers (sent at once) overtake.
     this.dcs.client.eventDelayMs = this.options.progressDistrusted ? DISTRUSTED_EVENT_DELAY_MS : 0;
     this.watchdog = new FakeWatchdog({ usable: this.options.watchdogUsable ?? true, clock: this.sim.clock });
-    this.fencer ??= new SimFencer(this.sim.clock, this.db, SAFETY_MARGIN_MS, (server) => this.sim.releaseLeaderOf(this.name, server));
+    this.fencer ??= new SimFencer(this.sim.clock, this.db, SAFETY_MARGIN_MS, (server, release) => this.sim.afterFenceOf(this.name, server, release));
     const db = freezable(killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`)), gate);
     const watchdog = freezable(killable<Watchdog>(this.watchdog, dead, () => new Error(`${this.name}: agent process is dead`)), gate);
     const clock = this.sim.clock;
@@ -380,19 +380,26 @@ export class SimCluster {
     if (both.length > 1) throw new Error(`split brain: ${both.map((n) => n.name).join(', ')} accept writes\n${this.describe()}`);
   }
 
-  /**
-   * Deletes the leader key when it still names `name` (what a fencer does for its dead agent);
-   * with `server`, first puts back the sync key of a promotion that never happened, as the real fencer does.
-   */
-  async releaseLeaderOf(name: string, server?: StoppedServer): Promise<void> {
+  /** Deletes the leader key when it still names `name` (what a fencer does for its dead agent). */
+  async releaseLeaderOf(name: string): Promise<void> {
     if (!this.store.reachable) return;
-    if (server) {
-      const logger = this.node(name).logger;
-      const store = new InMemoryClusterStore(this.store, { clientId: `fencer-${name}`, logger, watchedCopy: false });
-      await undoUnfinishedPromotion(store, name, async () => server, logger);
-      if (!this.store.reachable) return;
-    }
     await new InMemoryKeyValue(this.store, { clientId: 'fencer' }).delete('leader', { value: name }).catch(() => false);
+  }
+
+  /**
+   * What `name`'s fencer does once it stopped the server of a lock holder, as the real one:
+   * puts back the sync key of a promotion that never happened, then (`release`: its agent
+   * died) releases the lock.
+   */
+  async afterFenceOf(name: string, server: StoppedServer, release: boolean): Promise<void> {
+    if (!this.store.reachable) return;
+    const node = this.node(name);
+    // The fencer shares its machine's link to the DCS (the release keeps the model of earlier fault models).
+    if (!node.dcsLinkUp) return release ? this.releaseLeaderOf(name) : undefined;
+    const logger = node.logger;
+    const store = new InMemoryClusterStore(this.store, { clientId: `fencer-${name}`, logger, watchedCopy: false });
+    await undoUnfinishedPromotion(store, name, async () => server, logger);
+    if (release) await this.releaseLeaderOf(name);
   }
 
   /** The DCS loses every key (a restore of an empty etcd, a new namespace): each key is deleted, its watchers told. */

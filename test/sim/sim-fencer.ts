@@ -24,8 +24,11 @@ export class SimFencer implements Fencer {
     private readonly clock: FakeClock,
     private readonly db: FakeDatabase,
     private readonly safetyMarginMs: number,
-    /** Releases the lock its dead agent held, after putting back the sync key of a promotion that never happened (see undoUnfinishedPromotion). */
-    private readonly releaseLeader: (server: StoppedServer) => Promise<void>,
+    /**
+     * After it stopped the server of a lock holder: puts back the sync key of a promotion that
+     * never happened (see undoUnfinishedPromotion), then, for a dead agent, releases its lock.
+     */
+    private readonly afterFence: (server: StoppedServer, release: boolean) => Promise<void>,
   ) {
     void this.loop();
   }
@@ -60,13 +63,17 @@ export class SimFencer implements Fencer {
     if (!this.running) return;
     const held = this.deadline !== null;
     this.stop(held || this.db.isWritable);
-    // What pg_control and pg_wal would say of the stopped server.
-    if (held) void this.releaseLeader({ inRecovery: this.db.ranInRecovery, timeline: this.db.timeline ?? 1 });
+    if (held) void this.afterFence(this.stoppedServer(), true);
   }
 
   /** The machine dies: the fencer with it. */
   die(): void {
     this.running = false;
+  }
+
+  /** What pg_control and pg_wal would say of the stopped server. */
+  private stoppedServer(): StoppedServer {
+    return { inRecovery: this.db.ranInRecovery, timeline: this.db.timeline ?? 1 };
   }
 
   /** Stops the database; `hold`: first leaves it read-only for a start the agent did not decide (as PgFence). */
@@ -83,7 +90,10 @@ export class SimFencer implements Fencer {
   private async loop(): Promise<void> {
     while (this.running) {
       await this.clock.sleep(CHECK_MS);
-      if (this.running && this.deadline !== null && this.clock.now() >= this.deadline - this.safetyMarginMs) this.stop(true);
+      if (this.running && this.deadline !== null && this.clock.now() >= this.deadline - this.safetyMarginMs) {
+        this.stop(true);
+        void this.afterFence(this.stoppedServer(), false);
+      }
       else if (this.running && this.deadline === null && this.fencedState && this.db.isWritable) this.stop(true);
     }
   }

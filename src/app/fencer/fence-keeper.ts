@@ -20,6 +20,11 @@ export interface FenceKeeperDeps {
   primaryRunning(): Promise<boolean>;
   /** Releases the leader lock the agent held (only while it still names this member). Never throws. */
   releaseLeader(): Promise<void>;
+  /**
+   * After a fence that stopped the server of a lock holder, before the lock may move: puts back
+   * the sync key its agent replaced for a promotion the server never finished. Never throws.
+   */
+  readonly undoPromotion?: () => Promise<void>;
   /** Ms before the lease deadline at which PostgreSQL is stopped (`watchdog.safety_margin`). */
   readonly safetyMarginMs: number;
   /** Hears every fencing stop: why, how long it took, whether PostgreSQL is down. */
@@ -171,6 +176,7 @@ export class FenceKeeper {
   }
 
   private fence(mode: 'immediate' | 'fast', why: string, release: boolean, hold: boolean): Promise<void> {
+    const guarded = this.deadline !== null;
     this.fencing = (async () => {
       const { logger, watchdog } = this.deps;
       logger.warn(`fencing: stopping PostgreSQL (${mode}): ${why}`);
@@ -198,6 +204,7 @@ export class FenceKeeper {
         logger.info('the agent reported a lock deadline during the fence: guarding it', { remaining_ms: Math.round(renewed - this.deps.clock.now()) });
       }
       // A lock reported during the fence is the member's again (a restarted agent took it): not released.
+      if (guarded && renewed === null) await this.deps.undoPromotion?.();
       if (release && renewed === null) {
         await this.deps.releaseLeader();
         logger.warn('released the leader lock the dead agent held: failover can start now');

@@ -72,10 +72,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     stopDatabase: (mode) => fence.stop(mode),
     holdReadOnly: () => fence.holdReadOnly(),
     primaryRunning: () => fence.primaryRunning(),
+    undoPromotion: async () => {
+      await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
+      await undoUnfinishedPromotion(store, cfg.name, () => fence.stoppedServer(), logger);
+    },
     releaseLeader: async () => {
       // The fencer may have run for months: etcd's client certificate (or the etcd password) may have been renewed since.
       await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
-      await undoUnfinishedPromotion(store, cfg.name, () => fence.stoppedServer(), logger);
       try {
         await store.releaseLeader(cfg.name);
       } catch (error) {

@@ -51,6 +51,24 @@ describe('HA scenarios: synchronous mode', () => {
     expect(sim.network.lostAcknowledgedWrites(sim.node('node1').db)).to.deep.equal([]);
   });
 
+  it("a switchover's candidate whose agent freezes before it asked its server to promote: its fencer stops the server, puts the old sync key back, and the old primary leads once the lock ran out", async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
+    const standby = sim.view().sync!.syncStandby[0]!;
+    await write(sim.node('node1'), 5);
+    // The step between the key and the promotion takes a while: the agent freezes in it.
+    sim.node(standby).db.setDelay('setSynchronousStandbyNames', 5000);
+    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: standby, scheduledAt: null }));
+    await sim.until(() => sim.view().sync?.leader === standby && sim.view().sync?.promoting !== undefined, 3 * loopWaitMs(sim), 'the candidate to write the sync key before promoting');
+    sim.node(standby).freezeAgent();
+    await sim.until(() => primaryName(sim) === 'node1', 2 * ttlMs(sim), 'node1 to lead again');
+    expect(sim.node(standby).db.isWritable).to.equal(false);
+    expect(sim.network.lostAcknowledgedWrites(sim.node('node1').db)).to.deep.equal([]);
+    // Thawed, the candidate finds the promotion it was in refused and follows.
+    sim.node(standby).thawAgent();
+    await sim.until(() => sim.node(standby).db.isStreaming, 4 * loopWaitMs(sim), `${standby} to follow node1`);
+    expect(primaryName(sim)).to.equal('node1');
+  });
+
   it('once promoted, the new leader writes the sync key again without the key it replaced (nothing is put back then)', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
     const standby = sim.view().sync!.syncStandby[0]!;
