@@ -3,7 +3,7 @@
  * every node every 20 ms, heals it, waits until the cluster is whole, and judges what was
  * observed (checks.ts). They run one after another on the same cluster.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { serverProcessesInDataDir } from '../../src/adapters/database/data-dir-processes.js';
@@ -276,6 +276,32 @@ const agentAndPostmasterKilled: Fault = async (ctx, primary, obs) => {
   ctx.runner.startAgent(primary);
   return { faultAt, healAt };
 };
+
+/** Waits (polling every few ms) until `path` gains a line containing `needle` past byte `from`; the time, or null after `timeoutMs`. */
+async function waitForLogLine(path: string, from: number, needle: string, timeoutMs: number): Promise<number | null> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const text = await readFile(path).then((b) => b.subarray(from).toString('utf8'), () => '');
+    if (text.includes(needle)) return Date.now();
+    await new Promise((r) => setTimeout(r, 3));
+  }
+  return null;
+}
+
+/** The messages `node`'s fencer logged since `since` (its JSON lines' `msg`). */
+async function fencerLinesSince(ctx: ChaosContext, node: string, since: number): Promise<string[]> {
+  const text = await readFile(join(ctx.runner.layout.dir, node, 'fencer.log'), 'utf8').catch(() => '');
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      const entry = JSON.parse(line) as { time?: string; msg?: string };
+      if (entry.time !== undefined && Date.parse(entry.time) >= since && typeof entry.msg === 'string') out.push(entry.msg);
+    } catch {
+      // not a log line
+    }
+  }
+  return out;
+}
 
 /** Waits until none of `pids` runs (at most `timeoutMs`); the time, or null. */
 async function allGone(pids: readonly number[], timeoutMs: number): Promise<number | null> {
@@ -698,10 +724,13 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
 
 /**
  * A switchover whose agent dies in the middle: kill -9 of the candidate's agent the moment the
- * old primary's server has stopped (plus 0-60 ms: the key is on its way), or of the old
+ * old primary's server has stopped (plus 0-60 ms: the key is on its way) or the moment it logs
+ * its decision to promote (plus 0-20 ms: taking the key, writing the sync key), or of the old
  * primary's agent 0-600 ms after the request (before, during or after its server stops). The
- * cluster must end with one primary, writing within 90 s, without an acknowledged commit lost
- * in synchronous and quorum mode; the killed agent stays down until its lease ran out (ttl + 5 s).
+ * cluster must end with one primary without an acknowledged commit lost in synchronous and
+ * quorum mode, writing within ttl + 10 s of the kill (the killed agent stays down until its
+ * lease ran out, ttl + 5 s), unless the candidate's server promoted (its fencer says so): then
+ * only it may hold the last commits, and writes must resume within a minute of its return.
  */
 const interruptedSwitchover = (victimRole: 'candidate' | 'old primary'): Fault => async (ctx, primary, obs) => {
   const names = ctx.nodes.map((h) => h.name);
@@ -715,13 +744,21 @@ const interruptedSwitchover = (victimRole: 'candidate' | 'old primary'): Fault =
   const victim = victimRole === 'candidate' ? candidate : primary;
   const victimPid = ctx.runner.agentPid(victim);
   const oldPostmaster = ctx.runner.postmasterPid(primary);
+  const candidateLog = join(ctx.runner.layout.dir, 'logs', `${candidate}.log`);
+  const logStart = (await stat(candidateLog).catch(() => null))?.size ?? 0;
   const faultAt = Date.now();
   const answer = api(ctx.runner, primary, 'POST', '/switchover', { leader: primary, candidate }).then(
     (r) => `answered ${r.status}`,
     (e: unknown) => `no answer (${String((e as Error)?.message ?? e).slice(0, 60)})`,
   );
   let when: string;
-  if (victimRole === 'candidate') {
+  if (victimRole === 'candidate' && Math.random() < 0.5) {
+    // The moment it logs its decision to promote: the kill lands while it takes the key, writes the sync key or promotes.
+    const decidedAt = await waitForLogLine(candidateLog, logStart, 'switchover to this node: promoting', 30_000);
+    const extra = Math.floor(Math.random() * 20);
+    await hold(extra);
+    when = decidedAt === null ? 'it never decided to promote' : `${decidedAt - faultAt} ms after the request (it decided to promote) + ${extra} ms`;
+  } else if (victimRole === 'candidate') {
     const stoppedAt = await waitFor('the old primary to stop', 30_000, async () => (oldPostmaster === undefined || !isAlive(oldPostmaster) ? Date.now() : undefined), 5).catch(() => null);
     const extra = Math.floor(Math.random() * 60);
     await hold(extra);
@@ -735,19 +772,28 @@ const interruptedSwitchover = (victimRole: 'candidate' | 'old primary'): Fault =
   signal(victimPid, 'SIGKILL');
   const killedAt = Date.now();
   const said = await answer;
-  const next = await writeAfter(obs, killedAt, 90_000);
-  const failures: string[] = [];
-  if (next === null) failures.push('no node acknowledged a write within 90 s of the kill');
+  const ttlMs = Number(ctx.runner.layout.dcs['ttl']) * 1000;
+  const next = await writeAfter(obs, killedAt, ttlMs + 10_000);
   // The killed agent stays down past its lease: what it left (a promotion under way, a held key) plays out under the fencer.
-  await hold(Math.max(0, killedAt + (Number(ctx.runner.layout.dcs['ttl']) + 5) * 1000 - Date.now()));
+  await hold(Math.max(0, killedAt + ttlMs + 5000 - Date.now()));
   const healAt = Date.now();
   ctx.runner.startAgent(victim);
+  const failures: string[] = [];
+  let waited = '';
+  if (next === null) {
+    // Only a candidate whose server promoted (commits on it alone, in synchronous mode) may keep the cluster waiting for it.
+    const promoted = (await fencerLinesSince(ctx, victim, faultAt)).some((l) => l.includes('its server may have promoted'));
+    const after = await writeAfter(obs, healAt, 60_000);
+    if (!promoted) failures.push(`no node acknowledged a write within ttl + 10 s of the kill, though ${victim}'s server never promoted`);
+    if (after === null) failures.push('no node acknowledged a write within 60 s of the heal');
+    waited = `; the cluster waited for ${victim} (its server had promoted), writes ${after === null ? 'never' : `${after.at - healAt} ms`} after its agent was back`;
+  }
   const gap = next === null ? null : longestWriteGap(obs.acks(), faultAt, next.at);
   return {
     faultAt,
     healAt,
     failures,
-    notes: [`${victimRole} ${victim}'s agent killed ${when}; the switchover ${said}; writes resumed on ${next?.node ?? 'none'}, longest gap ${gap === null ? 'unbounded' : `${gap.ms} ms`}`],
+    notes: [`${victimRole} ${victim}'s agent killed ${when}; the switchover ${said}; writes resumed on ${next?.node ?? 'none'}, longest gap ${gap === null ? 'unbounded' : `${gap.ms} ms`}${waited}`],
   };
 };
 

@@ -25,6 +25,12 @@ export interface FenceKeeperDeps {
    * the sync key its agent replaced for a promotion the server never finished. Never throws.
    */
   readonly undoPromotion?: () => Promise<void>;
+  /**
+   * Whether etcd's leader key names this member (false when it cannot tell). Asked once a dead
+   * agent's server is down, when that agent reported no lock: it may have died between taking
+   * the key and telling the fencer. Never throws.
+   */
+  readonly leaderIsMine?: () => Promise<boolean>;
   /** Ms before the lease deadline at which PostgreSQL is stopped (`watchdog.safety_margin`). */
   readonly safetyMarginMs: number;
   /** Hears every fencing stop: why, how long it took, whether PostgreSQL is down. */
@@ -128,7 +134,7 @@ export class FenceKeeper {
     // A replica's start needs no hold (it has its standby.signal); a primary's does, lock or not.
     const hold = held || (await this.deps.primaryRunning());
     if (this.fencing) return this.fencing;
-    await this.fence(held ? 'immediate' : 'fast', held ? 'the agent died while holding the leader lock' : 'the agent died', held, hold);
+    await this.fence(held ? 'immediate' : 'fast', held ? 'the agent died while holding the leader lock' : 'the agent died', held, hold, !held);
   }
 
   /** Ms left of the guarded lease on the keeper's clock, or null when it guards none. */
@@ -175,7 +181,8 @@ export class FenceKeeper {
     this.watchdogTimeoutMs = null;
   }
 
-  private fence(mode: 'immediate' | 'fast', why: string, release: boolean, hold: boolean): Promise<void> {
+  /** `askStore`: a dead agent that reported no lock; once its server is down, etcd says whether it held one all the same. */
+  private fence(mode: 'immediate' | 'fast', why: string, release: boolean, hold: boolean, askStore = false): Promise<void> {
     const guarded = this.deadline !== null;
     this.fencing = (async () => {
       const { logger, watchdog } = this.deps;
@@ -204,8 +211,10 @@ export class FenceKeeper {
         logger.info('the agent reported a lock deadline during the fence: guarding it', { remaining_ms: Math.round(renewed - this.deps.clock.now()) });
       }
       // A lock reported during the fence is the member's again (a restarted agent took it): not released.
-      if (guarded && renewed === null) await this.deps.undoPromotion?.();
-      if (release && renewed === null) {
+      const unreported = askStore && renewed === null && (await this.deps.leaderIsMine?.()) === true && this.deadline === null;
+      if (unreported) logger.warn('the dead agent held the leader lock it had not reported yet (it died as it took it)');
+      if ((guarded || unreported) && renewed === null) await this.deps.undoPromotion?.();
+      if ((release || unreported) && renewed === null) {
         await this.deps.releaseLeader();
         logger.warn('released the leader lock the dead agent held: failover can start now');
       }

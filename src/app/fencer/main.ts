@@ -72,6 +72,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     stopDatabase: (mode) => fence.stop(mode),
     holdReadOnly: () => fence.holdReadOnly(),
     primaryRunning: () => fence.primaryRunning(),
+    leaderIsMine: async () => {
+      // An agent attached since (restarted) may have taken the key itself: it is its own.
+      if (server.hasAgent) return false;
+      await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
+      try {
+        return (await store.read()).leader?.name === cfg.name;
+      } catch (error) {
+        logger.warn('could not read whether the dead agent held the leader lock (it expires with its lease if it did)', { error: (error as Error).message });
+        return false;
+      }
+    },
     undoPromotion: async () => {
       await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
       await undoUnfinishedPromotion(store, cfg.name, () => fence.stoppedServer(), logger);

@@ -5,7 +5,7 @@ import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js
 import { FenceKeeper } from '../../../../src/app/fencer/fence-keeper.js';
 
 /** A keeper on fakes (`undo`: with the sync key undo of a promotion not finished). `holdStops`: a stop finishes when `ctl.finishStop` is called; `holdReads`: a read of the server answers when `ctl.answer` is. */
-function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolean; undo?: boolean } = {}) {
+function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolean; undo?: boolean; mine?: boolean } = {}) {
   const clock = new FakeClock(1_000_000);
   const watchdog = new FakeWatchdog({ clock });
   const calls: string[] = [];
@@ -31,6 +31,7 @@ function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolea
       calls.push('release');
     },
     ...(opts.undo ? { undoPromotion: async () => void calls.push('undo') } : {}),
+    ...(opts.mine !== undefined ? { leaderIsMine: async () => (calls.push('ask'), opts.mine!) } : {}),
   });
   return { clock, watchdog, calls, k, server, ctl };
 }
@@ -123,6 +124,20 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     const b = keeper({ undo: true });
     await b.k.agentDied();
     expect(b.calls).to.deep.equal(['stop fast']);
+  });
+
+  it('an agent that died as it took the lock, before it reported it: once the server is down, etcd says the lock is its, and it is released (undo first)', async () => {
+    const a = keeper({ undo: true, mine: true });
+    await a.k.agentDied();
+    expect(a.calls).to.deep.equal(['stop fast', 'ask', 'undo', 'release']);
+    const b = keeper({ undo: true, mine: false });
+    await b.k.agentDied();
+    expect(b.calls).to.deep.equal(['stop fast', 'ask']);
+    // A reported lock needs no question.
+    const c = keeper({ undo: true, mine: true });
+    c.k.guard(20_000);
+    await c.k.agentDied();
+    expect(c.calls).to.deep.equal(['hold', 'stop immediate', 'undo', 'release']);
   });
 
   it('a fenced primary is left read-only (hold before the stop), lock or not; a replica is only stopped', async () => {
