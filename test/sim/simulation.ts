@@ -31,7 +31,7 @@ export interface ScheduleResult {
 }
 
 /** How a fencer's log line begins when it put back the sync key of a promotion that never happened. */
-const UNDONE_PROMOTION = 'the agent died before its server promoted';
+const UNDONE_PROMOTION = 'the server stopped before it promoted';
 
 /** Options of one schedule. */
 export interface ScheduleOptions {

@@ -21,7 +21,7 @@ describe('fencer: the sync key of a promotion that never happened', () => {
     await undoUnfinishedPromotion(store, 'node2', async () => ({ inRecovery: true, timeline: 3 }), logger);
     const sync = (await store.read()).sync!;
     expect({ leader: sync.leader, syncStandby: sync.syncStandby, quorum: sync.quorum, promoting: sync.promoting }).to.deep.equal({ leader: 'node1', syncStandby: ['node2'], quorum: 0, promoting: undefined });
-    expect(logger.messages().join('\n')).to.match(/died before its server promoted/);
+    expect(logger.messages().join('\n')).to.match(/stopped before it promoted/);
   });
 
   it('stays when the server may have promoted, or it belongs to another node; nothing throws when the store fails', async () => {
