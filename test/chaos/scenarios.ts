@@ -651,14 +651,20 @@ const oneEtcdMemberStopped: Fault = async (ctx, primary, obs) => {
     await ctx.runner.startEtcdMember(victim.name);
   }
   const healAt = Date.now();
-  const longest = longestWriteGap(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
-  const failures: string[] = [];
-  if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null || obs.leader.movedFrom(primary, faultAt) !== null) failures.push('the leader changed while one etcd member of three was down');
-  const stopped = primaryStopped(obs, primary, longest, 1000);
-  if (stopped) failures.push(`${stopped} while one etcd member of three was down`);
+  const { longest, failures, stopped } = judgeEtcdMemberFault(obs, primary, faultAt, healAt, 'down');
   const slow = !stopped && longest.ms > 1000 ? ' (slow commits, no client refused)' : '';
   return { faultAt, healAt, notes: [`stopped the raft leader ${victim.name}; longest write gap ${longest.ms} ms, ${longest.start - faultAt} ms after the fault${slow}`], failures };
 };
+
+/** One etcd member of three out (`how`): the leader must not change, nor the primary stop writing for a second. */
+function judgeEtcdMemberFault(obs: Observation, primary: string, faultAt: number, healAt: number, how: string): { longest: ReturnType<typeof longestWriteGap>; failures: string[]; stopped: string | null } {
+  const longest = longestWriteGap(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
+  const failures: string[] = [];
+  if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null || obs.leader.movedFrom(primary, faultAt) !== null) failures.push(`the leader changed while one etcd member of three was ${how}`);
+  const stopped = primaryStopped(obs, primary, longest, 1000);
+  if (stopped) failures.push(`${stopped} while one etcd member of three was ${how}`);
+  return { longest, failures, stopped };
+}
 
 /**
  * The etcd member that leads the raft freezes (SIGSTOP) for 30 s: its connections hang instead of
@@ -677,11 +683,7 @@ const etcdLeaderFrozen: Fault = async (ctx, primary, obs) => {
     signal(pid, 'SIGCONT');
   }
   const healAt = Date.now();
-  const longest = longestWriteGap(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
-  const failures: string[] = [];
-  if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null || obs.leader.movedFrom(primary, faultAt) !== null) failures.push('the leader changed while one etcd member of three was frozen');
-  const stopped = primaryStopped(obs, primary, longest, 1000);
-  if (stopped) failures.push(`${stopped} while one etcd member of three was frozen`);
+  const { longest, failures } = judgeEtcdMemberFault(obs, primary, faultAt, healAt, 'frozen');
   return { faultAt, healAt, notes: [`froze the raft leader ${victim.name}; longest write gap ${longest.ms} ms, ${longest.start - faultAt} ms after the fault`], failures };
 };
 

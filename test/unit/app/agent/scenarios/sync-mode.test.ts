@@ -5,6 +5,20 @@ import { healthyCluster, loopWaitMs, primaryName, ttlMs, write } from './helpers
 
 const SYNC = { ttl: 30, loop_wait: 10, retry_timeout: 10, synchronous_mode: true };
 
+/**
+ * Asks node1 (the primary, after 5 writes) to switch over to its synchronous standby, whose
+ * `slow` step then takes 5 s; waits until the candidate wrote the sync key before promoting.
+ * The candidate's name.
+ */
+async function candidateAboutToPromote(sim: SimCluster, slow: 'promote' | 'setSynchronousStandbyNames'): Promise<string> {
+  const standby = sim.view().sync!.syncStandby[0]!;
+  await write(sim.node('node1'), 5);
+  sim.node(standby).db.setDelay(slow, 5000);
+  await sim.putKey('failover', failoverToJson({ leader: 'node1', member: standby, scheduledAt: null }));
+  await sim.until(() => sim.view().sync?.leader === standby && sim.view().sync?.promoting !== undefined, 3 * loopWaitMs(sim), 'the candidate to write the sync key before promoting');
+  return standby;
+}
+
 describe('HA scenarios: synchronous mode', () => {
   let sim: SimCluster;
   afterEach(() => sim?.shutdown());
@@ -39,11 +53,7 @@ describe('HA scenarios: synchronous mode', () => {
 
   it("a switchover's candidate whose agent dies before its server promoted: its fencer puts the old sync key back, and the old primary leads again at once, losing nothing", async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
-    const standby = sim.view().sync!.syncStandby[0]!;
-    await write(sim.node('node1'), 5);
-    sim.node(standby).db.setDelay('promote', 5000);
-    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: standby, scheduledAt: null }));
-    await sim.until(() => sim.view().sync?.leader === standby && sim.view().sync?.promoting !== undefined, 3 * loopWaitMs(sim), 'the candidate to write the sync key before promoting');
+    const standby = await candidateAboutToPromote(sim, 'promote');
     sim.node(standby).killAgent();
     const back = await sim.until(() => primaryName(sim) === 'node1', 2 * loopWaitMs(sim), 'node1 to lead again');
     expect(back, 'well before the lease of the dead agent runs out').to.be.lessThan(ttlMs(sim));
@@ -53,12 +63,8 @@ describe('HA scenarios: synchronous mode', () => {
 
   it("a switchover's candidate whose agent freezes before it asked its server to promote: its fencer stops the server, puts the old sync key back, and the old primary leads once the lock ran out", async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: SYNC });
-    const standby = sim.view().sync!.syncStandby[0]!;
-    await write(sim.node('node1'), 5);
     // The step between the key and the promotion takes a while: the agent freezes in it.
-    sim.node(standby).db.setDelay('setSynchronousStandbyNames', 5000);
-    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: standby, scheduledAt: null }));
-    await sim.until(() => sim.view().sync?.leader === standby && sim.view().sync?.promoting !== undefined, 3 * loopWaitMs(sim), 'the candidate to write the sync key before promoting');
+    const standby = await candidateAboutToPromote(sim, 'setSynchronousStandbyNames');
     sim.node(standby).freezeAgent();
     await sim.until(() => primaryName(sim) === 'node1', 2 * ttlMs(sim), 'node1 to lead again');
     expect(sim.node(standby).db.isWritable).to.equal(false);
