@@ -527,16 +527,21 @@ const standbyPartitioned: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt, failures, notes: [`cut ${victim} off for 40 s; the primary's longest write gap ${gap} ms`] };
 };
 
+/** SIGSTOP of `pid` for `ms`, SIGCONT whatever happens. */
+async function frozenFor(pid: number | undefined, ms: number): Promise<void> {
+  signal(pid, 'SIGSTOP');
+  try {
+    await hold(ms);
+  } finally {
+    signal(pid, 'SIGCONT');
+  }
+}
+
 /** SIGSTOP of the primary's agent for 40 s while its PostgreSQL runs on. */
 const agentFrozen: Fault = async (ctx, primary) => {
   const pid = ctx.runner.agentPid(primary);
   const faultAt = Date.now();
-  signal(pid, 'SIGSTOP');
-  try {
-    await hold(40_000);
-  } finally {
-    signal(pid, 'SIGCONT');
-  }
+  await frozenFor(pid, 40_000);
   return { faultAt, healAt: Date.now() };
 };
 
@@ -676,12 +681,7 @@ const etcdLeaderFrozen: Fault = async (ctx, primary, obs) => {
   const pid = ctx.runner.etcdPid(victim.name);
   if (pid === undefined) return { faultAt: Date.now(), healAt: null, failures: [`etcd member ${victim.name} does not run`] };
   const faultAt = Date.now();
-  signal(pid, 'SIGSTOP');
-  try {
-    await hold(30_000);
-  } finally {
-    signal(pid, 'SIGCONT');
-  }
+  await frozenFor(pid, 30_000);
   const healAt = Date.now();
   const { longest, failures } = judgeEtcdMemberFault(obs, primary, faultAt, healAt, 'frozen');
   return { faultAt, healAt, notes: [`froze the raft leader ${victim.name}; longest write gap ${longest.ms} ms, ${longest.start - faultAt} ms after the fault`], failures };
