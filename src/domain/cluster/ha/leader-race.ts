@@ -27,6 +27,16 @@ function position(status: NodeStatus): { tl: number; wal: number } {
 }
 
 /**
+ * A member whose agent answers that its server is down (not stopping, not silent) and that it
+ * holds no lock of any kind (its fencer guards no deadline, no failsafe round): it does not
+ * write and cannot start a primary without taking the key again (a switchover's old primary
+ * between its stop and its start as a replica).
+ */
+function holdsNothing(status: NodeStatus): boolean {
+  return status.role === 'demoted' && status.state !== 'running' && status.state !== 'stopping' && status.silent_primary !== true && status.fencer === 'idle' && status.failsafe_mode_is_active !== true;
+}
+
+/**
  * A primary kept alive by failsafe holds its lock until its round's start + ttl. One that
  * stopped answering (frozen, its API cut off) may still write until then, its fencer stops it
  * only at that deadline: a node that confirmed it waits that long. One that answers is judged
@@ -40,6 +50,7 @@ function keptByFailsafe(ctx: TickContext): Decision | null {
   if (ctx.now >= until) return null;
   const status = ctx.input.peers?.get(confirmed.name) ?? null;
   if (status !== null && status.xlog !== undefined) return null;
+  if (status !== null && holdsNothing(status)) return null;
   const d = backOff(ctx, `${confirmed.name}, a primary this node confirmed in failsafe mode, does not answer and may write for ${Math.ceil((until - ctx.now) / 1000)} s more`);
   return d.actions.length ? d : decision(d.message, [], { wakeAt: until });
 }

@@ -33,6 +33,19 @@ describe('decide(): the leader race', () => {
     expect(decide({ ...base, peers: peers({ node1: peerStatus('primary', 100, { state: 'stopping' }) }) }).job).to.equal('promote');
   });
 
+  it('a primary this node confirmed in failsafe mode holds the race while it may write; not once it answers that its server is down and it holds no lock', () => {
+    const base = { ...input({ cluster: unlocked }), failsafeConfirmedOther: { name: 'node1', at: NOW - 1000, ttlMs: 30_000 } };
+    const svc = { version: '0.1.0', scope: 'demo', name: 'node1' };
+    const down: NodeStatus = { state: 'starting', role: 'demoted', fencer: 'idle', svc };
+    expect(decide({ ...base, peers: peers() }).message).to.match(/node1, a primary this node confirmed in failsafe mode, does not answer and may write for 29 s more/);
+    // A switchover's old primary between its stop and its start as a replica: no lock, nothing runs.
+    expect(decide({ ...base, peers: peers({ node1: down }) }).job).to.equal('promote');
+    // Still holding a lock (its fencer guards one, or a failsafe round), stopping, or running without answering: it may write.
+    for (const s of [{ ...down, fencer: 'guarding' as const }, { ...down, failsafe_mode_is_active: true as const }, { ...down, state: 'stopping' }, { ...down, state: 'running', silent_primary: true as const }, { ...down, fencer: 'off' as const }]) {
+      expect(types(decide({ ...base, peers: peers({ node1: s }) })), JSON.stringify(s)).to.deep.equal([]);
+    }
+  });
+
   it('backs off while a member says its server, last seen as a primary, runs without answering: it takes writes again the moment it answers', () => {
     const base = input({ cluster: unlocked });
     const silent: NodeStatus = { state: 'running', role: 'demoted', silent_primary: true, svc: { version: '0.1.0', scope: 'demo', name: 'node1' } };
