@@ -54,6 +54,10 @@ export function bootstrapDecision(ctx: TickContext): Decision {
       { type: 'createInitialize', value: '' },
       ctx.input.local.postBootstrap ? { type: 'initdb', unfinished: true } : { type: 'initdb' },
       { type: 'acquireLeader' },
+      // Synchronous modes: the sync key names this node, and no standby, before its server takes
+      // a commit (none is named yet): a failover in the moments before its first loop would
+      // otherwise count any replica as holding every commit.
+      ...(ctx.config.synchronous_mode === false ? [] : [{ type: 'writeSync', leader: ctx.me, syncStandby: [], quorum: 0, ifRevision: ctx.cluster.sync?.revision ?? '0' } as Action]),
       ...(mode === 'off' ? [] : [{ type: 'armWatchdog', timeoutSeconds: watchdogTimeoutSeconds(ctx), required: mode === 'required' } as Action]),
       { type: 'start', upstream: null, standby: false, timeoutMs: startTimeoutMs(ctx) },
       ...(ctx.input.local.postBootstrap ? [{ type: 'postBootstrap' } as Action] : []),

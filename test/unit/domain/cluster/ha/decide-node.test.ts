@@ -18,6 +18,12 @@ describe('decide(): bootstrap', () => {
     expect(d.rollback?.fromIndex).to.equal(1);
   });
 
+  it('in synchronous mode the sync key names the bootstrapping node, and no standby, before its server starts', () => {
+    const d = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false), raw: { synchronous_mode: true } }));
+    expect(types(d)).to.deep.equal(['createInitialize', 'initdb', 'acquireLeader', 'writeSync', 'start', 'writeInitialize', 'writeConfig', 'remember']);
+    expect(d.actions[3]).to.deep.include({ leader: 'node2', syncStandby: [], quorum: 0, ifRevision: '0' });
+  });
+
   it('a failure is undone (data removed, claim dropped) up to the start only: once the server ran read-write under the key, what failed after is finished by the leader', () => {
     const d = decide(input({ cluster: EMPTY_CLUSTER, facts: stoppedFacts('stopped', false) }));
     expect(d.rollback?.untilIndex).to.equal(types(d).indexOf('start') + 1);
