@@ -1,6 +1,6 @@
 import type { FailsafePing } from '../../ports/agent-control.js';
 import type { Clock } from '../../ports/clock.js';
-import type { FailsafeConfirmation } from '../../domain/cluster/ha/decision.js';
+import { failsafeConfirmationStands, type FailsafeConfirmation } from '../../domain/cluster/ha/decision.js';
 import type { ClusterObserver } from './cluster-observer.js';
 import type { LocalObserver } from './local-observer.js';
 
@@ -27,9 +27,17 @@ export class FailsafeWitness {
     return this.lastAcceptedAt;
   }
 
-  /** The primary whose ping this node last accepted, when, and the ttl then; null when none. */
-  get confirmed(): FailsafeConfirmation | null {
-    return this.lastAcceptedAt === null || this.lastAcceptedFrom === null ? null : { name: this.lastAcceptedFrom, at: this.lastAcceptedAt, ttlMs: this.lastAcceptedTtlMs };
+  /**
+   * The primary whose ping this node last accepted, when, and the ttl then; null when none, or
+   * once the current view shows another member holding the leader key (the confirmation is then
+   * forgotten: see failsafeConfirmationStands). Asked every tick, so every view a tick sees counts.
+   */
+  confirmation(): FailsafeConfirmation | null {
+    if (this.lastAcceptedAt === null || this.lastAcceptedFrom === null) return null;
+    const confirmed = { name: this.lastAcceptedFrom, at: this.lastAcceptedAt, ttlMs: this.lastAcceptedTtlMs };
+    if (failsafeConfirmationStands(confirmed, this.cluster.current.cluster?.leader?.name ?? null)) return confirmed;
+    this.lastAcceptedFrom = null;
+    return null;
   }
 
   /** Whether this node confirms `ping`'s sender as the leader. */

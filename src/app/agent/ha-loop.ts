@@ -162,7 +162,7 @@ export class HaLoop implements AgentControl {
         inbox: this.inbox,
         jobs: this.jobs,
         snapshot: this.publisher,
-        failsafeConfirmed: () => this.failsafe.confirmed,
+        failsafeConfirmed: () => this.failsafe.confirmation(),
         promotionMayComplete: () => this.writeMayComplete,
         reporter: this.reporter,
         fencerOn: () => this.fencer.status().state !== 'off',

@@ -219,6 +219,19 @@ export function confirmedFailsafeUntil(confirmed: FailsafeConfirmation, ttlSecon
   return confirmed.at + Math.max(confirmed.ttlMs, ttlSeconds * 1000);
 }
 
+/**
+ * Whether a confirmation given to a primary in failsafe mode still binds this node, now that it
+ * sees `leaderNow` hold the leader key. A member confirms only while it sees that primary's key,
+ * and its view of the store only moves forward: another holder took the key after it. No member
+ * takes the key while a primary's failsafe lock may run (every member it listed confirmed its
+ * last round and waits that lock out, an unlisted one waits for every listed member to answer),
+ * so that lock has ended and the confirmation binds no later race (a switchover after an etcd
+ * outage waited out the ttl of a round long past when its new candidate died).
+ */
+export function failsafeConfirmationStands(confirmed: FailsafeConfirmation, leaderNow: string | null): boolean {
+  return leaderNow === null || leaderNow === confirmed.name;
+}
+
 /** What the watchdog looks like this tick. */
 export interface WatchdogView {
   readonly active: boolean;

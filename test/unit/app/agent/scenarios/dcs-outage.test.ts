@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { failoverToJson } from '../../../../../src/adapters/cluster-store/codec.js';
 import { DcsUnavailableError } from '../../../../../src/domain/errors.js';
 import type { SimCluster } from '../../../../sim/sim-cluster.js';
 import { healthyCluster, loopWaitMs, primaryName, ttlMs, write } from './helpers.js';
@@ -162,5 +163,23 @@ describe('HA scenarios: DCS outages and failsafe mode', () => {
     sim.node('node1').setDcsLink(false);
     await sim.until(() => !sim.node('node1').db.isWritable, ttlMs(sim) + 2 * loopWaitMs(sim), 'node1 to demote');
     await sim.until(() => ['node2', 'node3'].includes(primaryName(sim) ?? ''), 2 * ttlMs(sim), 'a replica to take over');
+  });
+
+  it('failsafe mode: a confirmation of the last round binds no race once another member held the key (the old primary, unreachable after a switchover, held the next failover for the rest of its ttl)', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 2, retry_timeout: 10, failsafe_mode: true } });
+    sim.store.setReachable(false);
+    await sim.advance(20_000);
+    expect(primaryName(sim)).to.equal('node1');
+    sim.store.setReachable(true);
+    const backAt = sim.clock.now();
+    await sim.until(() => sim.node('node1').loop.snapshot().status.failsafe_mode_is_active !== true, 3 * loopWaitMs(sim), 'node1 to leave failsafe mode');
+    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: 'node2', scheduledAt: null }));
+    await sim.until(() => primaryName(sim) === 'node2', 3 * loopWaitMs(sim), 'node2 to lead');
+    // node1, which node3 confirmed in the last failsafe round, and then node2 are lost: node3 alone is left to take over.
+    sim.node('node1').killAgent();
+    sim.node('node2').killAgent();
+    await sim.until(() => primaryName(sim) === 'node3', ttlMs(sim), 'node3 to lead');
+    // Its confirmation of node1 bound it until the last round's start + ttl, at least 20 s after the outage ended.
+    expect(sim.clock.now() - backAt, 'node3 writable after the outage ended').to.be.below(15_000);
   });
 });
