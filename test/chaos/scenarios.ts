@@ -725,16 +725,18 @@ const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
 };
 
 /**
- * A switchover whose agent dies in the middle: kill -9 of the candidate's agent the moment the
- * old primary's server has stopped (plus 0-60 ms: the key is on its way) or the moment it logs
- * its decision to promote (plus 0-20 ms: taking the key, writing the sync key), or of the old
- * primary's agent 0-600 ms after the request (before, during or after its server stops). The
- * cluster must end with one primary without an acknowledged commit lost in synchronous and
- * quorum mode, writing within ttl + 10 s of the kill (the killed agent stays down until its
- * lease ran out, ttl + 5 s), unless the candidate's server promoted (its fencer says so): then
- * only it may hold the last commits, and writes must resume within a minute of its return.
+ * A switchover whose agent dies or hangs in the middle: kill -9 (`killed`) or SIGSTOP (`frozen`)
+ * of the candidate's agent the moment the old primary's server has stopped (plus 0-60 ms: the
+ * key is on its way) or the moment it logs its decision to promote (plus 0-20 ms: taking the
+ * key, writing the sync key), or of the old primary's agent 0-600 ms after the request (before,
+ * during or after its server stops). The cluster must end with one primary without an
+ * acknowledged commit lost in synchronous and quorum mode, writing within ttl + 10 s of the
+ * fault (the agent stays down or frozen until its lease ran out, ttl + 5 s; a frozen one is then
+ * let go on, and must not write on a lock it lost meanwhile), unless the candidate's server
+ * promoted (its fencer says so): then only it may hold the last commits, and writes must resume
+ * within a minute of its return.
  */
-const interruptedSwitchover = (victimRole: 'candidate' | 'old primary'): Fault => async (ctx, primary, obs) => {
+const interruptedSwitchover = (victimRole: 'candidate' | 'old primary', how: 'killed' | 'frozen'): Fault => async (ctx, primary, obs) => {
   const names = ctx.nodes.map((h) => h.name);
   const candidate = ctx.mode === 'sync' ? await syncStandbyOf(ctx, primary) : names[(names.indexOf(primary) + 1) % names.length]!;
   if (ctx.mode === 'quorum') {
@@ -771,22 +773,24 @@ const interruptedSwitchover = (victimRole: 'candidate' | 'old primary'): Fault =
     const stopped = oldPostmaster === undefined || !isAlive(oldPostmaster);
     when = `${delay} ms after the request (its server ${stopped ? 'had stopped' : 'still ran'})`;
   }
-  signal(victimPid, 'SIGKILL');
+  signal(victimPid, how === 'killed' ? 'SIGKILL' : 'SIGSTOP');
   const killedAt = Date.now();
-  const said = await answer;
   const ttlMs = Number(ctx.runner.layout.dcs['ttl']) * 1000;
   const next = await writeAfter(obs, killedAt, ttlMs + 10_000);
-  // The killed agent stays down past its lease: what it left (a promotion under way, a held key) plays out under the fencer.
+  // The agent stays down (or frozen) past its lease: what it left (a promotion under way, a held key) plays out under the fencer.
   await hold(Math.max(0, killedAt + ttlMs + 5000 - Date.now()));
   const healAt = Date.now();
-  ctx.runner.startAgent(victim);
+  if (how === 'killed') ctx.runner.startAgent(victim);
+  else signal(victimPid, 'SIGCONT');
+  // A frozen old primary answers the request only once it runs again.
+  const said = await answer;
   const failures: string[] = [];
   let waited = '';
   if (next === null) {
     // Only a candidate whose server promoted (commits on it alone, in synchronous mode) may keep the cluster waiting for it.
     const promoted = (await fencerLinesSince(ctx, victim, faultAt)).some((l) => l.includes('its server may have promoted'));
     const after = await writeAfter(obs, healAt, 60_000);
-    if (!promoted) failures.push(`no node acknowledged a write within ttl + 10 s of the kill, though ${victim}'s server never promoted`);
+    if (!promoted) failures.push(`no node acknowledged a write within ttl + 10 s of the fault, though ${victim}'s server never promoted`);
     if (after === null) failures.push('no node acknowledged a write within 60 s of the heal');
     waited = `; the cluster waited for ${victim} (its server had promoted), writes ${after === null ? 'never' : `${after.at - healAt} ms`} after its agent was back`;
   }
@@ -795,7 +799,7 @@ const interruptedSwitchover = (victimRole: 'candidate' | 'old primary'): Fault =
     faultAt,
     healAt,
     failures,
-    notes: [`${victimRole} ${victim}'s agent killed ${when}; the switchover ${said}; writes resumed on ${next?.node ?? 'none'}, longest gap ${gap === null ? 'unbounded' : `${gap.ms} ms`}${waited}`],
+    notes: [`${victimRole} ${victim}'s agent ${how} ${when}; the switchover ${said}; writes resumed on ${next?.node ?? 'none'}, longest gap ${gap === null ? 'unbounded' : `${gap.ms} ms`}${waited}`],
   };
 };
 
@@ -822,12 +826,14 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'etcd stopped, failsafe on': etcdQuorumLost('all', true),
   'etcd cut off, failsafe on, default timings': etcdQuorumLost('cut', true, DEFAULT_TIMINGS),
   'repeated switchovers': repeatedSwitchovers,
-  'switchover, candidate killed': interruptedSwitchover('candidate'),
-  'switchover, old primary killed': interruptedSwitchover('old primary'),
+  'switchover, candidate killed': interruptedSwitchover('candidate', 'killed'),
+  'switchover, old primary killed': interruptedSwitchover('old primary', 'killed'),
+  'switchover, candidate frozen': interruptedSwitchover('candidate', 'frozen'),
+  'switchover, old primary frozen': interruptedSwitchover('old primary', 'frozen'),
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'primary links lossy', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'primary links lossy', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed', 'switchover, candidate frozen', 'switchover, old primary frozen'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'replica stalled, then the agent killed (quorum)', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];

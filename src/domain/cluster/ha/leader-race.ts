@@ -51,9 +51,16 @@ function keptByFailsafe(ctx: TickContext): Decision | null {
   const status = ctx.input.peers?.get(confirmed.name) ?? null;
   if (status !== null && status.xlog !== undefined) return null;
   if (status !== null && holdsNothing(status)) return null;
-  const d = backOff(ctx, `${confirmed.name}, a primary this node confirmed in failsafe mode, does not answer and may write for ${Math.ceil((until - ctx.now) / 1000)} s more`);
-  return d.actions.length ? d : decision(d.message, [], { wakeAt: until });
+  const how = status === null ? 'does not answer' : 'answers that it may still hold a lock';
+  const d = backOff(ctx, `${confirmed.name}, a primary this node confirmed in failsafe mode, ${how} and may write for ${Math.ceil((until - ctx.now) / 1000)} s more`);
+  // One that answers is mostly a switchover's old primary whose fencer still guards the lock it
+  // has just given up: that changes within moments, asked again soon rather than a loop later.
+  const wakeAt = status === null ? until : Math.min(until, ctx.now + FAILSAFE_RECHECK_MS);
+  return d.actions.length ? d : decision(d.message, [], { wakeAt });
 }
+
+/** How soon a member asks again a primary it confirmed in failsafe mode that answers it still holds something. */
+const FAILSAFE_RECHECK_MS = 300;
 
 /**
  * Failsafe mode: the last leader may still write without the DCS while every member it

@@ -42,8 +42,14 @@ describe('decide(): the leader race', () => {
     expect(decide({ ...base, peers: peers({ node1: down }) }).job).to.equal('promote');
     // Still holding a lock (its fencer guards one, or a failsafe round), stopping, or running without answering: it may write.
     for (const s of [{ ...down, fencer: 'guarding' as const }, { ...down, failsafe_mode_is_active: true as const }, { ...down, state: 'stopping' }, { ...down, state: 'running', silent_primary: true as const }, { ...down, fencer: 'off' as const }]) {
-      expect(types(decide({ ...base, peers: peers({ node1: s }) })), JSON.stringify(s)).to.deep.equal([]);
+      const d = decide({ ...base, peers: peers({ node1: s }) });
+      expect(types(d), JSON.stringify(s)).to.deep.equal([]);
+      // It answers: what it holds changes within moments (a fencer that lets go of a released lock), asked again soon.
+      expect(d.message, JSON.stringify(s)).to.contain('answers that it may still hold a lock');
+      expect(d.wakeAt, JSON.stringify(s)).to.equal(NOW + 300);
     }
+    // One that does not answer is waited for until its lock may have run out.
+    expect(decide({ ...base, peers: peers() }).wakeAt).to.equal(NOW - 1000 + 30_000);
   });
 
   it('backs off while a member says its server, last seen as a primary, runs without answering: it takes writes again the moment it answers', () => {
