@@ -527,6 +527,42 @@ const standbyPartitioned: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt, failures, notes: [`cut ${victim} off for 40 s; the primary's longest write gap ${gap} ms`] };
 };
 
+/**
+ * A replica (in synchronous mode the synchronous standby) loses the other nodes but not etcd:
+ * it streams nothing and answers no peer while its member key stays fresh, so it still races.
+ * 15 s later the primary's agent and postmaster are killed. The other replica must take over
+ * within ttl + 10 s; in synchronous and quorum mode the cut-off one, which lacks the last
+ * commits (the primary went on without it), must not.
+ */
+const standbyCutFromNodesThenPrimaryLost: Fault = async (ctx, primary, obs) => {
+  const victim = ctx.mode === 'sync' ? await syncStandbyOf(ctx, primary) : ctx.nodes.find((h) => h.name !== primary)!.name;
+  const host = hostOf(ctx, victim);
+  const faultAt = Date.now();
+  await cutHost(host, ctx.nodes.filter((h) => h !== host));
+  const failures: string[] = [];
+  let next: Ack | null = null;
+  let killAt = 0;
+  try {
+    await hold(15_000);
+    const gap = longestWriteGapMs(obs.acks().filter((a) => a.node === primary), faultAt, Date.now());
+    killAt = Date.now();
+    signal(ctx.runner.agentPid(primary), 'SIGKILL');
+    signal(ctx.runner.postmasterPid(primary), 'SIGKILL');
+    const ttlMs = Number(ctx.runner.layout.dcs['ttl']) * 1000;
+    next = await waitFor('a new primary to acknowledge a write', ttlMs + 10_000, async () => obs.acks().find((a) => a.node !== primary && a.at >= killAt), 20).catch(() => null);
+    if (next === null) failures.push(`no other node acknowledged a write within ttl + 10 s of the primary's loss`);
+    else if (next.node === victim && ctx.mode !== 'async') failures.push(`${victim}, cut off from the primary and behind it, took over`);
+    const bound = ctx.mode === 'async' ? 1_000 : 15_000;
+    if (gap > bound) failures.push(`the primary's writes stopped for ${gap} ms while ${victim} was cut off (bound ${bound} ms)`);
+    await hold(2000);
+  } finally {
+    await healHost(host);
+  }
+  const healAt = Date.now();
+  ctx.runner.startAgent(primary);
+  return { faultAt, healAt, failures, notes: [`cut ${victim} from the other nodes; primary ${primary} lost 15 s later; ${next === null ? 'no new primary' : `${next.node} wrote ${next.at - killAt} ms after the loss`}`] };
+};
+
 /** SIGSTOP of `pid` for `ms`, SIGCONT whatever happens. */
 async function frozenFor(pid: number | undefined, ms: number): Promise<void> {
   signal(pid, 'SIGSTOP');
@@ -816,6 +852,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'primary PostgreSQL stuck in I/O': postgresStuckInIo,
   'standby PostgreSQL frozen': standbyFrozen,
   'standby partitioned': standbyPartitioned,
+  'standby cut from the nodes, then the primary lost': standbyCutFromNodesThenPrimaryLost,
   'primary cut from etcd': primaryCutFromEtcd,
   'primary links lossy': primaryLossy,
   'one etcd member stopped': oneEtcdMemberStopped,
@@ -833,7 +870,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'primary links lossy', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed', 'switchover, candidate frozen', 'switchover, old primary frozen'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'standby cut from the nodes, then the primary lost', 'primary links lossy', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed', 'switchover, candidate frozen', 'switchover, old primary frozen'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'replica stalled, then the agent killed (quorum)', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];
