@@ -121,20 +121,22 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * `v12` also nodes whose etcd client does not trust watch progress answers (an old etcd
  * release), so their copy is confirmed by full reads and their lock renewed after one;
  * `v13` also etcd losing its quorum while reads are still answered (EVENT_WEIGHTS_V13); `v14`
- * also agents killed in the middle of a promotion (EVENT_WEIGHTS_V14).
+ * also agents killed in the middle of a promotion (EVENT_WEIGHTS_V14); `v15` also a client
+ * commit on the trapped server once writable, just before its agent is killed (acknowledged by
+ * it alone: only that server holds it).
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13' | 'v14';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13' | 'v14' | 'v15';
 
 /** Every fault model, oldest first. */
-export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13', 'v14'];
+export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13', 'v14', 'v15'];
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v14';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v15';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
-  if (model === 'v14') return EVENT_WEIGHTS_V14;
+  if (model === 'v14' || model === 'v15') return EVENT_WEIGHTS_V14;
   if (model === 'v13') return EVENT_WEIGHTS_V13;
   if (model === 'v10' || model === 'v11' || model === 'v12') return EVENT_WEIGHTS_V10;
   if (model === 'v9') return EVENT_WEIGHTS_V9;
@@ -391,8 +393,12 @@ export async function applyRandomEvent(
   }
 }
 
-/** Kills the agents of trapped nodes whose promotion runs now (model v14); what happened, for the replay log. */
-export function springPromotionTraps(sim: SimCluster, faults: FaultState): string[] {
+/**
+ * Kills the agents of trapped nodes whose promotion runs now (model v14); from v15 a trapped
+ * writable server first acknowledges a client commit (its synchronous standbys are not named
+ * yet: that commit is on it alone). What happened, for the replay log.
+ */
+export function springPromotionTraps(sim: SimCluster, faults: FaultState, model: FaultModel = CURRENT_FAULT_MODEL): string[] {
   const out: string[] = [];
   for (const [name, when] of [...faults.promotionTraps]) {
     if (!faults.promotionTraps.has(name)) break;
@@ -404,8 +410,10 @@ export function springPromotionTraps(sim: SimCluster, faults: FaultState): strin
     if (when === 'writable' && !(node.db.isWritable && sync?.leader === name && sync.promoting !== undefined)) continue;
     faults.promotionTraps.clear();
     const writable = node.db.isWritable;
+    // Acknowledged before the write's first await when no synchronous standby is named.
+    const alone = writable && model !== 'v14' ? node.db.write(256).catch(() => undefined) : null;
     node.killAgent();
-    out.push(`trap: killed agent ${name} during its promotion (its server ${writable ? 'writable already' : 'still in recovery'})`);
+    out.push(`trap: killed agent ${name} during its promotion (its server ${writable ? 'writable already' : 'still in recovery'})${alone ? ', after a client commit on it' : ''}`);
   }
   return out;
 }

@@ -94,6 +94,10 @@ const REGRESSION_SEEDS = [
   // agent was killed, its fencer released the key, and a replica created from it a moment earlier (without those commits)
   // was promoted: no sync key meant any replica counted. The bootstrap now writes the key naming only itself first.
   { seed: 451497205, profile: 'deep', model: 'v14' },
+  // Not a failure found, a guard: the new primary n5 acknowledged a commit alone (no synchronous standby named yet) and its
+  // agent was killed. Its fencer must keep the sync key n5 wrote (its server promoted); putting back the key it replaced
+  // would let n3, which lacks that commit, lead. It fails when the fencer's in-recovery and timeline checks are removed.
+  { seed: 1164290317, profile: 'deep', model: 'v15' },
 ] as const;
 
 describe('HA randomized simulation', function () {
