@@ -38,6 +38,12 @@ export interface Etcd3GatewayKeyValueOptions extends Etcd3KeyValueOptions {
   readonly discoverMembers?: boolean;
   /** Says when the members learned change. */
   readonly logger?: Logger;
+  /**
+   * How long a call keeps trying again while every member refuses the connection or cannot be
+   * reached at all (nothing was sent); default the retry timeout. An agent rides out an etcd
+   * restart this way; a command typed by an operator wants its answer sooner.
+   */
+  readonly unreachableRetryMs?: number;
 }
 
 type Json = Record<string, unknown>;
@@ -470,7 +476,9 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
    * answered with, but for a member without a leader.
    */
   private async post(path: string, body: Json, headers: Record<string, string>): Promise<Json> {
-    const deadline = Date.now() + this.retryTimeoutMs;
+    const startedAt = Date.now();
+    const deadline = startedAt + this.retryTimeoutMs;
+    const unreachableUntil = startedAt + Math.min(this.retryTimeoutMs, this.opts.unreachableRetryMs ?? this.retryTimeoutMs);
     for (let round = 0; ; round++) {
       const outcome = await this.postRound(path, body, headers, deadline);
       if ('answer' in outcome) return outcome.answer;
@@ -478,13 +486,18 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
       // retry timeout, as long as the request surely did not reach etcd or may be repeated, so
       // a blip of a second or two is not an outage (the leader would demote at once).
       const pause = Math.min(RETRY_PAUSE_MAX_MS, RETRY_PAUSE_MS * 2 ** round);
-      if (!outcome.repeatable || Date.now() + pause + MIN_RETRY_ATTEMPT_MS > deadline) throw asUnavailable(path, outcome.error);
+      const until = outcome.unreachable ? unreachableUntil : deadline;
+      if (!outcome.repeatable || Date.now() + pause + MIN_RETRY_ATTEMPT_MS > until) throw asUnavailable(path, outcome.error);
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
-  /** One pass over the members (see post): the answer, or the last error and whether the request may be sent again. */
-  private async postRound(path: string, body: Json, headers: Record<string, string>, deadline: number): Promise<{ answer: Json } | { error: unknown; repeatable: boolean }> {
+  /**
+   * One pass over the members (see post): the answer, or the last error, whether the request may
+   * be sent again, and whether no member could be reached at all (every connection refused or
+   * unroutable).
+   */
+  private async postRound(path: string, body: Json, headers: Record<string, string>, deadline: number): Promise<{ answer: Json } | { error: unknown; repeatable: boolean; unreachable: boolean }> {
     // The members as of this pass: a refresh meanwhile applies to the next one.
     const urls = [...this.urls];
     const n = urls.length;
@@ -492,6 +505,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
     const attemptMs = n > 1 ? Math.min(left, Math.max(MIN_ATTEMPT_MS, Math.floor(this.retryTimeoutMs / n))) : left;
     let last: unknown = null;
     let repeatable = true;
+    let unreachable = true;
     const first = this.preferred;
     for (let i = 0; i < n; i++) {
       const url = urls[(first + i) % n]!;
@@ -504,14 +518,16 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
         const at = this.urls.indexOf(url);
         if (at !== -1 && this.preferred === at) this.preferred = (at + 1) % this.urls.length;
         last = e;
-        const notSent = (e instanceof GatewayError && e.refusedWithoutLeader) || NOT_SENT_CODES.has(String((e as NodeJS.ErrnoException).code));
+        const noConnection = NOT_SENT_CODES.has(String((e as NodeJS.ErrnoException).code));
+        if (!noConnection) unreachable = false;
+        const notSent = (e instanceof GatewayError && e.refusedWithoutLeader) || noConnection;
         if (!notSent && !IDEMPOTENT_PATHS.has(path)) {
           repeatable = false;
           break;
         }
       }
     }
-    return { error: last, repeatable };
+    return { error: last, repeatable, unreachable };
   }
 
   private postTo(url: string, path: string, body: Json, headers: Record<string, string>, timeoutMs: number = this.retryTimeoutMs): Promise<Json> {

@@ -10,6 +10,13 @@ import { WarningLogger } from './warning-logger.js';
 export const DCS_TIMEOUT_MS = 10_000;
 
 /**
+ * How long wardenctl tries again while no etcd member takes a connection (refused, no route):
+ * long enough for a member restarting, short enough that a wrong address or a stopped etcd
+ * is said at once rather than after the whole call timeout.
+ */
+export const DCS_UNREACHABLE_RETRY_MS = 2_000;
+
+/**
  * The cluster store wardenctl reads and writes: etcd through its JSON gateway, which needs
  * no gRPC stack (loading one costs a short-lived command more than the call itself).
  * `timeoutMs` bounds each call (tests give a shorter one).
@@ -19,6 +26,7 @@ export function ctlClusterStore(config: CtlConfig, scope: string, warn: (line: s
     hosts: config.etcd.hosts,
     prefix: clusterPrefix(config.namespace, scope),
     retryTimeoutMs: timeoutMs,
+    unreachableRetryMs: Math.min(timeoutMs, DCS_UNREACHABLE_RETRY_MS),
     // One read per command: any member's answer will do (no round to the raft leader).
     serializableReads: true,
     protocol: config.etcd.protocol,

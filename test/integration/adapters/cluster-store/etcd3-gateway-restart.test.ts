@@ -15,8 +15,8 @@ describe('Etcd3GatewayKeyValue: etcd restarting within the retry timeout', funct
   this.timeout(60_000);
   let etcd: EtcdServer;
   const clients: Etcd3GatewayKeyValue[] = [];
-  const client = (retryTimeoutMs: number) => {
-    const c = new Etcd3GatewayKeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'restart'), retryTimeoutMs });
+  const client = (retryTimeoutMs: number, unreachableRetryMs?: number) => {
+    const c = new Etcd3GatewayKeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/service', 'restart'), retryTimeoutMs, ...(unreachableRetryMs !== undefined ? { unreachableRetryMs } : {}) });
     clients.push(c);
     return c;
   };
@@ -44,6 +44,26 @@ describe('Etcd3GatewayKeyValue: etcd restarting within the retry timeout', funct
     const again = sleep(1000).then(() => etcd.restart());
     await Promise.all([kv.put('config', '{"ttl":40}'), again]);
     expect((await kv.readAll()).get('config')?.value).to.equal('{"ttl":40}');
+  });
+
+  it('a shorter window for members that take no connection (wardenctl): gives up after it, and still rides out a shorter restart', async () => {
+    const kv = client(8000, 2000);
+    await kv.put('config', '{"ttl":30}');
+    await etcd.kill();
+    try {
+      const started = Date.now();
+      const error = await kv.readAll().then(() => null, (e: unknown) => e);
+      const ms = Date.now() - started;
+      expect(error).to.be.instanceOf(DcsUnavailableError);
+      expect(String((error as Error).message)).to.contain('ECONNREFUSED');
+      expect(ms, 'gave up after the unreachable window, not the retry timeout').to.be.within(1000, 3500);
+    } finally {
+      await etcd.restart();
+    }
+    await etcd.kill();
+    const back = sleep(800).then(() => etcd.restart());
+    const [snapshot] = await Promise.all([kv.readAll(), back]);
+    expect(snapshot.get('config')?.value).to.equal('{"ttl":30}');
   });
 
   it('down for longer than the retry timeout: DcsUnavailableError at about the retry timeout', async () => {
