@@ -35,7 +35,8 @@ export class FailsafeWitness {
   confirmation(): FailsafeConfirmation | null {
     if (this.lastAcceptedAt === null || this.lastAcceptedFrom === null) return null;
     const confirmed = { name: this.lastAcceptedFrom, at: this.lastAcceptedAt, ttlMs: this.lastAcceptedTtlMs };
-    if (failsafeConfirmationStands(confirmed, this.cluster.current.cluster?.leader?.name ?? null)) return confirmed;
+    const view = this.cluster.current;
+    if (failsafeConfirmationStands(confirmed, { leader: view.cluster?.leader?.name ?? null, readAt: view.readAt })) return confirmed;
     this.lastAcceptedFrom = null;
     return null;
   }

@@ -220,16 +220,19 @@ export function confirmedFailsafeUntil(confirmed: FailsafeConfirmation, ttlSecon
 }
 
 /**
- * Whether a confirmation given to a primary in failsafe mode still binds this node, now that it
- * sees `leaderNow` hold the leader key. A member confirms only while it sees that primary's key,
- * and its view of the store only moves forward: another holder took the key after it. No member
- * takes the key while a primary's failsafe lock may run (every member it listed confirmed its
- * last round and waits that lock out, an unlisted one waits for every listed member to answer),
- * so that lock has ended and the confirmation binds no later race (a switchover after an etcd
- * outage waited out the ttl of a round long past when its new candidate died).
+ * Whether a confirmation given to a primary in failsafe mode still binds this node, now that a
+ * read of the store begun at `readAt` shows `leader` holding the leader key. A member confirms
+ * only while it sees that primary's key, and a read begun after the confirmation sees at least
+ * what the reads before it saw: another holder took the key after that primary. No member takes
+ * the key while a primary's failsafe lock may run (every member it listed confirmed its last
+ * round and waits that lock out, an unlisted one waits for every listed member to answer), so
+ * that lock has ended and the confirmation binds no later race (a switchover after an etcd
+ * outage waited out the ttl of a round long past when its new candidate died). A read begun
+ * before the confirmation proves nothing: it may have been served before that primary's key.
  */
-export function failsafeConfirmationStands(confirmed: FailsafeConfirmation, leaderNow: string | null): boolean {
-  return leaderNow === null || leaderNow === confirmed.name;
+export function failsafeConfirmationStands(confirmed: FailsafeConfirmation, seen: { readonly leader: string | null; readonly readAt: number | null }): boolean {
+  if (seen.readAt === null || seen.readAt <= confirmed.at) return true;
+  return seen.leader === null || seen.leader === confirmed.name;
 }
 
 /** What the watchdog looks like this tick. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
-import type { Action } from '../../../../../src/domain/cluster/ha/decision.js';
+import { failsafeConfirmationStands, type Action } from '../../../../../src/domain/cluster/ha/decision.js';
 import type { NodeStatus } from '../../../../../src/domain/cluster/model/status.js';
 import { EMPTY_MEMORY } from '../../../../../src/domain/cluster/ha/decision.js';
 import { cluster, failover, input, member, NOW, peerStatus, primaryFacts, replicaFacts, settings, types } from './fixtures.js';
@@ -60,6 +60,17 @@ describe('decide(): the leader race', () => {
     expect(d.message).to.contain("node1's server, last seen as a primary, runs without answering");
     // Once its agent stopped it, the race goes on.
     expect(decide({ ...base, peers: peers({ node1: { ...silent, state: 'stopped', silent_primary: undefined } as NodeStatus }) }).job).to.equal('promote');
+  });
+
+  it('a failsafe confirmation ends once a read begun after it shows another member holding the leader key', () => {
+    const confirmed = { name: 'node1', at: NOW, ttlMs: 30_000 };
+    expect(failsafeConfirmationStands(confirmed, { leader: 'node3', readAt: NOW + 1 })).to.equal(false);
+    // The key gone, or still the confirmed primary's: it may still write under failsafe.
+    expect(failsafeConfirmationStands(confirmed, { leader: null, readAt: NOW + 1 })).to.equal(true);
+    expect(failsafeConfirmationStands(confirmed, { leader: 'node1', readAt: NOW + 1 })).to.equal(true);
+    // A read begun before the confirmation (or none yet) may have been served before node1 held the key.
+    expect(failsafeConfirmationStands(confirmed, { leader: 'node3', readAt: NOW })).to.equal(true);
+    expect(failsafeConfirmationStands(confirmed, { leader: 'node3', readAt: null })).to.equal(true);
   });
 
   it('failsafe mode: a node the last leader did not list among its failsafe members races only when every listed member answers', () => {
