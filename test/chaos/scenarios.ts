@@ -723,6 +723,27 @@ const etcdLeaderFrozen: Fault = async (ctx, primary, obs) => {
   return { faultAt, healAt, notes: [`froze the raft leader ${victim.name}; longest write gap ${longest.ms} ms, ${longest.start - faultAt} ms after the fault`], failures };
 };
 
+/**
+ * The etcd member that leads the raft loses the other two members for 30 s while every client
+ * still reaches it: it steps down, the other two elect a leader, and it can no longer serve a
+ * consistent read, a lease renewal or a write, nor send its watchers anything new. The agents
+ * connected to it must move to the other members: no failover, the primary's writes never stop
+ * for a second.
+ */
+const etcdLeaderIsolated: Fault = async (ctx, primary, obs) => {
+  const victim = (await etcdLeaderMember(ctx.runner, ctx.etcd)) ?? ctx.etcd[0]!;
+  const faultAt = Date.now();
+  await cutHost(victim, ctx.etcd.filter((h) => h !== victim));
+  try {
+    await hold(30_000);
+  } finally {
+    await healHost(victim);
+  }
+  const healAt = Date.now();
+  const { longest, failures } = judgeEtcdMemberFault(obs, primary, faultAt, healAt, 'cut off from the other members');
+  return { faultAt, healAt, notes: [`cut the raft leader ${victim.name} off from the other members; longest write gap ${longest.ms} ms, ${longest.start - faultAt} ms after the fault`], failures };
+};
+
 /** Five switchovers through the API, each to the next node (in synchronous mode, to the synchronous standby; in quorum mode, once it is in the quorum). */
 const repeatedSwitchovers: Fault = async (ctx, primary, obs) => {
   const faultAt = Date.now();
@@ -857,6 +878,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'primary links lossy': primaryLossy,
   'one etcd member stopped': oneEtcdMemberStopped,
   'etcd raft leader frozen': etcdLeaderFrozen,
+  'etcd raft leader isolated': etcdLeaderIsolated,
   'two etcd members stopped, failsafe off': etcdQuorumLost('two', false),
   'two etcd members stopped, failsafe on': etcdQuorumLost('two', true),
   'etcd stopped, failsafe off': etcdQuorumLost('all', false),
