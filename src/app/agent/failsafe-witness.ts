@@ -29,8 +29,8 @@ export class FailsafeWitness {
 
   /**
    * The primary whose ping this node last accepted, when, and the ttl then; null when none, or
-   * once the current view shows another member holding the leader key (the confirmation is then
-   * forgotten: see failsafeConfirmationStands). Asked every tick, so every view a tick sees counts.
+   * once a view read after it shows another member holding the leader key (the confirmation is
+   * then forgotten: see failsafeConfirmationStands). Asked every tick, so every view a tick sees counts.
    */
   confirmation(): FailsafeConfirmation | null {
     if (this.lastAcceptedAt === null || this.lastAcceptedFrom === null) return null;
