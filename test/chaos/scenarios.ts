@@ -4,13 +4,14 @@
  * observed (checks.ts). They run one after another on the same cluster.
  */
 import { readFile, stat } from 'node:fs/promises';
+import pg from 'pg';
 import { join } from 'node:path';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { serverProcessesInDataDir } from '../../src/adapters/database/data-dir-processes.js';
 import { FENCE_HOLD_FILE } from '../../src/adapters/database/fence-hold.js';
 import { pathExists } from '../../src/adapters/database/path-exists.js';
 import { isAlive, waitFor } from '../../scripts/lib/processes.js';
-import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, waitConverged } from './chaos-cluster.js';
+import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, sql, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGap, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
 import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.js';
 import { cutHost, healHost, lossyHost, type LabHost } from './lab.js';
@@ -361,6 +362,62 @@ const backendKilled: Fault = async (ctx, primary, obs) => {
   if (postmaster !== undefined && ctx.runner.postmasterPid(primary) !== postmaster) failures.push(`the postmaster was replaced (${postmaster} -> ${ctx.runner.postmasterPid(primary)}): the agent restarted a server that recovered by itself`);
   const gap = next === null ? null : longestWriteGap(obs.acks(), faultAt, next.at);
   return { faultAt, healAt: null, failures, notes: [`killed backend ${victim}; longest write gap after the kill ${gap === null ? 'unbounded' : `${gap.ms} ms`}`] };
+};
+
+/**
+ * Every connection slot of the primary that an ordinary role may take is taken (a connection
+ * storm from an application, `too many clients already` for the next one) for 30 s, then
+ * released; meanwhile the agent's own session is ended, so it must connect again while only the
+ * superusers' reserved slots are left. The agent's work goes on: no failover, no restart of the
+ * postmaster, `/primary` answers 200 throughout, the writers (superusers on connections they
+ * already hold) go on writing.
+ */
+const connectionsExhausted: Fault = async (ctx, primary, obs) => {
+  const node = addresses(ctx.runner).find((n) => n.name === primary)!;
+  const postmaster = ctx.runner.postmasterPid(primary);
+  const held: pg.Client[] = [];
+  let refusal = '';
+  const faultAt = Date.now();
+  const failures: string[] = [];
+  const answers: number[] = [];
+  let agentSessionsCut = 0;
+  try {
+    for (let i = 0; i < 1000; i++) {
+      // The lab's rewind role: no superuser, and the only such role its pg_hba.conf lets in from the clients' side.
+      const c = new pg.Client({ host: node.host, port: node.pgPort, user: 'rewinder', password: 'warden-demo-rw', database: 'postgres', connectionTimeoutMillis: 2000 });
+      c.on('error', () => undefined);
+      try {
+        await c.connect();
+        held.push(c);
+      } catch (e) {
+        refusal = String((e as Error).message ?? e);
+        break;
+      }
+    }
+    // The agent's own session is cut too: it must get a new one while only the superusers' reserved slots are left.
+    const cut = await sql(node, "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE application_name = 'warden'").then((r) => Number(r.rows[0]?.n ?? 0), (e: unknown) => { failures.push(`could not end the agent's session: ${String(e)}`); return 0; });
+    agentSessionsCut = cut;
+    const until = Date.now() + 30_000;
+    while (Date.now() < until) {
+      const r = await fetch(`${node.apiUrl}/primary`, { signal: AbortSignal.timeout(2000) }).then((x) => x.status, () => 0);
+      answers.push(r);
+      await hold(500);
+    }
+  } finally {
+    for (const c of held) await c.end().catch(() => undefined);
+  }
+  const healAt = Date.now();
+  await hold(Number(ctx.runner.layout.dcs['loop_wait']) * 2000);
+  if (!/too many clients|reserved/.test(refusal)) failures.push(`the storm was not refused for want of slots after ${held.length} connections: ${refusal || 'never refused'}`);
+  if (firstAckElsewhere(obs.acks(), primary, faultAt) !== null || obs.leader.movedFrom(primary, faultAt) !== null) failures.push('the leader changed while the primary had no free connection slot');
+  if (postmaster !== undefined && ctx.runner.postmasterPid(primary) !== postmaster) failures.push(`the postmaster was replaced (${postmaster} -> ${ctx.runner.postmasterPid(primary)})`);
+  const bad = answers.filter((a) => a !== 200);
+  if (bad.length > 0) failures.push(`/primary on the primary answered ${bad.join(', ')} during the storm (of ${answers.length})`);
+  const gap = longestWriteGap(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
+  const stopped = primaryStopped(obs, primary, gap, 1000);
+  if (stopped) failures.push(`${stopped} during the storm`);
+  if (agentSessionsCut === 0) failures.push("the agent had no session to cut (application_name 'warden')");
+  return { faultAt, healAt, failures, notes: [`${held.length} connections held for 30 s (the next refused: ${refusal.slice(0, 80)}); the agent's ${agentSessionsCut} session(s) ended meanwhile; /primary ${answers.filter((a) => a === 200).length} of ${answers.length} times 200; longest write gap ${gap.ms} ms`] };
 };
 
 /** The primary's PostgreSQL processes made silent by a fault; `release` ends the fault. */
@@ -869,6 +926,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'agent and postmaster killed': agentAndPostmasterKilled,
   'primary postmaster killed': postmasterKilled,
   'primary backend killed': backendKilled,
+  'primary out of connection slots': connectionsExhausted,
   'primary PostgreSQL frozen': postgresFrozen,
   'primary PostgreSQL stuck in I/O': postgresStuckInIo,
   'standby PostgreSQL frozen': standbyFrozen,
