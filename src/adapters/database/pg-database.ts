@@ -85,6 +85,11 @@ function cannotConnectNow(e: unknown): boolean {
   return (e as { code?: unknown }).code === '57P03';
 }
 
+/** PostgreSQL has no connection slot left for the agent's login (`too many clients already`, or only reserved slots left). */
+function outOfConnectionSlots(e: unknown): boolean {
+  return (e as { code?: unknown }).code === '53300';
+}
+
 /** Least time between two looks at the control file's hot-standby minimums from the probe. */
 const MINIMUMS_CHECK_MS = 5000;
 
@@ -140,6 +145,8 @@ export class PgDatabase implements Database {
   private minimums: Readonly<Record<string, number>> | null = null;
   /** Since when (epoch ms) the probe has seen this replica not streaming; null while it streams. */
   private notStreamingSince: number | null = null;
+  /** The last probe could not log in because every connection slot was taken (SQLSTATE 53300): said once per episode. */
+  private outOfSlots = false;
   /** The control file's mtime when minimumsMoved last looked, what it found and when (epoch ms); null: look again. */
   private minimumsSeen: { readonly mtimeMs: number; readonly moved: boolean; readonly at: number } | null = null;
   /** undefined until known: read back from the files on disk when needed. */
@@ -315,6 +322,10 @@ export class PgDatabase implements Database {
         }),
       ]);
       const state = this.states.observed({ alive: true, pidFile: true, answered: true, refusing: false });
+      if (this.outOfSlots) {
+        this.outOfSlots = false;
+        this.log.info('the server takes the agent\'s connection again');
+      }
       const replayBlockedBy = obs.inRecovery && obs.replayPaused ? await this.replayBlock() : null;
       const standbyMinimumsChanged = obs.inRecovery ? await this.minimumsMoved() : false;
       const receiverError = obs.inRecovery && obs.replicationState !== 'streaming' && obs.upstreamConnUrl !== null ? await this.receiverErrorOnceStuck() : this.clearNotStreaming();
@@ -323,6 +334,14 @@ export class PgDatabase implements Database {
       // a query still hanging on the connection would block the next probe: start afresh
       if (overBudget) this.session.close();
       this.log.debug('server did not answer the probe', { error: describe(e) });
+      if (outOfConnectionSlots(e) && !this.outOfSlots) {
+        this.outOfSlots = true;
+        // Otherwise it reads as a hung server, and is handled as one (a primary is stopped after primary_start_timeout).
+        this.log.warn(
+          'the server refuses the agent\'s connection: every connection slot is taken, the superusers\' reserved ones (superuser_reserved_connections) included; the agent cannot see into the server and handles it as one that does not answer: find who holds superuser connections (pg_stat_activity), or raise superuser_reserved_connections',
+          { error: describe(e) },
+        );
+      }
       const state = this.states.observed({ alive: true, pidFile: true, answered: false, refusing: cannotConnectNow(e) });
       return { ...stoppedFacts(state, initialized), ...marked };
     } finally {
