@@ -15,6 +15,10 @@
  *
  *   node --import tsx bench/dcs.ts [--clusters 1,20] [--window 60] [--settle 120] [--parallel 3]
  *        [--systems warden,patroni] [--ttl 20] [--loop-wait 2] [--retry-timeout 5] [--skip-compiled]
+ *
+ * `ETCD_BIN=$(bash scripts/fetch-etcd.sh trixie)` runs it on Debian 13's etcd 3.5 instead of the
+ * installed one: with Debian 12's 3.4.23, whose progress answers may overtake changes, the agents
+ * read the keys changed since their copy was last complete whenever another cluster wrote.
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,6 +85,8 @@ interface Measured {
 interface Result {
   readonly system: 'warden' | 'patroni';
   readonly n: number;
+  /** The etcd server's release (`GET /version`): whether it orders its watch progress answers decides the agents' reads. */
+  readonly etcdVersion: string;
   /** Per cluster and second. */
   readonly rates: EtcdCost;
   /** Bytes per second per cluster on the wire, from etcd to the clients and back. */
@@ -216,7 +222,8 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
   try {
     etcd = await startEtcd();
     const etcdPort = Number(etcd.host.split(':')[1]);
-    progress(`${system} x${n}: etcd on ${etcd.endpoint} (pid ${etcd.pid}), starting ${n} clusters ${parallel} at a time in ${base}`);
+    const etcdVersion = ((await (await fetch(`${etcd.endpoint}/version`)).json()) as { etcdserver?: string }).etcdserver ?? 'unknown';
+    progress(`${system} x${n}: etcd ${etcdVersion} on ${etcd.endpoint} (pid ${etcd.pid}), starting ${n} clusters ${parallel} at a time in ${base}`);
     for (let i = 1; i <= n; i += parallel) {
       const batch = [];
       for (let k = i; k < i + parallel && k <= n; k++) batch.push(system === 'warden' ? startWarden(k, base, etcdPort, launcher) : startPatroni(k, base, etcdPort));
@@ -246,6 +253,7 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
     const result: Result = {
       system,
       n,
+      etcdVersion,
       rates: costRates(before, after, seconds, n),
       wireFrom: sum(0) / seconds / n,
       wireTo: sum(1) / seconds / n,
@@ -291,7 +299,7 @@ function report(n: number, warden: Result | null, patroni: Result | null): void 
     ['clusters whose primary wrote WAL during the window (count)', (r) => r.walMoved],
   ];
   printRuns(
-    `etcd cost per 3-node cluster, ${n} cluster${n > 1 ? 's' : ''} on one etcd (idle, ttl ${dcs.ttl} / loop_wait ${dcs.loop_wait}, ${windowS} s window)`,
+    `etcd cost per 3-node cluster, ${n} cluster${n > 1 ? 's' : ''} on one etcd ${warden?.etcdVersion ?? patroni?.etcdVersion ?? ''} (idle, ttl ${dcs.ttl} / loop_wait ${dcs.loop_wait}, ${windowS} s window)`,
     ['figure (per cluster)', launcherNote, patroni ? patroniVersion() : 'Patroni (not run)'],
     lines.map(([name, f]) => [name, col(warden, f), col(patroni, f)]),
   );

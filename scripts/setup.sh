@@ -22,6 +22,9 @@ command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 command -v prometheus-postgres-exporter >/dev/null 2>&1 || need_apt+=(prometheus-postgres-exporter)
 [ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+# The etcd tests also run against Debian 13's etcd (3.5), fetched from the archive below.
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+command -v gpgv >/dev/null 2>&1 || need_apt+=(gpgv)
 # The chaos suite builds its own network namespaces and cuts links with iptables.
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
@@ -73,4 +76,6 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
+# etcd 3.5 from Debian 13 beside the installed 3.4 (not installed: unpacked under .cache/).
+bash scripts/fetch-etcd.sh trixie >/dev/null
 echo "setup: ok"

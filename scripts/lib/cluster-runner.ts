@@ -7,6 +7,8 @@ import { isAlive, spawnDetached, stopPid, waitFor } from './processes.js';
 import { launcherNodeFlags } from '../../src/app/agent/launcher-flags.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '../..');
+/** The etcd server the clusters run on (`ETCD_BIN`, e.g. another release from scripts/fetch-etcd.sh; default `etcd` on PATH). */
+const ETCD_BIN = process.env['ETCD_BIN'] || 'etcd';
 
 /**
  * The V8 flags of bin/warden.js's shebang (`#!/usr/bin/env -S node <flags>`), which
@@ -112,7 +114,7 @@ export class ClusterRunner {
     if (running !== undefined && isAlive(running)) return;
     const { etcdClientPort: cp, etcdPeerPort: pp } = this.layout;
     const pid = spawnDetached(
-      ...ClusterRunner.inNetns(m.netns, 'etcd', [
+      ...ClusterRunner.inNetns(m.netns, ETCD_BIN, [
         '--name', m.name,
         '--data-dir', join(this.layout.dir, all.length === 1 ? 'etcd' : `etcd-${m.name}`),
         '--listen-client-urls', `http://${m.host}:${cp}`,
