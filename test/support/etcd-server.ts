@@ -323,3 +323,23 @@ export async function freeEtcdSpace(endpoint: string, prefix: string): Promise<v
   await etcdctl(endpoint, ['defrag']);
   await etcdctl(endpoint, ['alarm', 'disarm']);
 }
+
+/**
+ * One etcd for the tests of the enclosing `describe`: started before them, stopped and its
+ * data removed after. Call it in the `describe` body; the getter answers the server in a test.
+ */
+export function etcdForSuite(opts: StartEtcdOptions = {}): () => EtcdServer {
+  let server: EtcdServer | undefined;
+  before(async function () {
+    this.timeout(30_000);
+    server = await startEtcd(opts);
+  });
+  after(async function () {
+    this.timeout(15_000);
+    await server?.cleanup();
+  });
+  return () => {
+    if (!server) throw new Error('the suite etcd is not started (etcdForSuite is called in a describe body, used in its tests)');
+    return server;
+  };
+}

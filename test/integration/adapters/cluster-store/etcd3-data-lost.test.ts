@@ -14,7 +14,7 @@ import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etc
 import type { KeyValueClusterStore } from '../../../../src/adapters/cluster-store/key-value-cluster-store.js';
 import { clusterPrefix } from '../../../../src/adapters/cluster-store/keys.js';
 import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
-import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { etcdForSuite } from '../../../support/etcd-server.js';
 
 const transports = {
   'JSON gateway': (o: ConstructorParameters<typeof Etcd3GatewayClusterStore>[0]) => new Etcd3GatewayClusterStore(o),
@@ -24,19 +24,13 @@ const transports = {
 for (const [name, make] of Object.entries(transports)) {
   describe(`the watched copy when etcd loses its data (${name}, real etcd)`, function () {
     this.timeout(60_000);
-    let etcd: EtcdServer;
-    before(async () => {
-      etcd = await startEtcd();
-    });
-    after(async () => {
-      await etcd?.cleanup();
-    });
+    const etcd = etcdForSuite();
 
     it('a read after etcd came back empty shows the new store, not the keys it lost', async () => {
       const prefix = clusterPrefix('/service', 'lost');
-      const raw = new Etcd3GatewayKeyValue({ hosts: [etcd.host], prefix, retryTimeoutMs: 5000 });
+      const raw = new Etcd3GatewayKeyValue({ hosts: [etcd().host], prefix, retryTimeoutMs: 5000 });
       const logger = new MemoryLogger();
-      const store: KeyValueClusterStore = make({ hosts: [etcd.host], prefix, retryTimeoutMs: 5000, clock: new SystemClock(), logger, watchedCopy: true });
+      const store: KeyValueClusterStore = make({ hosts: [etcd().host], prefix, retryTimeoutMs: 5000, clock: new SystemClock(), logger, watchedCopy: true });
       try {
         // The copy is read once early, then follows the store's changes to revisions well
         // above what the new store will reach, and above its first read's.
@@ -45,9 +39,9 @@ for (const [name, make] of Object.entries(transports)) {
         await raw.put('leader', 'node2');
         await raw.put('config', '{"ttl":30}');
         expect((await store.read()).leader?.name).to.equal('node2');
-        await etcd.stop();
-        await rm(join(etcd.dataDir, 'etcd'), { recursive: true, force: true });
-        await etcd.restart();
+        await etcd().stop();
+        await rm(join(etcd().dataDir, 'etcd'), { recursive: true, force: true });
+        await etcd().restart();
         // The new store passes the revision of the copy's first read.
         for (let i = 0; i < 20; i++) await raw.put(`noise/${i % 5}`, String(i));
         await raw.put('config', '{"ttl":40}');

@@ -3,7 +3,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import { DcsUnavailableError } from '../../../../src/domain/errors.js';
 import { freePort } from '../../../support/free-port.js';
-import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { etcdForSuite } from '../../../support/etcd-server.js';
 import { expectReportedByProgress } from '../../../support/progress-order.js';
 
 const RETRY_TIMEOUT_MS = 2000;
@@ -29,17 +29,11 @@ async function blackHole(): Promise<{ readonly host: string; close(): Promise<vo
 
 describe('Etcd3GatewayKeyValue with several etcd hosts (real etcd)', function () {
   this.timeout(60_000);
-  let etcd: EtcdServer;
-  before(async () => {
-    etcd = await startEtcd();
-  });
-  after(async () => {
-    await etcd?.cleanup();
-  });
+  const etcd = etcdForSuite();
 
   it('a host that refuses connections is passed over for every call, writes included', async () => {
     const dead = `127.0.0.1:${await freePort()}`;
-    const kv = new Etcd3GatewayKeyValue({ hosts: [dead, etcd.host], prefix: '/service/hosts1/', retryTimeoutMs: RETRY_TIMEOUT_MS });
+    const kv = new Etcd3GatewayKeyValue({ hosts: [dead, etcd().host], prefix: '/service/hosts1/', retryTimeoutMs: RETRY_TIMEOUT_MS });
     try {
       expect(await kv.put('config', '{}')).to.equal(true);
       expect(await kv.create('initialize', '')).to.be.a('string');
@@ -51,7 +45,7 @@ describe('Etcd3GatewayKeyValue with several etcd hosts (real etcd)', function ()
 
   it('a host that never answers costs one call its share of the retry timeout; later calls and the watch go to the member that answers', async () => {
     const hole = await blackHole();
-    const kv = new Etcd3GatewayKeyValue({ hosts: [hole.host, etcd.host], prefix: '/service/hosts2/', retryTimeoutMs: RETRY_TIMEOUT_MS });
+    const kv = new Etcd3GatewayKeyValue({ hosts: [hole.host, etcd().host], prefix: '/service/hosts2/', retryTimeoutMs: RETRY_TIMEOUT_MS });
     const seen: string[] = [];
     try {
       let started = Date.now();
@@ -74,7 +68,7 @@ describe('Etcd3GatewayKeyValue with several etcd hosts (real etcd)', function ()
 
   it('a write that may have reached a member that never answered is not repeated elsewhere', async () => {
     const hole = await blackHole();
-    const kv = new Etcd3GatewayKeyValue({ hosts: [hole.host, etcd.host], prefix: '/service/hosts3/', retryTimeoutMs: RETRY_TIMEOUT_MS });
+    const kv = new Etcd3GatewayKeyValue({ hosts: [hole.host, etcd().host], prefix: '/service/hosts3/', retryTimeoutMs: RETRY_TIMEOUT_MS });
     try {
       let error: unknown;
       await kv.create('leader', 'a').catch((e: unknown) => (error = e));

@@ -8,23 +8,15 @@
  */
 import { expect } from 'chai';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
-import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { etcdForSuite } from '../../../support/etcd-server.js';
 import { startTcpRelay } from '../../../support/tcp-relay.js';
 
 describe('Etcd3GatewayKeyValue through a TCP relay (real etcd)', function () {
   this.timeout(90_000);
-  let etcd: EtcdServer;
-
-  before(async () => {
-    etcd = await startEtcd();
-  });
-
-  after(async () => {
-    await etcd?.cleanup();
-  });
+  const etcd = etcdForSuite();
 
   it('a burst of 40 concurrent reads leaves at most 4 idle connections open', async () => {
-    const relay = await startTcpRelay(etcd.host);
+    const relay = await startTcpRelay(etcd().host);
     const kv = new Etcd3GatewayKeyValue({ hosts: [relay.host], prefix: '/itest-idle/', retryTimeoutMs: 5000 });
     try {
       await Promise.all(Array.from({ length: 40 }, () => kv.readAllAt()));
@@ -40,7 +32,7 @@ describe('Etcd3GatewayKeyValue through a TCP relay (real etcd)', function () {
   });
 
   it('with 1.5 s each way the watch becomes live and answers progress requests without being reopened', async () => {
-    const relay = await startTcpRelay(etcd.host, { delayMs: 1500 });
+    const relay = await startTcpRelay(etcd().host, { delayMs: 1500 });
     const kv = new Etcd3GatewayKeyValue({ hosts: [relay.host], prefix: '/itest-slow/', retryTimeoutMs: 5000 });
     const off = kv.watch(() => {});
     try {

@@ -12,15 +12,15 @@ import { Etcd3GatewayClusterStore } from '../../../../src/adapters/cluster-store
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
 import { clusterPrefix } from '../../../../src/adapters/cluster-store/keys.js';
 import { NullLogger } from '../../../../src/adapters/logger/null-logger.js';
-import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
+import { etcdForSuite } from '../../../support/etcd-server.js';
 
 /** Releases the suite runs on, and whether they order their progress answers (etcd#15220); another release is held to the looser bound only. */
 const ORDERS_PROGRESS_ANSWERS: Readonly<Record<string, boolean>> = { '3.4.23': false, '3.5.16': true };
 const ROUNDS = 10;
 
 /** Range RPCs etcd served so far (the JSON gateway calls etcd's gRPC server too). */
-async function rangesServed(etcd: EtcdServer): Promise<number> {
-  const text = await (await fetch(`${etcd.endpoint}/metrics`)).text();
+async function rangesServed(endpoint: string): Promise<number> {
+  const text = await (await fetch(`${endpoint}/metrics`)).text();
   let sum = 0;
   for (const line of text.split('\n')) {
     if (line.startsWith('grpc_server_handled_total{') && line.includes('grpc_method="Range"')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
@@ -30,23 +30,15 @@ async function rangesServed(etcd: EtcdServer): Promise<number> {
 
 describe('Etcd3GatewayClusterStore reading from its watched copy on this etcd release (real etcd)', function () {
   this.timeout(60_000);
-  let etcd: EtcdServer;
-
-  before(async () => {
-    etcd = await startEtcd();
-  });
-
-  after(async () => {
-    await etcd?.cleanup();
-  });
+  const etcd = etcdForSuite();
 
   it('a read after a write of its own cluster and one of another cluster: no range read where progress answers are ordered, at most one small one elsewhere', async () => {
-    const version = ((await (await fetch(`${etcd.endpoint}/version`)).json()) as { etcdserver: string }).etcdserver;
+    const version = ((await (await fetch(`${etcd().endpoint}/version`)).json()) as { etcdserver: string }).etcdserver;
     const ordered = ORDERS_PROGRESS_ANSWERS[version];
     const prefix = clusterPrefix('/warden-release-reads', 'a');
-    const store = new Etcd3GatewayClusterStore({ hosts: [etcd.host], prefix, retryTimeoutMs: 5000, clock: new SystemClock(), logger: new NullLogger(), watchedCopy: true });
-    const writer = new Etcd3GatewayKeyValue({ hosts: [etcd.host], prefix, retryTimeoutMs: 5000 });
-    const otherCluster = new Etcd3GatewayKeyValue({ hosts: [etcd.host], prefix: clusterPrefix('/warden-release-reads', 'b'), retryTimeoutMs: 5000 });
+    const store = new Etcd3GatewayClusterStore({ hosts: [etcd().host], prefix, retryTimeoutMs: 5000, clock: new SystemClock(), logger: new NullLogger(), watchedCopy: true });
+    const writer = new Etcd3GatewayKeyValue({ hosts: [etcd().host], prefix, retryTimeoutMs: 5000 });
+    const otherCluster = new Etcd3GatewayKeyValue({ hosts: [etcd().host], prefix: clusterPrefix('/warden-release-reads', 'b'), retryTimeoutMs: 5000 });
     const off = store.watch(() => {});
     // The other cluster writes last: etcd's revision is then past every change the watch of this prefix can report.
     const round = async (i: number) => {
@@ -58,9 +50,9 @@ describe('Etcd3GatewayClusterStore reading from its watched copy on this etcd re
       // Until the watch is up and the members' versions are known, reads confirm the copy the slow way.
       for (let i = 0; i < 3; i++) await round(i);
       await new Promise((r) => setTimeout(r, 1000));
-      const before = await rangesServed(etcd);
+      const before = await rangesServed(etcd().endpoint);
       for (let i = 3; i < 3 + ROUNDS; i++) await round(i);
-      const ranges = (await rangesServed(etcd)) - before;
+      const ranges = (await rangesServed(etcd().endpoint)) - before;
       console.log(`      etcd ${version}: ${ranges} range reads for ${ROUNDS} reads after writes`);
       if (ordered === true) expect(ranges, 'range reads on a release that orders its progress answers').to.equal(0);
       else expect(ranges, 'range reads').to.be.at.most(ROUNDS);
