@@ -22,7 +22,8 @@ command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 command -v prometheus-postgres-exporter >/dev/null 2>&1 || need_apt+=(prometheus-postgres-exporter)
 [ -x /usr/sbin/pgbouncer ] || need_apt+=(pgbouncer)
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
-# The etcd tests also run against Debian 13's etcd (3.5), fetched from the archive below.
+# The etcd tests also run against Debian 13's etcd (3.5): `npm test` fetches it from the Debian
+# archive with scripts/fetch-etcd.sh (unpacked under .cache/, not installed).
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 command -v gpgv >/dev/null 2>&1 || need_apt+=(gpgv)
 # The chaos suite builds its own network namespaces and cuts links with iptables.
@@ -76,6 +77,4 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
-# etcd 3.5 from Debian 13 beside the installed 3.4 (not installed: unpacked under .cache/).
-bash scripts/fetch-etcd.sh trixie >/dev/null
 echo "setup: ok"
