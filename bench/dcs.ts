@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import type { ClusterLayout } from '../scripts/lib/cluster-layout.js';
 import { ClusterRunner } from '../scripts/lib/cluster-runner.js';
 import { sleep } from '../scripts/lib/processes.js';
+import { fetchEtcdVersion } from '../src/adapters/cluster-store/etcd3-progress-trust.js';
 import { startEtcd, type EtcdServer } from '../test/support/etcd-server.js';
 import { freePorts } from '../test/support/free-port.js';
 import { DEMO_DCS } from './lib/bench-cluster.js';
@@ -222,7 +223,7 @@ async function measure(system: 'warden' | 'patroni', n: number, launcher: string
   try {
     etcd = await startEtcd();
     const etcdPort = Number(etcd.host.split(':')[1]);
-    const etcdVersion = ((await (await fetch(`${etcd.endpoint}/version`)).json()) as { etcdserver?: string }).etcdserver ?? 'unknown';
+    const etcdVersion = (await fetchEtcdVersion(etcd.endpoint, {}, 5000)) ?? 'unknown';
     progress(`${system} x${n}: etcd ${etcdVersion} on ${etcd.endpoint} (pid ${etcd.pid}), starting ${n} clusters ${parallel} at a time in ${base}`);
     for (let i = 1; i <= n; i += parallel) {
       const batch = [];

@@ -42,7 +42,6 @@ gzip -dc "$tmp/Packages.gz" | awk -v RS= '/(^|\n)Package: etcd-server\n/' > "$tm
 field() { sed -n "s/^$1: //p" "$tmp/stanza" | head -1; }
 file=$(field Filename)
 sha=$(field SHA256)
-version=$(field Version)
 [ -n "$file" ] && [ -n "$sha" ] || { echo "fetch-etcd: no etcd-server package in $suite ($arch)" >&2; exit 1; }
 get "$mirror/$file" "$tmp/etcd-server.deb"
 echo "$sha  $tmp/etcd-server.deb" | sha256sum --check --quiet --strict
@@ -51,5 +50,4 @@ dpkg-deb --fsys-tarfile "$tmp/etcd-server.deb" | tar -x -C "$tmp" ./usr/bin/etcd
 "$tmp/usr/bin/etcd" --version >/dev/null
 mkdir -p "$dest"
 mv "$tmp/usr/bin/etcd" "$dest/etcd"
-echo "$version" > "$dest/VERSION"
 echo "$PWD/$dest/etcd"

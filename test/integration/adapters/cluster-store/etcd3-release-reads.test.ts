@@ -10,8 +10,10 @@ import { expect } from 'chai';
 import { SystemClock } from '../../../../src/adapters/clock/system-clock.js';
 import { Etcd3GatewayClusterStore } from '../../../../src/adapters/cluster-store/etcd3-gateway-cluster-store.js';
 import { Etcd3GatewayKeyValue } from '../../../../src/adapters/cluster-store/etcd3-gateway-key-value.js';
+import { fetchEtcdVersion } from '../../../../src/adapters/cluster-store/etcd3-progress-trust.js';
 import { clusterPrefix } from '../../../../src/adapters/cluster-store/keys.js';
 import { NullLogger } from '../../../../src/adapters/logger/null-logger.js';
+import { etcdCost, scrapeEtcd } from '../../../../bench/lib/etcd-metrics.js';
 import { etcdForSuite } from '../../../support/etcd-server.js';
 
 /** Releases the suite runs on, and whether they order their progress answers (etcd#15220); another release is held to the looser bound only. */
@@ -19,21 +21,14 @@ const ORDERS_PROGRESS_ANSWERS: Readonly<Record<string, boolean>> = { '3.4.23': f
 const ROUNDS = 10;
 
 /** Range RPCs etcd served so far (the JSON gateway calls etcd's gRPC server too). */
-async function rangesServed(endpoint: string): Promise<number> {
-  const text = await (await fetch(`${endpoint}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('grpc_server_handled_total{') && line.includes('grpc_method="Range"')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
+const rangesServed = async (endpoint: string): Promise<number> => etcdCost(await scrapeEtcd(endpoint)).ranges;
 
 describe('Etcd3GatewayClusterStore reading from its watched copy on this etcd release (real etcd)', function () {
   this.timeout(60_000);
   const etcd = etcdForSuite();
 
   it('a read after a write of its own cluster and one of another cluster: no range read where progress answers are ordered, at most one small one elsewhere', async () => {
-    const version = ((await (await fetch(`${etcd().endpoint}/version`)).json()) as { etcdserver: string }).etcdserver;
+    const version = (await fetchEtcdVersion(etcd().endpoint, {}, 5000)) ?? 'unknown';
     const ordered = ORDERS_PROGRESS_ANSWERS[version];
     const prefix = clusterPrefix('/warden-release-reads', 'a');
     const store = new Etcd3GatewayClusterStore({ hosts: [etcd().host], prefix, retryTimeoutMs: 5000, clock: new SystemClock(), logger: new NullLogger(), watchedCopy: true });
