@@ -60,6 +60,8 @@ describe(`warden --validate-config fuzz (seed ${SEED})`, function () {
     let invalid = 0;
     await inPool(
       cases.map(({ i, c, start }) => async () => {
+        // A process environment cannot carry NUL (the unit fuzz gives the loader those cases).
+        if (Object.values(c.env).some((v) => v.includes('\u0000'))) return;
         const file = join(dir, `node-${i}.yml`);
         writeFileSync(file, c.bytes, { mode: 0o600 });
         let verdict: LocalConfigError | null = null;
