@@ -99,8 +99,15 @@ async function awaitOutcome(deps: CommandDeps, watch: OutcomeWatch, plan: Manual
   }
   // The usual reason in pause: the leader's agent is stopped, and its lock has not run out yet.
   const holder = last?.leader?.name ?? null;
-  const pending = holder !== null && holder === previousLeader && last?.failover !== null && last?.failover !== undefined;
-  const why = pending ? `: ${holder} still holds the leader lock and has not handed it over; if its agent is stopped, the request is carried out once that lock runs out (within ttl)` : '';
+  const requestStands = last?.failover !== null && last?.failover !== undefined;
+  // The lock can run out just before the deadline: then the race it opens is still on when the request stops waiting.
+  const why = !requestStands
+    ? ''
+    : holder !== null && holder === previousLeader
+      ? `: ${holder} still holds the leader lock and has not handed it over; if its agent is stopped, the request is carried out once that lock runs out (within ttl)`
+      : holder === null
+        ? ': the leader lock has run out and no member holds it yet; the request stands and is carried out by the member that takes it'
+        : '';
   throw new CommandError(`${plan.action}_status_unknown`, `${title(plan.action)} status unknown${why}`);
 }
 

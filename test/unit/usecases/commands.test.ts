@@ -103,6 +103,16 @@ describe('use cases: operator commands over the fakes', () => {
       expect(e.message).to.match(/^Switchover status unknown: node1 still holds the leader lock and has not handed it over; if its agent is stopped, the request is carried out once that lock runs out/);
     });
 
+    it('status unknown just after the leader lock ran out says the request stands', async () => {
+      const c = await cluster();
+      c.agent.onWake = async () => {
+        await c.others.releaseLeader('node1');
+      };
+      const e = await rejection(failover(c.deps, { leader: null, candidate: 'node3', scheduledAt: null }));
+      expect(e.code).to.equal('failover_status_unknown');
+      expect(e.message).to.equal('Failover status unknown: the leader lock has run out and no member holds it yet; the request stands and is carried out by the member that takes it');
+    });
+
     it('a scheduled switchover: written, shown at once, one at a time, and cancelled', async () => {
       const c = await cluster();
       const at = new Date(NOW + 3_600_000).toISOString();
