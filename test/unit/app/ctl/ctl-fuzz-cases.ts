@@ -236,9 +236,10 @@ export function ctlCase(rng: Random, port: number): CtlCase {
         break;
       }
       case 'dropRequired': {
-        if (name === 'failover') {
+        // Only an option still there: a second drop would splice(-1, 2), taking the last option's value away.
+        if (name === 'failover' && opts.includes('--candidate')) {
           opts.splice(opts.indexOf('--candidate'), 2);
-        } else if (name === 'demote-cluster') {
+        } else if (name === 'demote-cluster' && opts.includes('--host')) {
           opts.splice(opts.indexOf('--host'), 2);
         } else if (name === 'query') {
           while (opts.includes('-c')) opts.splice(opts.indexOf('-c'), 2);
