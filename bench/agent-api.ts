@@ -27,10 +27,14 @@
  * measured processes do rather than how long they waited for a core. `--cpu-bursts` loads
  * bench/lib/cpu-bursts-preload.mjs into the agents and prints, for the quiet switchover, the
  * longest stretches their main threads ran between two turns of a 1 ms timer: the part of the
- * event-loop delay that is the agent's own work, without the wait for a CPU.
+ * event-loop delay that is the agent's own work, without the wait for a CPU. `--agent-nice=N`
+ * (as root) gives the measured HA processes alone (every thread of the agents, of Patroni's
+ * daemons and of the plain server) that priority, PostgreSQL, etcd and wrk staying where they
+ * are (what the agents start, PostgreSQL after a demotion say, is put back to 0 within 50 ms):
+ * what the agent does when the host gives it a CPU first.
  *
  *   node --import tsx bench/agent-api.ts [--seconds 40] [--connections 32] [--idle 30]
- *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice=-10] [--cpu-bursts]
+ *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice=-10] [--agent-nice=-10] [--cpu-bursts]
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -44,7 +48,7 @@ import { AGENT_NODE_FLAGS, type ClusterRunner } from '../scripts/lib/cluster-run
 import { startBaselineServer } from './lib/baseline-server.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { runBenchmark } from './lib/cleanup.js';
-import { readCpuBursts, schedFigures, type CpuBurst } from './lib/cpu.js';
+import { PriorityKeeper, readCpuBursts, reniceProcess, schedFigures, type CpuBurst } from './lib/cpu.js';
 import { EventLoopPoller, type DelayWindow } from './lib/event-loop-poll.js';
 import { PatroniCluster, patroniInstalled } from './lib/patroni-cluster.js';
 import { atMost, below, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
@@ -64,6 +68,7 @@ const { values } = parseArgs({
     'skip-patroni': { type: 'boolean', default: false },
     'node-args': { type: 'string' },
     nice: { type: 'string', default: '0' },
+    'agent-nice': { type: 'string', default: '0' },
     'cpu-bursts': { type: 'boolean', default: false },
   },
 });
@@ -71,6 +76,9 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const idleMs = Number(values.idle) * 1000;
 const quietMs = Number(values.quiet) * 1000;
+/** Priority given to the measured HA processes alone (agents, Patroni, the plain server), 0: as started. */
+const agentNice = Number(values['agent-nice']);
+if (!Number.isInteger(agentNice) || agentNice < -20 || agentNice > 19) throw new Error(`--agent-nice must be an integer -20..19, got ${values['agent-nice']}`);
 const burstsDir = values['cpu-bursts'] ? mkdtempSync(join(tmpdir(), 'warden-bursts-')) : undefined;
 const nodeArgs = burstsDir
   ? [...(values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS), '--import', `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(burstsDir)}`]
@@ -189,6 +197,13 @@ await runBenchmark(async () => {
   const first = cluster.primary;
   const loaded = othersOf(runner, first)[0]!;
   const pidOf = (n: string) => runner.agentPid(n);
+  const measured = new Set<number>();
+  const keeper = agentNice !== 0 ? new PriorityKeeper(agentNice, () => measured).start() : null;
+  const renice = (pid: number) => {
+    measured.add(pid);
+    reniceProcess(pid, agentNice);
+  };
+  if (agentNice !== 0) for (const n of runner.layout.nodes) renice(pidOf(n.name)!);
   const pollers = new Map(runner.layout.nodes.map((n) => [n.name, new EventLoopPoller(runner.apiUrl(n.name)).start()]));
   progress(`settling ${idleMs / 1000} s (memory sampled over the last 10 s)`);
   const agentPids = () => new Map(runner.layout.nodes.map((n) => [n.name, pidOf(n.name)]));
@@ -247,6 +262,7 @@ await runBenchmark(async () => {
   // agents' V8 flags, while the cluster idles beside it as it did beside the loaded agent.
   const body = Buffer.from(await (await fetch(`${runner.apiUrl(loaded)}/primary`)).arrayBuffer()).length;
   const baseline = await startBaselineServer(body, nodeArgs ?? AGENT_NODE_FLAGS);
+  if (agentNice !== 0) renice(baseline.pid);
   progress(`load: ${connections} connections on a plain node:http server (${body} B body) for ${Math.round(seconds / 2)} s, the cluster idle beside it`);
   phases.push({ system: 'node:http', name: 'plain node:http, same body', node: '', path: '/', load: await wrkLoad(baseline.url, connections, Math.round(seconds / 2), baseline.pid), delay: [] });
   progress(`  ${describeLoad(phases.at(-1)!)}`);
@@ -262,6 +278,7 @@ await runBenchmark(async () => {
     progress(`settling ${idleMs / 1000} s (memory sampled over the last 10 s)`);
     const names = pc.runner.layout.nodes.map((n) => n.name);
     const patroniPids = () => new Map(names.map((n) => [n, pc.pid(n)]));
+    if (agentNice !== 0) for (const n of names) renice(pc.pid(n)!);
     await sleep(Math.max(0, idleMs - 10_000));
     patroniIdle = await settledRss(patroniPids());
     progress(`Patroni idle private memory: ${[...patroniIdle].map(([n, v]) => `${n} ${fmt(v?.anon ?? Number.NaN)} MiB`).join(', ')}`);
@@ -290,6 +307,9 @@ await runBenchmark(async () => {
   } else {
     progress(values['skip-patroni'] ? 'Patroni skipped (--skip-patroni)' : 'Patroni is not installed (Debian package patroni): compared with the figure measured before, 28 MiB');
   }
+
+  keeper?.stop();
+  if (keeper) progress(`processes the measured ones started, put back to nice 0: ${keeper.reset}`);
 
   // ---------------------------------------------------------------- report
   printRuns(
@@ -346,5 +366,5 @@ await runBenchmark(async () => {
     { figure: `private memory after the load, loaded agent ${loaded} (median of 10 s)`, value: anon(wardenAfter, loaded), unit: 'MiB', goal: atMost(pAfter), note: `agents: ${list(wardenAfter)}; goal: ${ref}${patroniAfter ? ` (${list(patroniAfter)}; loaded ${patroniLoaded})` : ''}` },
     { figure: 'resident (VmRSS) idle, largest agent', value: max([...wardenIdle.values()].map((v) => v?.rss ?? Number.NaN)), unit: 'MiB', note: patroniIdle ? `Patroni: ${fmt(max([...patroniIdle.values()].map((v) => v?.rss ?? Number.NaN)))} MiB (mapped files are mostly the node / python binaries, shared)` : '' },
   );
-  printTable(`agent health checks and memory (compiled agent${nodeArgs ? `, node ${nodeArgs.join(' ')}` : ', launcher flags'}; nice ${getPriority()}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at end ${loadavg().map((x) => x.toFixed(1)).join(' ')})`, rows);
+  printTable(`agent health checks and memory (compiled agent${nodeArgs ? `, node ${nodeArgs.join(' ')}` : ', launcher flags'}; nice ${getPriority()}${agentNice !== 0 ? `, HA processes ${agentNice}` : ''}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at end ${loadavg().map((x) => x.toFixed(1)).join(' ')})`, rows);
 });

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 
 let ticksPerSecond: number | undefined;
 
@@ -51,5 +52,59 @@ export function readCpuBursts(path: string): CpuBurst[] {
     return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as CpuBurst);
   } catch {
     return [];
+  }
+}
+
+/**
+ * Sets the scheduling priority of every thread of a process: Linux keeps a nice value per
+ * thread, so setpriority() on the PID alone would leave the threads already started (V8's
+ * helper, libuv's pool) where they were. Threads started later inherit it from their creator.
+ */
+export function reniceProcess(pid: number, nice: number): void {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) setPriority(Number(tid), nice);
+}
+
+/**
+ * Keeps every process but the measured ones at `nice` 0 while `agentNice` is given to those:
+ * what a reniced agent starts (PostgreSQL after a demotion, pg_ctl, its backends) inherits
+ * the agent's priority, and would then compete at it. Scans /proc every `everyMs`; a child
+ * runs at the agent's priority for at most that long.
+ */
+export class PriorityKeeper {
+  private timer: NodeJS.Timeout | null = null;
+  /** Processes put back to 0 so far. */
+  reset = 0;
+
+  constructor(
+    private readonly agentNice: number,
+    private readonly measured: () => ReadonlySet<number>,
+    private readonly everyMs = 50,
+  ) {}
+
+  start(): this {
+    this.timer = setInterval(() => this.scan(), this.everyMs);
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private scan(): void {
+    const keep = this.measured();
+    for (const name of readdirSync('/proc')) {
+      const pid = Number(name);
+      if (!Number.isInteger(pid) || pid === process.pid || keep.has(pid)) continue;
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // The 19th field; the fields after the parenthesised command name start at the 3rd.
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) !== this.agentNice) continue;
+        reniceProcess(pid, 0);
+        this.reset++;
+      } catch {
+        // Gone meanwhile.
+      }
+    }
   }
 }
