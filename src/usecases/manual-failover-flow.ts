@@ -106,7 +106,7 @@ async function awaitOutcome(deps: CommandDeps, watch: OutcomeWatch, plan: Manual
     : holder !== null && holder === previousLeader
       ? `: ${holder} still holds the leader lock and has not handed it over; if its agent is stopped, the request is carried out once that lock runs out (within ttl)`
       : holder === null
-        ? ': the leader lock has run out and no member holds it yet; the request stands and is carried out by the member that takes it'
+        ? ': the leader lock has run out and no member holds it yet; the request stands and decides the race that has begun (wardenctl list shows its outcome)'
         : '';
   throw new CommandError(`${plan.action}_status_unknown`, `${title(plan.action)} status unknown${why}`);
 }

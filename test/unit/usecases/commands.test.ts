@@ -110,7 +110,7 @@ describe('use cases: operator commands over the fakes', () => {
       };
       const e = await rejection(failover(c.deps, { leader: null, candidate: 'node3', scheduledAt: null }));
       expect(e.code).to.equal('failover_status_unknown');
-      expect(e.message).to.equal('Failover status unknown: the leader lock has run out and no member holds it yet; the request stands and is carried out by the member that takes it');
+      expect(e.message).to.equal('Failover status unknown: the leader lock has run out and no member holds it yet; the request stands and decides the race that has begun (wardenctl list shows its outcome)');
     });
 
     it('a scheduled switchover: written, shown at once, one at a time, and cancelled', async () => {
