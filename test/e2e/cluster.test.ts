@@ -3,7 +3,7 @@ import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { nodeConfigPath, nodeYaml } from '../../scripts/lib/cluster-layout.js';
-import { api, callbacksLog, disposeE2eCluster, e2eRunner, EventFollower, sql, suiteFailed, wardenctl, Writer } from './e2e-cluster.js';
+import { api, callbacksLog, candidateCaughtUp, disposeE2eCluster, e2eRunner, EventFollower, sql, suiteFailed, wardenctl, Writer } from './e2e-cluster.js';
 
 /** The events of several members merged by time. */
 function merged(followers: readonly EventFollower[]): any[] {
@@ -77,6 +77,7 @@ describe('e2e: a real 3-node cluster', function () {
     const followers = runner.layout.nodes.map((n) => new EventFollower(runner, n.name));
     const writer = new Writer(runner);
     writer.start();
+    await candidateCaughtUp(runner, primary, candidate);
     await sleep(300);
     const t0 = Date.now();
     const r = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate });

@@ -6,7 +6,7 @@ import type { Context, Runnable } from 'mocha';
 import pg from 'pg';
 import { nodeConfigPath, type ClusterLayout } from '../../scripts/lib/cluster-layout.js';
 import { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
-import { sleep } from '../../scripts/lib/processes.js';
+import { sleep, waitFor } from '../../scripts/lib/processes.js';
 import { freePorts } from '../support/free-port.js';
 
 /** Short timings so failovers take seconds, within spec minimums (ttl >= 20). */
@@ -120,6 +120,20 @@ export async function api(runner: ClusterRunner, node: string, method: string, p
     /* plain text */
   }
   return { status: r.status, body: parsed };
+}
+
+/**
+ * Waits until `via`'s /cluster shows `candidate` within maximum_lag_on_failover of the leader:
+ * just after a start the candidate's published position can be a segment behind, and a
+ * switchover to it refused for that.
+ */
+export async function candidateCaughtUp(runner: ClusterRunner, via: string, candidate: string): Promise<void> {
+  const bound = Number(runner.layout.dcs['maximum_lag_on_failover'] ?? E2E_DCS.maximum_lag_on_failover);
+  await waitFor(`${candidate} within maximum_lag_on_failover`, 60_000, async () => {
+    const members = (await api(runner, via, 'GET', '/cluster')).body?.members as { name: string; lag?: unknown }[] | undefined;
+    const lag = members?.find((m) => m.name === candidate)?.lag;
+    return typeof lag === 'number' && lag <= bound ? true : undefined;
+  });
 }
 
 /** The file the e2e cluster's callbacks append to. */

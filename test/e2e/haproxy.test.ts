@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../../scripts/lib/processes.js';
 import { HaproxyProcess, ProxyClient, StatsSampler } from '../support/haproxy.js';
-import { api, bringUp, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
+import { api, bringUp, candidateCaughtUp, disposeE2eCluster, e2eRunner, sql, suiteFailed } from './e2e-cluster.js';
 
 /** Which server a new connection through the proxy reaches: its port and whether it is in recovery; undefined when the proxy refuses. */
 async function reached(port: number): Promise<{ port: number; recovery: boolean } | undefined> {
@@ -66,6 +66,7 @@ describe('e2e: HAProxy in front of a cluster, configured as the handbook shows',
     const client = new ProxyClient(proxy!.primaryPort, 'INSERT INTO proxy_writes(id) VALUES ($1)');
     client.start();
     await waitFor('a write through the proxy', 10_000, async () => (client.acknowledged.length > 0 ? true : undefined), 50);
+    await candidateCaughtUp(runner, primary, candidate);
     const from = Date.now();
     const r = await api(runner, primary, 'POST', '/switchover', { leader: primary, candidate });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);

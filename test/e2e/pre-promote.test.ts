@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { waitFor } from '../../scripts/lib/processes.js';
-import { api, callbacksLog, disposeE2eCluster, e2eRunner, sql, startClusterLedBy, suiteFailed } from './e2e-cluster.js';
+import { api, callbacksLog, candidateCaughtUp, disposeE2eCluster, e2eRunner, sql, startClusterLedBy, suiteFailed } from './e2e-cluster.js';
 
 /**
  * The operator's blocking scripts on real agents: `pre_promote` (a fencing script: the
@@ -62,13 +62,7 @@ describe("e2e: Patroni's pre_promote, before_stop and clonefrom", function () {
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
-    // Just after the start the candidate's published position can be a segment behind, and the
-    // switchover refused for that: asked once the cluster shows it caught up.
-    await waitFor('node2 within maximum_lag_on_failover', 60_000, async () => {
-      const members = (await api(runner, 'node1', 'GET', '/cluster')).body.members as { name: string; lag?: unknown }[];
-      const lag = members.find((m) => m.name === 'node2')?.lag;
-      return typeof lag === 'number' && lag <= 1_048_576 ? true : undefined;
-    });
+    await candidateCaughtUp(runner, 'node1', 'node2');
     const r = await api(runner, 'node1', 'POST', '/switchover', { leader: 'node1', candidate: 'node2' });
     expect(r.status, JSON.stringify(r.body)).to.be.below(500).and.not.equal(412);
     const leader = await waitFor('a primary other than node2', 60_000, async () => {
