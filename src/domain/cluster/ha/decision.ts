@@ -151,6 +151,8 @@ export interface LoopMemory {
   readonly standbyProgress?: Readonly<Record<string, StandbyProgress>> | null;
   /** When this replica last restarted on its own because replay waited for a restart (epoch ms); absent or null when never. */
   readonly replayRestartAt?: number | null;
+  /** Since when this node, in a leaderless cluster, has left the race to `member`, ahead at `position` by its member key though its REST API does not answer (see the leader race). */
+  readonly silentAheadWait?: { readonly member: string; readonly position: number; readonly since: number } | null;
 }
 
 /** A standby's confirmed WAL position as the primary last saw it, and since when (epoch ms) it has stood still behind the primary's; null when it was not behind. */

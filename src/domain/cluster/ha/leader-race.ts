@@ -7,7 +7,7 @@ import { takeLeadership } from './promotion.js';
 import { stateText } from '../model/states.js';
 import type { NodeStatus } from '../model/status.js';
 import { isQuorumKey, quorumMemberMayHoldMore, quorumReached } from './sync-mode.js';
-import { failoverPriority } from '../model/topology-tags.js';
+import { canLead, failoverPriority } from '../model/topology-tags.js';
 import { electionContext, myStatus, startTimeoutMs, type TickContext } from './tick-context.js';
 import { cascadeProblem } from '../rules/upstream.js';
 
@@ -109,6 +109,38 @@ function waitForCandidate(ctx: TickContext, member: string): Decision | null {
   // A primary backing off demotes (a job): nothing to remember or to wake for.
   if (d.job !== null) return d;
   const remember: Action[] = seen?.revision === revision && seen.since === since ? [] : [{ type: 'remember', patch: { candidateWait: { revision, since } } }];
+  return decision(d.message, [...d.actions, ...remember], { wakeAt: until });
+}
+
+/**
+ * A member whose REST API does not answer this node while its agent still reaches the DCS (its
+ * member key lives), published as a running replica that may lead, with more WAL than this
+ * node by the position it published: cut off from this node, not from the cluster. It races
+ * too, and holds commits this node lacks; without this, both wait out the peer timeout and the
+ * faster atomic create wins. This node leaves the race to it for candidateGraceMs (while its
+ * published position stays the same), then races as usual: that member may be unable to lead
+ * for a reason its key does not show. Never waited for: the last leader (its key outlives its
+ * agent), a member that answers (judged by its answer), one the failsafe rule keeps out.
+ */
+function silentMemberAhead(ctx: TickContext, others: readonly Member[], self: { tl: number; wal: number }): Decision | null {
+  let best: { m: Member; at: { tl: number; wal: number } } | null = null;
+  for (const m of others) {
+    if ((ctx.input.peers?.get(m.name) ?? null) !== null) continue;
+    if (m.role !== 'replica' || m.state !== stateText('running') || m.xlogLocation === null || !canLead(m.tags)) continue;
+    if (failsafeSilent(ctx, m.name).length > 0) continue;
+    const at = { tl: m.timeline ?? 0, wal: m.xlogLocation };
+    if (!ahead(at, self) || (best && !ahead(at, best.at))) continue;
+    best = { m, at };
+  }
+  if (best === null) return null;
+  const { m, at } = best;
+  const seen = ctx.input.memory.silentAheadWait ?? null;
+  const since = seen !== null && seen.member === m.name && seen.position === at.wal ? seen.since : ctx.now;
+  const until = since + candidateGraceMs(ctx);
+  if (ctx.now >= until) return null;
+  const d = backOff(ctx, `${m.name} does not answer this node, but its member key shows it running with more WAL (timeline ${at.tl}, WAL ${at.wal}; this node ${self.wal}): leaving the race to it (racing anyway if it has not taken the key within ${Math.ceil((until - ctx.now) / 1000)} s)`);
+  if (d.job !== null) return d;
+  const remember: Action[] = seen?.member === m.name && seen.position === at.wal && seen.since === since ? [] : [{ type: 'remember', patch: { silentAheadWait: { member: m.name, position: at.wal, since } } }];
   return decision(d.message, [...d.actions, ...remember], { wakeAt: until });
 }
 
@@ -266,6 +298,10 @@ export function leaderRace(ctx: TickContext): Decision {
     if (!keptOut && !steppedDown && !ahead(self, theirs) && failoverPriority(c.tags) > myPriority && eligibility(c, auto).eligible) {
       return backOff(ctx, `${m.name} has as much WAL and a higher failover_priority (${failoverPriority(c.tags)} > ${myPriority})`);
     }
+  }
+  if (!chosen) {
+    const waiting = silentMemberAhead(ctx, others, self);
+    if (waiting) return waiting;
   }
   if (kind === 'automatic' && !quorumReached(ctx, visible)) {
     return backOff(ctx, 'too few synchronous quorum members answered to be sure this node holds every commit');

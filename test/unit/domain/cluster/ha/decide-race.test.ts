@@ -33,6 +33,31 @@ describe('decide(): the leader race', () => {
     expect(decide({ ...base, peers: peers({ node1: peerStatus('primary', 100, { state: 'stopping' }) }) }).job).to.equal('promote');
   });
 
+  it('a member that does not answer but whose member key shows a running replica with more WAL gets the race for a grace, then this node races', () => {
+    // node2 (this node) at 5000; node1 cut off from it (no answer) but publishing 6000 as a running replica.
+    const withNode1 = (extra: Parameters<typeof member>[1]) => ({ ...unlocked, members: unlocked.members.map((m) => (m.name === 'node1' ? member('node1', extra) : m)) });
+    const ahead = withNode1({ xlogLocation: 6000, receiveLsn: 6000, replayLsn: 6000 });
+    const d = decide(input({ cluster: ahead, peers: peers() }));
+    expect(types(d)).to.deep.equal(['remember']);
+    expect(d.message).to.match(/node1 does not answer this node, but its member key shows it running with more WAL .*racing anyway if it has not taken the key within 20 s\)$/);
+    expect(d.actions[0]).to.deep.equal({ type: 'remember', patch: { silentAheadWait: { member: 'node1', position: 6000, since: NOW } } });
+    expect(d.wakeAt).to.equal(NOW + 20_000);
+    // Within the grace, nothing to remember again; past it, the race goes on.
+    const waiting = { ...EMPTY_MEMORY, appliedParameters: '{}', silentAheadWait: { member: 'node1', position: 6000, since: NOW - 19_000 } };
+    expect(types(decide(input({ cluster: ahead, peers: peers(), memory: waiting })))).to.deep.equal([]);
+    expect(decide(input({ cluster: ahead, peers: peers(), memory: { ...waiting, silentAheadWait: { member: 'node1', position: 6000, since: NOW - 20_000 } } })).job).to.equal('promote');
+    // A position that moved starts the grace again.
+    expect(types(decide(input({ cluster: ahead, peers: peers(), memory: { ...waiting, silentAheadWait: { member: 'node1', position: 5500, since: NOW - 60_000 } } })))).to.deep.equal(['remember']);
+    // Not waited for: a member that answers (judged by its answer), the last leader, one not running, one that may not lead, one not ahead, the operator's candidate elsewhere.
+    expect(decide(input({ cluster: ahead, peers: peers({ node1: peerStatus('replica', 4000) }) })).job).to.equal('promote');
+    expect(decide(input({ cluster: withNode1({ role: 'primary', xlogLocation: 9000 }), peers: peers() })).job).to.equal('promote');
+    expect(decide(input({ cluster: withNode1({ state: 'stopped', xlogLocation: 6000 }), peers: peers() })).job).to.equal('promote');
+    expect(decide(input({ cluster: withNode1({ xlogLocation: 6000, tags: { nofailover: true } }), peers: peers() })).job).to.equal('promote');
+    expect(decide(input({ cluster: withNode1({ xlogLocation: 5000 }), peers: peers() })).job).to.equal('promote');
+    // A later timeline is ahead whatever the position.
+    expect(types(decide(input({ cluster: withNode1({ xlogLocation: 100, timeline: 2 }), peers: peers() })))).to.deep.equal(['remember']);
+  });
+
   it('a primary this node confirmed in failsafe mode holds the race while it may write; not once it answers that its server is down and it holds no lock', () => {
     const base = { ...input({ cluster: unlocked }), failsafeConfirmedOther: { name: 'node1', at: NOW - 1000, ttlMs: 30_000 } };
     const svc = { version: '0.1.0', scope: 'demo', name: 'node1' };
