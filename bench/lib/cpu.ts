@@ -4,17 +4,25 @@ import { setPriority } from 'node:os';
 
 let ticksPerSecond: number | undefined;
 
-/** CPU time (user + system) a process has used so far, ms; undefined once it is gone. */
-export function cpuTimeMs(pid: number): number | undefined {
-  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+/**
+ * The numeric fields of /proc/<pid>/stat from the 3rd (state) on, index 0 being the 3rd field:
+ * the command name before them is parenthesised and may hold spaces. Undefined once it is gone.
+ */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1000;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** CPU time (user + system) a process has used so far, ms; undefined once it is gone. */
+export function cpuTimeMs(pid: number): number | undefined {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  const fields = statFields(pid);
+  // utime and stime are the 14th and 15th fields.
+  return fields === undefined ? undefined : ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1000;
 }
 
 /** A thread's scheduler figures so far (/proc/<pid>/task/<tid>/schedstat), ms: time on a CPU and time runnable but waiting for one. */
@@ -96,10 +104,10 @@ export class PriorityKeeper {
     for (const name of readdirSync('/proc')) {
       const pid = Number(name);
       if (!Number.isInteger(pid) || pid === process.pid || keep.has(pid)) continue;
+      // nice is the 19th field.
+      const fields = statFields(pid);
+      if (fields === undefined || Number(fields[16]) !== this.agentNice) continue;
       try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        // The 19th field; the fields after the parenthesised command name start at the 3rd.
-        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) !== this.agentNice) continue;
         reniceProcess(pid, 0);
         this.reset++;
       } catch {

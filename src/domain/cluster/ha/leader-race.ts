@@ -1,6 +1,6 @@
 import type { Member } from '../model/cluster.js';
 import { activeFailoverKey } from './failover-key.js';
-import { confirmedFailsafeUntil, decision, needs, type Action, type Decision } from './decision.js';
+import { confirmedFailsafeUntil, decision, needs, type Decision, type LoopMemory } from './decision.js';
 import { demoteImmediate } from './demote.js';
 import { eligibility, statusWalPosition, type CandidateInfo, type ElectionKind } from '../rules/eligibility.js';
 import { takeLeadership } from './promotion.js';
@@ -17,13 +17,26 @@ export function candidate(ctx: TickContext, member: Member): CandidateInfo {
   return { name: member.name, status, tags: status?.tags ?? member.tags };
 }
 
+/** Where a member's WAL stands: its timeline, then its position on it. */
+interface Position {
+  readonly tl: number;
+  readonly wal: number;
+}
+
 /** (timeline, position) of `a` is ahead of `b`'s: a later timeline wins, then more WAL. */
-function ahead(a: { tl: number; wal: number }, b: { tl: number; wal: number }): boolean {
+function ahead(a: Position, b: Position): boolean {
   return a.tl > b.tl || (a.tl === b.tl && a.wal > b.wal);
 }
 
-function position(status: NodeStatus): { tl: number; wal: number } {
+function position(status: NodeStatus): Position {
   return { tl: status.timeline ?? 0, wal: statusWalPosition(status) ?? 0 };
+}
+
+/** The member furthest ahead of `self` among `found` (the first of equals; null: none ahead). */
+function furthestAhead(found: readonly { m: Member; at: Position }[], self: Position): { m: Member; at: Position } | null {
+  let best: { m: Member; at: Position } | null = null;
+  for (const f of found) if (ahead(f.at, self) && (best === null || ahead(f.at, best.at))) best = f;
+  return best;
 }
 
 /**
@@ -98,18 +111,26 @@ export function candidateGraceMs(ctx: TickContext): number {
   return Math.max(5000, 2 * ctx.loopWaitMs);
 }
 
+/**
+ * Leaves the race for candidateGraceMs counted from `since`: the backing-off decision, waking at
+ * its end and remembering `remember` (null: already remembered); null once the grace has run out.
+ */
+function graceBackOff(ctx: TickContext, since: number, why: (secondsLeft: number) => string, remember: Partial<LoopMemory> | null): Decision | null {
+  const until = since + candidateGraceMs(ctx);
+  if (ctx.now >= until) return null;
+  const d = backOff(ctx, why(Math.ceil((until - ctx.now) / 1000)));
+  // A primary backing off demotes (a job): nothing to remember or to wake for.
+  if (d.job !== null) return d;
+  return decision(d.message, remember === null ? d.actions : [...d.actions, { type: 'remember', patch: remember }], { wakeAt: until });
+}
+
 /** Leaves the race to the requested candidate for candidateGraceMs, then races as usual (null). */
 function waitForCandidate(ctx: TickContext, member: string): Decision | null {
   const revision = ctx.cluster.failoverRevision;
   const seen = ctx.input.memory.candidateWait;
-  const since = seen !== null && seen.revision === revision ? seen.since : ctx.now;
-  const until = since + candidateGraceMs(ctx);
-  if (ctx.now >= until) return null;
-  const d = backOff(ctx, `${member} is the requested candidate (racing anyway if it has not taken the key within ${Math.ceil((until - ctx.now) / 1000)} s)`);
-  // A primary backing off demotes (a job): nothing to remember or to wake for.
-  if (d.job !== null) return d;
-  const remember: Action[] = seen?.revision === revision && seen.since === since ? [] : [{ type: 'remember', patch: { candidateWait: { revision, since } } }];
-  return decision(d.message, [...d.actions, ...remember], { wakeAt: until });
+  const same = seen !== null && seen.revision === revision;
+  const since = same ? seen.since : ctx.now;
+  return graceBackOff(ctx, since, (left) => `${member} is the requested candidate (racing anyway if it has not taken the key within ${left} s)`, same ? null : { candidateWait: { revision, since } });
 }
 
 /**
@@ -122,26 +143,21 @@ function waitForCandidate(ctx: TickContext, member: string): Decision | null {
  * for a reason its key does not show. Never waited for: the last leader (its key outlives its
  * agent), a member that answers (judged by its answer), one the failsafe rule keeps out.
  */
-function silentMemberAhead(ctx: TickContext, others: readonly Member[], self: { tl: number; wal: number }): Decision | null {
-  let best: { m: Member; at: { tl: number; wal: number } } | null = null;
-  for (const m of others) {
-    if ((ctx.input.peers?.get(m.name) ?? null) !== null) continue;
-    if (m.role !== 'replica' || m.state !== stateText('running') || m.xlogLocation === null || !canLead(m.tags)) continue;
-    if (failsafeSilent(ctx, m.name).length > 0) continue;
-    const at = { tl: m.timeline ?? 0, wal: m.xlogLocation };
-    if (!ahead(at, self) || (best && !ahead(at, best.at))) continue;
-    best = { m, at };
-  }
+function silentMemberAhead(ctx: TickContext, others: readonly Member[], self: Position): Decision | null {
+  const best = furthestAhead(
+    others
+      .filter((m) => (ctx.input.peers?.get(m.name) ?? null) === null && m.role === 'replica' && m.state === stateText('running') && m.xlogLocation !== null && canLead(m.tags))
+      .filter((m) => failsafeSilent(ctx, m.name).length === 0)
+      .map((m) => ({ m, at: { tl: m.timeline ?? 0, wal: m.xlogLocation ?? 0 } })),
+    self,
+  );
   if (best === null) return null;
   const { m, at } = best;
   const seen = ctx.input.memory.silentAheadWait ?? null;
-  const since = seen !== null && seen.member === m.name && seen.position === at.wal ? seen.since : ctx.now;
-  const until = since + candidateGraceMs(ctx);
-  if (ctx.now >= until) return null;
-  const d = backOff(ctx, `${m.name} does not answer this node, but its member key shows it running with more WAL (timeline ${at.tl}, WAL ${at.wal}; this node ${self.wal}): leaving the race to it (racing anyway if it has not taken the key within ${Math.ceil((until - ctx.now) / 1000)} s)`);
-  if (d.job !== null) return d;
-  const remember: Action[] = seen?.member === m.name && seen.position === at.wal && seen.since === since ? [] : [{ type: 'remember', patch: { silentAheadWait: { member: m.name, position: at.wal, since } } }];
-  return decision(d.message, [...d.actions, ...remember], { wakeAt: until });
+  const same = seen !== null && seen.member === m.name && seen.position === at.wal;
+  const since = same ? seen.since : ctx.now;
+  const why = (left: number): string => `${m.name} does not answer this node, but its member key shows it running with more WAL (timeline ${at.tl}, WAL ${at.wal}; this node ${self.wal}): leaving the race to it (racing anyway if it has not taken the key within ${left} s)`;
+  return graceBackOff(ctx, since, why, same ? null : { silentAheadWait: { member: m.name, position: at.wal, since } });
 }
 
 /** Not taking part in the race: a replica just waits; a primary without the key must stop writing. */
@@ -153,15 +169,12 @@ function backOff(ctx: TickContext, why: string): Decision {
 /** The member furthest ahead of this node among those that answer and could feed it WAL as a cascade (null: none). */
 function memberAhead(ctx: TickContext, others: readonly Member[]): Member | null {
   const self = { tl: ctx.facts.timeline ?? 0, wal: ctx.myWal ?? 0 };
-  let best: { m: Member; at: { tl: number; wal: number } } | null = null;
+  const found: { m: Member; at: Position }[] = [];
   for (const m of others) {
     const status = ctx.input.peers?.get(m.name) ?? null;
-    if (!status || status.xlog === undefined || status.role !== 'replica') continue;
-    const at = position(status);
-    if (!ahead(at, self) || (best && !ahead(at, best.at)) || cascadeProblem(ctx.cluster, ctx.me, m.name) !== null) continue;
-    best = { m, at };
+    if (status && status.xlog !== undefined && status.role === 'replica' && cascadeProblem(ctx.cluster, ctx.me, m.name) === null) found.push({ m, at: position(status) });
   }
-  return best?.m ?? null;
+  return furthestAhead(found, self)?.m ?? null;
 }
 
 /**
