@@ -7,7 +7,7 @@ import { takeLeadership } from './promotion.js';
 import { stateText } from '../model/states.js';
 import type { NodeStatus } from '../model/status.js';
 import { isQuorumKey, quorumMemberMayHoldMore, quorumReached } from './sync-mode.js';
-import { canLead, failoverPriority } from '../model/topology-tags.js';
+import { failoverPriority } from '../model/topology-tags.js';
 import { electionContext, myStatus, startTimeoutMs, type TickContext } from './tick-context.js';
 import { cascadeProblem } from '../rules/upstream.js';
 
@@ -141,13 +141,14 @@ function waitForCandidate(ctx: TickContext, member: string): Decision | null {
  * faster atomic create wins. This node leaves the race to it for candidateGraceMs (while its
  * published position stays the same), then races as usual: that member may be unable to lead
  * for a reason its key does not show. Never waited for: the last leader (its key outlives its
- * agent), a member that answers (judged by its answer), one the failsafe rule keeps out.
+ * agent), a member that answers (judged by its answer), one the failsafe rule keeps out, one
+ * the automatic rules keep from leading (its tags, not in the sync key).
  */
 function silentMemberAhead(ctx: TickContext, others: readonly Member[], self: Position): Decision | null {
   const best = furthestAhead(
     others
-      .filter((m) => (ctx.input.peers?.get(m.name) ?? null) === null && m.role === 'replica' && m.state === stateText('running') && m.xlogLocation !== null && canLead(m.tags))
-      .filter((m) => failsafeSilent(ctx, m.name).length === 0)
+      .filter((m) => (ctx.input.peers?.get(m.name) ?? null) === null && m.role === 'replica' && m.state === stateText('running') && m.xlogLocation !== null)
+      .filter((m) => failsafeSilent(ctx, m.name).length === 0 && mayLeadUnheard(ctx, m))
       .map((m) => ({ m, at: { tl: m.timeline ?? 0, wal: m.xlogLocation ?? 0 } })),
     self,
   );
@@ -158,6 +159,16 @@ function silentMemberAhead(ctx: TickContext, others: readonly Member[], self: Po
   const since = same ? seen.since : ctx.now;
   const why = (left: number): string => `${m.name} does not answer this node, but its member key shows it running with more WAL (timeline ${at.tl}, WAL ${at.wal}; this node ${self.wal}): leaving the race to it (racing anyway if it has not taken the key within ${left} s)`;
   return graceBackOff(ctx, since, why, same ? null : { silentAheadWait: { member: m.name, position: at.wal, since } });
+}
+
+/**
+ * Whether the automatic rules let `m` lead but for its silence (its tags, the sync key): one
+ * they keep out never takes the key, and waiting for it would only keep the cluster without a
+ * primary. Its lag needs no check: it is ahead of this node, which may lead.
+ */
+function mayLeadUnheard(ctx: TickContext, m: Member): boolean {
+  const verdict = eligibility({ name: m.name, status: null, tags: m.tags }, electionContext(ctx, 'automatic', false));
+  return verdict.reasons.every((r) => r === 'unreachable');
 }
 
 /** Not taking part in the race: a replica just waits; a primary without the key must stop writing. */

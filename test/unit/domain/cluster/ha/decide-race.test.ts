@@ -56,6 +56,10 @@ describe('decide(): the leader race', () => {
     expect(decide(input({ cluster: withNode1({ xlogLocation: 5000 }), peers: peers() })).job).to.equal('promote');
     // A later timeline is ahead whatever the position.
     expect(types(decide(input({ cluster: withNode1({ xlogLocation: 100, timeline: 2 }), peers: peers() })))).to.deep.equal(['remember']);
+    // Synchronous mode: not waited for when the sync key leaves it out (it never wins), waited for when it names it.
+    const sync = (syncStandby: string[]) => ({ ...ahead, sync: { leader: 'node3', syncStandby, quorum: 0, revision: '3' } });
+    expect(decide(input({ cluster: sync(['node2']), raw: { synchronous_mode: true }, peers: peers() })).job).to.equal('promote');
+    expect(types(decide(input({ cluster: sync(['node1', 'node2']), raw: { synchronous_mode: true }, peers: peers() })))).to.deep.equal(['remember']);
   });
 
   it('a primary this node confirmed in failsafe mode holds the race while it may write; not once it answers that its server is down and it holds no lock', () => {
