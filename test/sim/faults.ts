@@ -70,8 +70,15 @@ export const EVENT_WEIGHTS_V13 = { ...EVENT_WEIGHTS_V10, quorumLost: 1, quorumBa
  */
 export const EVENT_WEIGHTS_V14 = { ...EVENT_WEIGHTS_V13, trapPromotion: 2 } as const;
 
+/**
+ * The events of fault model v16: every earlier one, and a node cut off from the other nodes
+ * while it still reaches the DCS (no REST call, no WAL across the cut; clients still reach it)
+ * and linked again: the leader race then sees a member only by its member key.
+ */
+export const EVENT_WEIGHTS_V16 = { ...EVENT_WEIGHTS_V14, cutFromNodes: 2, healNodes: 3 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V14;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V16;
 
 /**
  * The faults that hit a bootstrap in fault model v11 (while initdb, the start and the
@@ -123,19 +130,21 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * `v13` also etcd losing its quorum while reads are still answered (EVENT_WEIGHTS_V13); `v14`
  * also agents killed in the middle of a promotion (EVENT_WEIGHTS_V14); `v15` also a client
  * commit on the trapped server once writable, just before its agent is killed (acknowledged by
- * it alone: only that server holds it).
+ * it alone: only that server holds it); `v16` also nodes cut off from the other nodes while
+ * they reach the DCS (EVENT_WEIGHTS_V16).
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13' | 'v14' | 'v15';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13' | 'v14' | 'v15' | 'v16';
 
 /** Every fault model, oldest first. */
-export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13', 'v14', 'v15'];
+export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13', 'v14', 'v15', 'v16'];
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v15';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v16';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v16') return EVENT_WEIGHTS_V16;
   if (model === 'v14' || model === 'v15') return EVENT_WEIGHTS_V14;
   if (model === 'v13') return EVENT_WEIGHTS_V13;
   if (model === 'v10' || model === 'v11' || model === 'v12') return EVENT_WEIGHTS_V10;
@@ -277,6 +286,18 @@ export async function applyRandomEvent(
       n.db.setReplicationPaused(false);
       n.db.pullFromUpstream();
       return `heal ${n.name}'s replication link`;
+    }
+    case 'cutFromNodes':
+      if (node.cutOff) return `cut ${node.name} from the other nodes: cut already`;
+      node.setCutOff(true);
+      return `cut ${node.name} from the other nodes (it still reaches the DCS, clients still reach it)`;
+    case 'healNodes': {
+      const cut = nodes.filter((n) => n.cutOff);
+      if (!cut.length) return 'link a node to the others again: none cut';
+      const n = rnd.pick(cut);
+      n.setCutOff(false);
+      sim.network.replicate();
+      return `link ${n.name} to the other nodes again`;
     }
     case 'dcsDown':
       sim.store.setReachable(false);
@@ -426,6 +447,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
   faults.dcsDown = false;
   for (const n of sim.nodes.values()) {
     n.setDcsLink(true);
+    n.setCutOff(false);
     n.thawAgent();
     n.db.thaw();
     n.db.setReplicationPaused(false);
@@ -444,7 +466,7 @@ export async function healEverything(sim: SimCluster, faults: FaultState, baseCo
   faults.lastDisturbance = Math.max(faults.lastDisturbance, faults.slowEnd(sim.clock.now()));
 }
 
-/** A node is healthy: its agent runs, it reaches the DCS, nothing slows its database down, freezes it or cuts its replication, and its pre_promote script does not refuse. */
+/** A node is healthy: its agent runs, it reaches the DCS and the other nodes, nothing slows its database down, freezes it or cuts its replication, and its pre_promote script does not refuse. */
 export function isHealthy(sim: SimCluster, faults: FaultState, n: SimNode): boolean {
-  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.isReplicationPaused && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable && sim.store.writable && !faults.refusing.has(n.name);
+  return n.alive && !n.frozen && !n.db.isFrozen && !n.db.isReplicationPaused && !n.cutOff && n.dcsLinkUp && !faults.dcsDown && !faults.isSlow(n.name, sim.clock.now()) && sim.store.reachable && sim.store.writable && !faults.refusing.has(n.name);
 }

@@ -115,6 +115,8 @@ export class SimNode {
   dcsLinkUp = true;
   /** The agent process is frozen (SIGSTOP): it does nothing and answers nobody until it thaws. */
   frozen = false;
+  /** Cut off from the other nodes (setCutOff): their agents and servers and its own do not reach each other. */
+  cutOff = false;
   /** The machine's fencer (null while no agent ever ran or after the machine crashed). */
   fencer: SimFencer | null = null;
   private thawed: Promise<void> = Promise.resolve();
@@ -168,7 +170,7 @@ export class SimNode {
       agentClock,
       watchdog,
       this.logger.child({ node: this.name }),
-      this.sim.peerApi,
+      new SimPeerApi(this.sim, this),
       fixedSettings({
         node: {
           scope: 'demo',
@@ -274,6 +276,15 @@ export class SimNode {
     if (this.alive) this.dcs.setReachable(up);
   }
 
+  /**
+   * Cuts this machine off from the other nodes (true) or links it again (false): no REST call
+   * and no WAL crosses the cut either way; it still reaches the DCS, and clients reach it.
+   */
+  setCutOff(cut: boolean): void {
+    this.cutOff = cut;
+    this.sim.network.setCutOff(this.db.connUrl, cut);
+  }
+
   /** The agent runs and answers (not dead, not frozen). */
   get answering(): boolean {
     return this.alive && !this.frozen;
@@ -286,12 +297,21 @@ export class SimNode {
   }
 }
 
-/** Routes PeerApi calls to the simulated agents' snapshots. */
+/** Routes one node's PeerApi calls to the simulated agents' snapshots. */
 class SimPeerApi implements PeerApi {
-  constructor(private readonly sim: SimCluster) {}
+  constructor(
+    private readonly sim: SimCluster,
+    private readonly caller: SimNode,
+  ) {}
+
+  /** A cut lies between the caller and `node`: the call is dropped, and the caller gives up after its timeout, as over HTTP. */
+  private acrossCut(node: SimNode): boolean {
+    return node !== this.caller && (node.cutOff || this.caller.cutOff);
+  }
 
   async fetchStatus(apiUrl: string, timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null> {
     const node = this.sim.byApiUrl(apiUrl);
+    if (node && this.acrossCut(node)) return this.sim.clock.sleep(timeoutMs).then(() => null);
     if (!node || !node.answering) return null;
     if (!opts?.fresh) return node.loop.snapshot().status;
     // The probe waits while the agent is frozen: the caller gives up after its timeout, as over HTTP.
@@ -305,8 +325,9 @@ class SimPeerApi implements PeerApi {
     return node.answering ? status : null;
   }
 
-  async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {
+  async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }, timeoutMs: number): Promise<boolean> {
     const node = this.sim.byApiUrl(apiUrl);
+    if (node !== undefined && this.acrossCut(node)) return this.sim.clock.sleep(timeoutMs).then(() => false);
     return node !== undefined && node.answering && node.loop.acceptFailsafe(body);
   }
 
@@ -323,7 +344,6 @@ export class SimCluster {
   readonly clock = new FakeClock();
   readonly store: InMemoryKeyValueSpace;
   readonly network = new FakeDatabaseNetwork();
-  readonly peerApi: PeerApi = new SimPeerApi(this);
   readonly nodes = new Map<string, SimNode>();
   readonly config: RawConfig;
   readonly verboseLogs: boolean;

@@ -30,6 +30,8 @@ export class FakeDatabaseNetwork {
   private recordSeq = 0;
   private systemSeq = 0;
   private readonly acked: AcknowledgedWrite[] = [];
+  /** conn_urls of servers cut off from every other server. */
+  private readonly cutOff = new Set<string>();
 
   /** Adds a server under its conn_url (done by the FakeDatabase constructor). */
   register(db: FakeDatabase): void {
@@ -50,6 +52,27 @@ export class FakeDatabaseNetwork {
   /** Every registered server. */
   get all(): FakeDatabase[] {
     return [...this.nodes.values()];
+  }
+
+  /**
+   * Cuts the server at `connUrl` off from every other server (true), or links it again
+   * (false): no streamed WAL, base backup or rewind crosses the cut, as with a network
+   * partition between database hosts; clients, its own agent and the WAL archive (archive
+   * recovery) still reach it.
+   */
+  setCutOff(connUrl: string, cut: boolean): void {
+    if (cut) this.cutOff.add(connUrl);
+    else this.cutOff.delete(connUrl);
+  }
+
+  /** The server at `connUrl` is cut off from the others (setCutOff). */
+  isCutOff(connUrl: string): boolean {
+    return this.cutOff.has(connUrl);
+  }
+
+  /** `a` and `b` reach each other: the same server, or neither cut off. */
+  linked(a: FakeDatabase, b: FakeDatabase): boolean {
+    return a === b || (!this.cutOff.has(a.connUrl) && !this.cutOff.has(b.connUrl));
   }
 
   /** Running servers that accept writes: more than one is the split brain the HA loop must prevent. */

@@ -402,7 +402,7 @@ export class FakeDatabase implements Database {
   /** Its upstream is up but this server's WAL is not a prefix of the upstream's: rewind needed. */
   get isDiverged(): boolean {
     const d = this.data;
-    const up = d?.recovery.upstreamConnUrl ? this.network.get(d.recovery.upstreamConnUrl) : undefined;
+    const up = d?.recovery.upstreamConnUrl ? this.peer(d.recovery.upstreamConnUrl) : undefined;
     if (!d || !up || !up.data || up.data.systemId !== d.systemId) return false;
     return !isPrefix(d.records, up.data.records);
   }
@@ -683,7 +683,7 @@ export class FakeDatabase implements Database {
     if (!data) this.fail('rewind', 'data directory is empty');
     if (this.running) this.fail('rewind', 'target server must be shut down');
     if (data.halfRewound) throw new DatabaseError('rewind_interrupted', `${this.name}: rewind: an earlier rewind of this data directory stopped after it began rewriting it`);
-    const up = this.network.get(source.connUrl);
+    const up = this.peer(source.connUrl);
     // Like pg_rewind, it stops before touching the target when it cannot reach the source.
     const unreachable = (why: string) => new DatabaseError('rewind_source_unreachable', `${this.name}: rewind: source server ${source.name} ${why}`);
     if (!up || !up.running || !up.data || up.frozen) throw unreachable('is not reachable');
@@ -719,7 +719,7 @@ export class FakeDatabase implements Database {
     replaced();
     if (this.data) throw new DatabaseError('data_dir_not_empty', `${this.name}: createReplica: data directory is not empty`);
     if (source === null) this.fail('createReplica', 'no server to copy from, and no method that needs none');
-    const up = this.network.get(source.connUrl);
+    const up = this.peer(source.connUrl);
     if (!up || !up.running || !up.data || up.frozen) {
       this.stateValue = 'stopped';
       this.fail('createReplica', `source server ${source.name} is not reachable`);
@@ -814,7 +814,7 @@ export class FakeDatabase implements Database {
     const power = this.epochs();
     if (!this.running || !this.inRecovery) this.fail('copyLogicalSlots', 'the server is not a running replica');
     await this.answering('copyLogicalSlots');
-    const up = this.network.get(source.connUrl);
+    const up = this.peer(source.connUrl);
     if (!up || !up.isWritable) this.fail('copyLogicalSlots', `${source.name} is not a running primary`);
     const copies = names.map((n) => [n, up.slotMap.get(n)] as const).filter((x): x is readonly [string, FakeSlot] => x[1]?.type === 'logical');
     if (!copies.length) this.fail('copyLogicalSlots', `${source.name} holds none of the logical slots ${names.join(', ')}`);
@@ -853,7 +853,7 @@ export class FakeDatabase implements Database {
     const url = data.recovery.upstreamConnUrl;
     // Archive recovery restores what the primary archived: modelled as reading from a running primary of the same system.
     const archive = !url && this.inArchiveRecovery ? this.network.all.find((d) => d !== this && d.isWritable && d.data?.systemId === data.systemId && isPrefix(data.records, d.data.records)) : undefined;
-    const up = url ? this.network.get(url) : archive;
+    const up = url ? this.peer(url) : archive;
     // A frozen upstream sends nothing; the connection stays until a timeout the fake does not model.
     if (up?.frozen) return false;
     const theirs = up && up !== this && up.running ? up.data : null;
@@ -878,6 +878,12 @@ export class FakeDatabase implements Database {
     return moved;
   }
 
+  /** The server at `connUrl` when this one reaches it (undefined: none there, or a cut between them). */
+  private peer(connUrl: string): FakeDatabase | undefined {
+    const other = this.network.get(connUrl);
+    return other !== undefined && this.network.linked(this, other) ? other : undefined;
+  }
+
   /** Standbys connected to this server with compatible WAL. */
   private streamingStandbys(): FakeDatabase[] {
     const data = this.data;
@@ -891,6 +897,7 @@ export class FakeDatabase implements Database {
           s.streaming &&
           s.data !== null &&
           s.data.recovery.upstreamConnUrl === this.connUrl &&
+          this.network.linked(this, s) &&
           s.data.systemId === data.systemId &&
           isPrefix(s.data.records, data.records),
       )

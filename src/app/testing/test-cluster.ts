@@ -55,6 +55,8 @@ export interface TestNode {
   readonly dcsCut: boolean;
   /** Cut off the other agents' REST APIs, both ways (see `TestCluster.cut`). */
   readonly peersCut: boolean;
+  /** Its database cut off from the other databases, both ways (see `TestCluster.cut`). */
+  readonly databasesCut: boolean;
 }
 
 /** What `TestCluster.cut` separates a node from. */
@@ -63,6 +65,8 @@ export interface TestCut {
   readonly dcs?: boolean;
   /** Its agent and the others cannot reach each other's REST API (peer checks, failsafe calls). */
   readonly peers?: boolean;
+  /** Its database and the others cannot reach each other: no streamed WAL, base backup or rewind (clients and its agent still reach it). */
+  readonly databases?: boolean;
 }
 
 class Node implements TestNode {
@@ -73,6 +77,9 @@ class Node implements TestNode {
   readonly logger = new MemoryLogger();
   dcsCut = false;
   peersCut = false;
+  get databasesCut(): boolean {
+    return this.db.network.isCutOff(this.db.connUrl);
+  }
   private generation = 0;
 
   constructor(
@@ -233,9 +240,10 @@ export class TestCluster {
   }
 
   /**
-   * Cuts a node off the DCS and/or the other agents (a network partition of its agent; its
-   * database keeps replicating: cut that with the FakeDatabase's own faults). What is not
-   * named stays as it was; `heal` undoes every cut. A restarted agent stays cut.
+   * Cuts a node off the DCS, the other agents and/or the other databases (a network
+   * partition of its agent, of its server, or of its whole host with `peers` and `databases`
+   * together). What is not named stays as it was; `heal` undoes every cut. A restarted agent
+   * stays cut.
    */
   cut(name: string, what: TestCut): void {
     const n = this.node(name) as Node;
@@ -244,11 +252,12 @@ export class TestCluster {
       n.store?.setReachable(!what.dcs);
     }
     if (what.peers !== undefined) n.peersCut = what.peers;
+    if (what.databases !== undefined) this.network.setCutOff(n.db.connUrl, what.databases);
   }
 
   /** Undoes every cut of a node. */
   heal(name: string): void {
-    this.cut(name, { dcs: false, peers: false });
+    this.cut(name, { dcs: false, peers: false, databases: false });
   }
 
   /** The node's machine dies: the agent stops at once without clean-up and the database crashes. */

@@ -311,6 +311,32 @@ describe('FakeDatabase', () => {
       expect(f).to.deep.include({ inRecovery: true, replicationState: null });
     });
 
+    it('a server cut off from the others (network.setCutOff): no WAL, base backup or rewind crosses the cut; linked again, it streams', async () => {
+      const [a, b, c] = await cluster('b', 'c');
+      await a.setSynchronousStandbyNames('b');
+      net.setCutOff(b.connUrl, true);
+      expect(net.isCutOff(b.connUrl)).to.equal(true);
+      let acked: number | null = null;
+      void a.write().then((lsn) => (acked = lsn));
+      net.replicate();
+      await clock.advance(1000);
+      // The synchronous standby receives nothing and drops out of the primary's list; the commit waits.
+      expect(acked).to.equal(null);
+      expect((await b.probe())).to.deep.include({ inRecovery: true, replicationState: null });
+      expect((await a.probe()).replication.map((r) => r.application_name)).to.deep.equal(['c']);
+      expect(c.lsn).to.equal(a.lsn);
+      const d = make('d');
+      net.setCutOff(d.connUrl, true);
+      expect((await rejection(d.createReplica(up(a)))).message).to.contain('not reachable');
+      net.setCutOff(d.connUrl, false);
+      net.setCutOff(b.connUrl, false);
+      net.replicate();
+      expect(b.lsn).to.equal(a.lsn);
+      expect(a.acknowledgedWrites).to.have.length(1);
+      await clock.advance(0);
+      expect(acked).to.equal(a.lsn);
+    });
+
     it('a standby started with no upstream waits in recovery', async () => {
       const [a] = await cluster();
       await a.stop('fast');

@@ -82,6 +82,29 @@ describe('TestCluster (warden/testing)', function () {
     await cluster.until(() => !cluster.node('a').db.isWritable, 60_000, 'a to stop writing once c does not answer');
   });
 
+  it('cut: a host cut off from the other nodes (agent and database) but not from the DCS; the most advanced replica still wins when the primary dies', async () => {
+    cluster = new TestCluster({ names: ['a', 'b', 'c'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
+    cluster.start(['a']);
+    await cluster.until(() => cluster.primary() === 'a', 60_000);
+    cluster.start();
+    await cluster.until(() => cluster.streaming().length === 2, 120_000);
+    cluster.cut('b', { databases: true });
+    expect(cluster.node('b').databasesCut).to.equal(true);
+    for (let i = 0; i < 5; i++) await cluster.node('a').db.write(4096);
+    await cluster.until(() => !cluster.streaming().includes('b'), 60_000, 'b to stop streaming');
+    cluster.heal('b');
+    await cluster.until(() => cluster.streaming().includes('b') && cluster.node('b').db.lsn === cluster.node('a').db.lsn, 60_000, 'b to catch up');
+    // b stops receiving; c gets every write and publishes it; then c's host is cut off from the others.
+    cluster.cut('b', { databases: true });
+    for (let i = 0; i < 5; i++) await cluster.node('a').db.write(4096);
+    await cluster.advance(20_000);
+    cluster.cut('c', { peers: true, databases: true });
+    cluster.heal('b');
+    cluster.crash('a');
+    await cluster.until(() => cluster.primary() !== null, 120_000, 'a new primary');
+    expect(cluster.primary()).to.equal('c');
+  });
+
   it('takes a node\'s own file settings: a local parameter reaches its server', async () => {
     cluster = new TestCluster({ names: ['a'], nodes: { a: { local: { parameters: { work_mem: '64MB' } }, loop: { peerTimeoutMs: 100 } } } });
     cluster.start();

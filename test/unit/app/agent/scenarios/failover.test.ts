@@ -58,6 +58,21 @@ describe('HA scenarios: automatic failover', () => {
     expect(primaryName(sim)).to.equal('node3');
   });
 
+  it('the most advanced replica wins the race even cut off from the other nodes (it still reaches the DCS)', async () => {
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
+    sim.node('node2').db.setReplicationPaused(true);
+    await write(sim.node('node1'), 20);
+    sim.network.replicate();
+    // node3 holds every write; its member key shows it once it has published its position.
+    await sim.advance(2 * loopWaitMs(sim));
+    sim.node('node3').setCutOff(true);
+    sim.node('node2').db.setReplicationPaused(false);
+    sim.node('node1').crash();
+    await sim.until(() => sim.primary() !== null, 3 * ttlMs(sim), 'a new primary');
+    expect(primaryName(sim)).to.equal('node3');
+    expect(sim.network.lostAcknowledgedWrites(sim.node('node3').db)).to.deep.equal([]);
+  });
+
   it('a node tagged nofailover never wins, even when it is the only replica left', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], nodes: { node2: { tags: { nofailover: true } } } });
     sim.node('node3').crash();
