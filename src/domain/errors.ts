@@ -71,6 +71,8 @@ export type DatabaseErrorCode =
   /** pg_rewind could not reach its source: the target is untouched. */
   | 'rewind_source_unreachable'
   | 'create_replica_failed'
+  /** Replica creation could not connect to its source (pg_basebackup refused at connect): nothing was copied. */
+  | 'create_replica_source_unreachable'
   /** A build (initdb, a custom bootstrap, a copy) refused a data directory holding what the agent did not make: nothing built, nothing to remove. */
   | 'data_dir_not_empty'
   | 'remove_data_failed'

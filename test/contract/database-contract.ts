@@ -192,7 +192,7 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       await probeUntil(h, a, (x) => x.replicationState === 'streaming', 'streaming after the crash');
     });
 
-    it('failures are typed: a rewind of a running server or from nowhere, a base backup from nowhere (which leaves the directory empty)', async () => {
+    it('failures are typed: a rewind of a running server or from nowhere, a base backup from nowhere (source unreachable, which leaves the directory empty) or without a source', async () => {
       let error: unknown;
       try {
         await a.db.rewind(b.upstream);
@@ -218,7 +218,7 @@ export function databaseContract(name: string, makeHarness: () => Promise<Databa
       } catch (e) {
         error = e;
       }
-      expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'create_replica_failed');
+      expect(error).to.be.instanceOf(DatabaseError).and.have.property('code', 'create_replica_source_unreachable');
       expect(await a.db.probe()).to.include({ initialized: false });
       // Without a source, only a method that needs none could run (basebackup cannot).
       error = undefined;

@@ -722,7 +722,7 @@ export class FakeDatabase implements Database {
     const up = this.peer(source.connUrl);
     if (!up || !up.running || !up.data || up.frozen) {
       this.stateValue = 'stopped';
-      this.fail('createReplica', `source server ${source.name} is not reachable`);
+      throw new DatabaseError('create_replica_source_unreachable', `${this.name}: createReplica: source server ${source.name} is not reachable`);
     }
     this.stateValue = 'creating_replica';
     const generation = ++this.generation;

@@ -18,7 +18,7 @@ import { IMMEDIATE_SHUTDOWN_GRACE_MS } from './shutdown-grace.js';
 import { ensureOwnedDir, writeOwnedFile } from './owned-files.js';
 import { DataDirectoryRefused, directoryEntries, emptyDirectory, refuseDatabaseWithoutControlFile, refuseExistingDatabase, refuseForeignFiles } from './data-directory.js';
 import { bootstrapParams, bootstrapRecoverySettings, type CustomBootstrap } from './pg-custom-bootstrap.js';
-import { createReplicaWithMethods, runShellCommand } from './pg-replica-methods.js';
+import { connectFailed, createReplicaWithMethods, ReplicaMethodsFailed, runShellCommand } from './pg-replica-methods.js';
 import { effectiveParameters, PgConfigFiles, type ConfigInput, type RecoveryTarget } from './pg-config-files.js';
 import { readControlData, shutdownStateOf, standbyMinimumsOf } from './pg-controldata.js';
 import { DB_SHUTDOWNED, readControlFile, stateName } from './pg-control-file.js';
@@ -109,10 +109,6 @@ class LoginRefused extends Error {
   }
 }
 
-/** pg_rewind could not connect to its source (it stops before touching the target). */
-function sourceUnreachable(e: unknown): boolean {
-  return e instanceof CommandFailure && /could not connect|connection to server .* failed/i.test(e.stderr);
-}
 
 /**
  * Whether a failed rewind may have left the target half-rewritten: only pg_rewind itself
@@ -1123,7 +1119,8 @@ export class PgDatabase implements Database {
           throw this.fail('rewind_interrupted', `pg_rewind from ${source.name} failed after it began rewriting the data directory`, e);
         }
         await rm(marker, { force: true });
-        throw this.fail(sourceUnreachable(e) ? 'rewind_source_unreachable' : 'rewind_failed', `pg_rewind from ${source.name} failed`, e);
+        // pg_rewind that could not connect stopped before touching the target.
+        throw this.fail(connectFailed(e) ? 'rewind_source_unreachable' : 'rewind_failed', `pg_rewind from ${source.name} failed`, e);
       }
     });
   }
@@ -1146,7 +1143,8 @@ export class PgDatabase implements Database {
         this.log.info('replica created', { source: from, method: attempts[attempts.length - 1]?.method, ms: Date.now() - started });
       } catch (e) {
         this.states.set('stopped');
-        throw this.fail(e instanceof DataDirectoryRefused ? 'data_dir_not_empty' : 'create_replica_failed', `replica creation from ${from} failed`, e);
+        const code = e instanceof DataDirectoryRefused ? 'data_dir_not_empty' : e instanceof ReplicaMethodsFailed && e.sourceUnreachable ? 'create_replica_source_unreachable' : 'create_replica_failed';
+        throw this.fail(code, `replica creation from ${from} failed`, e);
       }
     });
   }

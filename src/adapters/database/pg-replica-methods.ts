@@ -5,7 +5,7 @@ import { directoryEntries, emptyDirectory, refuseDatabaseWithoutControlFile, ref
 import type { ResolvedPgOptions } from './pg-options.js';
 import { ensureOwnedDir } from './owned-files.js';
 import { pathExists } from './path-exists.js';
-import { runCommand } from './run-command.js';
+import { CommandFailure, runCommand } from './run-command.js';
 
 /** A replica creation method of the local configuration (`db.<name>`): a command such as a backup tool's restore. */
 export interface ReplicaMethod {
@@ -80,6 +80,33 @@ export interface MethodAttempt {
   readonly ok: boolean;
   /** Why it failed or was skipped. */
   readonly error?: string;
+  /** Not run: not configured on this node, or it needs a source and there is none. */
+  readonly skipped?: true;
+  /** pg_basebackup could not connect to the source: nothing was copied. */
+  readonly sourceUnreachable?: true;
+}
+
+/** Every method of the chain failed or was skipped (its attempts say how). */
+export class ReplicaMethodsFailed extends Error {
+  constructor(readonly attempts: readonly MethodAttempt[]) {
+    const why = attempts.map((a) => `${a.method}: ${a.error}`).join('; ');
+    super(attempts.length ? `every replica creation method failed (${why})` : 'no replica creation method to try');
+    this.name = 'ReplicaMethodsFailed';
+  }
+
+  /**
+   * The chain failed only because the source server did not take a connection: each method
+   * that ran was pg_basebackup refused at connect. Trying again costs one connection attempt,
+   * and succeeds once the source runs.
+   */
+  get sourceUnreachable(): boolean {
+    return this.attempts.some((a) => a.sourceUnreachable) && this.attempts.every((a) => a.sourceUnreachable || a.skipped);
+  }
+}
+
+/** pg_basebackup's or pg_rewind's failure to connect to their source (refused, no route, a server still starting). */
+export function connectFailed(e: unknown): boolean {
+  return e instanceof CommandFailure && /could not connect|connection to server .* failed/i.test(e.stderr);
 }
 
 /** The source's replication conninfo (password through PGPASSWORD, never on a command line). */
@@ -118,11 +145,11 @@ export async function createReplicaWithMethods(
   for (const name of methods) {
     const custom = name === 'basebackup' ? null : opts.replicaMethods[name];
     if (name !== 'basebackup' && custom === undefined) {
-      attempts.push({ method: name, ok: false, error: `not defined in this node's configuration (db.${name})` });
+      attempts.push({ method: name, ok: false, error: `not defined in this node's configuration (db.${name})`, skipped: true });
       continue;
     }
     if (source === null && (custom === null || custom?.no_leader !== true)) {
-      attempts.push({ method: name, ok: false, error: 'needs a running server to copy from, and there is none' });
+      attempts.push({ method: name, ok: false, error: 'needs a running server to copy from, and there is none', skipped: true });
       continue;
     }
     try {
@@ -139,10 +166,10 @@ export async function createReplicaWithMethods(
       attempts.push({ method: name, ok: true });
       return attempts;
     } catch (e) {
-      attempts.push({ method: name, ok: false, error: (e instanceof Error ? e.message : String(e)).split('\n').slice(0, 5).join(' ') });
+      const error = (e instanceof Error ? e.message : String(e)).split('\n').slice(0, 5).join(' ');
+      attempts.push({ method: name, ok: false, error, ...(custom === null && connectFailed(e) ? { sourceUnreachable: true as const } : {}) });
     }
   }
   await emptyDirectory(opts.dataDir).catch(() => undefined);
-  const why = attempts.map((a) => `${a.method}: ${a.error}`).join('; ');
-  throw new Error(attempts.length ? `every replica creation method failed (${why})` : 'no replica creation method to try');
+  throw new ReplicaMethodsFailed(attempts);
 }

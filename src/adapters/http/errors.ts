@@ -116,6 +116,7 @@ const STATUS_BY_CODE: Readonly<Record<AgentApiErrorCode, number>> = {
   rewind_interrupted: 503,
   rewind_source_unreachable: 503,
   create_replica_failed: 503,
+  create_replica_source_unreachable: 503,
   data_dir_not_empty: 409,
   remove_data_failed: 503,
   checkpoint_failed: 503,

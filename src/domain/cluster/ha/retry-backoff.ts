@@ -49,10 +49,19 @@ export function retryDelayMs(count: number, loopWaitMs: number, maxMs = MAX_RETR
   return Math.min(Math.max(base, maxMs), base * 2 ** Math.max(0, Math.min(count - 1, 20)));
 }
 
-/** The pause after a job's `count`-th failure in a row (retryDelayMs), capped at ttl where the failure's code says so (BACKED_OFF_CODES). */
+/**
+ * Failures of a source this node copies from (a base backup or a rewind that could not connect
+ * to it): nothing was done, another attempt costs one connection, and the cause is the other
+ * member (down, restarting, cut off), which may come back at any moment. Retried at least
+ * every ttl, so that a replica gets its data within about a ttl of its source running again.
+ */
+const SOURCE_UNREACHABLE_CODES: ReadonlySet<string> = new Set(['create_replica_source_unreachable', 'rewind_source_unreachable']);
+
+/** The pause after a job's `count`-th failure in a row (retryDelayMs), capped at ttl where the failure's code says so (BACKED_OFF_CODES, SOURCE_UNREACHABLE_CODES). */
 export function jobRetryDelayMs(job: string, code: string | null | undefined, count: number, loopWaitMs: number, ttlMs: number): number {
   const byCode = !BACKED_OFF_JOBS.has(job) && code != null ? BACKED_OFF_CODES[code] : undefined;
-  return retryDelayMs(count, loopWaitMs, byCode === 'ttl' ? ttlMs : MAX_RETRY_DELAY_MS);
+  const capped = byCode === 'ttl' || (code != null && SOURCE_UNREACHABLE_CODES.has(code));
+  return retryDelayMs(count, loopWaitMs, capped ? ttlMs : MAX_RETRY_DELAY_MS);
 }
 
 /** A failure this long after the job's last one starts a new count: the job did not fail "in a row" (its longest pause is MAX_RETRY_DELAY_MS). */

@@ -236,7 +236,7 @@ describe('FakeDatabase', () => {
       const [a] = await cluster();
       const b = make('b');
       await a.stop('fast');
-      expect((await rejection(b.createReplica(up(a)))).code).to.equal('create_replica_failed');
+      expect((await rejection(b.createReplica(up(a)))).code).to.equal('create_replica_source_unreachable');
       expect(b.isInitialized).to.equal(false);
       await a.start({ upstream: null, timeoutMs: T });
       await b.createReplica(up(a));

@@ -8,7 +8,8 @@ import { initdbArguments } from '../../../../src/adapters/database/pg-initdb-arg
 import { firstSocketDir, localUrl, resolveOptions } from '../../../../src/adapters/database/pg-options.js';
 import { pgTimestampToIso } from '../../../../src/adapters/database/pg-probe.js';
 import { slotNameFor } from '../../../../src/domain/cluster/ha/tick-context.js';
-import { basebackupArgs, methodParams } from '../../../../src/adapters/database/pg-replica-methods.js';
+import { basebackupArgs, connectFailed, methodParams, ReplicaMethodsFailed } from '../../../../src/adapters/database/pg-replica-methods.js';
+import { CommandFailure } from '../../../../src/adapters/database/run-command.js';
 import { bootstrapParams, bootstrapRecoverySettings } from '../../../../src/adapters/database/pg-custom-bootstrap.js';
 import { PgStateTracker } from '../../../../src/adapters/database/pg-state.js';
 import { parseHistoryFile } from '../../../../src/adapters/database/pg-timeline-history.js';
@@ -233,5 +234,26 @@ describe('pg_rewind output', () => {
   it('says where the servers diverged (what this node loses after it)', () => {
     expect(divergencePoint('pg_rewind: servers diverged at WAL location 0/3000060 on timeline 1\npg_rewind: rewinding from last common checkpoint at 0/2000060 on timeline 1\npg_rewind: Done!')).to.deep.equal({ lsn: '0/3000060', timeline: 1 });
     expect(divergencePoint('pg_rewind: source and target cluster are on the same timeline\npg_rewind: no rewind required')).to.equal(null);
+  });
+});
+
+describe('replica creation failures', () => {
+  const refused = 'pg_basebackup: error: connection to server at "10.0.0.12", port 5432 failed: Connection refused';
+  it('a connection refused by the source is told apart from other failures', () => {
+    expect(connectFailed(new CommandFailure('pg_basebackup', 1, null, false, refused, ''))).to.equal(true);
+    expect(connectFailed(new CommandFailure('pg_basebackup', 1, null, false, 'pg_basebackup: error: could not create directory "/data": No space left on device', ''))).to.equal(false);
+    expect(connectFailed(new Error(refused))).to.equal(false);
+  });
+
+  it('the chain failed only on an unreachable source when every method that ran was refused at connect', () => {
+    const unreachable = { method: 'basebackup', ok: false, error: refused, sourceUnreachable: true as const };
+    const skipped = { method: 'pgbackrest', ok: false, error: 'not defined in this node\'s configuration (db.pgbackrest)', skipped: true as const };
+    const ran = { method: 'pgbackrest', ok: false, error: 'restore failed' };
+    expect(new ReplicaMethodsFailed([unreachable]).sourceUnreachable).to.equal(true);
+    expect(new ReplicaMethodsFailed([skipped, unreachable]).sourceUnreachable).to.equal(true);
+    expect(new ReplicaMethodsFailed([ran, unreachable]).sourceUnreachable).to.equal(false);
+    expect(new ReplicaMethodsFailed([skipped]).sourceUnreachable).to.equal(false);
+    expect(new ReplicaMethodsFailed([]).message).to.equal('no replica creation method to try');
+    expect(new ReplicaMethodsFailed([ran, unreachable]).message).to.equal(`every replica creation method failed (pgbackrest: restore failed; basebackup: ${refused})`);
   });
 });

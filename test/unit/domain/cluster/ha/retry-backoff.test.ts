@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { decide } from '../../../../../src/domain/cluster/ha/decide.js';
 import { EMPTY_MEMORY, NO_COMMANDS } from '../../../../../src/domain/cluster/ha/decision.js';
-import { failureLogged, jobFailuresAfter, MAX_RETRY_DELAY_MS, retryDelayMs } from '../../../../../src/domain/cluster/ha/retry-backoff.js';
+import { failureLogged, jobFailuresAfter, jobRetryDelayMs, MAX_RETRY_DELAY_MS, retryDelayMs } from '../../../../../src/domain/cluster/ha/retry-backoff.js';
 import { nextLoggedRepeat } from '../../../../../src/domain/cluster/rules/repeat-log.js';
 import { stoppedFacts } from '../../../../../src/domain/cluster/model/facts.js';
 import { cluster, input, member, NOW, types } from './fixtures.js';
@@ -12,6 +12,14 @@ describe('decide(): a job that keeps failing backs off', () => {
     expect(retryDelayMs(1, 0)).to.equal(1000);
     expect(retryDelayMs(30, 10_000)).to.equal(MAX_RETRY_DELAY_MS);
     expect(retryDelayMs(10_000, 10_000)).to.equal(MAX_RETRY_DELAY_MS);
+  });
+
+  it('a copy or rewind whose source did not take a connection is tried again at least every ttl; other failures of those jobs wait up to five minutes', () => {
+    expect(jobRetryDelayMs('create replica', 'create_replica_source_unreachable', 8, 2000, 30_000)).to.equal(30_000);
+    expect(jobRetryDelayMs('rewind', 'rewind_source_unreachable', 12, 10_000, 30_000)).to.equal(30_000);
+    expect(jobRetryDelayMs('create replica', 'create_replica_source_unreachable', 2, 2000, 30_000)).to.equal(4000);
+    expect(jobRetryDelayMs('create replica', 'create_replica_failed', 8, 2000, 30_000)).to.equal(256_000);
+    expect(jobRetryDelayMs('create replica', 'create_replica_failed', 12, 2000, 30_000)).to.equal(MAX_RETRY_DELAY_MS);
   });
 
   it('a job retried at the loop pace logs its first failure, a new error, then attempts 4, 16, 64', () => {
