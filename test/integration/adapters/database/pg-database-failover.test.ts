@@ -284,7 +284,7 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     expect((await a.db.timelineHistory()).map((l) => l[0])).to.deep.equal([1, 2]);
   });
 
-  it('cleans up after a failed base backup', async () => {
+  it('cleans up after a failed base backup (one that could not connect says so)', async () => {
     const c = await makeNode('node_c', creds);
     let error: unknown;
     try {
@@ -292,7 +292,7 @@ describe('PgDatabase: replica, promote, demote, rewind (real PostgreSQL 15)', fu
     } catch (e) {
       error = e;
     }
-    expect((error as DatabaseError).code).to.equal('create_replica_failed');
+    expect((error as DatabaseError).code).to.equal('create_replica_source_unreachable');
     expect(await readdir(c.dataDir)).to.deep.equal([]);
     expect((await c.db.probe()).state).to.equal('stopped');
   });
