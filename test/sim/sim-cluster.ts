@@ -115,8 +115,6 @@ export class SimNode {
   dcsLinkUp = true;
   /** The agent process is frozen (SIGSTOP): it does nothing and answers nobody until it thaws. */
   frozen = false;
-  /** Cut off from the other nodes (setCutOff): their agents and servers and its own do not reach each other. */
-  cutOff = false;
   /** The machine's fencer (null while no agent ever ran or after the machine crashed). */
   fencer: SimFencer | null = null;
   private thawed: Promise<void> = Promise.resolve();
@@ -281,8 +279,12 @@ export class SimNode {
    * and no WAL crosses the cut either way; it still reaches the DCS, and clients reach it.
    */
   setCutOff(cut: boolean): void {
-    this.cutOff = cut;
     this.sim.network.setCutOff(this.db.connUrl, cut);
+  }
+
+  /** Cut off from the other nodes (setCutOff): their agents and servers and its own do not reach each other. */
+  get cutOff(): boolean {
+    return this.sim.network.isCutOff(this.db.connUrl);
   }
 
   /** The agent runs and answers (not dead, not frozen). */

@@ -2,6 +2,16 @@ import { expect } from 'chai';
 import { TestCluster } from '../../../../src/app/testing/test-cluster.js';
 import { FakeHookScripts } from '../../../../src/adapters/callbacks/fake-hook-scripts.js';
 
+/** A 3-node TestCluster bootstrapped by `a`, with `b` and `c` streaming from it. */
+async function streamingFromA(opts: ConstructorParameters<typeof TestCluster>[0]): Promise<TestCluster> {
+  const cluster = new TestCluster(opts);
+  cluster.start(['a']);
+  await cluster.until(() => cluster.primary() === 'a', 60_000);
+  cluster.start();
+  await cluster.until(() => cluster.streaming().length === 2, 120_000);
+  return cluster;
+}
+
 describe('TestCluster (warden/testing)', function () {
   this.timeout(20_000);
   let cluster: TestCluster;
@@ -23,11 +33,7 @@ describe('TestCluster (warden/testing)', function () {
 
   it('hooks: a policy test of a fencing script (FakeHookScripts): while it refuses its node never writes; once it succeeds the node promotes', async () => {
     const fencing = new FakeHookScripts({ pre_promote: 'fails' });
-    cluster = new TestCluster({ names: ['a', 'b', 'c'], nodes: { b: { hooks: fencing }, c: { tags: { nofailover: true } } } });
-    cluster.start(['a']);
-    await cluster.until(() => cluster.primary() === 'a', 60_000);
-    cluster.start();
-    await cluster.until(() => cluster.streaming().length === 2, 120_000);
+    cluster = await streamingFromA({ names: ['a', 'b', 'c'], nodes: { b: { hooks: fencing }, c: { tags: { nofailover: true } } } });
     cluster.crash('a');
     await cluster.advance(120_000);
     expect(cluster.primary()).to.equal(null);
@@ -53,11 +59,7 @@ describe('TestCluster (warden/testing)', function () {
   });
 
   it('cut: a primary cut off the DCS stops writing and another node leads; healed, it follows', async () => {
-    cluster = new TestCluster({ names: ['a', 'b', 'c'] });
-    cluster.start(['a']);
-    await cluster.until(() => cluster.primary() === 'a', 60_000);
-    cluster.start();
-    await cluster.until(() => cluster.streaming().length === 2, 120_000);
+    cluster = await streamingFromA({ names: ['a', 'b', 'c'] });
     cluster.cut('a', { dcs: true });
     expect(cluster.node('a').dcsCut).to.equal(true);
     // advance() throws on two writable nodes: the old primary must stop before anyone promotes.
@@ -68,11 +70,7 @@ describe('TestCluster (warden/testing)', function () {
   });
 
   it('cut: with failsafe mode, the primary keeps writing through a DCS outage while every member answers, and stops when one does not', async () => {
-    cluster = new TestCluster({ names: ['a', 'b', 'c'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
-    cluster.start(['a']);
-    await cluster.until(() => cluster.primary() === 'a', 60_000);
-    cluster.start();
-    await cluster.until(() => cluster.streaming().length === 2, 120_000);
+    cluster = await streamingFromA({ names: ['a', 'b', 'c'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
     await cluster.advance(20_000);
     cluster.space.setReachable(false);
     await cluster.advance(60_000);
@@ -83,11 +81,7 @@ describe('TestCluster (warden/testing)', function () {
   });
 
   it('cut: a host cut off from the other nodes (agent and database) but not from the DCS; the most advanced replica still wins when the primary dies', async () => {
-    cluster = new TestCluster({ names: ['a', 'b', 'c'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
-    cluster.start(['a']);
-    await cluster.until(() => cluster.primary() === 'a', 60_000);
-    cluster.start();
-    await cluster.until(() => cluster.streaming().length === 2, 120_000);
+    cluster = await streamingFromA({ names: ['a', 'b', 'c'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
     cluster.cut('b', { databases: true });
     expect(cluster.node('b').databasesCut).to.equal(true);
     for (let i = 0; i < 5; i++) await cluster.node('a').db.write(4096);
