@@ -209,6 +209,21 @@ function catchUpFrom(ctx: TickContext, member: Member, why: string): Decision {
   return decision(`${d.message}; streaming from it to catch up`, [{ type: 'follow', upstream: { name: member.name, connUrl: member.connUrl }, timeoutMs: startTimeoutMs(ctx) }], { job: 'follow' });
 }
 
+/** How soon a switchover candidate catching up from a member ahead looks again: a stream on loopback takes moments, and the others wait for it. */
+const CANDIDATE_CATCH_UP_RECHECK_MS = 250;
+
+/**
+ * This switchover candidate is behind `member`, which answers (quorum mode: it may hold commits
+ * only it and the old leader acknowledged): it streams from that member and races as the
+ * candidate once it holds as much. Racing under the automatic rules instead would defer to that
+ * member, which itself leaves the race to the candidate: neither would lead until the others'
+ * grace ran out.
+ */
+function candidateCatchUp(ctx: TickContext, member: Member): Decision {
+  const d = catchUpFrom(ctx, member, `this node is the requested candidate, but ${member.name} holds WAL it lacks and may hold acknowledged commits: taking it before taking the key`);
+  return d.job !== null ? d : decision(d.message, d.actions, { wakeAt: ctx.now + CANDIDATE_CATCH_UP_RECHECK_MS });
+}
+
 /**
  * A quorum key: this switchover candidate has less WAL than the old leader wrote before it
  * released the key, or than a member that answers. The old leader's last position is only
@@ -264,15 +279,17 @@ export function leaderRace(ctx: TickContext): Decision {
     });
     if (someone) return backOff(ctx, `this node stepped down for a switchover and ${someone.name} can take over`);
   }
+  const self_ = { name: ctx.me, status: myStatus(ctx), tags: ctx.input.node.tags };
   if (chosen && kind === 'switchover' && quorumCandidateBehind(ctx)) {
     // A quorum key: a member of its list need not hold every acknowledged commit (ANY k: the
-    // others may have confirmed what never reached it). Behind the old leader's last position,
-    // the candidate races under the automatic rules, which stream from the members ahead first
-    // (or leave the old leader to take its key back).
+    // others may have confirmed what never reached it). Behind a member that answers, the
+    // candidate takes what it lacks from that member while the others leave it the race.
+    const feeder = memberAhead(ctx, others);
+    if (feeder && eligibility(self_, electionContext(ctx, kind, false)).eligible) return candidateCatchUp(ctx, feeder);
+    // Behind only the old leader's last position: the automatic rules decide (the old leader may take its key back).
     kind = 'automatic';
     chosen = false;
   }
-  const self_ = { name: ctx.me, status: myStatus(ctx), tags: ctx.input.node.tags };
   let mine = eligibility(self_, electionContext(ctx, kind, false));
   if (!mine.eligible && chosen) {
     // Being the requested candidate never makes a node less able to lead than the automatic rules allow

@@ -135,4 +135,24 @@ describe('HA scenarios: synchronous mode', () => {
     await sim.until(() => primaryName(sim) !== null, 3 * ttlMs(sim), 'a new primary');
     expect(sim.network.lostAcknowledgedWrites(sim.primary()!.db)).to.deep.equal([]);
   });
+
+  it("quorum mode: a switchover candidate behind the other standby, the old leader's agent gone, takes the WAL it lacks from that standby and leads as asked, within moments", async () => {
+    // Found in the chaos suite ("switchover, old primary killed", 5.2 s): the candidate deferred
+    // to the standby ahead of it, which left the race to the candidate for its grace.
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 20, loop_wait: 2, retry_timeout: 3, synchronous_mode: 'quorum' } });
+    await sim.until(() => sim.view().sync?.syncStandby.length === 2, 6 * loopWaitMs(sim), 'both standbys in the key');
+    // node3 confirms nothing: the quorum (ANY 1) acknowledges every commit with node2 alone.
+    sim.node('node3').db.setReplicationLag(3000);
+    await write(sim.node('node1'), 10);
+    await sim.advance(2 * loopWaitMs(sim));
+    const at = sim.clock.now();
+    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: 'node3', scheduledAt: null }));
+    await sim.advance(50);
+    sim.node('node1').killAgent();
+    sim.node('node3').db.setReplicationLag(0);
+    await sim.until(() => primaryName(sim) !== null && primaryName(sim) !== 'node1', 30_000, 'a new primary');
+    expect(primaryName(sim)).to.equal('node3');
+    expect(sim.clock.now() - at).to.be.below(1500);
+    expect(sim.network.lostAcknowledgedWrites(sim.node('node3').db)).to.deep.equal([]);
+  });
 });

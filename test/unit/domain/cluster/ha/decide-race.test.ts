@@ -319,7 +319,7 @@ describe('decide(): the leader race', () => {
     expect(promote(decide(input({ cluster: cluster(null, { status: null, failover: failover('node1', 'node2') }), peers: peers() })))).to.not.have.property('walAtLeast');
   });
 
-  it('quorum mode: a switchover candidate behind the old leader\'s last position races under the automatic rules (a member of the list may lack acknowledged commits)', () => {
+  it('quorum mode: a switchover candidate behind a member that answers takes that WAL from it first, then takes over as asked (a member of the list may lack acknowledged commits)', () => {
     // Found by the simulation (seed 238571342): node3's link was cut while node4 confirmed
     // every commit (ANY 1 of node3, node4); the switchover to node3 promoted it without them.
     const sync = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '3' };
@@ -328,11 +328,23 @@ describe('decide(): the leader race', () => {
     const ahead = peers({ node3: peerStatus('replica', 7000, { tags: { failover_priority: 0 } }) });
     const behind = decide({ ...base, peers: ahead });
     expect(behind.job, behind.message).to.equal('follow');
-    expect(behind.message).to.match(/node3 is ahead .*streaming from it to catch up/);
-    // Holding the old leader's last position, it takes over as asked.
+    expect(behind.message).to.match(/this node is the requested candidate, but node3 holds WAL it lacks .*streaming from it to catch up/);
+    expect(behind.actions).to.have.length(1);
+    expect(behind.actions[0]).to.deep.include({ type: 'follow', upstream: { name: 'node3', connUrl: 'postgres://node3:5432/postgres' } });
+    // Streaming from it, it looks again within moments: the others leave it the race only for a grace.
+    const streaming = decide({ ...base, facts: replicaFacts(6000, 'node3'), peers: ahead });
+    expect(types(streaming)).to.deep.equal([]);
+    expect(streaming.wakeAt).to.equal(NOW + 250);
+    // Holding the old leader's last position and node3's WAL, it takes over as asked.
     const caughtUp = decide({ ...base, facts: replicaFacts(7000, 'node3'), peers: ahead });
     expect(caughtUp.job, caughtUp.message).to.equal('promote');
     expect(caughtUp.message).to.match(/switchover to this node/);
+    // Behind the old leader's last position with nobody that answers ahead: the automatic rules decide, as before.
+    const onlyOptime = decide({ ...base, peers: peers({ node3: peerStatus('replica', 5000) }) });
+    expect(onlyOptime.message).to.match(/this node is the healthiest/);
+    // A candidate the switchover rules refuse (not in the quorum list) does not stream as the candidate either.
+    const outside = decide({ ...base, cluster: cluster(null, { sync: { ...sync, syncStandby: ['node3'] }, status, failover: failover('node1', 'node2') }), peers: ahead });
+    expect(outside.message).to.not.match(/requested candidate/);
     // Synchronous mode (FIRST k): a member of the key holds every acknowledged commit; the promotion waits for the rest itself.
     const strict = decide(input({ raw: { synchronous_mode: true }, cluster: cluster(null, { sync: { ...sync, quorum: 0 }, status, failover: failover('node1', 'node2') }), peers: ahead }));
     expect(strict.job, strict.message).to.equal('promote');
