@@ -284,9 +284,9 @@ export function leaderRace(ctx: TickContext): Decision {
     // A quorum key: a member of its list need not hold every acknowledged commit (ANY k: the
     // others may have confirmed what never reached it). Behind a member that answers, the
     // candidate takes what it lacks from that member while the others leave it the race.
-    const feeder = memberAhead(ctx, others);
+    const feeder = ctx.facts.running && ctx.facts.inRecovery === true ? memberAhead(ctx, others) : null;
     if (feeder && eligibility(self_, electionContext(ctx, kind, false)).eligible) return candidateCatchUp(ctx, feeder);
-    // Behind only the old leader's last position: the automatic rules decide (the old leader may take its key back).
+    // Behind only the old leader's last position, or unable to stream: the automatic rules decide (the old leader may take its key back).
     kind = 'automatic';
     chosen = false;
   }

@@ -342,6 +342,10 @@ describe('decide(): the leader race', () => {
     // Behind the old leader's last position with nobody that answers ahead: the automatic rules decide, as before.
     const onlyOptime = decide({ ...base, peers: peers({ node3: peerStatus('replica', 5000) }) });
     expect(onlyOptime.message).to.match(/this node is the healthiest/);
+    // A candidate whose server does not run cannot stream: the automatic rules decide, no quick looks again.
+    const stopped = decide({ ...base, facts: { ...replicaFacts(6000), running: false, inRecovery: null, state: 'stopped' }, peers: ahead });
+    expect(stopped.message).to.not.match(/requested candidate/);
+    expect(stopped.wakeAt).to.equal(null);
     // A candidate the switchover rules refuse (not in the quorum list) does not stream as the candidate either.
     const outside = decide({ ...base, cluster: cluster(null, { sync: { ...sync, syncStandby: ['node3'] }, status, failover: failover('node1', 'node2') }), peers: ahead });
     expect(outside.message).to.not.match(/requested candidate/);
