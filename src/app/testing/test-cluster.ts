@@ -51,6 +51,8 @@ export interface TestNode {
   readonly watchdog: FakeWatchdog;
   /** Every line the node's agent logged. */
   readonly logger: MemoryLogger;
+  /** Where its agent's REST API answers (what `TestCluster.peers` takes). */
+  readonly apiUrl: string;
   /** Cut off the DCS (see `TestCluster.cut`). */
   readonly dcsCut: boolean;
   /** Cut off the other agents' REST APIs, both ways (see `TestCluster.cut`). */
@@ -140,27 +142,38 @@ class Node implements TestNode {
   }
 }
 
-/** Routes the agents' peer calls to each other's published status, without sockets; a cut node answers nobody and reaches nobody. */
+/**
+ * Routes the agents' peer calls to each other's published status, without sockets. A cut node
+ * answers nobody and reaches nobody: the call is dropped and the caller gives up after its
+ * timeout, on the cluster's clock, as over a network that drops packets. An agent that does not
+ * run answers nothing at once, as a refused connection does.
+ */
 class LoopPeers implements PeerApi {
   constructor(
     private readonly cluster: TestCluster,
     private readonly from: string | null = null,
   ) {}
 
-  private reach(apiUrl: string): TestNode | undefined {
+  /** The node at `apiUrl` as this caller reaches it: 'cut' when a cut lies between them; undefined when no such node. */
+  private reach(apiUrl: string): TestNode | 'cut' | undefined {
     const to = this.cluster.byApiUrl(apiUrl);
     const caller = this.from === null ? undefined : this.cluster.node(this.from);
-    return to && !to.peersCut && !caller?.peersCut ? to : undefined;
+    if (to === undefined) return undefined;
+    return to.peersCut || caller?.peersCut === true ? 'cut' : to;
   }
 
-  async fetchStatus(apiUrl: string, _timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null> {
-    const loop = this.reach(apiUrl)?.loop;
+  async fetchStatus(apiUrl: string, timeoutMs: number, opts?: { readonly fresh?: boolean }): Promise<NodeStatus | null> {
+    const to = this.reach(apiUrl);
+    if (to === 'cut') return this.cluster.clock.sleep(timeoutMs).then(() => null);
+    const loop = to?.loop;
     if (!loop) return null;
     return opts?.fresh ? loop.freshStatus() : loop.snapshot().status;
   }
 
-  async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }): Promise<boolean> {
-    return this.reach(apiUrl)?.loop?.acceptFailsafe(body) ?? false;
+  async postFailsafe(apiUrl: string, body: { readonly name: string; readonly members: Readonly<Record<string, string>> }, timeoutMs: number): Promise<boolean> {
+    const to = this.reach(apiUrl);
+    if (to === 'cut') return this.cluster.clock.sleep(timeoutMs).then(() => false);
+    return to?.loop?.acceptFailsafe(body) ?? false;
   }
 
   async fetchEvents(): Promise<readonly ClusterEvent[]> {

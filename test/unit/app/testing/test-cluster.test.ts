@@ -99,6 +99,24 @@ describe('TestCluster (warden/testing)', function () {
     expect(cluster.primary()).to.equal('c');
   });
 
+  it('cut: a call across a peers cut gets no answer until the caller\'s timeout; a stopped agent refuses at once', async () => {
+    cluster = await streamingFromA({ names: ['a', 'b', 'c'] });
+    const apiUrl = cluster.node('b').apiUrl;
+    const start = cluster.clock.now();
+    cluster.cut('b', { peers: true });
+    let answered: unknown = 'pending';
+    void cluster.peers.fetchStatus(apiUrl, 2000).then((s) => (answered = s));
+    await cluster.advance(1900);
+    expect(answered).to.equal('pending');
+    await cluster.advance(200);
+    expect(answered).to.equal(null);
+    expect(cluster.clock.now() - start).to.be.at.least(2000);
+    cluster.heal('b');
+    expect(await cluster.peers.fetchStatus(apiUrl, 2000)).to.have.property('role', 'replica');
+    cluster.crash('b');
+    expect(await cluster.peers.fetchStatus(apiUrl, 2000)).to.equal(null);
+  });
+
   it('takes a node\'s own file settings: a local parameter reaches its server', async () => {
     cluster = new TestCluster({ names: ['a'], nodes: { a: { local: { parameters: { work_mem: '64MB' } }, loop: { peerTimeoutMs: 100 } } } });
     cluster.start();
