@@ -124,13 +124,22 @@ function graceBackOff(ctx: TickContext, since: number, why: (secondsLeft: number
   return decision(d.message, remember === null ? d.actions : [...d.actions, { type: 'remember', patch: remember }], { wakeAt: until });
 }
 
-/** Leaves the race to the requested candidate for candidateGraceMs, then races as usual (null). */
-function waitForCandidate(ctx: TickContext, member: string): Decision | null {
+/**
+ * Leaves the race to the others for candidateGraceMs from when this node first saw the failover
+ * key, then races as usual (null): the requested candidate, or for the leader that stepped down
+ * without one, the member that can take over.
+ */
+function leaveRaceForSwitchover(ctx: TickContext, why: (secondsLeft: number) => string): Decision | null {
   const revision = ctx.cluster.failoverRevision;
   const seen = ctx.input.memory.candidateWait;
   const same = seen !== null && seen.revision === revision;
   const since = same ? seen.since : ctx.now;
-  return graceBackOff(ctx, since, (left) => `${member} is the requested candidate (racing anyway if it has not taken the key within ${left} s)`, same ? null : { candidateWait: { revision, since } });
+  return graceBackOff(ctx, since, why, same ? null : { candidateWait: { revision, since } });
+}
+
+/** Leaves the race to the requested candidate for candidateGraceMs, then races as usual (null). */
+function waitForCandidate(ctx: TickContext, member: string): Decision | null {
+  return leaveRaceForSwitchover(ctx, (left) => `${member} is the requested candidate (racing anyway if it has not taken the key within ${left} s)`);
 }
 
 /**
@@ -169,6 +178,22 @@ function silentMemberAhead(ctx: TickContext, others: readonly Member[], self: Po
 function mayLeadUnheard(ctx: TickContext, m: Member): boolean {
   const verdict = eligibility({ name: m.name, status: null, tags: m.tags }, electionContext(ctx, 'automatic', false));
   return verdict.reasons.every((r) => r === 'unreachable');
+}
+
+/**
+ * A quorum key's primary answers as a replica on this node's timeline with no more WAL than this
+ * node, nor than the position last handed over in the status key: it flushed every commit before
+ * acknowledging it, so every acknowledged commit is here, whichever members of the list confirmed
+ * it. (A switchover without candidate whose other quorum members are gone would otherwise wait
+ * for them, the old primary leaving the race to this node.)
+ */
+function holdsLastPrimaryWal(ctx: TickContext, self: Position): boolean {
+  const key = ctx.cluster.sync;
+  if (!isQuorumKey(key) || key.leader === null || key.leader === ctx.me) return false;
+  const status = ctx.input.peers?.get(key.leader) ?? null;
+  if (status === null || status.xlog === undefined || status.role !== 'replica' || status.timeline == null || status.timeline !== self.tl) return false;
+  const theirs = statusWalPosition(status);
+  return theirs !== null && theirs <= self.wal && (ctx.cluster.status?.optime ?? 0) <= self.wal;
 }
 
 /** Not taking part in the race: a replica just waits; a primary without the key must stop writing. */
@@ -277,7 +302,10 @@ export function leaderRace(ctx: TickContext): Decision {
       const c = candidate(ctx, m);
       return c.status !== null && !ahead(mineNow, position(c.status)) && eligibility(c, auto).eligible;
     });
-    if (someone) return backOff(ctx, `this node stepped down for a switchover and ${someone.name} can take over`);
+    // For a grace only: a member the rules let lead may still fail to (its quorum out of sight, a job of its own), and
+    // this node, the last primary, holds every commit.
+    const waiting = someone ? leaveRaceForSwitchover(ctx, (left) => `this node stepped down for a switchover and ${someone.name} can take over (racing anyway if nobody has taken the key within ${left} s)`) : null;
+    if (waiting) return waiting;
   }
   const self_ = { name: ctx.me, status: myStatus(ctx), tags: ctx.input.node.tags };
   if (chosen && kind === 'switchover' && quorumCandidateBehind(ctx)) {
@@ -344,7 +372,7 @@ export function leaderRace(ctx: TickContext): Decision {
     const waiting = silentMemberAhead(ctx, others, self);
     if (waiting) return waiting;
   }
-  if (kind === 'automatic' && !quorumReached(ctx, visible)) {
+  if (kind === 'automatic' && !quorumReached(ctx, visible) && !holdsLastPrimaryWal(ctx, self)) {
     return backOff(ctx, 'too few synchronous quorum members answered to be sure this node holds every commit');
   }
   const why = chosen ? `${kind === 'failover' ? 'manual failover' : 'switchover'} to this node` : 'this node is the healthiest';

@@ -277,6 +277,25 @@ describe('decide(): the leader race', () => {
     expect(plain.job, plain.message).to.equal('promote');
   });
 
+  it('quorum mode: the primary the key names, answering as a replica with no more WAL on this node\'s timeline, stands for the quorum members out of sight', () => {
+    // Found exploring switchovers under faults: a switchover without candidate, the other quorum
+    // member crashed at once; the old primary left the race to node2 (which has everything it has),
+    // and node2 waited for the crashed member for ever.
+    const sync = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '3' };
+    const base = input({ cluster: cluster(null, { sync }), raw: { synchronous_mode: 'quorum' } });
+    const oldPrimary = (wal: number, extra: Partial<NodeStatus> = {}) => peers({ node1: peerStatus('replica', wal, extra), node3: null });
+    expect(decide({ ...base, peers: oldPrimary(5000) }).job).to.equal('promote');
+    expect(decide({ ...base, peers: oldPrimary(4000) }).job).to.equal('promote');
+    // Not when it holds more, answers on another timeline, still runs as a primary, or this node lacks the position handed over.
+    expect(types(decide({ ...base, peers: oldPrimary(5000, { timeline: 2 }) }))).to.deep.equal([]);
+    expect(types(decide({ ...base, peers: peers({ node1: peerStatus('primary', 5000, { state: 'stopping' }), node3: null }) }))).to.deep.equal([]);
+    const handedOver = decide({ ...base, cluster: cluster(null, { sync, status: { optime: 6000, slots: {}, revision: '6' } }), peers: oldPrimary(5000) });
+    expect(handedOver.message).to.match(/too few synchronous quorum members answered/);
+    expect(decide({ ...base, peers: oldPrimary(6000) }).job).to.not.equal('promote');
+    // Without it, as before: too few members of the list answered.
+    expect(decide({ ...base, peers: peers({ node1: null, node3: null }) }).message).to.match(/too few synchronous quorum members answered/);
+  });
+
   it('quorum mode: a member that answers without a data directory (reinitializing) holds no commit, and counts as seen', () => {
     // Found by the simulation (seed 705809295): the only other quorum member was being
     // reinitialized, the old primary was stuck demoting, and no replica ever raced again.
@@ -297,8 +316,20 @@ describe('decide(): the leader race', () => {
 
   it('the old leader of a switchover without candidate leaves the race to the others', () => {
     const d = decide(input({ cluster: cluster(null, { failover: failover('node2', null) }), peers: peers() }));
-    expect(types(d)).to.deep.equal([]);
+    // Nothing but remembering since when it waits (see the grace below).
+    expect(types(d)).to.deep.equal(['remember']);
     expect(decide(input({ cluster: cluster(null, { failover: failover('node2', null) }), peers: peers({ node3: null }) })).job).to.equal('promote');
+  });
+
+  it('the old leader of a switchover without candidate leaves the race only for a grace: past it, it races itself', () => {
+    // A member the rules let lead may still not take the key (its quorum out of sight, a job of its own): the old primary holds every commit.
+    const fk = cluster(null, { failover: failover('node2', null) });
+    const first = decide(input({ cluster: fk, peers: peers() }));
+    expect(first.message).to.match(/stepped down for a switchover and node3 can take over \(racing anyway if nobody has taken the key within 20 s\)/);
+    expect(first.wakeAt).to.equal(NOW + 20_000);
+    const since = (ago: number) => ({ ...EMPTY_MEMORY, appliedParameters: '{}', candidateWait: { revision: fk.failoverRevision, since: NOW - ago } });
+    expect(types(decide(input({ cluster: fk, peers: peers(), memory: since(19_000) })))).to.deep.equal([]);
+    expect(decide(input({ cluster: fk, peers: peers(), memory: since(20_000) })).job).to.equal('promote');
   });
 
   it('the old leader of a switchover without candidate races when no eligible member has everything it has', () => {
