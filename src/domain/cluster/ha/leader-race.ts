@@ -75,6 +75,9 @@ function keptByFailsafe(ctx: TickContext): Decision | null {
 /** How soon a member asks again a primary it confirmed in failsafe mode that answers it still holds something. */
 const FAILSAFE_RECHECK_MS = 300;
 
+/** How soon a member of a leaderless cluster asks again a member that answered as a running primary. */
+const PRIMARY_RECHECK_MS = 500;
+
 /**
  * Failsafe mode: the last leader may still write without the DCS while every member it
  * listed in the failsafe key confirms it, and a node it did not list is never asked. Such a
@@ -337,7 +340,10 @@ export function leaderRace(ctx: TickContext): Decision {
   // So does one whose server runs without answering and was last a primary: it takes writes again the moment it answers.
   for (const [name, status] of ctx.input.peers) {
     if (status && status.xlog !== undefined && status.role === 'primary' && status.state !== stateText('stopping')) {
-      return backOff(ctx, `${name} is running as primary`);
+      // A primary without the key stops within moments (its own loop sees the key gone, or its failsafe
+      // confirmations end): asked again soon rather than a loop later.
+      const d = backOff(ctx, `${name} is running as primary`);
+      return d.job !== null || d.actions.length > 0 ? d : decision(d.message, [], { wakeAt: ctx.now + PRIMARY_RECHECK_MS });
     }
     if (status?.silent_primary) return backOff(ctx, `${name}'s server, last seen as a primary, runs without answering: waiting until it is stopped`);
   }

@@ -148,6 +148,21 @@ describe('HA scenarios: DCS outages and failsafe mode', () => {
     expect(primaryName(sim)).to.not.equal(null);
   });
 
+  it('failsafe mode, only the primary cut from the DCS: a replica that finds it still answering as primary after its lock ran out asks again within moments, so it takes over within moments of its stop, not a loop later', async () => {
+    // Found exploring failovers: the primary demoted 50 ms after a replica's look, and the replica waited loop_wait (10 s).
+    // ttl not a multiple of loop_wait: the key runs out (waking the replicas) half a loop away from the primary's failsafe rounds.
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 25, loop_wait: 10, retry_timeout: 5, failsafe_mode: true } });
+    await write(sim.node('node1'), 5);
+    sim.node('node1').setDcsLink(false);
+    // The members see the key gone while node1 still writes under failsafe; it stops at its next round.
+    await sim.until(() => sim.leaderKey() === null && sim.node('node1').db.isWritable, 3 * ttlMs(sim), 'the key gone, node1 still writing');
+    await sim.until(() => !sim.node('node1').db.isWritable, 3 * ttlMs(sim), 'node1 to stop writing');
+    const stopped = sim.clock.now();
+    await sim.until(() => primaryName(sim) !== null && primaryName(sim) !== 'node1', 3 * ttlMs(sim), 'a new primary');
+    expect(sim.clock.now() - stopped).to.be.below(1500);
+    expect(sim.network.lostAcknowledgedWrites(sim.primary()!.db)).to.deep.equal([]);
+  });
+
   it('failsafe mode, DCS down, one member silent: the primary demotes', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, failsafe_mode: true } });
     sim.store.setReachable(false);

@@ -24,7 +24,10 @@ describe('decide(): the leader race', () => {
 
   it('backs off when a reachable member runs as primary, or an eligible one is ahead (timeline first, then WAL)', () => {
     const base = input({ cluster: unlocked });
-    expect(types(decide({ ...base, peers: peers({ node1: peerStatus('primary', 100) }) }))).to.deep.equal([]);
+    const primary = decide({ ...base, peers: peers({ node1: peerStatus('primary', 100) }) });
+    expect(types(primary)).to.deep.equal([]);
+    // A primary without the key stops within moments (failsafe confirmations ending, its own loop): asked again soon.
+    expect(primary.wakeAt).to.equal(NOW + 500);
     expect(types(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000) }) }))).to.deep.equal([]);
     expect(types(decide({ ...base, peers: peers({ node3: peerStatus('replica', 100, { timeline: 2 }) }) }))).to.deep.equal([]);
     // An ahead member that may not lead does not stop us.
