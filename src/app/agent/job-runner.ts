@@ -7,7 +7,7 @@ import type { Clock } from '../../ports/clock.js';
  * restart. The job reports the step it is on, and when it ends, whether it completed.
  */
 export class JobRunner {
-  private job: { readonly name: string; readonly startedAt: number; step: string; readonly mayWrite: boolean; readonly done: Promise<void> } | null = null;
+  private job: { readonly name: string; readonly startedAt: number; step: string; mayWrite: boolean; readonly done: Promise<void> } | null = null;
 
   constructor(
     private readonly clock: Clock,
@@ -25,17 +25,27 @@ export class JobRunner {
     return this.job?.name ?? null;
   }
 
-  /** Whether the job in progress can leave the server accepting writes (a promotion, a start or restart as primary). */
+  /**
+   * Whether the job in progress has begun a step that can leave the server accepting writes (a
+   * promotion, a start or restart as primary): before it, the server cannot become writable
+   * whatever becomes of the job (a fencing script that refuses, a sync key that cannot be written).
+   */
   get mayWrite(): boolean {
     return this.job?.mayWrite ?? false;
   }
 
-  /** Starts `work` as the job `name`; `work` reports each step it begins and resolves with whether it completed. Call only when idle. */
-  start(name: string, firstStep: string, mayWrite: boolean, work: (step: (s: string) => void) => Promise<boolean>): void {
-    const state = { name, startedAt: this.clock.now(), step: firstStep, mayWrite };
-    const done = work((s) => (state.step = s)).then(
-      (completed) => this.finish(name, completed, mayWrite),
-      () => this.finish(name, false, mayWrite),
+  /**
+   * Starts `work` as the job `name`; `work` reports each step it begins (and whether that step can
+   * leave the server writable) and resolves with whether it completed. Call only when idle.
+   */
+  start(name: string, firstStep: string, work: (step: (s: string, writes?: boolean) => void) => Promise<boolean>): void {
+    const state = { name, startedAt: this.clock.now(), step: firstStep, mayWrite: false };
+    const done = work((s, writes) => {
+      state.step = s;
+      if (writes === true) state.mayWrite = true;
+    }).then(
+      (completed) => this.finish(name, completed, state.mayWrite),
+      () => this.finish(name, false, state.mayWrite),
     );
     this.job = Object.assign(state, { done });
   }

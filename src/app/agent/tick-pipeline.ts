@@ -387,17 +387,16 @@ export class TickPipeline {
     if (!out.completed || split < 0) return;
     const name = d.job ?? d.actions[split]!.type;
     const long = d.actions.slice(split);
-    const mayWrite = long.some((a) => a.type === 'promote' || a.type === 'restart' || (a.type === 'start' && a.upstream === null && !a.standby));
     const reporter = this.parts.reporter ?? null;
     reporter?.jobStarted(name);
-    jobs.start(name, d.actions[split]!.type, mayWrite, async (step) => {
+    jobs.start(name, d.actions[split]!.type, async (step) => {
       const o = await this.runner.runRange(
         d,
         split,
         d.actions.length,
         ctx,
         (a) => {
-          step(a.type);
+          step(a.type, mayMakeWritable(a));
           reporter?.actionStarted(a.type);
         },
         false,
@@ -466,4 +465,9 @@ export class TickPipeline {
     if (since === null || !lease.heldAt(now) || !cluster.current.reachable) return false;
     return local.facts.running && local.facts.inRecovery === false && now - since >= cluster.current.config.retry_timeout * 1000;
   }
+}
+
+/** An action that can leave the server accepting writes: a promotion, a restart (of a primary), a start as primary. */
+function mayMakeWritable(a: Action): boolean {
+  return a.type === 'promote' || a.type === 'restart' || (a.type === 'start' && a.upstream === null && !a.standby);
 }

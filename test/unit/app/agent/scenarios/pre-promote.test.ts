@@ -53,6 +53,22 @@ describe("HA scenarios: the operator's pre_promote fencing script", () => {
     await sim.until(() => sim.node('node2').db.isStreaming && sim.node('node2').db.upstreamConnUrl === sim.node('node3').db.connUrl, 4 * loopWaitMs(sim), 'node2 to follow node3');
   });
 
+  it("a refusing script leaves the node's server running: its fencer stops guarding the lock it gave back (the server never promoted)", async () => {
+    // Found by a test that samples the race every second: the fencer kept guarding the deadline of the
+    // lock taken for the refused promotion and stopped this healthy replica there; a less advanced member then won.
+    const hooks = new FakeHookScripts({ pre_promote: 'fails' });
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], nodes: { node2: { hooks }, node3: { tags: { nofailover: true } } } });
+    sim.node('node1').crash();
+    await sim.until(() => hooks.runs.length >= 1, 3 * ttlMs(sim), 'the first pre_promote run');
+    const n2 = sim.node('node2');
+    let stopped = false;
+    await sim.until(() => ((stopped ||= !n2.db.isRunning), false), 3 * ttlMs(sim), 'never').catch(() => undefined);
+    expect(hooks.runs.length).to.be.at.least(2);
+    expect(stopped, 'node2 stopped').to.equal(false);
+    expect(n2.fencer!.fenced).to.equal(0);
+    expect(n2.fencer!.status().state).to.equal('idle');
+  });
+
   it('the refusing member is the most advanced: nobody promotes on their own; a manual failover to another member does', async () => {
     const hooks = new FakeHookScripts({ pre_promote: 'fails' });
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 }, nodes: { node2: { hooks } } });
