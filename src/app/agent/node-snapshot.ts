@@ -78,6 +78,7 @@ export function nodeSnapshot(input: SnapshotInput): NodeSnapshot {
     standbyCluster,
     dcsLastSeen: i.clusterReadAt === null ? null : Math.floor(i.clusterReadAt / 1000),
     clusterViewStale: clusterViewStale(i.clusterReadAt, i.now, i.config.ttl),
+    dcsUnreachable: !i.dcsReachable,
     failsafeActive: i.failsafeActive || (!i.dcsReachable && acceptedRecently),
     watchdogFailed: i.settings.node.watchdogMode === 'required' && !i.watchdogUsable,
     scheduledRestart: i.scheduledRestart,

@@ -79,6 +79,18 @@ const FAILSAFE_RECHECK_MS = 300;
 const PRIMARY_RECHECK_MS = 500;
 
 /**
+ * How soon a member that left the race to a better one asks again: that one takes the key within
+ * moments (the key's deletion woke it too) unless it cannot (its DCS lost, a long job), which it
+ * tells in its next answer; a loop later would keep the cluster without a primary up to loop_wait.
+ */
+const AHEAD_RECHECK_MS = 1000;
+
+/** A replica's backing-off decision that wakes again after `ms` (a primary's demotion is left as it is). */
+function recheckSoon(d: Decision, ctx: TickContext, ms: number): Decision {
+  return d.job !== null || d.actions.length > 0 ? d : decision(d.message, [], { wakeAt: ctx.now + ms });
+}
+
+/**
  * Failsafe mode: the last leader may still write without the DCS while every member it
  * listed in the failsafe key confirms it, and a node it did not list is never asked. Such a
  * node races only when every listed member answers it (a primary among them stops the race
@@ -342,8 +354,7 @@ export function leaderRace(ctx: TickContext): Decision {
     if (status && status.xlog !== undefined && status.role === 'primary' && status.state !== stateText('stopping')) {
       // A primary without the key stops within moments (its own loop sees the key gone, or its failsafe
       // confirmations end): asked again soon rather than a loop later.
-      const d = backOff(ctx, `${name} is running as primary`);
-      return d.job !== null || d.actions.length > 0 ? d : decision(d.message, [], { wakeAt: ctx.now + PRIMARY_RECHECK_MS });
+      return recheckSoon(backOff(ctx, `${name} is running as primary`), ctx, PRIMARY_RECHECK_MS);
     }
     if (status?.silent_primary) return backOff(ctx, `${name}'s server, last seen as a primary, runs without answering: waiting until it is stopped`);
   }
@@ -364,14 +375,14 @@ export function leaderRace(ctx: TickContext): Decision {
     const keptOut = failsafeSilent(ctx, m.name).length > 0;
     if (ahead(theirs, self)) {
       const where = `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`;
-      if (!keptOut && eligibility(candidate(ctx, m), auto).eligible) return backOff(ctx, where);
+      if (!keptOut && eligibility(candidate(ctx, m), auto).eligible) return recheckSoon(backOff(ctx, where), ctx, AHEAD_RECHECK_MS);
       if (quorumMemberMayHoldMore(ctx, m.name)) return catchUpFrom(ctx, m, `${where} and, a synchronous quorum member, may hold acknowledged commits this node lacks`);
     }
     // Equally good on WAL: the higher failover_priority leads (not a leader that stepped down for a switchover: it leaves the race to the others).
     const c = candidate(ctx, m);
     const steppedDown = fk !== null && fk.leader === m.name;
     if (!keptOut && !steppedDown && !ahead(self, theirs) && failoverPriority(c.tags) > myPriority && eligibility(c, auto).eligible) {
-      return backOff(ctx, `${m.name} has as much WAL and a higher failover_priority (${failoverPriority(c.tags)} > ${myPriority})`);
+      return recheckSoon(backOff(ctx, `${m.name} has as much WAL and a higher failover_priority (${failoverPriority(c.tags)} > ${myPriority})`), ctx, AHEAD_RECHECK_MS);
     }
   }
   if (!chosen) {

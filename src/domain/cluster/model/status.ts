@@ -33,6 +33,8 @@ export interface NodeStatus {
   readonly cluster_unlocked?: true;
   readonly failsafe_mode_is_active?: true;
   readonly dcs_last_seen?: number;
+  /** This agent's last DCS call failed: it cannot take the leader key until it reaches the DCS again. */
+  readonly dcs_unreachable?: true;
   readonly tags?: Readonly<Record<string, TagValue>>;
   readonly database_system_identifier?: string;
   readonly pending_restart?: true;
@@ -70,6 +72,8 @@ export interface StatusInput {
   readonly standbyCluster: boolean;
   /** epoch seconds */
   readonly dcsLastSeen: number | null;
+  /** The agent's last DCS call failed (absent: false). */
+  readonly dcsUnreachable?: boolean;
   /**
    * The last successful read of the cluster is older than ttl (see clusterViewStale): the view
    * can no longer say that anyone holds the lock. Absent: false.
@@ -160,6 +164,7 @@ export function buildStatus(input: StatusInput): NodeStatus {
   if (!heldInDcs && (cluster === null || cluster.leader === null || input.clusterViewStale === true)) doc['cluster_unlocked'] = true;
   if (input.failsafeActive) doc['failsafe_mode_is_active'] = true;
   if (input.dcsLastSeen !== null) doc['dcs_last_seen'] = input.dcsLastSeen;
+  if (input.dcsUnreachable === true) doc['dcs_unreachable'] = true;
   if (Object.keys(node.tags).length > 0) doc['tags'] = node.tags;
   if (facts.systemIdentifier !== null) doc['database_system_identifier'] = facts.systemIdentifier;
   if (facts.pendingRestart) {

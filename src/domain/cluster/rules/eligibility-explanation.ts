@@ -56,6 +56,8 @@ export function explainCandidate(c: CandidateInfo, ctx: ElectionContext): Candid
         return c.status === null
           ? { code, detail: 'its REST API did not answer' }
           : { code: 'not_running', detail: `its database is not running (state ${c.status.state})` };
+      case 'dcs_unreachable':
+        return { code, detail: 'its agent cannot reach the DCS (it cannot take the leader key)' };
       case 'nofailover':
         return { code, detail: noLeadReason(c.tags) };
       case 'watchdog_failed':

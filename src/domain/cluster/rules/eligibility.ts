@@ -28,7 +28,7 @@ export interface ElectionContext {
 }
 
 /** One failed healthy-standby rule. */
-export type IneligibleReason = 'unreachable' | 'nofailover' | 'watchdog_failed' | 'lag_exceeded' | 'timeline_behind' | 'not_synchronous';
+export type IneligibleReason = 'unreachable' | 'dcs_unreachable' | 'nofailover' | 'watchdog_failed' | 'lag_exceeded' | 'timeline_behind' | 'not_synchronous';
 
 /** Verdict on one candidate: every failed rule, and a sentence for logs and 412 bodies. */
 export interface Eligibility {
@@ -77,7 +77,8 @@ function synchronousProblem(name: string, ctx: ElectionContext): string | null {
 }
 
 /**
- * The six healthy-standby rules of the seed, with the manual-failover exception
+ * The six healthy-standby rules of the seed, plus the member's own word that its agent cannot
+ * reach the DCS (it cannot take the key), with the manual-failover exception
  * (`failover` without a leader ignores lag, timeline and sync membership). Every failed
  * rule is reported, not only the first, so an operator sees the whole picture at once.
  */
@@ -90,6 +91,8 @@ export function eligibility(c: CandidateInfo, ctx: ElectionContext): Eligibility
   };
   const status = c.status !== null && c.status.xlog !== undefined ? c.status : null;
   if (status === null) fail('unreachable', c.status === null ? 'its REST API did not answer' : 'its database is not running (no WAL position)');
+  // Its agent cannot take the key: waiting for it, or sending it a switchover, would only keep the cluster without a primary.
+  if (c.status?.dcs_unreachable === true) fail('dcs_unreachable', 'its agent cannot reach the DCS');
   if (!canLead(c.tags)) fail('nofailover', noLeadReason(c.tags));
   if (c.status?.watchdog_failed === true) fail('watchdog_failed', 'its watchdog is required but not working');
   if (status !== null && checksProgress(ctx)) {

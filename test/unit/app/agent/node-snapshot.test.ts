@@ -63,4 +63,12 @@ describe('the node snapshot while the DCS does not answer', () => {
     const leader = snap({ config: resolveConfig({}), clusterReadAt: NOW - ttlMs - 1 });
     expect(leader.status).not.to.have.property('cluster_unlocked');
   });
+
+  it('a member whose last DCS call failed says so (dcs_unreachable), and why it cannot be promoted now', () => {
+    const replica = (dcsReachable: boolean) => snap({ config: resolveConfig({}), lockDeadline: null, cluster: cluster('node2'), dcsReachable });
+    expect(replica(true).status).not.to.have.property('dcs_unreachable');
+    const cut = replica(false).status;
+    expect(cut).to.include({ dcs_unreachable: true });
+    expect(cut.not_eligible?.map((r) => r.code)).to.deep.equal(['dcs_unreachable']);
+  });
 });

@@ -58,6 +58,24 @@ describe('HA scenarios: automatic failover', () => {
     expect(primaryName(sim)).to.equal('node3');
   });
 
+  it('the most advanced replica cut off from the DCS (answering the others) is not waited for until its member key expires: the next one takes over within moments of the lock', async () => {
+    // Found exploring failovers: the others left the race to node3 ("node3 is ahead") until its member key expired, a second ttl.
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
+    sim.node('node2').db.setReplicationPaused(true);
+    await write(sim.node('node1'), 20);
+    sim.network.replicate();
+    await sim.advance(2 * loopWaitMs(sim));
+    sim.node('node2').db.setReplicationPaused(false);
+    const at = sim.clock.now();
+    sim.node('node1').crash();
+    // node3 loses the DCS a moment before the lock runs out: the others' first look still finds it well.
+    await sim.until(() => sim.leaderKey() === null || sim.clock.now() - at > ttlMs(sim) - 1000, 2 * ttlMs(sim), 'the lock about to run out');
+    sim.node('node3').setDcsLink(false);
+    await sim.until(() => sim.primary() !== null, 3 * ttlMs(sim), 'a new primary');
+    expect(primaryName(sim)).to.equal('node2');
+    expect(sim.clock.now() - at).to.be.below(ttlMs(sim) + 5000);
+  });
+
   it('the most advanced replica wins the race even cut off from the other nodes (it still reaches the DCS)', async () => {
     sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
     sim.node('node2').db.setReplicationPaused(true);

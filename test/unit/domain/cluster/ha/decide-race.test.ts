@@ -28,7 +28,12 @@ describe('decide(): the leader race', () => {
     expect(types(primary)).to.deep.equal([]);
     // A primary without the key stops within moments (failsafe confirmations ending, its own loop): asked again soon.
     expect(primary.wakeAt).to.equal(NOW + 500);
-    expect(types(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000) }) }))).to.deep.equal([]);
+    const ahead = decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000) }) });
+    expect(types(ahead)).to.deep.equal([]);
+    // It takes the key within moments, or says in its next answer why it cannot: asked again in a second, not a loop later.
+    expect(ahead.wakeAt).to.equal(NOW + 1000);
+    // One whose agent cannot reach the DCS cannot take the key: not waited for.
+    expect(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000, { dcs_unreachable: true }) }) }).job).to.equal('promote');
     expect(types(decide({ ...base, peers: peers({ node3: peerStatus('replica', 100, { timeline: 2 }) }) }))).to.deep.equal([]);
     // An ahead member that may not lead does not stop us.
     expect(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000, { tags: { nofailover: true } }) }) }).job).to.equal('promote');

@@ -73,6 +73,15 @@ describe('domain/cluster/eligibility: healthy standby rules', () => {
     });
   });
 
+  describe('its agent reaches the DCS', () => {
+    it('a member that reports it cannot reach the DCS cannot take the key: ineligible for every kind of election', () => {
+      const e = eligibility(candidate({ status: replicaStatus({ dcs_unreachable: true }) }), ctx());
+      expect(e.reasons).to.deep.equal(['dcs_unreachable']);
+      expect(e.detail).to.include('cannot reach the DCS');
+      expect(eligibility(candidate({ status: replicaStatus({ dcs_unreachable: true }) }), ctx(FAILOVER_NO_LEADER)).reasons).to.deep.equal(['dcs_unreachable']);
+    });
+  });
+
   describe('rule 3: watchdog fully functional when required', () => {
     it('watchdog_failed in the status document makes the candidate ineligible', () => {
       const e = eligibility(candidate({ status: replicaStatus({ watchdog_failed: true }) }), ctx());
