@@ -3,6 +3,19 @@ import { failoverToJson } from '../../../../../src/adapters/cluster-store/codec.
 import type { SimCluster } from '../../../../sim/sim-cluster.js';
 import { healthyCluster, loopWaitMs, primaryName, ttlMs, write } from './helpers.js';
 
+/**
+ * A 3-node cluster led by node1 where node3 holds 20 writes node2 lacks (node2 stopped receiving
+ * them), and the member keys show it; node2 receives again (from nobody new until a leader).
+ */
+async function node3Ahead(): Promise<SimCluster> {
+  const sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
+  sim.node('node2').db.setReplicationPaused(true);
+  await write(sim.node('node1'), 20);
+  sim.network.replicate();
+  await sim.advance(2 * loopWaitMs(sim));
+  return sim;
+}
+
 describe('HA scenarios: automatic failover', () => {
   let sim: SimCluster;
   afterEach(() => sim?.shutdown());
@@ -60,11 +73,7 @@ describe('HA scenarios: automatic failover', () => {
 
   it('the most advanced replica cut off from the DCS (answering the others) is not waited for until its member key expires: the next one takes over within moments of the lock', async () => {
     // Found exploring failovers: the others left the race to node3 ("node3 is ahead") until its member key expired, a second ttl.
-    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
-    sim.node('node2').db.setReplicationPaused(true);
-    await write(sim.node('node1'), 20);
-    sim.network.replicate();
-    await sim.advance(2 * loopWaitMs(sim));
+    sim = await node3Ahead();
     sim.node('node2').db.setReplicationPaused(false);
     const at = sim.clock.now();
     sim.node('node1').crash();
@@ -77,12 +86,7 @@ describe('HA scenarios: automatic failover', () => {
   });
 
   it('the most advanced replica wins the race even cut off from the other nodes (it still reaches the DCS)', async () => {
-    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 30, loop_wait: 10, retry_timeout: 10, maximum_lag_on_failover: 10 * 1024 * 1024 } });
-    sim.node('node2').db.setReplicationPaused(true);
-    await write(sim.node('node1'), 20);
-    sim.network.replicate();
-    // node3 holds every write; its member key shows it once it has published its position.
-    await sim.advance(2 * loopWaitMs(sim));
+    sim = await node3Ahead();
     sim.node('node3').setCutOff(true);
     sim.node('node2').db.setReplicationPaused(false);
     sim.node('node1').crash();
