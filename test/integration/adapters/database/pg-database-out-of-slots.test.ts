@@ -9,6 +9,19 @@ import type pg from 'pg';
 import { MemoryLogger } from '../../../../src/adapters/logger/memory-logger.js';
 import { connect, destroyNodes, makeNode } from './pg-test-nodes.js';
 
+/** A connection taken as soon as a slot is free (within 5 s). */
+async function connectOnceSlotFree(n: Parameters<typeof connect>[0]): Promise<pg.Client> {
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      return await connect(n);
+    } catch (e) {
+      if (Date.now() > until) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 describe('PgDatabase: no connection slot left for the agent (real PostgreSQL 15)', function () {
   this.timeout(60_000);
   after(destroyNodes);
@@ -33,7 +46,8 @@ describe('PgDatabase: no connection slot left for the agent (real PostgreSQL 15)
       }
       // The agent's own session ends; its slot goes to another client before the agent's next probe.
       await held[0]!.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'warden'");
-      held.push(await connect(n));
+      // The terminated backend frees its slot a moment after pg_terminate_backend returns.
+      held.push(await connectOnceSlotFree(n));
       const facts = await n.db.probe();
       expect(facts.running, 'no answer').to.equal(false);
       const again = await n.db.probe();
