@@ -87,11 +87,13 @@ async function explore(seed: number, kind: 'switchover' | 'failover', recover: b
     let healed = false;
     if (recover) void sim.clock.sleep(healAfter).then(() => ((healed = true), healAll(sim)));
     // A switchover is over once a primary runs and the key is consumed (the old one taking it back counts); a
-    // failover, once another member is primary, or the old one again after a crash of its server alone or once healed.
+    // failover, once another member is primary, or the old one once healed or where its fault leaves it the
+    // lock (its server alone crashed and started again; cut from the other nodes only, it still reaches etcd).
+    const keepsLock = first === 'dbCrash' || first === 'cut';
     const done = (): boolean => {
       const p = primaryName(sim);
       if (p === null) return false;
-      return kind === 'switchover' ? p !== 'node1' || sim.view().failover === null : p !== 'node1' || healed || (first === 'dbCrash' && sim.clock.now() > start);
+      return kind === 'switchover' ? p !== 'node1' || sim.view().failover === null : p !== 'node1' || healed || (keepsLock && sim.clock.now() > start);
     };
     const ms = await sim.until(done, 180_000, 'a primary').then(() => sim.clock.now() - start, () => null);
     return { ms, drawn: `${drawn} -> ${primaryName(sim) ?? 'no primary'}` };
