@@ -375,8 +375,11 @@ export function leaderRace(ctx: TickContext): Decision {
     const keptOut = failsafeSilent(ctx, m.name).length > 0;
     if (ahead(theirs, self)) {
       const where = `${m.name} is ahead (timeline ${status.timeline ?? '?'}, WAL ${statusWalPosition(status) ?? '?'})`;
-      if (!keptOut && eligibility(candidate(ctx, m), auto).eligible) return recheckSoon(backOff(ctx, where), ctx, AHEAD_RECHECK_MS);
+      const verdict = eligibility(candidate(ctx, m), auto);
+      if (!keptOut && verdict.eligible) return recheckSoon(backOff(ctx, where), ctx, AHEAD_RECHECK_MS);
       if (quorumMemberMayHoldMore(ctx, m.name)) return catchUpFrom(ctx, m, `${where} and, a synchronous quorum member, may hold acknowledged commits this node lacks`);
+      // It would lead but for etcd, which it cannot reach: its WAL is taken before this node leads, not lost with it.
+      if (!keptOut && verdict.reasons.every((r) => r === 'dcs_unreachable')) return catchUpFrom(ctx, m, `${where} but cannot reach the DCS: taking its WAL before racing`);
     }
     // Equally good on WAL: the higher failover_priority leads (not a leader that stepped down for a switchover: it leaves the race to the others).
     const c = candidate(ctx, m);

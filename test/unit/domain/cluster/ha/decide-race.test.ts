@@ -32,8 +32,12 @@ describe('decide(): the leader race', () => {
     expect(types(ahead)).to.deep.equal([]);
     // It takes the key within moments, or says in its next answer why it cannot: asked again in a second, not a loop later.
     expect(ahead.wakeAt).to.equal(NOW + 1000);
-    // One whose agent cannot reach the DCS cannot take the key: not waited for.
-    expect(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000, { dcs_unreachable: true }) }) }).job).to.equal('promote');
+    // One whose agent cannot reach the DCS cannot take the key: not waited for, but its WAL is taken first.
+    const noDcs = peers({ node3: peerStatus('replica', 6000, { dcs_unreachable: true }) });
+    const catchUp = decide({ ...base, peers: noDcs });
+    expect(catchUp.job, catchUp.message).to.equal('follow');
+    expect(catchUp.message).to.match(/node3 is ahead .* but cannot reach the DCS: taking its WAL before racing; streaming from it to catch up/);
+    expect(decide({ ...base, facts: replicaFacts(6000, 'node3'), peers: noDcs }).job).to.equal('promote');
     expect(types(decide({ ...base, peers: peers({ node3: peerStatus('replica', 100, { timeline: 2 }) }) }))).to.deep.equal([]);
     // An ahead member that may not lead does not stop us.
     expect(decide({ ...base, peers: peers({ node3: peerStatus('replica', 6000, { tags: { nofailover: true } }) }) }).job).to.equal('promote');
