@@ -109,7 +109,6 @@ class LoginRefused extends Error {
   }
 }
 
-
 /**
  * Whether a failed rewind may have left the target half-rewritten: only pg_rewind itself
  * changes files, and only after it says where it rewinds from. A failure before that (no

@@ -429,7 +429,7 @@ export class TickPipeline {
     memory.remember({ jobFailures: jobFailuresAfter(memory.memory.jobFailures, name, line, clock.now(), code) });
     if (!failureLogged(name, count, prev !== undefined && prev.error !== line, code)) return;
     const next = backsOff(name, code)
-      ? `; next attempt in ${Math.round(jobRetryDelayMs(name, code, count, cluster.current.config.loop_wait * 1000, cluster.current.config.ttl * 1000) / 1000)} s`
+      ? `; next attempt in ${Math.round(jobRetryDelayMs(code, count, cluster.current.config.loop_wait * 1000, cluster.current.config.ttl * 1000) / 1000)} s`
       : `; retried every loop, this error logged again at attempt ${nextLoggedRepeat(count)}`;
     logger.warn(`${name} failed (attempt ${count})${next}: ${error}`);
   }

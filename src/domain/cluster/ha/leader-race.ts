@@ -260,8 +260,8 @@ const CANDIDATE_CATCH_UP_RECHECK_MS = 250;
  * grace ran out.
  */
 function candidateCatchUp(ctx: TickContext, member: Member): Decision {
-  const d = catchUpFrom(ctx, member, `this node is the requested candidate, but ${member.name} holds WAL it lacks and may hold acknowledged commits: taking it before taking the key`);
-  return d.job !== null ? d : decision(d.message, d.actions, { wakeAt: ctx.now + CANDIDATE_CATCH_UP_RECHECK_MS });
+  const why = `this node is the requested candidate, but ${member.name} holds WAL it lacks and may hold acknowledged commits: taking it before taking the key`;
+  return recheckSoon(catchUpFrom(ctx, member, why), ctx, CANDIDATE_CATCH_UP_RECHECK_MS);
 }
 
 /**

@@ -24,12 +24,17 @@ export interface JobFailures {
 export const BACKED_OFF_JOBS: ReadonlySet<string> = new Set(['bootstrap', 'create replica', 'start', 'rewind', 'reinitialize', 'follow', 'checkpoint', 'copy slots']);
 
 /**
- * Failures that back off whichever job they stopped, with the longest pause for each: the
- * operator's fencing script refused a promotion (trying again at once would only take the key
- * and give it back, loop after loop), retried at least every ttl so that a cluster whose
- * fencing works again gets its primary within about a ttl.
+ * Failures that back off whichever job they stopped, retried at least every ttl (not after the
+ * usual five minutes at most):
+ * - the operator's fencing script refused a promotion (trying again at once would only take the
+ *   key and give it back, loop after loop): a cluster whose fencing works again gets its primary
+ *   within about a ttl;
+ * - a base backup or a rewind could not connect to its source: nothing was done, another attempt
+ *   costs one connection, and the cause is the other member (down, restarting, cut off), which
+ *   may come back at any moment: a replica gets its data within about a ttl of its source
+ *   running again.
  */
-const BACKED_OFF_CODES: Readonly<Record<string, 'ttl'>> = { pre_promote_failed: 'ttl' };
+const BACKED_OFF_CODES: Readonly<Record<string, 'ttl'>> = { pre_promote_failed: 'ttl', create_replica_source_unreachable: 'ttl', rewind_source_unreachable: 'ttl' };
 
 /** Whether a job's repeated failures back off: by the job, or by what stopped it. */
 export function backsOff(job: string, code?: string | null): boolean {
@@ -49,19 +54,10 @@ export function retryDelayMs(count: number, loopWaitMs: number, maxMs = MAX_RETR
   return Math.min(Math.max(base, maxMs), base * 2 ** Math.max(0, Math.min(count - 1, 20)));
 }
 
-/**
- * Failures of a source this node copies from (a base backup or a rewind that could not connect
- * to it): nothing was done, another attempt costs one connection, and the cause is the other
- * member (down, restarting, cut off), which may come back at any moment. Retried at least
- * every ttl, so that a replica gets its data within about a ttl of its source running again.
- */
-const SOURCE_UNREACHABLE_CODES: ReadonlySet<string> = new Set(['create_replica_source_unreachable', 'rewind_source_unreachable']);
-
-/** The pause after a job's `count`-th failure in a row (retryDelayMs), capped at ttl where the failure's code says so (BACKED_OFF_CODES, SOURCE_UNREACHABLE_CODES). */
-export function jobRetryDelayMs(job: string, code: string | null | undefined, count: number, loopWaitMs: number, ttlMs: number): number {
-  const byCode = !BACKED_OFF_JOBS.has(job) && code != null ? BACKED_OFF_CODES[code] : undefined;
-  const capped = byCode === 'ttl' || (code != null && SOURCE_UNREACHABLE_CODES.has(code));
-  return retryDelayMs(count, loopWaitMs, capped ? ttlMs : MAX_RETRY_DELAY_MS);
+/** The pause after a job's `count`-th failure in a row (retryDelayMs), capped at ttl where the failure's code says so (BACKED_OFF_CODES). */
+export function jobRetryDelayMs(code: string | null | undefined, count: number, loopWaitMs: number, ttlMs: number): number {
+  const byCode = code != null ? BACKED_OFF_CODES[code] : undefined;
+  return retryDelayMs(count, loopWaitMs, byCode === 'ttl' ? ttlMs : MAX_RETRY_DELAY_MS);
 }
 
 /** A failure this long after the job's last one starts a new count: the job did not fail "in a row" (its longest pause is MAX_RETRY_DELAY_MS). */
@@ -104,7 +100,7 @@ export function withBackoff(ctx: TickContext, d: Decision): Decision {
   if (d.actions.some((a) => a.type === 'resolveCommand' && a.ok)) return d;
   // A promotion under a key this node still holds (its release failed) goes ahead: waiting would hold the cluster without a primary.
   if (!BACKED_OFF_JOBS.has(failures.job) && d.actions.some((a) => a.type === 'refreshLeader')) return d;
-  const retryAt = failures.lastAt + jobRetryDelayMs(failures.job, failures.code, failures.count, ctx.loopWaitMs, ctx.ttlMs);
+  const retryAt = failures.lastAt + jobRetryDelayMs(failures.code, failures.count, ctx.loopWaitMs, ctx.ttlMs);
   if (ctx.now >= retryAt) return d;
   const inSeconds = Math.ceil((retryAt - ctx.now) / 1000);
   const times = failures.count === 1 ? 'once' : `${failures.count} times in a row`;

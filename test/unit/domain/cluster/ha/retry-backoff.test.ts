@@ -15,11 +15,11 @@ describe('decide(): a job that keeps failing backs off', () => {
   });
 
   it('a copy or rewind whose source did not take a connection is tried again at least every ttl; other failures of those jobs wait up to five minutes', () => {
-    expect(jobRetryDelayMs('create replica', 'create_replica_source_unreachable', 8, 2000, 30_000)).to.equal(30_000);
-    expect(jobRetryDelayMs('rewind', 'rewind_source_unreachable', 12, 10_000, 30_000)).to.equal(30_000);
-    expect(jobRetryDelayMs('create replica', 'create_replica_source_unreachable', 2, 2000, 30_000)).to.equal(4000);
-    expect(jobRetryDelayMs('create replica', 'create_replica_failed', 8, 2000, 30_000)).to.equal(256_000);
-    expect(jobRetryDelayMs('create replica', 'create_replica_failed', 12, 2000, 30_000)).to.equal(MAX_RETRY_DELAY_MS);
+    expect(jobRetryDelayMs('create_replica_source_unreachable', 8, 2000, 30_000)).to.equal(30_000);
+    expect(jobRetryDelayMs('rewind_source_unreachable', 12, 10_000, 30_000)).to.equal(30_000);
+    expect(jobRetryDelayMs('create_replica_source_unreachable', 2, 2000, 30_000)).to.equal(4000);
+    expect(jobRetryDelayMs('create_replica_failed', 8, 2000, 30_000)).to.equal(256_000);
+    expect(jobRetryDelayMs('create_replica_failed', 12, 2000, 30_000)).to.equal(MAX_RETRY_DELAY_MS);
   });
 
   it('a job retried at the loop pace logs its first failure, a new error, then attempts 4, 16, 64', () => {
