@@ -1,17 +1,26 @@
 /**
  * Loaded into an agent by a benchmark (`node --import <this file>?dir=DIR ...`): how much CPU
- * the process used between two turns of a 1 ms timer (`process.cpuUsage()`, which the kernel
- * keeps to the nanosecond for the running thread; /proc's per-thread schedstat moves in whole
- * scheduler ticks, 4 ms here, too coarse for this). The event-loop delay counts time the
- * thread waited for a CPU as well; this does not, so it shows what the agent's own code (and
- * its garbage collector) holds the loop for. It counts the process's other threads too (V8's
- * one helper with the launcher's flags, libuv's pool), so it can only overstate. Every stretch of at least `min-ms` (default 1) is
- * appended to DIR/<pid>.jsonl, with a count of all turns every 5 s.
+ * was used between two turns of a 1 ms timer, two ways:
+ *
+ * - `main_ms`: the main thread's own CPU, from /proc/thread-self/schedstat (the kernel's
+ *   sum_exec_runtime, in ns; it is brought up to date whenever the thread sleeps, which it does
+ *   between two turns unless it is busy, so it is exact for a stretch that ends in a sleep and
+ *   late by at most one scheduler tick otherwise). Time spent waiting for a CPU is not in it:
+ *   this is what the agent's own code, its garbage collector's pauses and the system calls it
+ *   makes (a fork included) hold the event loop for.
+ * - `cpu_ms`: the whole process (`process.cpuUsage()`), V8's helper thread and libuv's pool
+ *   included, so it can only overstate.
+ *
+ * Every stretch whose main-thread or process CPU reaches `min-ms` (default 1) is appended to
+ * DIR/<pid>.jsonl, with a count of all turns every 5 s. So that a stretch can be told apart,
+ * it also appends every garbage collection (`gc`: kind and pause, from perf_hooks) and every
+ * process start (`spawn`: the file and how long `spawn` held the thread, fork and exec).
  *
  * Plain JavaScript: the benchmarks run the compiled agent, without a TypeScript loader.
  */
-import { appendFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
+import { ChildProcess } from 'node:child_process';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { PerformanceObserver, performance } from 'node:perf_hooks';
 
 const params = new URL(import.meta.url).searchParams;
 const dir = params.get('dir');
@@ -22,26 +31,51 @@ if (dir) {
     const u = process.cpuUsage();
     return (u.user + u.system) * 1000;
   };
+  const mainNs = () => Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]);
   let lastCpu = onCpuNs();
+  let lastMain = mainNs();
   let lastWall = performance.now();
   let turns = 0;
   let maxNs = 0;
+  let maxMainNs = 0;
   const write = (rec) => appendFileSync(out, `${JSON.stringify(rec)}\n`);
+  const stamp = () => ({ at: Date.now(), mono_us: Number(process.hrtime.bigint() / 1000n) });
   setInterval(() => {
     const cpu = onCpuNs();
+    const main = mainNs();
     const wall = performance.now();
     const ns = cpu - lastCpu;
+    const own = main - lastMain;
     const wallMs = wall - lastWall;
     lastCpu = cpu;
+    lastMain = main;
     lastWall = wall;
     turns++;
     if (ns > maxNs) maxNs = ns;
+    if (own > maxMainNs) maxMainNs = own;
     // `at` is the end of the stretch (epoch ms); mono_us matches a V8 CPU profile's clock.
-    if (ns >= minNs) write({ kind: 'burst', at: Date.now(), mono_us: Number(process.hrtime.bigint() / 1000n), cpu_ms: ns / 1e6, wall_ms: wallMs });
+    if (ns >= minNs || own >= minNs) write({ kind: 'burst', ...stamp(), cpu_ms: ns / 1e6, main_ms: own / 1e6, wall_ms: wallMs });
   }, 1).unref();
   setInterval(() => {
-    write({ kind: 'turns', at: Date.now(), turns, max_cpu_ms: maxNs / 1e6 });
+    write({ kind: 'turns', at: Date.now(), turns, max_cpu_ms: maxNs / 1e6, max_main_ms: maxMainNs / 1e6 });
     turns = 0;
     maxNs = 0;
+    maxMainNs = 0;
   }, 5000).unref();
+  const GC_KINDS = { 1: 'scavenge', 2: 'mark-compact', 4: 'incremental', 8: 'weak-callbacks', 16: 'minor-mark-sweep' };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      if (e.duration < 0.5) continue;
+      write({ kind: 'gc', at: Math.round(performance.timeOrigin + e.startTime + e.duration), gc: GC_KINDS[e.detail?.kind] ?? String(e.detail?.kind), ms: e.duration });
+    }
+  }).observe({ entryTypes: ['gc'] });
+  const spawn = ChildProcess.prototype.spawn;
+  ChildProcess.prototype.spawn = function timedSpawn(options) {
+    const t0 = performance.now();
+    try {
+      return spawn.call(this, options);
+    } finally {
+      write({ kind: 'spawn', ...stamp(), file: String(options?.file ?? ''), args: (options?.args ?? []).slice(1, 8).map(String), ms: performance.now() - t0 });
+    }
+  };
 }

@@ -41,18 +41,25 @@ export function schedFigures(pid: number): SchedFigures | undefined {
   }
 }
 
-/** One record of bench/lib/cpu-bursts-preload.mjs: a stretch of CPU between two timer turns, or a count of turns. */
+/** One record of bench/lib/cpu-bursts-preload.mjs: a stretch of CPU between two timer turns, a count of turns, a garbage collection or a process start. */
 export type CpuBurst =
   | {
       readonly kind: 'burst';
       /** Epoch ms at the end of the stretch. */
       readonly at: number;
+      /** CPU of the whole process, other threads included. */
       readonly cpu_ms: number;
+      /** CPU of the main thread alone (older records have none). */
+      readonly main_ms?: number;
       readonly wall_ms: number;
       /** The end on the monotonic clock a V8 CPU profile uses, µs. */
       readonly mono_us: number;
     }
-  | { readonly kind: 'turns'; readonly at: number; readonly turns: number; readonly max_cpu_ms: number };
+  | { readonly kind: 'turns'; readonly at: number; readonly turns: number; readonly max_cpu_ms: number; readonly max_main_ms?: number }
+  /** A garbage collection that ended at `at`, its pause `ms`. */
+  | { readonly kind: 'gc'; readonly at: number; readonly gc: string; readonly ms: number }
+  /** A process start that held the main thread `ms` (fork and exec), ending at `at`. */
+  | { readonly kind: 'spawn'; readonly at: number; readonly mono_us: number; readonly file: string; readonly args?: readonly string[]; readonly ms: number };
 
 /** The records a preloaded agent wrote (empty when it wrote none). */
 export function readCpuBursts(path: string): CpuBurst[] {

@@ -55,8 +55,23 @@ export class PgCtl {
     return true;
   }
 
-  /** SIGHUP through pg_ctl reload. */
+  /**
+   * SIGHUP to the postmaster, as `pg_ctl reload` sends it, without starting pg_ctl: a replica
+   * re-pointed at a new primary reloads in every switchover, and each process the agent starts
+   * forks it (milliseconds of its event loop, and runuser's PAM session before pg_ctl runs).
+   * pg_ctl remains the fallback when the agent may not signal the server's user, and reports
+   * a server that does not run.
+   */
   async reload(): Promise<void> {
+    const pid = await this.livePid();
+    if (pid !== null) {
+      try {
+        process.kill(pid, 'SIGHUP');
+        return;
+      } catch {
+        // EPERM (another OS user) or gone meanwhile: pg_ctl decides and says why
+      }
+    }
     await this.run('pg_ctl', ['reload', '-s', '-D', this.dataDir], 30_000);
   }
 

@@ -43,11 +43,16 @@ function isConnectionError(e: unknown): boolean {
 /**
  * One long-lived connection for the queries of every HA tick (reconnects on failure). A query
  * that fails on a connection that had been idle is retried once on a fresh one, so a server
- * restart between two probes costs no false "not running".
+ * restart between two probes costs no false "not running". Statements run one at a time in
+ * the order asked (the driver deprecates queueing them itself), and the time one waits behind
+ * another counts against its own timeout, so a hung server fails every waiting statement
+ * within one timeout as before.
  */
 export class PgSession {
   private client: pg.Client | null = null;
   private connecting: Promise<pg.Client> | null = null;
+  /** Settles when the statements asked so far have. */
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(
     /** Where to connect, asked at each (re)connect. */
@@ -83,7 +88,7 @@ export class PgSession {
     const reused = this.client !== null;
     const c = await this.connect();
     try {
-      return (await c.query(sql, params as unknown[])).rows as R[];
+      return await this.inTurn<R>(c, sql, params);
     } catch (e) {
       if (!isConnectionError(e)) throw e;
       this.drop(c);
@@ -91,12 +96,30 @@ export class PgSession {
       if (!reused || /timeout/i.test((e as Error).message)) throw e;
       const fresh = await this.connect();
       try {
-        return (await fresh.query(sql, params as unknown[])).rows as R[];
+        return await this.inTurn<R>(fresh, sql, params);
       } catch (e2) {
         if (isConnectionError(e2)) this.drop(fresh);
         throw e2;
       }
     }
+  }
+
+  /**
+   * Sends the statement on `c` once the ones asked before it have settled. Its client-side
+   * bound runs from now, as the driver's own runs from the call that queues a statement.
+   */
+  private inTurn<R extends object>(c: pg.Client, sql: string, params: readonly unknown[]): Promise<R[]> {
+    const deadline = Date.now() + this.limits.statementTimeoutMs + 500;
+    const run = this.tail.then(async () => {
+      const left = deadline - Date.now();
+      // the driver's own message for a statement that waited out its bound
+      if (left <= 0) throw new Error('Query read timeout');
+      // the driver reads a statement's own query_timeout; its types do not declare it
+      const statement: pg.QueryConfig & { query_timeout: number } = { text: sql, values: params as unknown[], query_timeout: left };
+      return (await c.query(statement)).rows as R[];
+    });
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 
   /** Closes the connection (it reopens on the next query). */

@@ -34,10 +34,18 @@ export interface RunOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
+/**
+ * Resolves in a later turn of the event loop, once it has polled for I/O again: starting a
+ * process forks the agent, which holds its event loop 1-2 ms, and that cost then comes on its
+ * own rather than on top of the work that asked for the command (a tick, a request).
+ */
+const afterNextPoll = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+
 /** Runs `file args` (optionally as another OS user), capturing output; rejects with CommandFailure. */
-export function runCommand(file: string, args: readonly string[], opts: RunOptions): Promise<CommandOutput> {
+export async function runCommand(file: string, args: readonly string[], opts: RunOptions): Promise<CommandOutput> {
   const [cmd, argv] = opts.runAs ? ['runuser', ['-u', opts.runAs, '--', file, ...args]] : [file, [...args]];
   const label = [file.split('/').pop(), ...args.filter((a) => !a.includes('password'))].join(' ');
+  await afterNextPoll();
   return new Promise((resolve, reject) => {
     execFile(
       cmd,
