@@ -253,15 +253,39 @@ function catchUpFrom(ctx: TickContext, member: Member, why: string): Decision {
 const CANDIDATE_CATCH_UP_RECHECK_MS = 250;
 
 /**
+ * How long a catching-up switchover candidate's WAL may stand still before it gives the
+ * switchover up: a stream that works moves within moments of being pointed at its source,
+ * and the others would otherwise wait out their whole grace (20 s at loop_wait 10).
+ */
+export const CANDIDATE_STALL_MS = 3000;
+
+/**
  * This switchover candidate is behind `member`, which answers (quorum mode: it may hold commits
  * only it and the old leader acknowledged): it streams from that member and races as the
  * candidate once it holds as much. Racing under the automatic rules instead would defer to that
  * member, which itself leaves the race to the candidate: neither would lead until the others'
- * grace ran out.
+ * grace ran out. A candidate whose WAL stands still for CANDIDATE_STALL_MS while it catches up
+ * (its stream broken, its WAL forked off that member's) clears the failover key: the members
+ * race at once under the automatic rules (the member ahead wins, or the old leader takes its
+ * key back), as they would have after their grace.
  */
-function candidateCatchUp(ctx: TickContext, member: Member): Decision {
+function candidateCatchUp(ctx: TickContext, member: Member, fk: { readonly revision: string }): Decision {
   const why = `this node is the requested candidate, but ${member.name} holds WAL it lacks and may hold acknowledged commits: taking it before taking the key`;
-  return recheckSoon(catchUpFrom(ctx, member, why), ctx, CANDIDATE_CATCH_UP_RECHECK_MS);
+  const d = catchUpFrom(ctx, member, why);
+  if (d.job !== null) return d;
+  const wal = ctx.myWal ?? 0;
+  const revision = ctx.cluster.failoverRevision;
+  const seen = ctx.input.memory.candidateCatchUp ?? null;
+  const same = seen !== null && seen.revision === revision && seen.wal === wal;
+  const since = same ? seen.since : ctx.now;
+  if (ctx.now - since >= CANDIDATE_STALL_MS) {
+    const reason = `the requested candidate could not catch up with ${member.name} (its WAL stood at ${wal} for ${Math.round((ctx.now - since) / 1000)} s)`;
+    return decision(`giving the switchover up: ${reason}; clearing the request so the members race as usual`, [
+      { type: 'clearFailover', revision: fk.revision, reason },
+      { type: 'remember', patch: { candidateCatchUp: null } },
+    ]);
+  }
+  return decision(d.message, [...d.actions, ...(same ? [] : [{ type: 'remember' as const, patch: { candidateCatchUp: { revision, wal, since } } }])], { wakeAt: ctx.now + CANDIDATE_CATCH_UP_RECHECK_MS });
 }
 
 /**
@@ -328,7 +352,7 @@ export function leaderRace(ctx: TickContext): Decision {
     // others may have confirmed what never reached it). Behind a member that answers, the
     // candidate takes what it lacks from that member while the others leave it the race.
     const feeder = ctx.facts.running && ctx.facts.inRecovery === true ? memberAhead(ctx, others) : null;
-    if (feeder && eligibility(self_, electionContext(ctx, kind, false)).eligible) return candidateCatchUp(ctx, feeder);
+    if (feeder && fk && eligibility(self_, electionContext(ctx, kind, false)).eligible) return candidateCatchUp(ctx, feeder, fk);
     // Behind only the old leader's last position, or unable to stream: the automatic rules decide (the old leader may take its key back).
     kind = 'automatic';
     chosen = false;

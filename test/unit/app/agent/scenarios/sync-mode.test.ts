@@ -156,6 +156,24 @@ describe('HA scenarios: synchronous mode', () => {
     expect(sim.network.lostAcknowledgedWrites(sim.node('node3').db)).to.deep.equal([]);
   });
 
+  it('quorum mode: a switchover candidate that cannot catch up gives the switchover up within seconds, not after the whole grace', async () => {
+    // Found exploring switchovers (seed 20431363): the candidate's stream never moved, and every
+    // member left it the race for max(5 s, 2 x loop_wait) = 20 s before the old leader took its
+    // key back: 20.25 s without a primary on the old code.
+    sim = await healthyCluster({ names: ['node1', 'node2', 'node3'], config: { ttl: 20, loop_wait: 10, retry_timeout: 5, synchronous_mode: 'quorum' } });
+    await sim.until(() => sim.view().sync?.syncStandby.length === 2, 6 * loopWaitMs(sim), 'both standbys in the key');
+    // node2's stream stays 2,664 bytes behind whatever its source holds: it can never catch up.
+    sim.node('node2').db.setReplicationLag(2664);
+    await write(sim.node('node1'), 10);
+    await sim.advance(2000);
+    const at = sim.clock.now();
+    await sim.putKey('failover', failoverToJson({ leader: 'node1', member: 'node2', scheduledAt: null }));
+    await sim.until(() => primaryName(sim) !== null && sim.view().failover === null, 30_000, 'a primary, the request cleared');
+    expect(sim.clock.now() - at).to.be.below(5000);
+    expect(primaryName(sim)).to.not.equal('node2');
+    expect(sim.network.lostAcknowledgedWrites(sim.primary()!.db)).to.deep.equal([]);
+  });
+
   it('quorum mode: a switchover without candidate while the other standby crashes: the one left takes over, the old primary standing for the quorum', async () => {
     // Found exploring switchovers under faults: node3 waited for node2 for ever (too few quorum
     // members in sight) while node1, which had stepped down, left the race to node3.

@@ -376,7 +376,8 @@ describe('decide(): the leader race', () => {
     expect(behind.actions[0]).to.deep.include({ type: 'follow', upstream: { name: 'node3', connUrl: 'postgres://node3:5432/postgres' } });
     // Streaming from it, it looks again within moments: the others leave it the race only for a grace.
     const streaming = decide({ ...base, facts: replicaFacts(6000, 'node3'), peers: ahead });
-    expect(types(streaming)).to.deep.equal([]);
+    // Remembering where its WAL stands, to tell a stream that moves from one that does not (below).
+    expect(types(streaming)).to.deep.equal(['remember']);
     expect(streaming.wakeAt).to.equal(NOW + 250);
     // Holding the old leader's last position and node3's WAL, it takes over as asked.
     const caughtUp = decide({ ...base, facts: replicaFacts(7000, 'node3'), peers: ahead });
@@ -395,6 +396,32 @@ describe('decide(): the leader race', () => {
     // Synchronous mode (FIRST k): a member of the key holds every acknowledged commit; the promotion waits for the rest itself.
     const strict = decide(input({ raw: { synchronous_mode: true }, cluster: cluster(null, { sync: { ...sync, quorum: 0 }, status, failover: failover('node1', 'node2') }), peers: ahead }));
     expect(strict.job, strict.message).to.equal('promote');
+  });
+
+  it('quorum mode: a switchover candidate whose WAL stands still for 3 s while it catches up gives the switchover up, clearing the request', () => {
+    // Found by the availability exploration (seed 20431363): the candidate's stream could not
+    // move, and every member waited out its grace (20 s at loop_wait 10) before the old leader
+    // took its key back.
+    const sync = { leader: 'node1', syncStandby: ['node2', 'node3'], quorum: 1, revision: '3' };
+    const status = { optime: 7000, slots: {}, revision: '6' };
+    const fk = cluster(null, { sync, status, failover: failover('node1', 'node2') });
+    const base = { ...input({ cluster: fk, raw: { synchronous_mode: 'quorum' } }), peers: peers({ node3: peerStatus('replica', 7000) }) };
+    const at = (wal: number, ago: number) => ({ ...EMPTY_MEMORY, appliedParameters: '{}', candidateCatchUp: { revision: fk.failoverRevision, wal, since: NOW - ago } });
+    // Standing still for less than 3 s: it goes on waiting, nothing new to remember.
+    const waiting = decide({ ...base, facts: replicaFacts(6000, 'node3'), memory: at(6000, 2_900) });
+    expect(types(waiting)).to.deep.equal([]);
+    expect(waiting.wakeAt).to.equal(NOW + 250);
+    // Its WAL moved since: the clock starts again from now.
+    const moving = decide({ ...base, facts: replicaFacts(6500, 'node3'), memory: at(6000, 10_000) });
+    expect(moving.actions).to.deep.equal([{ type: 'remember', patch: { candidateCatchUp: { revision: fk.failoverRevision, wal: 6500, since: NOW } } }]);
+    // 3 s at the same position: it clears the request (at its revision), so the members race at once.
+    const stalled = decide({ ...base, facts: replicaFacts(6000, 'node3'), memory: at(6000, 3_000) });
+    expect(stalled.message).to.match(/giving the switchover up: the requested candidate could not catch up with node3 \(its WAL stood at 6000 for 3 s\)/);
+    expect(stalled.actions[0]).to.deep.include({ type: 'clearFailover', revision: fk.failover!.revision });
+    expect(stalled.job).to.equal(null);
+    // A position remembered for another request does not count.
+    const otherRequest = decide({ ...base, facts: replicaFacts(6000, 'node3'), memory: { ...at(6000, 10_000), candidateCatchUp: { revision: 'older', wal: 6000, since: NOW - 10_000 } } });
+    expect(types(otherRequest)).to.deep.equal(['remember']);
   });
 
   it('a requested candidate that fails the switchover rules still races under the automatic ones', () => {
