@@ -391,7 +391,8 @@ await runBenchmark(async () => {
   const list = (m: Map<string, Rss> | undefined) => [...(m ?? [])].map(([n, v]) => `${n} ${fmt(v?.anon ?? Number.NaN)}`).join(', ');
   const pIdle = patroniIdle ? maxAnon(patroniIdle) : PATRONI_FALLBACK_MIB;
   const pAfter = patroniAfter ? anon(patroniAfter, patroniLoaded) : PATRONI_FALLBACK_MIB;
-  const ref = patroniIdle ? 'Patroni measured here' : 'Patroni as measured before (not installed here)';
+  // The CPU probe's own buffers and records sit in the agents' heaps too.
+  const ref = `${patroniIdle ? 'Patroni measured here' : 'Patroni as measured before (not installed here)'}${burstsDir ? '; the agents carry the --cpu-bursts probe (a few MiB): take memory from a run without it' : ''}`;
   rows.push(
     { figure: 'private memory (RssAnon) idle, largest agent (median of 10 s)', value: maxAnon(wardenIdle), unit: 'MiB', goal: atMost(pIdle), note: `agents: ${list(wardenIdle)}; goal: ${ref}${patroniIdle ? ` (${list(patroniIdle)})` : ''}` },
     { figure: `private memory after the load, loaded agent ${loaded} (median of 10 s)`, value: anon(wardenAfter, loaded), unit: 'MiB', goal: atMost(pAfter), note: `agents: ${list(wardenAfter)}; goal: ${ref}${patroniAfter ? ` (${list(patroniAfter)}; loaded ${patroniLoaded})` : ''}` },
