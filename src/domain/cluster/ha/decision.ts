@@ -153,8 +153,11 @@ export interface LoopMemory {
   readonly replayRestartAt?: number | null;
   /** Since when this node, in a leaderless cluster, has left the race to `member`, ahead at `position` by its member key though its REST API does not answer (see the leader race). */
   readonly silentAheadWait?: { readonly member: string; readonly position: number; readonly since: number } | null;
-  /** Since when this switchover candidate, streaming from a member ahead to catch up (failover key at `revision`), has stood at WAL position `wal`. */
-  readonly candidateCatchUp?: { readonly revision: string | null; readonly wal: number; readonly since: number } | null;
+  /**
+   * Since when this switchover candidate, streaming from a member ahead to catch up (failover
+   * key at `revision`), has stood at WAL position `wal`; `at`: the last tick it looked.
+   */
+  readonly candidateCatchUp?: { readonly revision: string | null; readonly wal: number; readonly since: number; readonly at: number } | null;
 }
 
 /** A standby's confirmed WAL position as the primary last saw it, and since when (epoch ms) it has stood still behind the primary's; null when it was not behind. */

@@ -259,6 +259,9 @@ const CANDIDATE_CATCH_UP_RECHECK_MS = 250;
  */
 export const CANDIDATE_STALL_MS = 3000;
 
+/** A catch-up last looked at longer ago than this was interrupted: its stall counts from now. */
+const CANDIDATE_LOOK_GAP_MS = 1000;
+
 /**
  * This switchover candidate is behind `member`, which answers (quorum mode: it may hold commits
  * only it and the old leader acknowledged): it streams from that member and races as the
@@ -276,7 +279,8 @@ function candidateCatchUp(ctx: TickContext, member: Member, fk: { readonly revis
   const wal = ctx.myWal ?? 0;
   const revision = ctx.cluster.failoverRevision;
   const seen = ctx.input.memory.candidateCatchUp ?? null;
-  const same = seen !== null && seen.revision === revision && seen.wal === wal;
+  // Only a catch-up looked at without a break counts: time spent waiting on something else (a silent member ahead) does not.
+  const same = seen !== null && seen.revision === revision && seen.wal === wal && ctx.now - seen.at <= CANDIDATE_LOOK_GAP_MS;
   const since = same ? seen.since : ctx.now;
   if (ctx.now - since >= CANDIDATE_STALL_MS) {
     const reason = `the requested candidate could not catch up with ${member.name} (its WAL stood at ${wal} for ${Math.round((ctx.now - since) / 1000)} s)`;
@@ -285,7 +289,7 @@ function candidateCatchUp(ctx: TickContext, member: Member, fk: { readonly revis
       { type: 'remember', patch: { candidateCatchUp: null } },
     ]);
   }
-  return decision(d.message, [...d.actions, ...(same ? [] : [{ type: 'remember' as const, patch: { candidateCatchUp: { revision, wal, since } } }])], { wakeAt: ctx.now + CANDIDATE_CATCH_UP_RECHECK_MS });
+  return decision(d.message, [...d.actions, { type: 'remember', patch: { candidateCatchUp: { revision, wal, since, at: ctx.now } } }], { wakeAt: ctx.now + CANDIDATE_CATCH_UP_RECHECK_MS });
 }
 
 /**
