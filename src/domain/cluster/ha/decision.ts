@@ -157,7 +157,7 @@ export interface LoopMemory {
    * Since when this switchover candidate, streaming from a member ahead to catch up (failover
    * key at `revision`), has stood at WAL position `wal`; `at`: the last tick it looked.
    */
-  readonly candidateCatchUp?: { readonly revision: string | null; readonly wal: number; readonly since: number; readonly at: number } | null;
+  readonly candidateCatchUp?: { readonly revision: string; readonly wal: number; readonly since: number; readonly at: number } | null;
 }
 
 /** A standby's confirmed WAL position as the primary last saw it, and since when (epoch ms) it has stood still behind the primary's; null when it was not behind. */

@@ -257,7 +257,7 @@ const CANDIDATE_CATCH_UP_RECHECK_MS = 250;
  * switchover up: a stream that works moves within moments of being pointed at its source,
  * and the others would otherwise wait out their whole grace (20 s at loop_wait 10).
  */
-export const CANDIDATE_STALL_MS = 3000;
+const CANDIDATE_STALL_MS = 3000;
 
 /** A catch-up last looked at longer ago than this was interrupted: its stall counts from now. */
 const CANDIDATE_LOOK_GAP_MS = 1000;
@@ -277,7 +277,7 @@ function candidateCatchUp(ctx: TickContext, member: Member, fk: { readonly revis
   const d = catchUpFrom(ctx, member, why);
   if (d.job !== null) return d;
   const wal = ctx.myWal ?? 0;
-  const revision = ctx.cluster.failoverRevision;
+  const revision = fk.revision;
   const seen = ctx.input.memory.candidateCatchUp ?? null;
   // Only a catch-up looked at without a break counts: time spent waiting on something else (a silent member ahead) does not.
   const same = seen !== null && seen.revision === revision && seen.wal === wal && ctx.now - seen.at <= CANDIDATE_LOOK_GAP_MS;
@@ -285,7 +285,7 @@ function candidateCatchUp(ctx: TickContext, member: Member, fk: { readonly revis
   if (ctx.now - since >= CANDIDATE_STALL_MS) {
     const reason = `the requested candidate could not catch up with ${member.name} (its WAL stood at ${wal} for ${Math.round((ctx.now - since) / 1000)} s)`;
     return decision(`giving the switchover up: ${reason}; clearing the request so the members race as usual`, [
-      { type: 'clearFailover', revision: fk.revision, reason },
+      { type: 'clearFailover', revision, reason },
       { type: 'remember', patch: { candidateCatchUp: null } },
     ]);
   }

@@ -406,16 +406,16 @@ describe('decide(): the leader race', () => {
     const status = { optime: 7000, slots: {}, revision: '6' };
     const fk = cluster(null, { sync, status, failover: failover('node1', 'node2') });
     const base = { ...input({ cluster: fk, raw: { synchronous_mode: 'quorum' } }), peers: peers({ node3: peerStatus('replica', 7000) }) };
-    const at = (wal: number, ago: number, lookedAgo = 250) => ({ ...EMPTY_MEMORY, appliedParameters: '{}', candidateCatchUp: { revision: fk.failoverRevision, wal, since: NOW - ago, at: NOW - lookedAgo } });
+    const at = (wal: number, ago: number, lookedAgo = 250) => ({ ...EMPTY_MEMORY, appliedParameters: '{}', candidateCatchUp: { revision: fk.failover!.revision, wal, since: NOW - ago, at: NOW - lookedAgo } });
     const remembered = (d: ReturnType<typeof decide>) => (d.actions.find((a) => a.type === 'remember') as Extract<Action, { type: 'remember' }>).patch.candidateCatchUp;
     // Standing still for less than 3 s: it goes on waiting, and remembers when it looked.
     const waiting = decide({ ...base, facts: replicaFacts(6000, 'node3'), memory: at(6000, 2_900) });
     expect(types(waiting)).to.deep.equal(['remember']);
-    expect(remembered(waiting)).to.deep.equal({ revision: fk.failoverRevision, wal: 6000, since: NOW - 2_900, at: NOW });
+    expect(remembered(waiting)).to.deep.equal({ revision: fk.failover!.revision, wal: 6000, since: NOW - 2_900, at: NOW });
     expect(waiting.wakeAt).to.equal(NOW + 250);
     // Its WAL moved since: the clock starts again from now.
     const moving = decide({ ...base, facts: replicaFacts(6500, 'node3'), memory: at(6000, 10_000) });
-    expect(remembered(moving)).to.deep.equal({ revision: fk.failoverRevision, wal: 6500, since: NOW, at: NOW });
+    expect(remembered(moving)).to.deep.equal({ revision: fk.failover!.revision, wal: 6500, since: NOW, at: NOW });
     // 3 s at the same position: it clears the request (at its revision), so the members race at once.
     const stalled = decide({ ...base, facts: replicaFacts(6000, 'node3'), memory: at(6000, 3_000) });
     expect(stalled.message).to.match(/giving the switchover up: the requested candidate could not catch up with node3 \(its WAL stood at 6000 for 3 s\)/);
