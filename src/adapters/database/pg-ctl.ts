@@ -37,41 +37,41 @@ export class PgCtl {
   }
 
   /**
-   * Sends the postmaster the stop signal of `mode`, as `pg_ctl stop -W` would, but without
-   * starting pg_ctl (through runuser that is two process start-ups, tens of ms on the
-   * switchover's critical path). pg_ctl remains the fallback when the agent may not signal the
-   * server's user. False when no postmaster was running.
+   * Signals the live postmaster itself, as pg_ctl would, without starting pg_ctl (through
+   * runuser that is two process start-ups, each a fork of the agent, before pg_ctl runs):
+   * 'none' when no postmaster runs (or it exited meanwhile), 'denied' when the agent may not
+   * signal the server's OS user (pg_ctl is the caller's fallback then).
+   */
+  private async signalPostmaster(signal: NodeJS.Signals): Promise<'sent' | 'none' | 'denied'> {
+    const pid = await this.livePid();
+    if (pid === null) return 'none';
+    try {
+      process.kill(pid, signal);
+      return 'sent';
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === 'ESRCH' ? 'none' : 'denied';
+    }
+  }
+
+  /**
+   * Sends the postmaster the stop signal of `mode`, as `pg_ctl stop -W` would (tens of ms
+   * saved on the switchover's critical path); pg_ctl where the agent may not signal it. False
+   * when no postmaster was running.
    */
   async signalStop(mode: StopMode): Promise<boolean> {
-    const pid = await this.livePid();
-    if (pid === null) return false;
-    try {
-      process.kill(pid, STOP_SIGNALS[mode]);
-      return true;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    }
-    await this.run('pg_ctl', ['stop', '-W', '-s', '-m', mode, '-D', this.dataDir], 30_000);
+    const sent = await this.signalPostmaster(STOP_SIGNALS[mode]);
+    if (sent === 'none') return false;
+    if (sent === 'denied') await this.run('pg_ctl', ['stop', '-W', '-s', '-m', mode, '-D', this.dataDir], 30_000);
     return true;
   }
 
   /**
-   * SIGHUP to the postmaster, as `pg_ctl reload` sends it, without starting pg_ctl: a replica
-   * re-pointed at a new primary reloads in every switchover, and each process the agent starts
-   * forks it (milliseconds of its event loop, and runuser's PAM session before pg_ctl runs).
-   * pg_ctl remains the fallback when the agent may not signal the server's user, and reports
-   * a server that does not run.
+   * SIGHUP to the postmaster, as `pg_ctl reload` sends it: a replica re-pointed at a new
+   * primary reloads in every switchover. pg_ctl where the agent may not signal it, and to
+   * report a server that does not run.
    */
   async reload(): Promise<void> {
-    const pid = await this.livePid();
-    if (pid !== null) {
-      try {
-        process.kill(pid, 'SIGHUP');
-        return;
-      } catch {
-        // EPERM (another OS user) or gone meanwhile: pg_ctl decides and says why
-      }
-    }
+    if ((await this.signalPostmaster('SIGHUP')) === 'sent') return;
     await this.run('pg_ctl', ['reload', '-s', '-D', this.dataDir], 30_000);
   }
 
