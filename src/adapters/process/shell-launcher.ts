@@ -1,0 +1,280 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { childEnvironment } from './child-environment.js';
+
+/** How a launched command ended, with what it wrote. */
+export interface LaunchedExit {
+  /** Exit code; null when killed by a signal or never started. */
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  /** Empty when the output was merged into stdout. */
+  readonly stderr: string;
+  /** The launcher failed: the command never ran (`handedOver` false) or its end was never told. */
+  readonly launchError: Error | null;
+  /** The command was handed to the launcher shell (false: it never ran, and may be started another way). */
+  readonly handedOver: boolean;
+}
+
+/** How to launch one command. */
+export interface LaunchOptions {
+  /** Added to the agent's environment (without its `WARDEN_*` variables). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** In a process group (and session) of its own, so a kill of the group reaches its children. */
+  readonly ownProcessGroup?: boolean;
+  /** stderr goes into stdout, in the order written. */
+  readonly mergeOutput?: boolean;
+  /** What is kept of each stream once it ended: its last bytes, at most this many (default 64 MiB). */
+  readonly maxOutputBytes?: number;
+}
+
+/** A command handed to the launcher. */
+export interface LaunchedCommand {
+  /** Settles once the command's own process exited (children it left may run on). */
+  readonly done: Promise<LaunchedExit>;
+  /** Signals the command (its group with ownProcessGroup); does nothing before it started or once it exited. */
+  kill(signal: NodeJS.Signals): void;
+  /** Its own process exited. */
+  hasExited(): boolean;
+}
+
+/**
+ * The launcher: reads a request (an id line, then shell text up to the end marker) and runs the
+ * text in a subshell, reporting `S id pid` once it runs and `E id status` once it exited. The
+ * reporting subshell is orphaned at once (`( ... & )`), so the launcher leaves no zombie and
+ * each command is reaped by the one waiting for it. Its commands start as an asynchronous
+ * list, which a shell without job control starts with SIGINT and SIGQUIT ignored: `env
+ * --default-signal` (coreutils 8.31 and later) gives them back their default, as a process the
+ * agent started itself has them.
+ */
+const LAUNCHER_SCRIPT = `end=$1
+if env --default-signal=INT true 2>/dev/null; then reset='env --default-signal=INT,QUIT'; else reset=; fi
+while IFS= read -r id; do
+  script=
+  while IFS= read -r line; do
+    [ "$line" = "$end" ] && break
+    script="$script$line
+"
+  done
+  ( (
+    ( eval "$script" ) &
+    echo "S $id $!"
+    wait $!
+    echo "E $id $?"
+  ) & )
+done
+`;
+
+/** Single-quotes `s` for the shell: nothing in it is expanded. */
+function quote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A signal's name from a shell's status of 128 + its number; null for a plain exit code. */
+function signalOf(status: number): NodeJS.Signals | null {
+  if (status <= 128) return null;
+  const found = Object.entries(constants.signals).find(([, n]) => n === status - 128);
+  return found ? (found[0] as NodeJS.Signals) : null;
+}
+
+interface Pending {
+  pid: number | null;
+  exited: boolean;
+  /** A kill asked for before the command reported its pid, sent once it does. */
+  signal: NodeJS.Signals | null;
+  readonly kill: (signal: NodeJS.Signals) => void;
+  readonly finish: (status: number | null, error: Error | null) => void;
+}
+
+/** One running launcher shell and the commands it reports on. */
+interface Instance {
+  readonly child: ChildProcess;
+  readonly pending: Map<number, Pending>;
+  alive: boolean;
+}
+
+/**
+ * Starts commands through one long-lived `/bin/sh` instead of forking the agent for each: a
+ * fork copies the page tables of the whole process (~60 MiB resident), which holds the agent's
+ * event loop 1-4 ms per command, at the moments it starts most of them (a switchover's
+ * `pg_ctl start`, the callbacks). The shell is small; starting it costs one such fork, once.
+ *
+ * A command's stdout and stderr go to files in a private temporary directory (mode 0700),
+ * read once it exited: a child it left in the background may keep writing without holding up
+ * the result or dying of a closed pipe, and a command may outlive the agent. Passwords reach
+ * it through its environment, never its command line or a file.
+ */
+export class ShellLauncher {
+  private current: Instance | null = null;
+  private dir: string | null = null;
+  private nextId = 1;
+  private readonly end = `__warden_end_${randomBytes(12).toString('hex')}__`;
+  /** The environment the running shell was started with (what a request changes is exported). */
+  private baseEnv: NodeJS.ProcessEnv = {};
+
+  /** Runs `file args` with the agent's environment (plus `o.env`) from the root directory. */
+  launch(file: string, args: readonly string[], o: LaunchOptions = {}): LaunchedCommand {
+    const id = this.nextId++;
+    let pending: Pending | null = null;
+    const done = new Promise<LaunchedExit>((resolve) => {
+      const fail = (e: Error): void => resolve({ code: null, signal: null, stdout: '', stderr: '', launchError: e, handedOver: false });
+      let instance: Instance;
+      let dir: string;
+      try {
+        instance = this.instance();
+        dir = this.dir!;
+      } catch (e) {
+        fail(e as Error);
+        return;
+      }
+      const out = join(dir, `${id}.out`);
+      const err = join(dir, `${id}.err`);
+      const lines = [`exec </dev/null >${quote(out)} 2>${o.mergeOutput ? '&1' : quote(err)} || exit 126`, 'cd / || exit 126'];
+      const env = childEnvironment(o.env);
+      for (const [k, v] of Object.entries(env)) {
+        if (v === undefined || this.baseEnv[k] === v) continue;
+        if (!NAME.test(k)) continue;
+        lines.push(`export ${k}=${quote(v)}`);
+      }
+      for (const k of Object.keys(this.baseEnv)) if (env[k] === undefined && NAME.test(k)) lines.push(`unset ${k}`);
+      lines.push(`exec $reset ${o.ownProcessGroup ? 'setsid ' : ''}${[file, ...args].map(quote).join(' ')}`);
+      const text = lines.join('\n');
+      if (text.split('\n').includes(this.end)) {
+        fail(new Error('an argument holds the launcher end marker'));
+        return;
+      }
+      const limit = o.maxOutputBytes ?? 64 * 1024 * 1024;
+      pending = {
+        pid: null,
+        exited: false,
+        signal: null,
+        kill: (signal) => {
+          const p = pending!;
+          if (p.exited) return;
+          if (p.pid === null) {
+            p.signal = signal;
+            return;
+          }
+          try {
+            process.kill(o.ownProcessGroup ? -p.pid : p.pid, signal);
+          } catch {
+            // Already gone.
+          }
+        },
+        finish: (status, error) => {
+          pending!.exited = true;
+          void Promise.all([readTail(out, limit), o.mergeOutput ? Promise.resolve('') : readTail(err, limit)]).then(([stdout, stderr]) => {
+            void rm(out, { force: true });
+            if (!o.mergeOutput) void rm(err, { force: true });
+            if (error) resolve({ code: null, signal: null, stdout, stderr, launchError: error, handedOver: true });
+            else {
+              const signal = status === null ? null : signalOf(status);
+              resolve({ code: signal ? null : status, signal, stdout, stderr, launchError: null, handedOver: true });
+            }
+          });
+        },
+      };
+      instance.pending.set(id, pending);
+      this.hold(instance);
+      instance.child.stdin!.write(`${id}\n${text}\n${this.end}\n`);
+    });
+    return {
+      done,
+      kill: (signal) => pending?.kill(signal),
+      hasExited: () => pending?.exited ?? true,
+    };
+  }
+
+  /** The running shell, started when there is none (or the last one died). */
+  private instance(): Instance {
+    if (this.current?.alive) return this.current;
+    if (this.dir === null) {
+      this.dir = mkdtempSync(join(tmpdir(), 'warden-launcher-'));
+      const dir = this.dir;
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    }
+    this.baseEnv = childEnvironment();
+    const child = spawn('/bin/sh', ['-c', LAUNCHER_SCRIPT, 'warden-launcher', this.end], { stdio: ['pipe', 'pipe', 'ignore'], env: this.baseEnv });
+    const instance: Instance = { child, pending: new Map(), alive: true };
+    // A launcher that died is replaced at the next request; commands it already handed over
+    // still report through the pipe their orphaned reporters hold, read to its end below.
+    const gone = () => {
+      instance.alive = false;
+      if (this.current === instance) this.current = null;
+    };
+    child.on('error', gone);
+    child.on('exit', gone);
+    child.stdin!.on('error', () => undefined);
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (line) => {
+      const [kind, idText, value] = line.split(' ');
+      const p = instance.pending.get(Number(idText));
+      if (!p) return;
+      if (kind === 'S') {
+        p.pid = Number(value);
+        if (p.signal) p.kill(p.signal);
+      }
+      else if (kind === 'E') {
+        instance.pending.delete(Number(idText));
+        p.finish(Number(value), null);
+        this.release(instance);
+      }
+    });
+    rl.on('close', () => {
+      // Every reporter is gone: what is still pending will never be told.
+      const e = new Error('the launcher shell exited before the command reported its end');
+      for (const p of instance.pending.values()) p.finish(null, e);
+      instance.pending.clear();
+      gone();
+    });
+    this.current = instance;
+    this.release(instance);
+    return instance;
+  }
+
+  /** Keeps the agent's event loop alive while a command of `instance` runs. */
+  private hold(instance: Instance): void {
+    instance.child.ref();
+    (instance.child.stdout as unknown as { ref?: () => void }).ref?.();
+  }
+
+  /** Lets the agent exit once nothing of `instance` is pending. */
+  private release(instance: Instance): void {
+    if (instance.pending.size > 0) return;
+    instance.child.unref();
+    (instance.child.stdout as unknown as { unref?: () => void }).unref?.();
+    (instance.child.stdin as unknown as { unref?: () => void }).unref?.();
+  }
+}
+
+/** The last `limit` bytes of a file as UTF-8, '' when it does not exist. */
+async function readTail(path: string, limit: number): Promise<string> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+    const { size } = await fh.stat();
+    const length = Math.min(size, limit);
+    const buf = Buffer.alloc(length);
+    const { bytesRead } = await fh.read(buf, 0, length, size - length);
+    return buf.toString('utf8', 0, bytesRead);
+  } catch {
+    return '';
+  } finally {
+    await fh?.close().catch(() => undefined);
+  }
+}
+
+let shared: ShellLauncher | null = null;
+
+/** The agent's one launcher, started on first use. */
+export function sharedLauncher(): ShellLauncher {
+  shared ??= new ShellLauncher();
+  return shared;
+}
