@@ -1,4 +1,3 @@
-import type { ChildProcess } from 'node:child_process';
 import { scriptFailure, startScript } from '../process/script-process.js';
 import type { CallbackAction, CallbackRunner } from '../../ports/callbacks.js';
 import type { Logger } from '../../ports/logger.js';
@@ -20,7 +19,6 @@ export interface ChildProcessCallbackRunnerOptions {
 
 interface Running {
   readonly action: CallbackAction;
-  readonly child: ChildProcess;
   readonly kill: () => void;
   readonly hasExited: () => boolean;
   readonly done: Promise<void>;
@@ -56,7 +54,7 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
     }
     try {
       this[slot] = this.start(command, action, role, () => {
-        if (this[slot]?.child === running.child) this[slot] = null;
+        if (this[slot] === running) this[slot] = null;
       });
     } catch (error) {
       this.o.onFailure(action, role, `could not start: ${(error as Error).message}`);
@@ -71,10 +69,9 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
 
   private start(command: string, action: CallbackAction, role: string, finished: () => void): Running {
     const timeoutMs = Math.max(1, this.o.timeoutSeconds()) * 1000;
-    const script = startScript(command, { name: 'warden-callback', args: [action, role, this.o.scope], timeoutMs, mayOutliveAgent: action === 'on_stop', ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }) });
+    const script = startScript(command, { name: 'warden-callback', args: [action, role, this.o.scope], timeoutMs, ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }) });
     const running: Running = {
       action,
-      child: script.child,
       kill: script.kill,
       hasExited: script.hasExited,
       superseded: false,
@@ -86,7 +83,7 @@ export class ChildProcessCallbackRunner implements CallbackRunner {
         else this.o.logger.info(`callback ${action} ${role} finished`, { duration_ms: exit.durationMs, ...(exit.output ? { output: exit.output } : {}) });
       }),
     };
-    this.o.logger.info(`callback ${action} started`, { role, pid: script.child.pid });
+    void script.pid.then((pid) => pid !== null && this.o.logger.info(`callback ${action} started`, { role, pid }));
     return running;
   }
 }

@@ -51,7 +51,7 @@ export class ChildProcessHookScripts implements HookScripts {
         ...(call.env ? { env: call.env } : {}),
         ...(this.o.killGraceMs === undefined ? {} : { killGraceMs: this.o.killGraceMs }),
       });
-      this.o.logger.info(`${name} script started`, { pid: script.child.pid });
+      void script.pid.then((pid) => pid !== null && this.o.logger.info(`${name} script started`, { pid }));
       const exit = await script.done;
       why = scriptFailure(exit, timeoutMs);
       if (why === null) {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { access, open, rm } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -27,14 +27,21 @@ export interface LaunchOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** In a process group (and session) of its own, so a kill of the group reaches its children. */
   readonly ownProcessGroup?: boolean;
-  /** stderr goes into stdout, in the order written. */
-  readonly mergeOutput?: boolean;
   /** What is kept of each stream once it ended: its last bytes, at most this many (default 64 MiB). */
   readonly maxOutputBytes?: number;
+  /**
+   * stdout and stderr merged, in the order written, into a drain that keeps their first
+   * `keepBytes` and reads the rest into /dev/null for as long as anything writes (a child the
+   * command left in the background): such a child never fills a file nor dies of a closed pipe.
+   * The end waits up to `graceMs` for output still in flight when something else holds them.
+   */
+  readonly drained?: { readonly keepBytes: number; readonly graceMs: number };
 }
 
 /** A command handed to the launcher. */
 export interface LaunchedCommand {
+  /** Its pid (its process group's with ownProcessGroup) once it runs; null when it never ran. */
+  readonly pid: Promise<number | null>;
   /** Settles once the command's own process exited (children it left may run on). */
   readonly done: Promise<LaunchedExit>;
   /** Signals the command (its group with ownProcessGroup); does nothing before it started or once it exited. */
@@ -44,8 +51,8 @@ export interface LaunchedCommand {
 }
 
 /**
- * The launcher: reads a request (an id line, then shell text up to the end marker) and runs the
- * text in a subshell, reporting `S id pid` once it runs and `E id status` once it exited. The
+ * The launcher: reads a request (an id and a mode, then shell text up to the end marker) and runs
+ * the text in a subshell, reporting `S id pid` once it runs and `E id status` once it exited. The
  * reporting subshell is orphaned at once (`( ... & )`), so the launcher leaves no zombie and
  * each command is reaped by the one waiting for it. Its commands start as an asynchronous
  * list, which a shell without job control starts with SIGINT and SIGQUIT ignored: `env
@@ -54,7 +61,8 @@ export interface LaunchedCommand {
  */
 const LAUNCHER_SCRIPT = `end=$1
 if env --default-signal=INT true 2>/dev/null; then reset='env --default-signal=INT,QUIT'; else reset=; fi
-while IFS= read -r id; do
+dir=$2
+while IFS=' ' read -r id mode keep; do
   script=
   while IFS= read -r line; do
     [ "$line" = "$end" ] && break
@@ -62,9 +70,20 @@ while IFS= read -r id; do
 "
   done
   ( (
-    ( eval "$script" ) &
-    echo "S $id $!"
-    wait $!
+    if [ "$mode" = drained ]; then
+      fifo="$dir/$id.fifo"
+      mkfifo -m 600 "$fifo" && exec 3<>"$fifo" 4<"$fifo" 5>"$fifo" 3>&- || { rm -f "$fifo"; echo "E $id 125"; exit; }
+      rm -f "$fifo"
+      { dd bs=1 count="$keep" >"$dir/$id.out"; : >"$dir/$id.drained"; exec cat >/dev/null; } <&4 5>&- 2>/dev/null &
+      ( eval "$script" ) >&5 2>&1 4<&- &
+      pid=$!
+      exec 4<&- 5>&-
+    else
+      ( eval "$script" ) &
+      pid=$!
+    fi
+    echo "S $id $pid"
+    wait $pid
     echo "E $id $?"
   ) & )
 done
@@ -89,6 +108,8 @@ interface Pending {
   exited: boolean;
   /** A kill asked for before the command reported its pid, sent once it does. */
   signal: NodeJS.Signals | null;
+  /** Told the pid once the command runs. */
+  started: ((pid: number) => void) | null;
   readonly kill: (signal: NodeJS.Signals) => void;
   readonly finish: (status: number | null, error: Error | null) => void;
 }
@@ -136,7 +157,8 @@ export class ShellLauncher {
       }
       const out = join(dir, `${id}.out`);
       const err = join(dir, `${id}.err`);
-      const lines = [`exec </dev/null >${quote(out)} 2>${o.mergeOutput ? '&1' : quote(err)} || exit 126`, 'cd / || exit 126'];
+      const drained = o.drained ?? null;
+      const lines = [drained ? 'exec </dev/null' : `exec </dev/null >${quote(out)} 2>${quote(err)} || exit 126`, 'cd / || exit 126'];
       const env = childEnvironment(o.env);
       for (const [k, v] of Object.entries(env)) {
         if (v === undefined || this.baseEnv[k] === v) continue;
@@ -155,6 +177,7 @@ export class ShellLauncher {
         pid: null,
         exited: false,
         signal: null,
+        started: null,
         kill: (signal) => {
           const p = pending!;
           if (p.exited) return;
@@ -170,9 +193,10 @@ export class ShellLauncher {
         },
         finish: (status, error) => {
           pending!.exited = true;
-          void Promise.all([readTail(out, limit), o.mergeOutput ? Promise.resolve('') : readTail(err, limit)]).then(([stdout, stderr]) => {
-            void rm(out, { force: true });
-            if (!o.mergeOutput) void rm(err, { force: true });
+          const marker = join(dir, `${id}.drained`);
+          const settled = drained ? appears(marker, drained.graceMs) : Promise.resolve();
+          void settled.then(() => Promise.all([readTail(out, limit), drained ? '' : readTail(err, limit)])).then(([stdout, stderr]) => {
+            for (const f of drained ? [out, marker] : [out, err]) void rm(f, { force: true });
             if (error) resolve({ code: null, signal: null, stdout, stderr, launchError: error, handedOver: true });
             else {
               const signal = status === null ? null : signalOf(status);
@@ -183,9 +207,13 @@ export class ShellLauncher {
       };
       instance.pending.set(id, pending);
       this.hold(instance);
-      instance.child.stdin!.write(`${id}\n${text}\n${this.end}\n`);
+      instance.child.stdin!.write(`${id} ${drained ? `drained ${Math.max(0, Math.floor(drained.keepBytes))}` : 'files 0'}\n${text}\n${this.end}\n`);
     });
     return {
+      pid: new Promise<number | null>((resolve) => {
+        void done.then(() => resolve(pending?.pid ?? null));
+        if (pending) pending.started = resolve;
+      }),
       done,
       kill: (signal) => pending?.kill(signal),
       hasExited: () => pending?.exited ?? true,
@@ -197,11 +225,10 @@ export class ShellLauncher {
     if (this.current?.alive) return this.current;
     if (this.dir === null) {
       this.dir = mkdtempSync(join(tmpdir(), 'warden-launcher-'));
-      const dir = this.dir;
-      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      removeAtExit(this.dir);
     }
     this.baseEnv = childEnvironment();
-    const child = spawn('/bin/sh', ['-c', LAUNCHER_SCRIPT, 'warden-launcher', this.end], { stdio: ['pipe', 'pipe', 'ignore'], env: this.baseEnv });
+    const child = spawn('/bin/sh', ['-c', LAUNCHER_SCRIPT, 'warden-launcher', this.end, this.dir], { stdio: ['pipe', 'pipe', 'ignore'], env: this.baseEnv });
     const instance: Instance = { child, pending: new Map(), alive: true };
     // A launcher that died is replaced at the next request; commands it already handed over
     // still report through the pipe their orphaned reporters hold, read to its end below.
@@ -219,6 +246,7 @@ export class ShellLauncher {
       if (!p) return;
       if (kind === 'S') {
         p.pid = Number(value);
+        p.started?.(p.pid);
         if (p.signal) p.kill(p.signal);
       }
       else if (kind === 'E') {
@@ -254,6 +282,16 @@ export class ShellLauncher {
   }
 }
 
+/** Resolves once `path` exists, or after `withinMs` (polled every 10 ms: a drain ends within milliseconds when nothing else holds the output). */
+async function appears(path: string, withinMs: number): Promise<void> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    if (await access(path).then(() => true, () => false)) return;
+    if (Date.now() >= until) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 /** The last `limit` bytes of a file as UTF-8, '' when it does not exist. */
 async function readTail(path: string, limit: number): Promise<string> {
   let fh;
@@ -269,6 +307,14 @@ async function readTail(path: string, limit: number): Promise<string> {
   } finally {
     await fh?.close().catch(() => undefined);
   }
+}
+
+const removedAtExit = new Set<string>();
+
+/** Removes `dir` when the process exits (one exit listener for every launcher). */
+function removeAtExit(dir: string): void {
+  if (removedAtExit.size === 0) process.once('exit', () => removedAtExit.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  removedAtExit.add(dir);
 }
 
 let shared: ShellLauncher | null = null;

@@ -29,7 +29,7 @@ describe('adapters/process: startScript ends with the script, not with its pipes
 
   function start(command: string, o: Partial<ScriptOptions> = {}): RunningScript {
     const s = startScript(command, { name: 'warden-test', timeoutMs: 5000, killGraceMs: 200, ...o });
-    if (s.child.pid !== undefined) groups.push(s.child.pid);
+    void s.pid.then((pid) => pid !== null && groups.push(pid));
     return s;
   }
 
@@ -107,8 +107,8 @@ describe('adapters/process: startScript ends with the script, not with its pipes
     writeFileSync(
       main,
       `import { startScript } from ${JSON.stringify(source)};\n` +
-        `const s = startScript(${JSON.stringify(command)}, { name: 'warden-test', timeoutMs: 30000, mayOutliveAgent: true });\n` +
-        `setTimeout(() => { console.log(s.child.pid); process.exit(0); }, 300);\n`,
+        `const s = startScript(${JSON.stringify(command)}, { name: 'warden-test', timeoutMs: 30000 });\n` +
+        `setTimeout(async () => { console.log(await s.pid); process.exit(0); }, 300);\n`,
     );
     const out = await new Promise<string>((done, fail) => execFile(process.execPath, ['--import', 'tsx', main], { timeout: 8000 }, (error, stdout) => (error ? fail(error) : done(stdout))));
     return Number(out.trim());

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ChildProcess, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ShellLauncher } from '../../../../src/adapters/process/shell-launcher.js';
 
@@ -117,6 +117,27 @@ describe('adapters/process: ShellLauncher starts commands through one shell, nev
   it('keeps only the tail of a large output', async () => {
     const r = await launcher.launch('/bin/sh', ['-c', 'head -c 100000 /dev/zero | tr "\\0" a; echo END'], { maxOutputBytes: 10 }).done;
     expect(r.stdout).to.equal('aaaaaaEND\n');
+  });
+
+  it('drained: keeps the first bytes, ends with the command, and reads what a child it left writes later into nothing', async () => {
+    const dirOf = (l: ShellLauncher) => (l as unknown as { dir: string }).dir;
+    const status = join(mkdtempSync(join(tmpdir(), 'warden-launcher-test-')), 'status');
+    const c = launcher.launch('/bin/sh', ['-c', `echo out; echo err >&2; (sleep 0.3; head -c 3000000 /dev/zero; echo "wrote $?" > ${status}) & exit 5`], {
+      ownProcessGroup: true,
+      drained: { keepBytes: 64, graceMs: 150 },
+    });
+    const t0 = Date.now();
+    const r = await c.done;
+    expect(Date.now() - t0, 'not held by the child that keeps the output open').to.be.below(1000);
+    expect(r.code).to.equal(5);
+    expect(r.stdout).to.equal('out\nerr\n');
+    await sleep(800);
+    const { readdirSync, statSync } = await import('node:fs');
+    const dir = dirOf(launcher);
+    const sizes = readdirSync(dir).map((f) => statSync(join(dir, f)).size);
+    expect(Math.max(0, ...sizes), 'nothing of the later output is kept on disk').to.be.below(100);
+    expect(readFileSync(status, 'utf8'), 'the child wrote 3 MB after its script ended, to its end').to.equal('wrote 0\n');
+    rmSync(dirname(status), { recursive: true, force: true });
   });
 
   it("does not keep the agent's process from exiting once its commands ended", async () => {
