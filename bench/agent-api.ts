@@ -260,7 +260,8 @@ await runBenchmark(async () => {
     return a && b ? `${n} ${fmt(b.waitMs - a.waitMs)} (on CPU ${fmt(b.onCpuMs - a.onCpuMs)})` : `${n} n/a`;
   });
   progress(`quiet phase: time the agents' main threads waited for a CPU, ms: ${quietSched.join(', ')}`);
-  await sleep(1000);
+  // The probe writes its records every 5 s: wait for those of the phase's last seconds.
+  await sleep(burstsDir ? 5500 : 1000);
   const quietDelay = [...pollers.values()].flatMap((p) => p.within(q0, q1, WINDOW_MS));
   progress(`quiet phase: ${quietDelay.length} event-loop windows, p99 up to ${fmt(max(quietDelay.map((w) => w.p99)))} ms, max ${fmt(max(quietDelay.map((w) => w.max)))} ms`);
   const quietBursts = burstsDir ? burstsWithin(burstsDir, agentPids(), q0Wall, q1Wall) : undefined;

@@ -12,7 +12,8 @@
  *   included, so it can only overstate.
  *
  * Every stretch whose main-thread or process CPU reaches `min-ms` (default 1) is appended to
- * DIR/<pid>.jsonl, with a count of all turns every 5 s. So that a stretch can be told apart,
+ * DIR/<pid>.jsonl, with a count of all turns every 5 s; a stretch is measured from the end of
+ * the probe's own work in one turn to the next turn, so the probe's cost is not counted in it. So that a stretch can be told apart,
  * it also appends every garbage collection (`gc`: kind and pause, from perf_hooks) and every
  * process start (`spawn`: the file and how long `spawn` held the thread, fork and exec).
  *
@@ -42,10 +43,21 @@ if (dir) {
   let lastCpu = onCpuNs();
   let lastMain = mainNs();
   let lastWall = performance.now();
+  let lastFlush = lastWall;
   let turns = 0;
   let maxNs = 0;
   let maxMainNs = 0;
-  const write = (rec) => appendFileSync(out, `${JSON.stringify(rec)}\n`);
+  // Records wait in memory and are written every 5 s, by the timer below, outside every
+  // measured stretch: a write where the agent's code runs (a GC record, a process start) would
+  // count as the agent's own CPU.
+  const pending = [];
+  const write = (rec) => pending.push(JSON.stringify(rec));
+  const flush = () => {
+    if (pending.length === 0) return;
+    appendFileSync(out, `${pending.join('\n')}\n`);
+    pending.length = 0;
+  };
+  process.on('exit', flush);
   const stamp = () => ({ at: Date.now(), mono_us: Number(process.hrtime.bigint() / 1000n) });
   setInterval(() => {
     const cpu = onCpuNs();
@@ -54,21 +66,24 @@ if (dir) {
     const ns = cpu - lastCpu;
     const own = main - lastMain;
     const wallMs = wall - lastWall;
-    lastCpu = cpu;
-    lastMain = main;
-    lastWall = wall;
     turns++;
     if (ns > maxNs) maxNs = ns;
     if (own > maxMainNs) maxMainNs = own;
     // `at` is the end of the stretch (epoch ms); mono_us matches a V8 CPU profile's clock.
     if (ns >= minNs || own >= minNs) write({ kind: 'burst', ...stamp(), cpu_ms: ns / 1e6, main_ms: own / 1e6, wall_ms: wallMs });
+    if (wall - lastFlush >= 5000) {
+      write({ kind: 'turns', at: Date.now(), turns, max_cpu_ms: maxNs / 1e6, max_main_ms: maxMainNs / 1e6 });
+      turns = 0;
+      maxNs = 0;
+      maxMainNs = 0;
+      lastFlush = wall;
+      flush();
+    }
+    // The next stretch starts after the probe's own work.
+    lastCpu = onCpuNs();
+    lastMain = mainNs();
+    lastWall = performance.now();
   }, 1).unref();
-  setInterval(() => {
-    write({ kind: 'turns', at: Date.now(), turns, max_cpu_ms: maxNs / 1e6, max_main_ms: maxMainNs / 1e6 });
-    turns = 0;
-    maxNs = 0;
-    maxMainNs = 0;
-  }, 5000).unref();
   const GC_KINDS = { 1: 'scavenge', 2: 'mark-compact', 4: 'incremental', 8: 'weak-callbacks', 16: 'minor-mark-sweep' };
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
