@@ -57,11 +57,16 @@ export interface LaunchedCommand {
  * each command is reaped by the one waiting for it. Its commands start as an asynchronous
  * list, which a shell without job control starts with SIGINT and SIGQUIT ignored: `env
  * --default-signal` (coreutils 8.31 and later) gives them back their default, as a process the
- * agent started itself has them.
+ * agent started itself has them. Its own tools (mkfifo, dd, cat, rm, setsid, env) are found
+ * whatever PATH the agent was given; the commands it runs get that PATH.
  */
 const LAUNCHER_SCRIPT = `end=$1
-if env --default-signal=INT true 2>/dev/null; then reset='env --default-signal=INT,QUIT'; else reset=; fi
 dir=$2
+agent_path=$PATH
+PATH="$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+mkfifo=$(command -v mkfifo) dd=$(command -v dd) cat=$(command -v cat) rm=$(command -v rm) setsid=$(command -v setsid)
+if env --default-signal=INT true 2>/dev/null; then reset="$(command -v env) --default-signal=INT,QUIT"; else reset=; fi
+PATH=$agent_path
 while IFS=' ' read -r id mode keep; do
   script=
   while IFS= read -r line; do
@@ -72,9 +77,9 @@ while IFS=' ' read -r id mode keep; do
   ( (
     if [ "$mode" = drained ]; then
       fifo="$dir/$id.fifo"
-      mkfifo -m 600 "$fifo" && exec 3<>"$fifo" 4<"$fifo" 5>"$fifo" 3>&- || { rm -f "$fifo"; echo "E $id 125"; exit; }
-      rm -f "$fifo"
-      { dd bs=1 count="$keep" >"$dir/$id.out"; : >"$dir/$id.drained"; exec cat >/dev/null; } <&4 5>&- 2>/dev/null &
+      "$mkfifo" -m 600 "$fifo" && exec 3<>"$fifo" 4<"$fifo" 5>"$fifo" 3>&- || { "$rm" -f "$fifo"; echo "E $id 125"; exit; }
+      "$rm" -f "$fifo"
+      { "$dd" bs=1 count="$keep" >"$dir/$id.out"; : >"$dir/$id.drained"; exec "$cat" >/dev/null; } <&4 5>&- 2>/dev/null &
       ( eval "$script" ) >&5 2>&1 4<&- &
       pid=$!
       exec 4<&- 5>&-
@@ -128,9 +133,10 @@ interface Instance {
  * `pg_ctl start`, the callbacks). The shell is small; starting it costs one such fork, once.
  *
  * A command's stdout and stderr go to files in a private temporary directory (mode 0700),
- * read once it exited: a child it left in the background may keep writing without holding up
- * the result or dying of a closed pipe, and a command may outlive the agent. Passwords reach
- * it through its environment, never its command line or a file.
+ * read once it exited (PostgreSQL's tools), or to a drain (`drained`: operators' scripts, whose
+ * background children may write for hours): nothing waits on a pipe that a child holds, and
+ * nothing dies of one once the agent is gone. Passwords reach a command through its
+ * environment, never its command line or a file.
  */
 export class ShellLauncher {
   private current: Instance | null = null;
@@ -161,12 +167,12 @@ export class ShellLauncher {
       const lines = [drained ? 'exec </dev/null' : `exec </dev/null >${quote(out)} 2>${quote(err)} || exit 126`, 'cd / || exit 126'];
       const env = childEnvironment(o.env);
       for (const [k, v] of Object.entries(env)) {
-        if (v === undefined || this.baseEnv[k] === v) continue;
-        if (!NAME.test(k)) continue;
+        // A name the shell cannot export (none the agent sets) stays as the launcher got it.
+        if (v === undefined || this.baseEnv[k] === v || !NAME.test(k)) continue;
         lines.push(`export ${k}=${quote(v)}`);
       }
       for (const k of Object.keys(this.baseEnv)) if (env[k] === undefined && NAME.test(k)) lines.push(`unset ${k}`);
-      lines.push(`exec $reset ${o.ownProcessGroup ? 'setsid ' : ''}${[file, ...args].map(quote).join(' ')}`);
+      lines.push(`exec $reset ${o.ownProcessGroup ? '$setsid ' : ''}${[file, ...args].map(quote).join(' ')}`);
       const text = lines.join('\n');
       if (text.split('\n').includes(this.end)) {
         fail(new Error('an argument holds the launcher end marker'));
@@ -185,11 +191,16 @@ export class ShellLauncher {
             p.signal = signal;
             return;
           }
-          try {
-            process.kill(o.ownProcessGroup ? -p.pid : p.pid, signal);
-          } catch {
-            // Already gone.
-          }
+          const send = (target: number) => {
+            try {
+              process.kill(target, signal);
+              return true;
+            } catch {
+              return false;
+            }
+          };
+          // No group of its own (no setsid found): then the command alone. Already gone: nothing.
+          if (!(o.ownProcessGroup && send(-p.pid))) send(p.pid);
         },
         finish: (status, error) => {
           pending!.exited = true;
@@ -248,8 +259,7 @@ export class ShellLauncher {
         p.pid = Number(value);
         p.started?.(p.pid);
         if (p.signal) p.kill(p.signal);
-      }
-      else if (kind === 'E') {
+      } else if (kind === 'E') {
         instance.pending.delete(Number(idText));
         p.finish(Number(value), null);
         this.release(instance);

@@ -56,6 +56,21 @@ describe('adapters/process: ShellLauncher starts commands through one shell, nev
     expect(missing.stderr).to.match(/nonexistent\/tool/);
   });
 
+  it('finds its own tools whatever PATH the agent has, and passes that PATH on', async () => {
+    const saved = process.env['PATH'];
+    process.env['PATH'] = '/nonexistent';
+    try {
+      const fresh = new ShellLauncher();
+      const r = await fresh.launch('/bin/sh', ['-c', 'echo "$PATH"; read -r stat < /proc/$$/stat; echo "$stat" | { read -r pid _ _ _ pgrp _; [ "$pid" = "$pgrp" ] && echo own-group; }'], {
+        ownProcessGroup: true,
+        drained: { keepBytes: 4096, graceMs: 150 },
+      }).done;
+      expect(r).to.include({ code: 0, stdout: '/nonexistent\nown-group\n' });
+    } finally {
+      process.env['PATH'] = saved;
+    }
+  });
+
   it('gives the command SIGINT and SIGQUIT back (a shell starts background commands with them ignored)', async () => {
     const r = await launcher.launch('/bin/sh', ['-c', 'grep SigIgn /proc/self/status']).done;
     const mask = BigInt(`0x${r.stdout.split(/\s+/)[1]}`);
