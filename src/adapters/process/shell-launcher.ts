@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { access, open, rm } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -235,11 +235,14 @@ export class ShellLauncher {
   private instance(): Instance {
     if (this.current?.alive) return this.current;
     if (this.dir === null) {
-      this.dir = mkdtempSync(join(tmpdir(), 'warden-launcher-'));
-      removeAtExit(this.dir);
+      const dir = mkdtempSync(join(tmpdir(), 'warden-launcher-'));
+      removeAtExit(dir);
+      // From a file rather than `-c`: `ps` then shows `warden-launcher <file>`, not the script.
+      writeFileSync(join(dir, 'launcher.sh'), LAUNCHER_SCRIPT, { mode: 0o600 });
+      this.dir = dir;
     }
     this.baseEnv = childEnvironment();
-    const child = spawn('/bin/sh', ['-c', LAUNCHER_SCRIPT, 'warden-launcher', this.end, this.dir], { stdio: ['pipe', 'pipe', 'ignore'], env: this.baseEnv });
+    const child = spawn('/bin/sh', [join(this.dir, 'launcher.sh'), this.end, this.dir], { argv0: 'warden-launcher', stdio: ['pipe', 'pipe', 'ignore'], env: this.baseEnv });
     const instance: Instance = { child, pending: new Map(), alive: true };
     // A launcher that died is replaced at the next request; commands it already handed over
     // still report through the pipe their orphaned reporters hold, read to its end below.
