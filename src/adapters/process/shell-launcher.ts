@@ -101,6 +101,9 @@ function quote(s: string): string {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** How long a command killed before it started may wait for the launcher to start it. */
+const STUCK_MS = 5000;
+
 /** A signal's name from a shell's status of 128 + its number; null for a plain exit code. */
 function signalOf(status: number): NodeJS.Signals | null {
   if (status <= 128) return null;
@@ -188,6 +191,18 @@ export class ShellLauncher {
           const p = pending!;
           if (p.exited) return;
           if (p.pid === null) {
+            // Sent once it reports its pid; a launcher that has not started it by then is stuck
+            // (frozen, starved): it is killed, so it cannot start the command later, and the
+            // command ends as never told.
+            if (p.signal === null) {
+              setTimeout(() => {
+                if (p.pid !== null || p.exited) return;
+                instance.pending.delete(id);
+                instance.child.kill('SIGKILL');
+                p.finish(null, new Error(`the launcher shell did not start the command within ${STUCK_MS / 1000} s of its kill`));
+                this.release(instance);
+              }, STUCK_MS).unref();
+            }
             p.signal = signal;
             return;
           }

@@ -129,6 +129,23 @@ describe('adapters/process: ShellLauncher starts commands through one shell, nev
     expect(launcherPid(launcher)).to.not.equal(first);
   });
 
+  it('a launcher shell that is stuck (frozen) is killed when a command it never started is killed; the next command gets a new shell', async () => {
+    await launcher.launch('/bin/true', []).done;
+    const stuck = launcherPid(launcher);
+    process.kill(stuck, 'SIGSTOP');
+    const c = launcher.launch('/bin/echo', ['never']);
+    await sleep(100);
+    c.kill('SIGTERM');
+    const t0 = Date.now();
+    const r = await c.done;
+    expect(Date.now() - t0).to.be.below(7000);
+    expect(r.launchError?.message).to.match(/did not start the command/);
+    expect(r.stdout, 'it never ran').to.equal('');
+    await sleep(100);
+    expect(alive(stuck), 'the stuck shell is gone').to.equal(false);
+    expect(await launcher.launch('/bin/echo', ['fresh']).done).to.include({ code: 0, stdout: 'fresh\n' });
+  });
+
   it('keeps only the tail of a large output', async () => {
     const r = await launcher.launch('/bin/sh', ['-c', 'head -c 100000 /dev/zero | tr "\\0" a; echo END'], { maxOutputBytes: 10 }).done;
     expect(r.stdout).to.equal('aaaaaaEND\n');
