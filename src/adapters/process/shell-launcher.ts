@@ -119,7 +119,8 @@ interface Pending {
   /** Told the pid once the command runs. */
   started: ((pid: number) => void) | null;
   readonly kill: (signal: NodeJS.Signals) => void;
-  readonly finish: (status: number | null, error: Error | null) => void;
+  /** `handedOver` false: the launcher never ran (its shell could not start), nor did the command. */
+  readonly finish: (status: number | null, error: Error | null, handedOver?: boolean) => void;
 }
 
 /** One running launcher shell and the commands it reports on. */
@@ -148,6 +149,9 @@ export class ShellLauncher {
   private readonly end = `__warden_end_${randomBytes(12).toString('hex')}__`;
   /** The environment the running shell was started with (what a request changes is exported). */
   private baseEnv: NodeJS.ProcessEnv = {};
+
+  /** `shell`: the POSIX shell that runs the launcher (another only in tests). */
+  constructor(private readonly shell = '/bin/sh') {}
 
   /** Runs `file args` with the agent's environment (plus `o.env`) from the root directory. */
   launch(file: string, args: readonly string[], o: LaunchOptions = {}): LaunchedCommand {
@@ -217,13 +221,13 @@ export class ShellLauncher {
           // No group of its own (no setsid found): then the command alone. Already gone: nothing.
           if (!(o.ownProcessGroup && send(-p.pid))) send(p.pid);
         },
-        finish: (status, error) => {
+        finish: (status, error, handedOver = true) => {
           pending!.exited = true;
           const marker = join(dir, `${id}.drained`);
           const settled = drained ? appears(marker, drained.graceMs) : Promise.resolve();
           void settled.then(() => Promise.all([readTail(out, limit), drained ? '' : readTail(err, limit)])).then(([stdout, stderr]) => {
             for (const f of drained ? [out, marker] : [out, err]) void rm(f, { force: true });
-            if (error) resolve({ code: null, signal: null, stdout, stderr, launchError: error, handedOver: true });
+            if (error) resolve({ code: null, signal: null, stdout, stderr, launchError: error, handedOver });
             else {
               const signal = status === null ? null : signalOf(status);
               resolve({ code: signal ? null : status, signal, stdout, stderr, launchError: null, handedOver: true });
@@ -257,7 +261,7 @@ export class ShellLauncher {
       this.dir = dir;
     }
     this.baseEnv = childEnvironment();
-    const child = spawn('/bin/sh', [join(this.dir, 'launcher.sh'), this.end, this.dir], { argv0: 'warden-launcher', stdio: ['pipe', 'pipe', 'ignore'], env: this.baseEnv });
+    const child = spawn(this.shell, [join(this.dir, 'launcher.sh'), this.end, this.dir], { argv0: 'warden-launcher', stdio: ['pipe', 'pipe', 'ignore'], env: this.baseEnv });
     const instance: Instance = { child, pending: new Map(), alive: true };
     // A launcher that died is replaced at the next request; commands it already handed over
     // still report through the pipe their orphaned reporters hold, read to its end below.
@@ -265,7 +269,13 @@ export class ShellLauncher {
       instance.alive = false;
       if (this.current === instance) this.current = null;
     };
-    child.on('error', gone);
+    child.on('error', (e) => {
+      gone();
+      // The shell never started (no /bin/sh, no process left): nothing it was given ran.
+      if (child.pid !== undefined) return;
+      for (const p of instance.pending.values()) p.finish(null, e, false);
+      instance.pending.clear();
+    });
     child.on('exit', gone);
     child.stdin!.on('error', () => undefined);
     const rl = createInterface({ input: child.stdout! });
@@ -286,7 +296,7 @@ export class ShellLauncher {
     rl.on('close', () => {
       // Every reporter is gone: what is still pending will never be told.
       const e = new Error('the launcher shell exited before the command reported its end');
-      for (const p of instance.pending.values()) p.finish(null, e);
+      for (const p of instance.pending.values()) p.finish(null, e, child.pid !== undefined);
       instance.pending.clear();
       gone();
     });

@@ -146,6 +146,12 @@ describe('adapters/process: ShellLauncher starts commands through one shell, nev
     expect(await launcher.launch('/bin/echo', ['fresh']).done).to.include({ code: 0, stdout: 'fresh\n' });
   });
 
+  it('a launcher shell that cannot start fails its commands as never handed over (they may be started another way)', async () => {
+    const r = await new ShellLauncher('/nonexistent/sh').launch('/bin/echo', ['x']).done;
+    expect(r).to.include({ handedOver: false, code: null, stdout: '' });
+    expect(r.launchError?.message).to.match(/ENOENT/);
+  });
+
   it('keeps only the tail of a large output', async () => {
     const r = await launcher.launch('/bin/sh', ['-c', 'head -c 100000 /dev/zero | tr "\\0" a; echo END'], { maxOutputBytes: 10 }).done;
     expect(r.stdout).to.equal('aaaaaaEND\n');
