@@ -91,6 +91,8 @@ while IFS=' ' read -r id mode keep; do
     wait $pid
     echo "E $id $?"
   ) & )
+  # What the request carried (a password in its environment) is not kept in the launcher.
+  script= line=
 done
 `;
 
