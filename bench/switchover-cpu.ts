@@ -1,0 +1,122 @@
+/**
+ * The agents' own CPU, switchover by switchover: a real 3-node cluster of the compiled agent
+ * (ttl 20, loop_wait 2) with the --cpu-bursts probe of `bench:agent-api` loaded into each
+ * agent, then N quiet planned switchovers, the primary moved round all three nodes so that
+ * each agent takes each role (new primary, demoted primary, replica that follows) several
+ * times. For each switchover and agent it prints the longest stretch its main thread ran
+ * between two turns of a 1 ms timer and how many stretches were over 2 ms, within the
+ * switchover's window (from the request to the next one), and the longest garbage-collection
+ * pause in it. The first time a process runs a role's code it runs code V8 has not compiled
+ * or seen yet; later switchovers show what the same work costs once it has.
+ *
+ *   node --import tsx bench/switchover-cpu.ts [--switchovers 9] [--gap 8] [--settle 15] [--skip-build] [--node-args="..."]
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { AGENT_NODE_FLAGS } from '../scripts/lib/cluster-runner.js';
+import { sleep } from '../scripts/lib/processes.js';
+import { DEMO_DCS, startBenchCluster } from './lib/bench-cluster.js';
+import { onCleanup, runBenchmark } from './lib/cleanup.js';
+import { readCpuBursts, type CpuBurst } from './lib/cpu.js';
+import { atMost, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
+import { max } from './lib/stats.js';
+
+const { values } = parseArgs({
+  options: {
+    switchovers: { type: 'string', default: '9' },
+    gap: { type: 'string', default: '8' },
+    settle: { type: 'string', default: '15' },
+    'skip-build': { type: 'boolean', default: false },
+    'node-args': { type: 'string' },
+  },
+});
+const count = Number(values.switchovers);
+const gapMs = Number(values.gap) * 1000;
+const settleMs = Number(values.settle) * 1000;
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+type Burst = Extract<CpuBurst, { kind: 'burst' }>;
+type Gc = Extract<CpuBurst, { kind: 'gc' }>;
+
+/** One agent in one switchover's window. */
+interface Cell {
+  readonly role: string;
+  readonly longest: number;
+  readonly over2: number;
+  readonly gcMax: number;
+  /** The agent had taken this role in an earlier switchover of the run. */
+  readonly repeated: boolean;
+}
+
+await runBenchmark(async () => {
+  if (!values['skip-build']) {
+    progress('npm run build (the agents run the compiled code)');
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'warden-bursts-'));
+  onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
+  const nodeArgs = values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS;
+  const probe = `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(dir)}`;
+  const cluster = await startBenchCluster(DEMO_DCS, 'bench', { agentNodeArgs: [...nodeArgs, '--import', probe] });
+  const names = cluster.runner.layout.nodes.map((n) => n.name);
+  progress(`settling ${settleMs / 1000} s`);
+  await sleep(settleMs);
+
+  const marks: { at: number; leader: string; candidate: string }[] = [];
+  let leader = cluster.primary;
+  for (let i = 0; i < count; i++) {
+    // Round the ring: each agent becomes primary, is demoted, and follows, in turn.
+    const candidate = names[(names.indexOf(leader) + 1) % names.length]!;
+    marks.push({ at: Date.now(), leader, candidate });
+    const t0 = performance.now();
+    const r = await fetch(`${cluster.runner.apiUrl(leader)}/switchover`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ leader, candidate }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    await r.arrayBuffer();
+    progress(`switchover ${i + 1} ${leader} -> ${candidate}: ${r.status} in ${(performance.now() - t0).toFixed(0)} ms`);
+    if (r.status !== 200) throw new Error(`switchover ${leader} -> ${candidate} answered ${r.status}`);
+    leader = candidate;
+    await sleep(gapMs);
+  }
+  // The probe writes its records every 5 s.
+  await sleep(5500);
+  const end = Date.now();
+  const records = new Map(names.map((n) => [n, readCpuBursts(join(dir, `${cluster.runner.agentPid(n)}.jsonl`))]));
+  await cluster.stop();
+
+  const seen = new Map(names.map((n) => [n, new Set<string>()]));
+  const cells = marks.map((m, i) => {
+    const to = marks[i + 1]?.at ?? end;
+    return names.map((n): Cell => {
+      const role = n === m.candidate ? 'promoted' : n === m.leader ? 'demoted' : 'follows';
+      const recs = records.get(n)!.filter((r) => r.at >= m.at && r.at < to);
+      const bursts = recs.filter((r): r is Burst => r.kind === 'burst').map((b) => b.main_ms ?? b.cpu_ms);
+      const gcs = recs.filter((r): r is Gc => r.kind === 'gc').map((g) => g.ms);
+      const repeated = seen.get(n)!.has(role);
+      seen.get(n)!.add(role);
+      return { role, longest: max([0, ...bursts]), over2: bursts.filter((b) => b > 2).length, gcMax: max([0, ...gcs]), repeated };
+    });
+  });
+  printRuns(
+    "Each agent's main thread by switchover: longest stretch between two turns of a 1 ms timer, ms (stretches over 2 ms; longest GC pause); * = the agent's first time in that role",
+    ['switchover', ...names],
+    cells.map((row, i) => [`${i + 1}: ${marks[i]!.leader} -> ${marks[i]!.candidate}`, ...row.map((c) => `${c.role}${c.repeated ? '' : '*'} ${fmt(c.longest)} (${c.over2}; gc ${fmt(c.gcMax)})`)]),
+  );
+  const all = cells.flat();
+  const first = all.filter((c) => !c.repeated);
+  const again = all.filter((c) => c.repeated);
+  const rows: Row[] = [
+    { figure: "longest stretch, an agent's first switchover in a role", value: max(first.map((c) => c.longest)), unit: 'ms', goal: atMost(2), note: `${first.filter((c) => c.over2 > 0).length} of ${first.length} over 2 ms; ${first.reduce((s, c) => s + c.over2, 0)} stretches over 2 ms in all` },
+    { figure: 'longest stretch, a role the agent had taken before', value: max(again.map((c) => c.longest)), unit: 'ms', goal: atMost(2), note: `${again.filter((c) => c.over2 > 0).length} of ${again.length} over 2 ms; ${again.reduce((s, c) => s + c.over2, 0)} stretches over 2 ms in all` },
+    { figure: 'longest garbage-collection pause in any window', value: max(all.map((c) => c.gcMax)), unit: 'ms', note: 'wall time of the pause (perf_hooks), helper threads and waits for a CPU included' },
+  ];
+  printTable('Agents\' own CPU by switchover (quiet cluster, no load)', rows);
+});
