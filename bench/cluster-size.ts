@@ -31,7 +31,7 @@ const sizes = values.members!.split(',').map(Number);
 const ticks = Number(values.ticks);
 const syncMode = values.sync === 'quorum' ? 'quorum' : values.sync === 'true';
 
-/** The goal of a single stretch of the agent's own work (the speed issue's event-loop goal). */
+/** The goal of a single stretch of the agent's own work: nothing in a tick holds the event loop over 2 ms. */
 const STRETCH_GOAL_MS = 2;
 
 /** Timed runs of one piece of work: ms each, and whether a garbage collection fell in it. */
