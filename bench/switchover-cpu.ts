@@ -9,7 +9,12 @@
  * pause in it. The first time a process runs a role's code it runs code V8 has not compiled
  * or seen yet; later switchovers show what the same work costs once it has.
  *
- *   node --import tsx bench/switchover-cpu.ts [--switchovers 9] [--gap 8] [--settle 15] [--skip-build] [--node-args="..."]
+ * `--window S` counts only the first S seconds after each switchover (V8's memory reducer
+ * collects some seconds after a burst of allocation). `--age N` makes every agent run N full
+ * collections 4 s after each switchover, so code not run since is aged as in an agent that ran
+ * for weeks (V8 drops the bytecode of a function not run for five).
+ *
+ *   node --import tsx bench/switchover-cpu.ts [--switchovers 9] [--gap 8] [--settle 15] [--window S] [--age N] [--skip-build] [--node-args="..."]
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +36,8 @@ const { values } = parseArgs({
     switchovers: { type: 'string', default: '9' },
     gap: { type: 'string', default: '8' },
     settle: { type: 'string', default: '15' },
+    window: { type: 'string' },
+    age: { type: 'string', default: '0' },
     'skip-build': { type: 'boolean', default: false },
     'node-args': { type: 'string' },
   },
@@ -38,6 +45,11 @@ const { values } = parseArgs({
 const count = Number(values.switchovers);
 const gapMs = Number(values.gap) * 1000;
 const settleMs = Number(values.settle) * 1000;
+const windowMs = values.window === undefined ? Infinity : Number(values.window) * 1000;
+const age = Number(values.age);
+/** When the agents are told to collect, after each switchover (before the next, outside a `--window` of up to 4 s). */
+const AGE_AT_MS = 4000;
+if (age > 0 && gapMs <= AGE_AT_MS) throw new Error(`--age needs a --gap over ${AGE_AT_MS / 1000} s`);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 type Burst = Extract<CpuBurst, { kind: 'burst' }>;
@@ -61,8 +73,8 @@ await runBenchmark(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'warden-bursts-'));
   onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
   const nodeArgs = values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS;
-  const probe = `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(dir)}`;
-  const cluster = await startBenchCluster(DEMO_DCS, 'bench', { agentNodeArgs: [...nodeArgs, '--import', probe] });
+  const probe = `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(dir)}&age=${age}`;
+  const cluster = await startBenchCluster(DEMO_DCS, 'bench', { agentNodeArgs: [...nodeArgs, ...(age > 0 ? ['--expose-gc'] : []), '--import', probe] });
   const names = cluster.runner.layout.nodes.map((n) => n.name);
   progress(`settling ${settleMs / 1000} s`);
   await sleep(settleMs);
@@ -84,7 +96,11 @@ await runBenchmark(async () => {
     progress(`switchover ${i + 1} ${leader} -> ${candidate}: ${r.status} in ${(performance.now() - t0).toFixed(0)} ms`);
     if (r.status !== 200) throw new Error(`switchover ${leader} -> ${candidate} answered ${r.status}`);
     leader = candidate;
-    await sleep(gapMs);
+    if (age > 0) {
+      await sleep(AGE_AT_MS);
+      for (const n of names) process.kill(cluster.runner.agentPid(n)!, 'SIGUSR2');
+      await sleep(gapMs - AGE_AT_MS);
+    } else await sleep(gapMs);
   }
   // The probe writes its records every 5 s.
   await sleep(5500);
@@ -94,7 +110,7 @@ await runBenchmark(async () => {
 
   const seen = new Map(names.map((n) => [n, new Set<string>()]));
   const cells = marks.map((m, i) => {
-    const to = marks[i + 1]?.at ?? end;
+    const to = Math.min(marks[i + 1]?.at ?? end, m.at + windowMs);
     return names.map((n): Cell => {
       const role = n === m.candidate ? 'promoted' : n === m.leader ? 'demoted' : 'follows';
       const recs = records.get(n)!.filter((r) => r.at >= m.at && r.at < to);
@@ -118,5 +134,6 @@ await runBenchmark(async () => {
     { figure: 'longest stretch, a role the agent had taken before', value: max(again.map((c) => c.longest)), unit: 'ms', goal: atMost(2), note: `${again.filter((c) => c.over2 > 0).length} of ${again.length} over 2 ms; ${again.reduce((s, c) => s + c.over2, 0)} stretches over 2 ms in all` },
     { figure: 'longest garbage-collection pause in any window', value: max(all.map((c) => c.gcMax)), unit: 'ms', note: 'wall time of the pause (perf_hooks), helper threads and waits for a CPU included' },
   ];
-  printTable('Agents\' own CPU by switchover (quiet cluster, no load)', rows);
+  const scope = `${Number.isFinite(windowMs) ? `the first ${windowMs / 1000} s after each switchover` : 'from each switchover to the next'}${age > 0 ? `; ${age} full collections forced between switchovers` : ''}`;
+  printTable(`Agents' own CPU by switchover (quiet cluster, no load; ${scope})`, rows);
 });

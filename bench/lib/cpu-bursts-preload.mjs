@@ -16,6 +16,7 @@
  * the probe's own work in one turn to the next turn, so the probe's cost is not counted in it. So that a stretch can be told apart,
  * it also appends every garbage collection (`gc`: kind and pause, from perf_hooks) and every
  * process start (`spawn`: the file and how long `spawn` held the thread, fork and exec).
+ * With `age=N` and node's `--expose-gc`, SIGUSR2 makes the agent run N full collections.
  *
  * Plain JavaScript: the benchmarks run the compiled agent, without a TypeScript loader.
  */
@@ -91,6 +92,14 @@ if (dir) {
       write({ kind: 'gc', at: Math.round(performance.timeOrigin + e.startTime + e.duration), gc: GC_KINDS[e.detail?.kind] ?? String(e.detail?.kind), ms: e.duration });
     }
   }).observe({ entryTypes: ['gc'] });
+  // `age=N` (with node's --expose-gc): SIGUSR2 runs N full collections, as weeks of a
+  // long-running agent would (V8 drops the bytecode of a function not run for five).
+  const age = Number(params.get('age') ?? '0');
+  if (age > 0 && typeof globalThis.gc === 'function') {
+    process.on('SIGUSR2', () => {
+      for (let i = 0; i < age; i++) globalThis.gc();
+    });
+  }
   const spawn = ChildProcess.prototype.spawn;
   ChildProcess.prototype.spawn = function timedSpawn(options) {
     const t0 = performance.now();
