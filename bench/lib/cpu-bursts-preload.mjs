@@ -22,7 +22,7 @@
  */
 import { ChildProcess } from 'node:child_process';
 import { appendFileSync, openSync, readSync } from 'node:fs';
-import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { PerformanceObserver, constants, performance } from 'node:perf_hooks';
 
 const params = new URL(import.meta.url).searchParams;
 const dir = params.get('dir');
@@ -85,7 +85,14 @@ if (dir) {
     lastMain = mainNs();
     lastWall = performance.now();
   }, 1).unref();
-  const GC_KINDS = { 1: 'scavenge', 2: 'mark-compact', 4: 'incremental', 8: 'weak-callbacks', 16: 'minor-mark-sweep' };
+  // Node's kinds (perf_hooks.constants.NODE_PERFORMANCE_GC_*): a forced or finished full
+  // collection is MAJOR, a marking step INCREMENTAL.
+  const GC_KINDS = {
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+    [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak-callbacks',
+  };
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       if (e.duration < 0.5) continue;
@@ -95,9 +102,10 @@ if (dir) {
   // `age=N` (with node's --expose-gc): SIGUSR2 runs N full collections, as weeks of a
   // long-running agent would (V8 drops the bytecode of a function not run for five).
   const age = Number(params.get('age') ?? '0');
-  if (age > 0 && typeof globalThis.gc === 'function') {
+  // Handled whenever asked for, so that the signal never ends an agent started without the flag.
+  if (age > 0) {
     process.on('SIGUSR2', () => {
-      for (let i = 0; i < age; i++) globalThis.gc();
+      if (typeof globalThis.gc === 'function') for (let i = 0; i < age; i++) globalThis.gc();
     });
   }
   const spawn = ChildProcess.prototype.spawn;
