@@ -48,7 +48,7 @@ import { AGENT_NODE_FLAGS, type ClusterRunner } from '../scripts/lib/cluster-run
 import { startBaselineServer } from './lib/baseline-server.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { runBenchmark } from './lib/cleanup.js';
-import { PriorityKeeper, readCpuBursts, reniceProcess, schedFigures, type CpuBurst } from './lib/cpu.js';
+import { PriorityKeeper, mainMs, readCpuBursts, reniceProcess, schedFigures, type CpuStretch, type GcRecord, type SpawnRecord } from './lib/cpu.js';
 import { EventLoopPoller, type DelayWindow } from './lib/event-loop-poll.js';
 import { PatroniCluster, patroniInstalled } from './lib/patroni-cluster.js';
 import { atMost, below, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
@@ -155,13 +155,10 @@ async function loadWithSwitchover(url: string, pid: number | undefined, switchov
 }
 
 /** Each agent's CPU stretches (from the preload) that ended between `from` and `to` (epoch ms), with its collections and process starts. */
-type Burst = Extract<CpuBurst, { kind: 'burst' }>;
-type Gc = Extract<CpuBurst, { kind: 'gc' }>;
-type Spawn = Extract<CpuBurst, { kind: 'spawn' }>;
 interface NodeBursts {
-  readonly bursts: Burst[];
-  readonly gcs: Gc[];
-  readonly spawns: Spawn[];
+  readonly bursts: CpuStretch[];
+  readonly gcs: GcRecord[];
+  readonly spawns: SpawnRecord[];
   readonly turns: number;
 }
 
@@ -172,9 +169,9 @@ function burstsWithin(dir: string, pids: ReadonlyMap<string, number | undefined>
       return [
         n,
         {
-          bursts: recs.filter((r): r is Burst => r.kind === 'burst'),
-          gcs: recs.filter((r): r is Gc => r.kind === 'gc'),
-          spawns: recs.filter((r): r is Spawn => r.kind === 'spawn'),
+          bursts: recs.filter((r): r is CpuStretch => r.kind === 'burst'),
+          gcs: recs.filter((r): r is GcRecord => r.kind === 'gc'),
+          spawns: recs.filter((r): r is SpawnRecord => r.kind === 'spawn'),
           turns: recs.reduce((s, r) => s + (r.kind === 'turns' ? r.turns : 0), 0),
         },
       ];
@@ -182,11 +179,9 @@ function burstsWithin(dir: string, pids: ReadonlyMap<string, number | undefined>
   );
 }
 
-/** The main thread's CPU of a stretch (the process's for records without it). */
-const mainMs = (b: Burst): number => b.main_ms ?? b.cpu_ms;
 
 /** What ended within 1 ms of a stretch's end: a collection or a process start named by its pause. */
-function causeOf(b: Burst, n: NodeBursts): string {
+function causeOf(b: CpuStretch, n: NodeBursts): string {
   const near = <T extends { at: number }>(xs: readonly T[]) => xs.filter((x) => x.at >= b.at - b.wall_ms - 1 && x.at <= b.at + 1);
   const parts = [...near(n.gcs).map((g) => `${g.gc} ${fmt(g.ms)}`), ...near(n.spawns).map((s) => `spawn ${[s.file, ...(s.args ?? [])].map((a) => a.split('/').pop()).join(' ').slice(0, 60)} ${fmt(s.ms)}`)];
   return parts.length ? `, ${parts.join(' + ')}` : '';

@@ -87,7 +87,7 @@ function clean(s: Samples): number[] {
 }
 
 /** `median X, p95 Y, max Z ms over N runs (K with a collection, left out)`. */
-function describe(s: Samples): string {
+function summary(s: Samples): string {
   const xs = clean(s);
   const gc = s.ms.length - xs.length;
   return `median ${median(xs).toFixed(3)}, p95 ${percentile(xs, 95).toFixed(3)}, max ${max(xs).toFixed(3)} ms over ${xs.length} runs${gc ? ` (${gc} with a collection left out: longest ${max(s.ms.filter((_, i) => s.collected[i])).toFixed(2)} ms)` : ''}`;
@@ -202,7 +202,7 @@ const results: SizeFigures[] = [];
 for (const n of sizes) {
   const f = await measure(n);
   results.push(f);
-  progress(`${n} members: leader tick ${describe(f.leaderTick)}; replica tick ${describe(f.replicaTick)}; race tick ${describe(f.raceTick)}; member key event ${describe(f.memberEvent)}; full decode ${describe(f.decode)}; /cluster ${describe(f.document)} (${f.documentBytes} bytes)`);
+  progress(`${n} members: leader tick ${summary(f.leaderTick)}; replica tick ${summary(f.replicaTick)}; race tick ${summary(f.raceTick)}; member key event ${summary(f.memberEvent)}; full decode ${summary(f.decode)}; /cluster ${summary(f.document)} (${f.documentBytes} bytes)`);
 }
 
 /**
@@ -215,7 +215,7 @@ const row = (members: number, what: string, s: Samples, goal: boolean, extra = '
   value: percentile(clean(s), 95),
   unit: 'ms',
   ...(goal ? { goal: atMost(STRETCH_GOAL_MS) } : {}),
-  note: `${describe(s)}${extra}`,
+  note: `${summary(s)}${extra}`,
 });
 const rows: Row[] = results.flatMap((f) => [
   row(f.members, 'one tick as the leader', f.leaderTick, true),

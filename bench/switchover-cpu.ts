@@ -25,9 +25,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { AGENT_NODE_FLAGS } from '../scripts/lib/cluster-runner.js';
 import { sleep } from '../scripts/lib/processes.js';
+import { api } from '../test/e2e/e2e-cluster.js';
 import { DEMO_DCS, startBenchCluster } from './lib/bench-cluster.js';
 import { onCleanup, runBenchmark } from './lib/cleanup.js';
-import { readCpuBursts, type CpuBurst } from './lib/cpu.js';
+import { mainMs, readCpuBursts, type CpuStretch, type GcRecord } from './lib/cpu.js';
 import { atMost, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
 import { max } from './lib/stats.js';
 
@@ -51,9 +52,6 @@ const age = Number(values.age);
 const AGE_AT_MS = 4000;
 if (age > 0 && gapMs <= AGE_AT_MS) throw new Error(`--age needs a --gap over ${AGE_AT_MS / 1000} s`);
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
-
-type Burst = Extract<CpuBurst, { kind: 'burst' }>;
-type Gc = Extract<CpuBurst, { kind: 'gc' }>;
 
 /** One agent in one switchover's window. */
 interface Cell {
@@ -86,15 +84,9 @@ await runBenchmark(async () => {
     const candidate = names[(names.indexOf(leader) + 1) % names.length]!;
     marks.push({ at: Date.now(), leader, candidate });
     const t0 = performance.now();
-    const r = await fetch(`${cluster.runner.apiUrl(leader)}/switchover`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ leader, candidate }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    await r.arrayBuffer();
+    const r = await api(cluster.runner, leader, 'POST', '/switchover', { leader, candidate });
     progress(`switchover ${i + 1} ${leader} -> ${candidate}: ${r.status} in ${(performance.now() - t0).toFixed(0)} ms`);
-    if (r.status !== 200) throw new Error(`switchover ${leader} -> ${candidate} answered ${r.status}`);
+    if (r.status !== 200) throw new Error(`switchover ${leader} -> ${candidate} answered ${r.status} ${JSON.stringify(r.body)}`);
     leader = candidate;
     if (age > 0) {
       await sleep(AGE_AT_MS);
@@ -114,8 +106,8 @@ await runBenchmark(async () => {
     return names.map((n): Cell => {
       const role = n === m.candidate ? 'promoted' : n === m.leader ? 'demoted' : 'follows';
       const recs = records.get(n)!.filter((r) => r.at >= m.at && r.at < to);
-      const bursts = recs.filter((r): r is Burst => r.kind === 'burst').map((b) => b.main_ms ?? b.cpu_ms);
-      const gcs = recs.filter((r): r is Gc => r.kind === 'gc').map((g) => g.ms);
+      const bursts = recs.filter((r): r is CpuStretch => r.kind === 'burst').map(mainMs);
+      const gcs = recs.filter((r): r is GcRecord => r.kind === 'gc').map((g) => g.ms);
       const repeated = seen.get(n)!.has(role);
       seen.get(n)!.add(role);
       return { role, longest: max([0, ...bursts]), over2: bursts.filter((b) => b > 2).length, gcMax: max([0, ...gcs]), repeated };

@@ -61,6 +61,16 @@ export type CpuBurst =
   /** A process start that held the main thread `ms` (fork and exec), ending at `at`. */
   | { readonly kind: 'spawn'; readonly at: number; readonly mono_us: number; readonly file: string; readonly args?: readonly string[]; readonly ms: number };
 
+/** A stretch of CPU between two timer turns. */
+export type CpuStretch = Extract<CpuBurst, { kind: 'burst' }>;
+/** A garbage collection and its pause. */
+export type GcRecord = Extract<CpuBurst, { kind: 'gc' }>;
+/** A process start. */
+export type SpawnRecord = Extract<CpuBurst, { kind: 'spawn' }>;
+
+/** The main thread's CPU of a stretch (the process's for records without it). */
+export const mainMs = (b: CpuStretch): number => b.main_ms ?? b.cpu_ms;
+
 /** The records a preloaded agent wrote (empty when it wrote none). */
 export function readCpuBursts(path: string): CpuBurst[] {
   try {
