@@ -69,7 +69,10 @@ await runBenchmark(async () => {
     await promisify(execFile)('npm', ['run', 'build'], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
   }
   const dir = mkdtempSync(join(tmpdir(), 'warden-bursts-'));
-  onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
+  onCleanup(async () => {
+    if (process.env['BENCH_KEEP'] === '1') progress(`kept the probe's records in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  });
   const nodeArgs = values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS;
   const probe = `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(dir)}&age=${age}`;
   const cluster = await startBenchCluster(DEMO_DCS, 'bench', { agentNodeArgs: [...nodeArgs, ...(age > 0 ? ['--expose-gc'] : []), '--import', probe] });

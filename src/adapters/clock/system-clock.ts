@@ -23,4 +23,9 @@ export class SystemClock implements Clock {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+
+  turn(): Promise<void> {
+    // setImmediate runs after the poll phase: the sockets that became readable meanwhile are served first.
+    return new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }

@@ -131,6 +131,10 @@ export class TickPipeline {
       this.renewing = overdue ? null : this.renewFirst();
       // The DCS read and the local probe at once: a tick woken by the leader key's change acts sooner.
       await local.observe(overdue ? undefined : cluster.observe());
+      // The probe's answer was parsed in this turn of the event loop: the rest of the tick (the
+      // view published, the decision, the actions) goes on in later turns, two parts on a turn
+      // each, so that health checks and watch events never wait behind the whole of it.
+      if (clock.turn) await clock.turn();
       const reporter = this.parts.reporter ?? null;
       if (reporter && cluster.current.reachable && cluster.current.cluster) reporter.clusterObserved(cluster.current.cluster, lease.deadline !== null);
       // What the health checks answer follows the view now, not after a decision that may wait on peers.
@@ -152,6 +156,7 @@ export class TickPipeline {
       snapshot.decided(d.publish);
       snapshot.publish();
       const appliedBefore = this.parts.memory.memory.appliedParameters;
+      if (clock.turn) await clock.turn();
       if (d.actions[0]?.type === 'acquireLeader') {
         // A race won: the key and the promotion first (the member record the others follow by does not change with them).
         await this.act(d, await this.renewed());

@@ -11,18 +11,20 @@ import type { CallbackRunner } from '../../../../src/ports/callbacks.js';
 import type { Fencer } from '../../../../src/ports/fencer.js';
 import type { Logger } from '../../../../src/ports/logger.js';
 
-/** Optional settings of singleNodePrimary: the bootstrap dynamic config (default ttl 30, loop_wait 10), the fencer's margin (5), the logger, a fencer (default none), the callback runner (default none). */
+/** Optional settings of singleNodePrimary: the bootstrap dynamic config (default ttl 30, loop_wait 10), the fencer's margin (5), the logger, a fencer (default none), the callback runner (default none), the clock. */
 export interface SingleNodeOptions {
   readonly bootstrapDcs?: RawConfig;
   readonly safetyMargin?: number;
   readonly logger?: Logger;
   readonly fencer?: Fencer;
   readonly callbacks?: CallbackRunner;
+  /** The agent's clock (default a new FakeClock). */
+  readonly clock?: FakeClock;
 }
 
 /** One agent (node1, loop_wait 10 unless told) over an in-memory DCS (its store returned too) and a fake database, ticked until it runs as primary; the loop is not started. */
 export async function singleNodePrimary(snapshotRefreshMs: number, opts: SingleNodeOptions = {}): Promise<{ clock: FakeClock; db: FakeDatabase; loop: HaLoop; store: InMemoryClusterStore }> {
-  const clock = new FakeClock();
+  const clock = opts.clock ?? new FakeClock();
   const store = new InMemoryClusterStore(new InMemoryKeyValueSpace(clock), { clientId: 'node1' });
   const db = new FakeDatabase({ name: 'node1', connUrl: 'postgres://10.0.0.1:5432/postgres', clock });
   const loop = new HaLoop(

@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
+import { singleNodePrimary } from './single-node-loop.js';
+
+/** A fake clock that can let the event loop turn: it records what was published at each turn. */
+class TurningClock extends FakeClock {
+  readonly seen: string[] = [];
+  onTurn: () => string = () => '';
+
+  async turn(): Promise<void> {
+    this.seen.push(this.onTurn());
+    await Promise.resolve();
+  }
+}
+
+describe('TickPipeline: a tick in parts, on turns of the event loop', () => {
+  it('turns twice a tick when the clock can: after the probe, and between the decision published and the actions', async () => {
+    const clock = new TurningClock();
+    const { loop, db, store } = await singleNodePrimary(1000, { clock });
+    let ticks = 0;
+    const published: string[] = [];
+    const publish = store.publishMember.bind(store);
+    store.publishMember = (member, record, ttl) => {
+      published.push(record.state);
+      return publish(member, record, ttl);
+    };
+    clock.onTurn = () => `${ticks}: ${loop.snapshot().status.state}, member record ${published.at(-1) ?? 'not yet published'}`;
+    clock.seen.length = 0;
+    db.crash();
+    ticks = 1;
+    await loop.tickOnce();
+    await loop.jobDone();
+    // First turn: the probe saw the crash, nothing is published yet. Second: the decision (the
+    // crash) is what a health check reads; the member record comes with the actions, after it.
+    expect(clock.seen.slice(0, 2)).to.deep.equal(['1: running, member record not yet published', '1: crashed, member record not yet published']);
+    expect(published[0]).to.equal('crashed');
+    ticks = 2;
+    await loop.tickOnce();
+    expect(clock.seen.filter((s) => s.startsWith('2:'))).to.have.length(2);
+  });
+
+  it("a clock without turns (the simulation's) runs a tick in one go", async () => {
+    const { loop } = await singleNodePrimary(1000);
+    await loop.tickOnce();
+    expect(loop.snapshot().status.role).to.equal('primary');
+  });
+});
