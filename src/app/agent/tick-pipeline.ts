@@ -131,9 +131,9 @@ export class TickPipeline {
       this.renewing = overdue ? null : this.renewFirst();
       // The DCS read and the local probe at once: a tick woken by the leader key's change acts sooner.
       await local.observe(overdue ? undefined : cluster.observe());
-      // The probe's answer was parsed in this turn of the event loop: the rest of the tick (the
-      // view published, the decision, the actions) goes on in later turns, two parts on a turn
-      // each, so that health checks and watch events never wait behind the whole of it.
+      // The probe's answer was parsed in this turn of the event loop: the rest of the tick goes
+      // on in two later turns (the view published and the decision; then the actions), so that
+      // health checks and watch events never wait behind the whole of it.
       if (clock.turn) await clock.turn();
       const reporter = this.parts.reporter ?? null;
       if (reporter && cluster.current.reachable && cluster.current.cluster) reporter.clusterObserved(cluster.current.cluster, lease.deadline !== null);

@@ -39,9 +39,14 @@ describe('TickPipeline: a tick in parts, on turns of the event loop', () => {
     expect(clock.seen.filter((s) => s.startsWith('2:'))).to.have.length(2);
   });
 
-  it("a clock without turns (the simulation's) runs a tick in one go", async () => {
-    const { loop } = await singleNodePrimary(1000);
-    await loop.tickOnce();
-    expect(loop.snapshot().status.role).to.equal('primary');
+  it("a clock without turns (the simulation's) runs a tick in one go, before the event loop turns", async () => {
+    const { loop, db } = await singleNodePrimary(1000);
+    db.crash();
+    let seen: string | null = null;
+    void loop.tickOnce().then(() => {
+      seen = loop.snapshot().status.state;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen, 'the tick ended, the crash published, within the turn it started in').to.equal('crashed');
   });
 });
