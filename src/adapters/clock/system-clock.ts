@@ -25,7 +25,9 @@ export class SystemClock implements Clock {
   }
 
   turn(): Promise<void> {
-    // setImmediate runs after the poll phase: the sockets that became readable meanwhile are served first.
-    return new Promise<void>((resolve) => setImmediate(resolve));
+    // Two immediates: one queued from a socket's callback (the poll phase) runs in the check phase of
+    // the same iteration, before any timer that fell due and any socket that became readable
+    // meanwhile. The second, queued from the check phase, runs after the next iteration's timers and poll.
+    return new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
   }
 }

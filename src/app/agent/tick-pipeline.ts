@@ -122,6 +122,9 @@ export class TickPipeline {
   async run(): Promise<TickOutcome> {
     const { clock, logger } = this.ports;
     const { settings, cluster, local, inbox, snapshot, lease } = this.parts;
+    // A tick woken by a watch event starts in the turn that decoded it: its first part (the peers
+    // asked, the renewal, the probe and the read sent) goes on a turn of its own.
+    if (clock.turn) await clock.turn();
     const started = clock.now();
     lease.beginTick();
     try {
@@ -234,6 +237,8 @@ export class TickPipeline {
   private async afterJobStep(): Promise<void> {
     try {
       await this.parts.local.observe();
+      // As in a tick: the probe's answer was parsed in this turn, the snapshot is built in the next.
+      if (this.ports.clock.turn) await this.ports.clock.turn();
       this.parts.snapshot.publish();
     } catch (error) {
       this.ports.logger.warn('probe after a database action failed', { error: describe(error) });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { stat } from 'node:fs';
 import { FakeClock } from '../../../../src/adapters/clock/fake-clock.js';
 import { SystemClock } from '../../../../src/adapters/clock/system-clock.js';
 
@@ -104,6 +105,24 @@ describe('SystemClock', () => {
     expect(Math.abs(t0 - Date.now())).to.be.lessThan(50);
     await clock.sleep(20);
     expect(clock.now() - t0).to.be.at.least(15);
+  });
+
+  it('turn() resolves after the timers that fell due, even when asked from an I/O callback', async () => {
+    const clock = new SystemClock();
+    const order = await new Promise<string[]>((resolve) => {
+      // An fs callback runs in the poll phase, where one setImmediate alone runs before the timers.
+      stat('.', () => {
+        const seen: string[] = [];
+        setTimeout(() => seen.push('timer'), 1);
+        const t0 = performance.now();
+        while (performance.now() - t0 < 3); // the timer is due before the turn's end
+        void clock.turn().then(() => {
+          seen.push('turn');
+          resolve(seen);
+        });
+      });
+    });
+    expect(order).to.deep.equal(['timer', 'turn']);
   });
 
   it('returns early when aborted', async () => {

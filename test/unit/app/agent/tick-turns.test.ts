@@ -14,7 +14,7 @@ class TurningClock extends FakeClock {
 }
 
 describe('TickPipeline: a tick in parts, on turns of the event loop', () => {
-  it('turns twice a tick when the clock can: after the probe, and between the decision published and the actions', async () => {
+  it('turns three times a tick when the clock can (at its start, after the probe, between the decision published and the actions), and in a job after each re-probe', async () => {
     const clock = new TurningClock();
     const { loop, db, store } = await singleNodePrimary(1000, { clock });
     let ticks = 0;
@@ -30,13 +30,20 @@ describe('TickPipeline: a tick in parts, on turns of the event loop', () => {
     ticks = 1;
     await loop.tickOnce();
     await loop.jobDone();
-    // First turn: the probe saw the crash, nothing is published yet. Second: the decision (the
-    // crash) is what a health check reads; the member record comes with the actions, after it.
-    expect(clock.seen.slice(0, 2)).to.deep.equal(['1: running, member record not yet published', '1: crashed, member record not yet published']);
-    expect(published[0]).to.equal('crashed');
+    // First turn: nothing read yet. Second: the probe saw the crash, nothing is published yet.
+    // Third: the decision (the crash) is what a health check reads; the member record comes
+    // with the actions, after it. Fourth: the restart's start ran and the server was probed again,
+    // and what the probe saw (running) is published after this turn, not in the probe's.
+    expect(clock.seen).to.deep.equal([
+      '1: running, member record not yet published',
+      '1: running, member record not yet published',
+      '1: crashed, member record not yet published',
+      '1: crashed, member record crashed',
+    ]);
+    expect(loop.snapshot().status.state).to.equal('running');
     ticks = 2;
     await loop.tickOnce();
-    expect(clock.seen.filter((s) => s.startsWith('2:'))).to.have.length(2);
+    expect(clock.seen.filter((s) => s.startsWith('2:'))).to.have.length(3);
   });
 
   it("a clock without turns (the simulation's) runs a tick in one go, before the event loop turns", async () => {
