@@ -1,4 +1,4 @@
-import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { HistoryLine } from '../../domain/cluster/model/cluster.js';
@@ -36,6 +36,7 @@ import { PgStateTracker } from './pg-state.js';
 import { readTimelineHistory } from './pg-timeline-history.js';
 import { pathExists } from './path-exists.js';
 import { fenceHoldPresent } from './fence-hold.js';
+import { readFileTail } from '../process/file-tail.js';
 
 export type { PgDatabaseOptions } from './pg-options.js';
 
@@ -738,18 +739,8 @@ export class PgDatabase implements Database {
   }
 
   /** What the server wrote to the pg_ctl log after `offset` (its last 64 KiB at most; '' when unreadable). */
-  private async logSince(offset: number): Promise<string> {
-    const fh = await open(this.o.logFile, 'r').catch(() => null);
-    if (!fh) return '';
-    try {
-      const { size } = await fh.stat();
-      const from = Math.max(offset, size - 65_536, 0);
-      const buf = Buffer.alloc(Math.max(0, size - from));
-      await fh.read(buf, 0, buf.length, from);
-      return buf.toString('utf8');
-    } finally {
-      await fh.close();
-    }
+  private logSince(offset: number): Promise<string> {
+    return readFileTail(this.o.logFile, 65_536, offset);
   }
 
   /** Creates the replication role on a primary when it is missing (first start after initdb). */

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { access, open, rm } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { childEnvironment } from './child-environment.js';
+import { readFileTail } from './file-tail.js';
 
 /** How a launched command ended, with what it wrote. */
 export interface LaunchedExit {
@@ -227,7 +228,7 @@ export class ShellLauncher {
           pending!.exited = true;
           const marker = join(dir, `${id}.drained`);
           const settled = drained ? appears(marker, drained.graceMs) : Promise.resolve();
-          void settled.then(() => Promise.all([readTail(out, limit), drained ? '' : readTail(err, limit)])).then(([stdout, stderr]) => {
+          void settled.then(() => Promise.all([readFileTail(out, limit), drained ? '' : readFileTail(err, limit)])).then(([stdout, stderr]) => {
             for (const f of drained ? [out, marker] : [out, err]) void rm(f, { force: true });
             if (error) resolve({ code: null, signal: null, stdout, stderr, launchError: error, handedOver });
             else {
@@ -329,23 +330,6 @@ async function appears(path: string, withinMs: number): Promise<void> {
     if (await access(path).then(() => true, () => false)) return;
     if (Date.now() >= until) return;
     await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** The last `limit` bytes of a file as UTF-8, '' when it does not exist. */
-async function readTail(path: string, limit: number): Promise<string> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-    const { size } = await fh.stat();
-    const length = Math.min(size, limit);
-    const buf = Buffer.alloc(length);
-    const { bytesRead } = await fh.read(buf, 0, length, size - length);
-    return buf.toString('utf8', 0, bytesRead);
-  } catch {
-    return '';
-  } finally {
-    await fh?.close().catch(() => undefined);
   }
 }
 
