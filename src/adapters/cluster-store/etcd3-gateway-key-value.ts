@@ -4,6 +4,7 @@ import { createSecureContext } from 'node:tls';
 import { DcsUnavailableError } from '../../domain/errors.js';
 import type { Logger } from '../../ports/logger.js';
 import { closeReplacedAgent } from '../http/replaced-agent.js';
+import { RequestTargets } from '../http/request-targets.js';
 import { asUnavailable, withinDeadline } from './etcd3-deadline.js';
 import { GatewayPrefixWatch } from './etcd3-gateway-watch.js';
 // Not etcd3-options.js: it loads the gRPC client this adapter exists to avoid.
@@ -144,6 +145,7 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   private readonly prefix: string;
   private agent: http.Agent;
   private tls: TlsFiles;
+  private readonly targets = new RequestTargets();
   private user: { readonly username?: string; readonly password?: string };
   private readonly trust: Etcd3ProgressTrust;
   private retryTimeoutMs: number;
@@ -567,10 +569,11 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
 
   /** A POST; `dedicated`: on a connection of its own (a watch stream), not one of the pool's. */
   private request(url: string, path: string, headers: Record<string, string>, onResponse: (res: http.IncomingMessage) => void, dedicated = false): http.ClientRequest {
-    const target = new URL(path, url);
-    const options: https.RequestOptions = { method: 'POST', headers, agent: dedicated ? false : this.agent };
-    if (target.protocol === 'https:') return https.request(target, { ...options, ...this.tls }, onResponse);
-    return http.request(target, options, onResponse);
+    const target = this.targets.of(url);
+    if (target === null) throw new Error(`not an http(s) URL: ${url}`);
+    const options: https.RequestOptions = { ...target.options, path, method: 'POST', headers, agent: dedicated ? false : this.agent };
+    if (target.secure) return https.request({ ...options, ...this.tls }, onResponse);
+    return http.request(options, onResponse);
   }
 
   private bounded<T>(op: string, fn: () => Promise<T>): Promise<T> {

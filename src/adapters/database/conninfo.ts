@@ -37,46 +37,66 @@ export function buildConninfo(fields: Readonly<Record<string, string | number | 
     .join(' ');
 }
 
-/** Parses a libpq keyword=value conninfo string; returns {} for anything malformed. */
+/** libpq's separators between keywords and values (C isspace: space, \t, \n, \v, \f, \r). */
+function isSpace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13);
+}
+
+/** A keyword's characters. */
+function isKeyChar(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+}
+
+/**
+ * Parses a libpq keyword=value conninfo string; returns {} for anything malformed. A replica's
+ * probe parses the server's primary_conninfo every tick: the scan compares character codes and
+ * copies runs of plain characters at once, rather than testing a pattern per character.
+ */
 export function parseConninfo(text: string): Record<string, string> {
   const out: Record<string, string> = {};
+  const n = text.length;
   let i = 0;
   const skipSpace = () => {
-    while (i < text.length && /\s/.test(text[i]!)) i++;
+    while (i < n && isSpace(text.charCodeAt(i))) i++;
   };
   for (;;) {
     skipSpace();
-    if (i >= text.length) return out;
+    if (i >= n) return out;
     const keyStart = i;
-    while (i < text.length && /[A-Za-z0-9_]/.test(text[i]!)) i++;
+    while (i < n && isKeyChar(text.charCodeAt(i))) i++;
     const key = text.slice(keyStart, i);
     skipSpace();
-    if (!key || text[i] !== '=') return {};
+    if (!key || text.charCodeAt(i) !== 61 /* = */) return {};
     i++;
     skipSpace();
     let value = '';
-    if (text[i] === "'") {
+    if (text.charCodeAt(i) === 39 /* ' */) {
       i++;
+      let run = i;
       for (;;) {
-        if (i >= text.length) return {};
-        const c = text[i]!;
-        if (c === '\\' && i + 1 < text.length) {
-          value += text[i + 1];
+        if (i >= n) return {};
+        const c = text.charCodeAt(i);
+        if (c === 92 /* \ */ && i + 1 < n) {
+          value += text.slice(run, i) + text[i + 1];
           i += 2;
-        } else if (c === "'") {
+          run = i;
+        } else if (c === 39) {
+          value += text.slice(run, i);
           i++;
           break;
-        } else {
-          value += c;
-          i++;
-        }
+        } else i++;
       }
     } else {
-      while (i < text.length && !/\s/.test(text[i]!)) {
-        if (text[i] === '\\' && i + 1 < text.length) i++;
-        value += text[i];
+      let run = i;
+      while (i < n && !isSpace(text.charCodeAt(i))) {
+        if (text.charCodeAt(i) === 92 && i + 1 < n) {
+          value += text.slice(run, i);
+          i++;
+          run = i;
+        }
         i++;
       }
+      value += text.slice(run, i);
     }
     out[key] = value;
   }

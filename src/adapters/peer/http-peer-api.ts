@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { closeReplacedAgent } from '../http/replaced-agent.js';
+import { RequestTargets } from '../http/request-targets.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { ClusterEvent } from '../../ports/events.js';
 import type { PeerApi } from '../../ports/peer-api.js';
@@ -42,7 +43,7 @@ interface Reply {
 
 /**
  * Peers' REST APIs over HTTP(S) with node:http / node:https: keep-alive agents, a hard
- * deadline per call (AbortSignal.timeout covers connect, headers and body), and no
+ * deadline per call (one timer covers connect, headers and body), and no
  * exceptions: any failure is null / false, as the leader race and failsafe mode expect.
  * node:https is used rather than fetch because fetch needs the separate undici package
  * for per-client TLS settings (CA, client certificate, rejectUnauthorized).
@@ -56,6 +57,7 @@ export class HttpPeerApi implements PeerApi {
   private authFor: PeerCredentials | undefined;
   private authHeader: string | null = null;
   private readonly maxBodyBytes: number;
+  private readonly targets = new RequestTargets();
 
   constructor(opts: HttpPeerApiOptions = {}) {
     const tls = opts.tls;
@@ -134,14 +136,8 @@ export class HttpPeerApi implements PeerApi {
   }
 
   private request(method: string, apiUrl: string, path: string, body: string | null, timeoutMs: number): Promise<Reply | null> {
-    let url: URL;
-    try {
-      url = new URL(path, apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`);
-    } catch {
-      return Promise.resolve(null);
-    }
-    const secure = url.protocol === 'https:';
-    if (!secure && url.protocol !== 'http:') return Promise.resolve(null);
+    const target = this.targets.of(apiUrl);
+    if (target === null) return Promise.resolve(null);
     const headers: Record<string, string> = { accept: 'application/json' };
     const authorization = this.authorization();
     if (authorization) headers['authorization'] = authorization;
@@ -151,16 +147,22 @@ export class HttpPeerApi implements PeerApi {
     }
     return new Promise<Reply | null>((resolve) => {
       let settled = false;
+      let timer: NodeJS.Timeout | null = null;
       const done = (r: Reply | null) => {
         if (settled) return;
         settled = true;
+        if (timer !== null) clearTimeout(timer);
         resolve(r);
       };
       try {
-        const options = { method, headers, signal: AbortSignal.timeout(Math.max(1, timeoutMs)) };
-        const req = secure
-          ? https.request(url, { ...options, agent: this.secureAgent() })
-          : http.request(url, { ...options, agent: this.httpAgent });
+        const options: http.RequestOptions = { ...target.options, path: target.basePath + path, method, headers };
+        const req = target.secure ? https.request({ ...options, agent: this.secureAgent() }) : http.request({ ...options, agent: this.httpAgent });
+        // One deadline for connect, headers and body.
+        timer = setTimeout(() => {
+          req.destroy(new Error(`no answer within ${timeoutMs} ms`));
+          done(null);
+        }, Math.max(1, timeoutMs));
+        timer.unref();
         req.on('error', () => done(null));
         req.on('response', (res) => {
           const chunks: Buffer[] = [];

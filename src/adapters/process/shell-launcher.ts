@@ -175,13 +175,15 @@ export class ShellLauncher {
       const err = join(dir, `${id}.err`);
       const drained = o.drained ?? null;
       const lines = [drained ? 'exec </dev/null' : `exec </dev/null >${quote(out)} 2>${quote(err)} || exit 126`, 'cd / || exit 126'];
-      const env = childEnvironment(o.env);
-      for (const [k, v] of Object.entries(env)) {
+      // The shell has the agent's environment as it was when the shell started (the agent
+      // changes its own only before it starts anything); a request adds to it. Reading
+      // process.env again for every command costs a lookup in C++ per variable, tens of
+      // microseconds a command, in the middle of a promotion.
+      for (const [k, v] of Object.entries(o.env ?? {})) {
         // A name the shell cannot export (none the agent sets) stays as the launcher got it.
-        if (v === undefined || this.baseEnv[k] === v || !NAME.test(k)) continue;
+        if (this.baseEnv[k] === v || !NAME.test(k)) continue;
         lines.push(`export ${k}=${quote(v)}`);
       }
-      for (const k of Object.keys(this.baseEnv)) if (env[k] === undefined && NAME.test(k)) lines.push(`unset ${k}`);
       lines.push(`exec $reset ${o.ownProcessGroup ? '$setsid ' : ''}${[file, ...args].map(quote).join(' ')}`);
       const text = lines.join('\n');
       if (text.split('\n').includes(this.end)) {

@@ -34,6 +34,8 @@ describe('PostgreSQL adapter helpers', () => {
     expect(text).to.equal("host=h port=5 password='it\\'s \\\\ secret' application_name='a b'");
     expect(parseConninfo(text)).to.deep.equal({ host: 'h', port: '5', password: "it's \\ secret", application_name: 'a b' });
     expect(parseConninfo("host='unterminated")).to.deep.equal({});
+    expect(parseConninfo(" \thost =\n'a'\r\nuser=x\\ y\\\\z\fport= 7 "), 'separators as libpq reads them, escapes outside quotes').to.deep.equal({ host: 'a', user: 'x y\\z', port: '7' });
+    expect(parseConninfo('host=a =b')).to.deep.equal({});
     expect(upstreamUrlFromConninfo('host=10.0.0.2 port=6543 user=r')).to.equal('postgres://10.0.0.2:6543/postgres');
     expect(upstreamUrlFromConninfo('')).to.equal(null);
     expect(endpointFromUrl('postgres://[::1]:7/postgres')).to.deep.equal({ host: '::1', port: 7 });

@@ -53,6 +53,19 @@ describe('HttpPeerApi', () => {
     expect(await api.fetchStatus(`${base}/`, 1000), 'trailing slash').to.deep.equal(STATUS);
   });
 
+  it('an api_url with a path (a proxy\'s prefix) is asked below it; one that is not http(s) or not a URL is asked nothing', async () => {
+    const urls: string[] = [];
+    handler = (req, _b, res) => {
+      urls.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(STATUS));
+    };
+    expect(await api.fetchStatus(`${base}/warden`, 1000)).to.deep.equal(STATUS);
+    expect(await api.fetchStatus(`${base}/warden/`, 1000, { fresh: true })).to.deep.equal(STATUS);
+    expect(await api.fetchStatus('ftp://127.0.0.1:1', 1000)).to.equal(null);
+    expect(await api.fetchStatus('not a url', 1000)).to.equal(null);
+    expect(urls).to.deep.equal(['/warden/node', '/warden/node?fresh=true']);
+  });
+
   it('fetchStatus with fresh asks /node?fresh=true, and an agent that refuses the query (an earlier version) for its published /node', async () => {
     const urls: string[] = [];
     handler = (req, _b, res) => {
