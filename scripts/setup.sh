@@ -39,9 +39,10 @@ command -v losetup >/dev/null 2>&1 || need_apt+=(mount)
 [ -x /usr/sbin/haproxy ] || need_apt+=(haproxy)
 # The benchmarks compare with peers when those are installed: `scripts/setup.sh --bench` adds
 # Patroni with its Python dependencies (bench:switchover --system patroni, bench:agent-api,
-# bench:dcs). The tests do not need it.
+# bench:dcs), and perf for bench:switchover-cpu --trace-loop. The tests need neither.
 if [ "${1:-}" = "--bench" ]; then
   [ -x /usr/bin/patroni ] || need_apt+=(patroni python3-etcd python3-psycopg2)
+  command -v perf >/dev/null || need_apt+=(linux-perf)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]}"
