@@ -1,6 +1,7 @@
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LogFields, Logger } from '../../ports/logger.js';
+import { QueuedLineWriter } from './queued-line-writer.js';
 import { textLine } from './text-format.js';
 
 /** Severity of a line, lowest first. */
@@ -31,39 +32,44 @@ export interface JsonLinesLoggerOptions {
   readonly destination?: { write(line: string): unknown } | LineSink;
 }
 
-/**
- * Standard output, written synchronously (the last lines before a crash are not lost in a
- * buffer); a pipe that is full at that moment gets the line through the stream's own buffer
- * instead of holding the event loop.
- */
+/** A line standing for `count` lines the log lost, and why. */
+type Notice = (count: number, reason: string) => string;
+
+/** The one queue in front of standard output: whichever logger writes first creates it. */
+let stdoutWriter: QueuedLineWriter | null = null;
+
+function stdoutWriterOf(notice: Notice): QueuedLineWriter {
+  return (stdoutWriter ??= new QueuedLineWriter(1, { notice }));
+}
+
+/** Standard output for a logger built without options: JSON lines, the notice of lost lines too. */
 function stdoutSink(line: string): void {
-  try {
-    writeSync(1, line);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EAGAIN') process.stdout.write(line);
-    else throw e;
-  }
+  stdoutWriterOf((count, reason) => formatLine('json', 'warn', lostMessage(count, reason), {}, { dropped_lines: count })).write(line);
+}
+
+function lostMessage(count: number, reason: string): string {
+  return `${count} log line${count === 1 ? '' : 's'} lost: ${reason}`;
 }
 
 /** A log file opened for appending, reopened by name after a rotation. */
 class LogFile {
-  private fd: number;
+  readonly writer: QueuedLineWriter;
 
-  constructor(private readonly path: string) {
+  constructor(
+    private readonly path: string,
+    notice: Notice,
+  ) {
     mkdirSync(dirname(path), { recursive: true });
-    // 0640: logs name members, addresses and errors; not for every user of the machine.
-    this.fd = openSync(path, 'a', 0o640);
+    this.writer = new QueuedLineWriter(LogFile.open(path), { notice });
   }
 
-  readonly write = (line: string): void => {
-    writeSync(this.fd, line);
-  };
+  /** 0640: logs name members, addresses and errors; not for every user of the machine. */
+  private static open(path: string): number {
+    return openSync(path, 'a', 0o640);
+  }
 
   reopen(): void {
-    const next = openSync(this.path, 'a', 0o640);
-    const old = this.fd;
-    this.fd = next;
-    closeSync(old);
+    this.writer.replaceFd(LogFile.open(this.path));
   }
 }
 
@@ -87,19 +93,30 @@ function safeJson(line: Record<string, unknown>): string {
   }
 }
 
+/** One line as written: JSON (level, time, bindings, fields, msg last) or its text form, newline included. */
+function formatLine(format: LogFormat, level: Exclude<JsonLogLevel, 'silent'>, msg: string, bindings: LogFields, fields?: LogFields): string {
+  const line: Record<string, unknown> = { level, time: new Date().toISOString(), ...bindings };
+  if (fields) for (const k in fields) line[k] = serialize(fields[k]);
+  line['msg'] = msg;
+  const json = safeJson(line);
+  return format === 'text' ? textLine(json) : `${json}\n`;
+}
+
 /** What a logger and its children share. */
 interface Shared {
   readonly sink: LineSink;
   readonly format: LogFormat;
   readonly levels: Readonly<Record<string, JsonLogLevel>>;
   readonly file: LogFile | null;
+  /** The queue in front of the file or standard output; null for a destination of the caller's. */
+  readonly writer: QueuedLineWriter | null;
 }
 
 /**
  * Structured logs without a logging library: one JSON object per line
  * (`{"level":"info","time":"<ISO>",...bindings,...fields,"msg":...}`, the shape pino writes),
- * or one human text line; to standard output (journald under systemd) or to a file, written
- * synchronously. Levels per component: a child with a `component` field logs at that
+ * or one human text line; to standard output (journald under systemd) or to a file, through a
+ * queue that never holds the event loop (see QueuedLineWriter). Levels per component: a child with a `component` field logs at that
  * component's level. One JSON.stringify per line is all a few lines a second need, and the
  * process keeps none of a logging library's code and buffers.
  */
@@ -114,15 +131,20 @@ export class JsonLinesLogger implements Logger {
     shared?: Shared,
   ) {
     this.min = LEVELS[level];
-    this.shared = shared ?? { sink, format: 'json', levels: {}, file: null };
+    this.shared = shared ?? { sink, format: 'json', levels: {}, file: null, writer: null };
   }
 
   /** A logger as the local file's `log` section asks: level, levels per component, JSON or text, standard output or a file. */
   static create(opts: JsonLinesLoggerOptions = {}): JsonLinesLogger {
-    const file = opts.file !== undefined && opts.destination === undefined ? new LogFile(opts.file) : null;
+    const format = opts.format ?? 'json';
+    const base = { ...opts.base };
+    // The notice of lost lines is a line of this logger: its format, its base fields.
+    const notice: Notice = (count, reason) => formatLine(format, 'warn', lostMessage(count, reason), base, { dropped_lines: count });
     const dest = opts.destination;
-    const sink: LineSink = dest === undefined ? (file?.write ?? stdoutSink) : typeof dest === 'function' ? dest : (line) => void dest.write(line);
-    return new JsonLinesLogger(opts.level ?? 'info', { ...opts.base }, sink, { sink, format: opts.format ?? 'json', levels: opts.levels ?? {}, file });
+    const file = opts.file !== undefined && dest === undefined ? new LogFile(opts.file, notice) : null;
+    const writer = dest === undefined ? (file?.writer ?? stdoutWriterOf(notice)) : null;
+    const sink: LineSink = writer !== null ? writer.write : typeof dest === 'function' ? dest : (line) => void dest!.write(line);
+    return new JsonLinesLogger(opts.level ?? 'info', base, sink, { sink, format, levels: opts.levels ?? {}, file, writer });
   }
 
   debug(msg: string, fields?: LogFields): void {
@@ -155,19 +177,16 @@ export class JsonLinesLogger implements Logger {
     }
   }
 
-  /** Lines are written as they come: nothing to flush. */
-  flush(): Promise<void> {
-    return Promise.resolve();
+  /** Resolves once the lines logged so far are written, or after `timeoutMs` when the file or reader does not take them. */
+  flush(timeoutMs?: number): Promise<void> {
+    const writer = this.shared.writer ?? (this.shared.sink === stdoutSink ? stdoutWriter : null);
+    return writer?.drained(timeoutMs) ?? Promise.resolve();
   }
 
   private write(level: Exclude<JsonLogLevel, 'silent'>, msg: string, fields?: LogFields): void {
     if (LEVELS[level] < this.min) return;
     try {
-      const line: Record<string, unknown> = { level, time: new Date().toISOString(), ...this.bindings };
-      if (fields) for (const k in fields) line[k] = serialize(fields[k]);
-      line['msg'] = msg;
-      const json = safeJson(line);
-      this.shared.sink(this.shared.format === 'text' ? textLine(json) : `${json}\n`);
+      this.shared.sink(formatLine(this.shared.format, level, msg, this.bindings, fields));
     } catch {
       // Logging must never break the caller.
     }

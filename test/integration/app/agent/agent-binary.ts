@@ -73,12 +73,12 @@ fencer: {socket: ${join(baseDir, 'fencer.sock')}}
   return { baseDir, dataDir, configPath, apiUrl: `http://127.0.0.1:${apiPort}` };
 }
 
-/** Starts the binary on `files`; `cleanups` gets what stops it (SIGKILL, postmaster, temp dir). */
-export function spawnAgent(files: NodeFiles, cleanups: (() => Promise<void>)[]): AgentProcess {
-  const child = spawn(process.execPath, [WARDEN_BIN, '-c', files.configPath], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WARDEN_LOG_LEVEL: 'info' } });
+/** Starts the binary on `files` (its standard output kept in `lines`, or on the descriptor `stdout`); `cleanups` gets what stops it (SIGKILL, postmaster, temp dir). */
+export function spawnAgent(files: NodeFiles, cleanups: (() => Promise<void>)[], stdout?: number): AgentProcess {
+  const child = spawn(process.execPath, [WARDEN_BIN, '-c', files.configPath], { stdio: ['ignore', stdout ?? 'pipe', 'pipe'], env: { ...process.env, WARDEN_LOG_LEVEL: 'info' } });
   const lines: string[] = [];
   let buf = '';
-  child.stdout!.on('data', (d: Buffer) => {
+  child.stdout?.on('data', (d: Buffer) => {
     buf += d.toString();
     const parts = buf.split('\n');
     buf = parts.pop()!;

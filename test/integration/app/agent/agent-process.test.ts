@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, readdirSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { Etcd3KeyValue } from '../../../../src/adapters/cluster-store/etcd3-key-value.js';
 import { clusterPrefix, ClusterKey } from '../../../../src/adapters/cluster-store/keys.js';
 import { startEtcd, type EtcdServer } from '../../../support/etcd-server.js';
@@ -92,6 +94,70 @@ describe('agent: the warden binary and its signals', function () {
     expect(replacedAfterMs, 'after one ttl, not two').to.be.within(20_000, 40_000);
     expect(b.lines.some((l) => l.includes('abandoned: registering the system identifier'))).to.equal(true);
     expect(b.lines.some((l) => l.includes('bootstrapping a new cluster')), 'no new cluster over the data').to.equal(false);
+  });
+
+  it('a log reader that stops reading holds nothing: the agent starts, leads past a ttl and answers its health checks, and its lines come out once read', async () => {
+    const files = await writeNodeConfig(etcd, 'itest-stalled-log');
+    // Standard output is a pipe already full that nobody reads, as into a stalled journald or a
+    // container runtime's blocking log driver: every write() into it would wait.
+    const fifo = join(files.baseDir, 'stdout.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const readEnd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const agentEnd = openSync(fifo, constants.O_WRONLY);
+    const fill = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    const filler = Buffer.from('#'.repeat(4095) + '\n');
+    let filled = 0;
+    try {
+      for (;;) filled += writeSync(fill, filler);
+    } catch (e) {
+      expect((e as NodeJS.ErrnoException).code).to.equal('EAGAIN');
+    }
+    closeSync(fill);
+    cleanups.push(async () => closeSync(readEnd));
+    const a = spawnAgent(files, cleanups, agentEnd);
+    closeSync(agentEnd);
+    await until('the agent to lead', async () => (await fetch(`${a.apiUrl}/primary`)).status === 200, 120_000);
+    const pgPid = postmasterPid(a.dataDir);
+    // A ttl (20 s) and more: an agent stuck in a write would be fenced and lose its lock well within it.
+    const slowest = { ms: 0 };
+    const holdUntil = Date.now() + 22_000;
+    while (Date.now() < holdUntil) {
+      const started = performance.now();
+      const r = await fetch(`${a.apiUrl}/primary`);
+      slowest.ms = Math.max(slowest.ms, performance.now() - started);
+      expect(r.status, 'still the primary').to.equal(200);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(slowest.ms, 'health checks answered at once').to.be.below(1000);
+    expect(postmasterPid(a.dataDir), 'the same server, never fenced').to.equal(pgPid);
+    expect(a.child.exitCode).to.equal(null);
+    // Read the pipe: the filler first, then the agent's lines, in order, none of them lost.
+    const buf = Buffer.alloc(65536);
+    let text = '';
+    let hupSent = false;
+    const deadline = Date.now() + 10_000;
+    while (!text.includes('"msg":"SIGHUP') && Date.now() < deadline) {
+      try {
+        const n = readSync(readEnd, buf, 0, buf.length, null);
+        text += buf.toString('utf8', 0, n);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+        if (text.length >= filled && !hupSent) {
+          // Everything written so far is read: a line logged now must come out last.
+          hupSent = true;
+          a.child.kill('SIGHUP');
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    const json = text
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(text.startsWith('#'.repeat(4095))).to.equal(true);
+    expect(json.some((l) => /log lines? lost/.test(String(l['msg'])))).to.equal(false);
+    expect(json.length).to.be.above(5);
+    expect(json[json.length - 1]!['msg']).to.match(/^SIGHUP/);
   });
 
   it('a second SIGTERM exits at once, while the clean shutdown is stuck', async () => {

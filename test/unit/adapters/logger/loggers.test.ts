@@ -92,12 +92,17 @@ describe('JsonLinesLogger: formats, files, levels per component', () => {
       const log = JsonLinesLogger.create({ file, format: 'text' });
       log.info('first');
       renameSync(file, `${file}.1`);
-      log.info('second (old file)');
+      log.info('second');
       log.reopen();
       log.info('third (new file)');
       await log.flush();
-      expect(readFileSync(`${file}.1`, 'utf8')).to.match(/first\n.*second \(old file\)\n$/);
-      expect(readFileSync(file, 'utf8')).to.match(/INFO  third \(new file\)\n$/);
+      // A line still waiting to be written when the file is reopened goes to the new file: each line
+      // lands once, in order across the two, and nothing logged after the reopen reaches the old one.
+      const before = readFileSync(`${file}.1`, 'utf8');
+      const after = readFileSync(file, 'utf8');
+      expect(before).to.match(/^\S+ INFO  first\n/);
+      expect(after).to.match(/INFO  third \(new file\)\n$/);
+      expect((before + after).match(/INFO  (\S+)/g)).to.deep.equal(['INFO  first', 'INFO  second', 'INFO  third']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
