@@ -117,6 +117,24 @@ export async function rowDigests(runner: ClusterRunner): Promise<Map<string, { c
   return out;
 }
 
+/**
+ * Each node's rows once they agree, or as they stand after `timeoutMs`. With the writers
+ * stopped, nodes can still differ for a while without any loss: a commit that waits for its
+ * synchronous standbys' acknowledgment is visible on the standbys that replayed it before it
+ * is visible on the primary (PostgreSQL leaves the transaction in progress for its own
+ * readers until the wait ends), and an acknowledgment lost on a lossy link comes with the next
+ * feedback. Only a difference that lasts counts as rows that went their own way.
+ */
+export async function settledRowDigests(runner: ClusterRunner, timeoutMs: number): Promise<{ digests: Map<string, { count: number; digest: string }>; converged: boolean }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const digests = await rowDigests(runner);
+    const converged = new Set([...digests.values()].map((d) => d.digest)).size === 1;
+    if (converged || Date.now() >= deadline) return { digests, converged };
+    await sleep(500);
+  }
+}
+
 /** Every id on a node. */
 export async function idsOn(node: NodeAddress): Promise<Set<number>> {
   const r = await sql(node, 'SELECT id FROM chaos_writes');

@@ -11,7 +11,7 @@ import { serverProcessesInDataDir } from '../../src/adapters/database/data-dir-p
 import { FENCE_HOLD_FILE } from '../../src/adapters/database/fence-hold.js';
 import { pathExists } from '../../src/adapters/database/path-exists.js';
 import { isAlive, waitFor } from '../../scripts/lib/processes.js';
-import { addresses, api, etcdLeaderMember, hold, idsOn, rowDigests, signal, sql, waitConverged } from './chaos-cluster.js';
+import { addresses, api, etcdLeaderMember, hold, idsOn, settledRowDigests, signal, sql, waitConverged } from './chaos-cluster.js';
 import { firstAckElsewhere, lastAckOf, longestWriteGap, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
 import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.js';
 import { cutHost, healHost, lossyHost, type LabHost } from './lab.js';
@@ -139,8 +139,7 @@ async function runScenario(ctx: ChaosContext, name: string, fault: Fault): Promi
   const present = await idsOn(nodes.find((n) => n.name === finalPrimary)!);
   const lost = lostAcks(acks, present);
   const untrusted = finalPrimary !== primary ? untrustworthyHealthy(health.answers, health.primaryTimelines, { node: primary, since: times.faultAt }) : untrustworthyHealthy(health.answers, health.primaryTimelines);
-  const digests = await rowDigests(runner);
-  const converged = new Set([...digests.values()].map((d) => d.digest)).size === 1;
+  const { digests, converged } = await settledRowDigests(runner, 30_000);
   const overlapMs = writableOverlapMs(acks);
 
   const failures: string[] = [...(times.failures ?? [])];
