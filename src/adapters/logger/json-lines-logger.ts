@@ -42,9 +42,12 @@ function stdoutWriterOf(notice: Notice): QueuedLineWriter {
   return (stdoutWriter ??= new QueuedLineWriter(1, { notice }));
 }
 
-/** Standard output for a logger built without options: JSON lines, the notice of lost lines too. */
+/** The notice of lost lines of a logger built without options: JSON, no base fields. */
+const jsonNotice: Notice = (count, reason) => formatLine('json', 'warn', lostMessage(count, reason), {}, { dropped_lines: count });
+
+/** Standard output for a logger built without options. */
 function stdoutSink(line: string): void {
-  stdoutWriterOf((count, reason) => formatLine('json', 'warn', lostMessage(count, reason), {}, { dropped_lines: count })).write(line);
+  stdoutWriterOf(jsonNotice).write(line);
 }
 
 function lostMessage(count: number, reason: string): string {
@@ -116,8 +119,8 @@ interface Shared {
  * Structured logs without a logging library: one JSON object per line
  * (`{"level":"info","time":"<ISO>",...bindings,...fields,"msg":...}`, the shape pino writes),
  * or one human text line; to standard output (journald under systemd) or to a file, through a
- * queue that never holds the event loop (see QueuedLineWriter). Levels per component: a child with a `component` field logs at that
- * component's level. One JSON.stringify per line is all a few lines a second need, and the
+ * queue that never holds the event loop (see QueuedLineWriter). Levels per component: a child
+ * with a `component` field logs at that component's level. One JSON.stringify per line is all a few lines a second need, and the
  * process keeps none of a logging library's code and buffers.
  */
 export class JsonLinesLogger implements Logger {

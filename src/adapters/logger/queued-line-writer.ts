@@ -65,9 +65,9 @@ export class QueuedLineWriter {
   /** Queues a line (newline included) and starts a write when none is under way. Never throws, never blocks. */
   readonly write = (line: string): void => {
     if (this.queued + line.length > this.maxQueued) return this.drop(1, 'the log is written more slowly than lines come', false);
-    this.queue.push(line);
+    // A queue that was empty is not among those the exit flushes yet.
+    if (this.queue.push(line) === 1) live.add(this);
     this.queued += line.length;
-    live.add(this);
     if (!this.inFlight) this.next();
   };
 
@@ -110,6 +110,7 @@ export class QueuedLineWriter {
   }
 
   private drop(count: number, reason: string, atFront: boolean): void {
+    live.add(this);
     const edge = atFront ? this.queue[0] : this.queue[this.queue.length - 1];
     if (typeof edge === 'object' && edge.reason === reason) edge.count += count;
     else if (atFront) this.queue.unshift({ count, reason });
