@@ -45,11 +45,6 @@ function stdoutWriterOf(notice: Notice): QueuedLineWriter {
 /** The notice of lost lines of a logger built without options: JSON, no base fields. */
 const jsonNotice: Notice = (count, reason) => formatLine('json', 'warn', lostMessage(count, reason), {}, { dropped_lines: count });
 
-/** Standard output for a logger built without options. */
-function stdoutSink(line: string): void {
-  stdoutWriterOf(jsonNotice).write(line);
-}
-
 function lostMessage(count: number, reason: string): string {
   return `${count} log line${count === 1 ? '' : 's'} lost: ${reason}`;
 }
@@ -120,8 +115,8 @@ interface Shared {
  * (`{"level":"info","time":"<ISO>",...bindings,...fields,"msg":...}`, the shape pino writes),
  * or one human text line; to standard output (journald under systemd) or to a file, through a
  * queue that never holds the event loop (see QueuedLineWriter). Levels per component: a child
- * with a `component` field logs at that component's level. One JSON.stringify per line is all a few lines a second need, and the
- * process keeps none of a logging library's code and buffers.
+ * with a `component` field logs at that component's level. One JSON.stringify per line is all
+ * a few lines a second need, and the process keeps none of a logging library's code and buffers.
  */
 export class JsonLinesLogger implements Logger {
   private readonly min: number;
@@ -130,11 +125,13 @@ export class JsonLinesLogger implements Logger {
   constructor(
     level: JsonLogLevel = 'info',
     private readonly bindings: LogFields = {},
-    sink: LineSink = stdoutSink,
+    sink?: LineSink,
     shared?: Shared,
   ) {
     this.min = LEVELS[level];
-    this.shared = shared ?? { sink, format: 'json', levels: {}, file: null, writer: null };
+    // Without a sink of the caller's, lines go to standard output through its queue.
+    const writer = shared || sink ? null : stdoutWriterOf(jsonNotice);
+    this.shared = shared ?? { sink: sink ?? writer!.write, format: 'json', levels: {}, file: null, writer };
   }
 
   /** A logger as the local file's `log` section asks: level, levels per component, JSON or text, standard output or a file. */
@@ -182,8 +179,7 @@ export class JsonLinesLogger implements Logger {
 
   /** Resolves once the lines logged so far are written, or after `timeoutMs` when the file or reader does not take them. */
   flush(timeoutMs?: number): Promise<void> {
-    const writer = this.shared.writer ?? (this.shared.sink === stdoutSink ? stdoutWriter : null);
-    return writer?.drained(timeoutMs) ?? Promise.resolve();
+    return this.shared.writer?.drained(timeoutMs) ?? Promise.resolve();
   }
 
   private write(level: Exclude<JsonLogLevel, 'silent'>, msg: string, fields?: LogFields): void {

@@ -40,6 +40,7 @@ let exitHookInstalled = false;
  */
 export class QueuedLineWriter {
   private readonly queue: Array<string | Gap> = [];
+  /** Characters of the lines that wait (notices not counted): none waits when it is 0. */
   private queued = 0;
   private inFlight = false;
   private inFlightSince = 0;
@@ -64,6 +65,8 @@ export class QueuedLineWriter {
 
   /** Queues a line (newline included) and starts a write when none is under way. Never throws, never blocks. */
   readonly write = (line: string): void => {
+    // Nothing to write; and `queued` stays a count of characters of lines that wait.
+    if (line === '') return;
     if (this.queued + line.length > this.maxQueued) return this.drop(1, 'the log is written more slowly than lines come', false);
     // A queue that was empty is not among those the exit flushes yet.
     if (this.queue.push(line) === 1) live.add(this);
@@ -81,7 +84,7 @@ export class QueuedLineWriter {
 
   /** Resolves once every queued line is written, or after `timeoutMs` when the descriptor does not take them. */
   drained(timeoutMs = 2000): Promise<void> {
-    if (!this.inFlight && !this.queue.some((e) => typeof e === 'string')) return Promise.resolve();
+    if (!this.inFlight && this.queued === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       timer.unref();
@@ -138,7 +141,7 @@ export class QueuedLineWriter {
 
   /** Starts the next write, or wakes those waiting for the queue to drain when no line waits. */
   private next(): void {
-    if (!this.queue.some((e) => typeof e === 'string')) {
+    if (this.queued === 0) {
       // Nothing but a notice of lost lines (or nothing) waits: the notice goes out with the next line.
       const waiters = this.drainWaiters;
       this.drainWaiters = [];
