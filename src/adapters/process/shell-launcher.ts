@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { childEnvironment } from './child-environment.js';
 import { readFileTail } from './file-tail.js';
+import { launcherDirPrefix, removeLauncherDirsOfGoneProcesses } from './launcher-dirs.js';
 
 /** How a launched command ended, with what it wrote. */
 export interface LaunchedExit {
@@ -259,8 +260,9 @@ export class ShellLauncher {
   private instance(): Instance {
     if (this.current?.alive) return this.current;
     if (this.dir === null) {
-      const dir = mkdtempSync(join(tmpdir(), 'warden-launcher-'));
+      const dir = mkdtempSync(join(tmpdir(), launcherDirPrefix()));
       removeAtExit(dir);
+      void removeLauncherDirsOfGoneProcesses(tmpdir());
       // From a file rather than `-c`: `ps` then shows `warden-launcher <file>`, not the script.
       writeFileSync(join(dir, 'launcher.sh'), LAUNCHER_SCRIPT, { mode: 0o600 });
       this.dir = dir;
