@@ -8,15 +8,23 @@
  *   2. quiet switchover: no HTTP load, one switchover; the agents' own event-loop delay
  *      (svc_event_loop_delay_* on /metrics, perf_hooks.monitorEventLoopDelay) shows what the HA
  *      loop's work holds up;
- *   3. load on the primary: wrk, `--connections` keep-alive connections on `/primary` for
- *      `--seconds`, with a switchover a third of the way in that demotes the loaded node;
+ *   3. load on the primary: h2load (Debian `nghttp2-client`), `--connections` keep-alive
+ *      connections on `/primary`, opened and warmed for 3 s, then measured for `--seconds`,
+ *      with a switchover a third of the way in that demotes the loaded node;
  *   4. load on a replica: the same node, now a replica, on `/replica`, with a switchover
  *      that promotes it;
  *   5. private memory of every agent in the 10 s after the load (median); a plain node:http
  *      server with the same body and the agents' V8 flags under the same load, the cluster
- *      idling beside it, as the ceiling of any Node server on this machine now.
+ *      idling beside it, as the ceiling of any Node server on this machine now; and HAProxy
+ *      (Debian `haproxy`, when installed) answering the same body by itself, one thread: the
+ *      floor of any server here now (a maximum it shows too is the machine's);
+ *   6. for each system, `--connections` connections opened at the same moment with one
+ *      request each, five rounds: what a burst of new connections (load balancers
+ *      reconnecting together) waits for its first answers, apart from the keep-alive figures.
  *
- * Patroni gets steps 1, 3, 4 and 5 the same way. PASS/MISS against the goals: p99 < 5 ms and
+ * Patroni gets steps 1, 3, 4, 5 and 6 the same way, but its load comes from wrk (Debian `wrk`),
+ * from the start: its API answers HTTP/1.0 and closes every connection, which wrk opens again
+ * and h2load does not. PASS/MISS against the goals: p99 < 5 ms and
  * max < 20 ms under both loads, no event-loop delay above 2 ms in the quiet switchover, and
  * private memory idle and after the load at most Patroni's.
  *
@@ -29,7 +37,7 @@
  * longest stretches their main threads ran between two turns of a 1 ms timer: the part of the
  * event-loop delay that is the agent's own work, without the wait for a CPU. `--agent-nice=N`
  * (as root) gives the measured HA processes alone (every thread of the agents, of Patroni's
- * daemons and of the plain server) that priority, PostgreSQL, etcd and wrk staying where they
+ * daemons and of the plain server) that priority, PostgreSQL, etcd and h2load staying where they
  * are (what the agents start, PostgreSQL after a demotion say, is put back to 0 within 50 ms):
  * what the agent does when the host gives it a CPU first.
  *
@@ -46,6 +54,7 @@ import { parseArgs, promisify } from 'node:util';
 import { sleep, waitFor } from '../scripts/lib/processes.js';
 import { AGENT_NODE_FLAGS, type ClusterRunner } from '../scripts/lib/cluster-runner.js';
 import { startBaselineServer } from './lib/baseline-server.js';
+import { startStaticHaproxy, staticHaproxyInstalled } from './lib/static-haproxy.js';
 import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { runBenchmark } from './lib/cleanup.js';
 import { PriorityKeeper, mainMs, readCpuBursts, reniceProcess, schedFigures, type CpuStretch, type GcRecord, type SpawnRecord } from './lib/cpu.js';
@@ -54,7 +63,9 @@ import { PatroniCluster, patroniInstalled } from './lib/patroni-cluster.js';
 import { atMost, below, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
 import { rssSplitMiB } from './lib/rss.js';
 import { max, percentile } from './lib/stats.js';
-import { wrkInstalled, wrkLoad, type WrkResult } from './lib/wrk.js';
+import { h2loadInstalled, keepAliveLoad, openingBurst, type OpeningResult } from './lib/h2load.js';
+import type { LoadResult } from './lib/load-result.js';
+import { wrkInstalled, wrkLoad } from './lib/wrk.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -85,16 +96,18 @@ const nodeArgs = burstsDir
   : values['node-args']?.split(' ').filter(Boolean);
 /** The agent's event-loop window (EventLoopDelayMonitor's default). */
 const WINDOW_MS = 10_000;
+/** Seconds the load's connections run before they are measured: they open, the server warms, as health checks find it in service. */
+const WARM_UP_S = 3;
 /** Patroni's private memory measured the same way when the issue was written, for when Patroni is not installed. */
 const PATRONI_FALLBACK_MIB = 28;
 
 /** One load phase and what it measured. */
 interface Phase {
-  readonly system: 'warden' | 'patroni' | 'node:http';
+  readonly system: 'warden' | 'patroni' | 'node:http' | 'haproxy';
   readonly name: string;
   readonly node: string;
   readonly path: string;
-  readonly load: WrkResult;
+  readonly load: LoadResult;
   /** Event-loop windows of the loaded agent that lay inside the load (Warden only). */
   readonly delay: readonly DelayWindow[];
   /** The switchover during the load: HTTP status and answer time. */
@@ -143,15 +156,32 @@ async function wardenSwitchover(runner: ClusterRunner, leader: string, candidate
   return { status: r.status, ms: performance.now() - t0 };
 }
 
-/** Runs wrk on `url` and, `seconds / 3` in, `switchover()`; the wrk figures and the switchover's outcome. */
-async function loadWithSwitchover(url: string, pid: number | undefined, switchover: () => Promise<{ status: number; ms: number }>): Promise<{ load: WrkResult; switchover: { status: number; ms: number }; from: number; to: number }> {
-  const from = performance.now();
-  const load = wrkLoad(url, connections, seconds, pid);
-  await sleep((seconds * 1000) / 3);
+/**
+ * Loads `url` (its connections opened and warmed for WARM_UP_S, then measured for `seconds`)
+ * and, `seconds / 3` into the measured period, `switchover()`; the figures, the switchover's
+ * outcome and the measured period (performance.now() and epoch ms). `reopening`: wrk instead,
+ * measured from the start, which opens a connection again whenever the server closed one
+ * (Patroni's API answers HTTP/1.0 and closes every connection; h2load does not reopen them).
+ */
+async function loadWithSwitchover(
+  url: string,
+  pid: number | undefined,
+  switchover: () => Promise<{ status: number; ms: number }>,
+  reopening = false,
+): Promise<{ load: LoadResult; switchover: { status: number; ms: number }; from: number; to: number; fromWall: number; toWall: number }> {
+  const warmUpS = reopening ? 0 : WARM_UP_S;
+  let from = performance.now() + warmUpS * 1000;
+  let fromWall = Date.now() + warmUpS * 1000;
+  const atMeasureStart = () => {
+    from = performance.now();
+    fromWall = Date.now();
+  };
+  const load = reopening ? wrkLoad(url, connections, seconds, pid) : keepAliveLoad(url, connections, seconds, { warmUpSeconds: warmUpS, ...(pid === undefined ? {} : { watchPid: pid }), atMeasureStart });
+  await sleep(warmUpS * 1000 + (seconds * 1000) / 3);
   const sw = await switchover();
   progress(`  switchover answered ${sw.status} in ${sw.ms.toFixed(0)} ms`);
   const result = await load;
-  return { load: result, switchover: sw, from, to: performance.now() };
+  return { load: result, switchover: sw, from, to: performance.now(), fromWall, toWall: Date.now() };
 }
 
 /** Each agent's CPU stretches (from the preload) that ended between `from` and `to` (epoch ms), with its collections and process starts. */
@@ -197,15 +227,29 @@ function describeBursts(byNode: ReadonlyMap<string, NodeBursts>, origin: number)
   });
 }
 
+/** A burst of new connections to one system's health check (see openingBurst). */
+interface Opening {
+  readonly system: Phase['system'];
+  readonly path: string;
+  readonly result: OpeningResult;
+}
+
+function describeOpening(o: Opening): string {
+  const r = o.result;
+  return `${r.connections} connections opened at once on ${o.path}, first answers over ${r.rounds} rounds: median ${fmt(r.p50)} ms, max ${fmt(r.max)} ms`;
+}
+
 function describeLoad(p: Phase): string {
   const l = p.load;
   const d = p.delay.length ? `; event loop p99 ${fmt(max(p.delay.map((w) => w.p99)))} ms, max ${fmt(max(p.delay.map((w) => w.max)))} ms` : '';
-  return `${fmt(l.reqPerSec)} req/s, p50 ${fmt(l.p50)} ms, p99 ${fmt(l.p99)} ms, max ${fmt(l.max)} ms, non-2xx ${l.non2xx}, errors ${l.errors}${d}`;
+  const slow = l.slowest?.length ? `; slowest answers ${l.slowest.map((x) => `${fmt(x.ms)} ms at +${fmt(x.atS)} s`).join(', ')}` : '';
+  const at = p.switchover && p.system !== 'patroni' ? ` (switchover at +${Math.round(seconds / 3)} s)` : '';
+  return `${fmt(l.reqPerSec)} req/s, p50 ${fmt(l.p50)} ms, p99 ${fmt(l.p99)} ms, max ${fmt(l.max)} ms, non-2xx ${l.non2xx}, errors ${l.errors}${d}${slow}${at}`;
 }
 
 await runBenchmark(async () => {
-  if (!wrkInstalled()) throw new Error('wrk is not installed (Debian package wrk)');
-  // Inherited by every process started from here on (etcd, PostgreSQL, the agents, wrk, Patroni).
+  if (!h2loadInstalled()) throw new Error('h2load is not installed (Debian package nghttp2-client)');
+  // Inherited by every process started from here on (etcd, PostgreSQL, the agents, h2load, Patroni).
   if (Number(values.nice) !== 0) setPriority(Number(values.nice));
   const loadAtStart = loadavg();
   if (!values['skip-build']) {
@@ -213,6 +257,7 @@ await runBenchmark(async () => {
     await promisify(execFile)('npm', ['run', 'build'], { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024 });
   }
   const phases: Phase[] = [];
+  const openings: Opening[] = [];
 
   // ---------------------------------------------------------------- Warden
   const cluster = await startBenchCluster(DEMO_DCS, 'bench', nodeArgs ? { agentNodeArgs: nodeArgs } : {});
@@ -269,6 +314,11 @@ await runBenchmark(async () => {
   const l1 = await loadWithSwitchover(`${runner.apiUrl(loaded)}/primary`, pidOf(loaded), () => wardenSwitchover(runner, loaded, first));
   phases.push({ system: 'warden', name: 'primary, demoted under load', node: loaded, path: '/primary', load: l1.load, delay: pollers.get(loaded)!.within(l1.from, l1.to, WINDOW_MS), switchover: l1.switchover });
   progress(`  ${describeLoad(phases.at(-1)!)}`);
+  if (burstsDir) {
+    // The probe writes its records every 5 s.
+    await sleep(5500);
+    for (const line of describeBursts(burstsWithin(burstsDir, new Map([[loaded, pidOf(loaded)]]), l1.fromWall, l1.toWall), l1.fromWall)) progress(`  main-thread CPU between two turns of a 1 ms timer under the load, ms: ${line}`);
+  }
 
   // Load on `loaded` as replica (/replica), promoted under load.
   await runner.waitHealthy(180_000);
@@ -277,8 +327,15 @@ await runBenchmark(async () => {
   const l2 = await loadWithSwitchover(`${runner.apiUrl(loaded)}/replica`, pidOf(loaded), () => wardenSwitchover(runner, first, loaded));
   phases.push({ system: 'warden', name: 'replica, promoted under load', node: loaded, path: '/replica', load: l2.load, delay: pollers.get(loaded)!.within(l2.from, l2.to, WINDOW_MS), switchover: l2.switchover });
   progress(`  ${describeLoad(phases.at(-1)!)}`);
+  if (burstsDir) {
+    // The probe writes its records every 5 s.
+    await sleep(5500);
+    for (const line of describeBursts(burstsWithin(burstsDir, new Map([[loaded, pidOf(loaded)]]), l2.fromWall, l2.toWall), l2.fromWall)) progress(`  main-thread CPU between two turns of a 1 ms timer under the load, ms: ${line}`);
+  }
   const wardenAfter = await settledRss(agentPids());
   progress(`private memory after the load: ${[...wardenAfter].map(([n, v]) => `${n} ${fmt(v?.anon ?? Number.NaN)} MiB`).join(', ')}`);
+  openings.push({ system: 'warden', path: '/primary', result: await openingBurst(`${runner.apiUrl(loaded)}/primary`, connections) });
+  progress(`  ${describeOpening(openings.at(-1)!)}`);
   const idleDelay = [...pollers.values()].flatMap((p) => p.windows.filter((w) => w.seenAt < q0));
   for (const p of pollers.values()) p.stop();
 
@@ -288,16 +345,29 @@ await runBenchmark(async () => {
   const baseline = await startBaselineServer(body, nodeArgs ?? AGENT_NODE_FLAGS);
   if (agentNice !== 0) renice(baseline.pid);
   progress(`load: ${connections} connections on a plain node:http server (${body} B body) for ${Math.round(seconds / 2)} s, the cluster idle beside it`);
-  phases.push({ system: 'node:http', name: 'plain node:http, same body', node: '', path: '/', load: await wrkLoad(baseline.url, connections, Math.round(seconds / 2), baseline.pid), delay: [] });
+  phases.push({ system: 'node:http', name: 'plain node:http, same body', node: '', path: '/', load: await keepAliveLoad(baseline.url, connections, Math.round(seconds / 2), { warmUpSeconds: WARM_UP_S, watchPid: baseline.pid }), delay: [] });
   progress(`  ${describeLoad(phases.at(-1)!)}`);
+  openings.push({ system: 'node:http', path: '/', result: await openingBurst(baseline.url, connections) });
+  progress(`  ${describeOpening(openings.at(-1)!)}`);
   await baseline.stop();
+  // The floor of any server here, now: HAProxy answering the same body itself, one thread.
+  if (staticHaproxyInstalled()) {
+    const floor = await startStaticHaproxy(body);
+    if (agentNice !== 0) renice(floor.pid);
+    progress(`load: ${connections} connections on HAProxy answering by itself (${body} B body) for ${Math.round(seconds / 2)} s, the cluster idle beside it`);
+    phases.push({ system: 'haproxy', name: 'HAProxy answering by itself, same body', node: '', path: '/', load: await keepAliveLoad(floor.url, connections, Math.round(seconds / 2), { warmUpSeconds: WARM_UP_S, watchPid: floor.pid }), delay: [] });
+    progress(`  ${describeLoad(phases.at(-1)!)}`);
+    openings.push({ system: 'haproxy', path: '/', result: await openingBurst(floor.url, connections) });
+    progress(`  ${describeOpening(openings.at(-1)!)}`);
+    await floor.stop();
+  }
   await cluster.stop();
 
   // ---------------------------------------------------------------- Patroni
   let patroniIdle: Map<string, Rss> | undefined;
   let patroniAfter: Map<string, Rss> | undefined;
   let patroniLoaded = '';
-  if (!values['skip-patroni'] && patroniInstalled()) {
+  if (!values['skip-patroni'] && patroniInstalled() && wrkInstalled()) {
     const { cluster: pc, primary: p0 } = await PatroniCluster.start(DEMO_DCS);
     progress(`settling ${idleMs / 1000} s (memory sampled over the last 10 s)`);
     const names = pc.runner.layout.nodes.map((n) => n.name);
@@ -314,22 +384,24 @@ await runBenchmark(async () => {
       const status = await pc.switchover(leader, candidate);
       return { status, ms: performance.now() - t0 };
     };
-    progress(`load: ${connections} connections on Patroni ${node.name}'s /primary for ${seconds} s, switchover at ${Math.round(seconds / 3)} s`);
-    const pl1 = await loadWithSwitchover(`${node.apiUrl}/primary`, node.pid, () => timed(node.name, other.name));
+    progress(`load: ${connections} connections on Patroni ${node.name}'s /primary for ${seconds} s, switchover at ${Math.round(seconds / 3)} s (wrk: Patroni closes every connection after its answer, wrk opens it again)`);
+    const pl1 = await loadWithSwitchover(`${node.apiUrl}/primary`, node.pid, () => timed(node.name, other.name), true);
     phases.push({ system: 'patroni', name: 'primary, demoted under load', node: node.name, path: '/primary', load: pl1.load, delay: [], switchover: pl1.switchover });
     progress(`  ${describeLoad(phases.at(-1)!)}`);
     await pc.waitHealthy(180_000);
     // Patroni refuses a switchover to a member that is not caught up: give the demoted node a moment to stream.
     await sleep(5000);
     progress(`load: ${connections} connections on Patroni ${node.name}'s /replica for ${seconds} s, switchover back at ${Math.round(seconds / 3)} s`);
-    const pl2 = await loadWithSwitchover(`${node.apiUrl}/replica`, node.pid, () => timed(other.name, node.name));
+    const pl2 = await loadWithSwitchover(`${node.apiUrl}/replica`, node.pid, () => timed(other.name, node.name), true);
     phases.push({ system: 'patroni', name: 'replica, promoted under load', node: node.name, path: '/replica', load: pl2.load, delay: [], switchover: pl2.switchover });
     progress(`  ${describeLoad(phases.at(-1)!)}`);
     patroniAfter = await settledRss(patroniPids());
     progress(`Patroni private memory after the load: ${[...patroniAfter].map(([n, v]) => `${n} ${fmt(v?.anon ?? Number.NaN)} MiB`).join(', ')}`);
+    openings.push({ system: 'patroni', path: '/primary', result: await openingBurst(`${node.apiUrl}/primary`, connections) });
+    progress(`  ${describeOpening(openings.at(-1)!)}`);
     await pc.stop();
   } else {
-    progress(values['skip-patroni'] ? 'Patroni skipped (--skip-patroni)' : 'Patroni is not installed (Debian package patroni): compared with the figure measured before, 28 MiB');
+    progress(values['skip-patroni'] ? 'Patroni skipped (--skip-patroni)' : patroniInstalled() ? 'wrk is not installed (Debian package wrk): Patroni skipped' : 'Patroni is not installed (Debian package patroni): compared with the figure measured before, 28 MiB');
   }
 
   keeper?.stop();
@@ -337,7 +409,7 @@ await runBenchmark(async () => {
 
   // ---------------------------------------------------------------- report
   printRuns(
-    `health checks under load (wrk, ${connections} keep-alive connections, ${seconds} s, switchover at ${Math.round(seconds / 3)} s; latencies in ms; event loop: the loaded agent's own windows of ${WINDOW_MS / 1000} s inside the load)`,
+    `health checks under load (h2load, ${connections} keep-alive connections opened and warmed for ${WARM_UP_S} s, then measured for ${seconds} s, switchover at ${Math.round(seconds / 3)} s of those; latencies in ms; event loop: the loaded agent's own windows of ${WINDOW_MS / 1000} s inside the load)`,
     ['system', 'phase', 'node', 'path', 'req/s', 'p50', 'p99', 'p99.9', 'max', 'non-2xx', 'errors', 'CPU µs/req', 'loop p99', 'loop max', 'switchover'],
     phases.map((p) => [
       p.system,
@@ -359,7 +431,11 @@ await runBenchmark(async () => {
   );
   const find = (system: Phase['system'], path: string) => phases.find((p) => p.system === system && p.path === path);
   const base = find('node:http', '/');
-  const baseNote = base ? `plain node:http here: p99 ${fmt(base.load.p99)} ms, max ${fmt(base.load.max)} ms` : '';
+  const floor = find('haproxy', '/');
+  const baseNote = [
+    base ? `plain node:http here: p99 ${fmt(base.load.p99)} ms, max ${fmt(base.load.max)} ms` : '',
+    floor ? `HAProxy answering by itself: p99 ${fmt(floor.load.p99)} ms, max ${fmt(floor.load.max)} ms` : '',
+  ].filter(Boolean).join('; ');
   const rows: Row[] = [];
   for (const path of ['/primary', '/replica']) {
     const w = find('warden', path);
@@ -371,6 +447,15 @@ await runBenchmark(async () => {
       { figure: `${path} @${connections}, switchover under load: max`, value: w.load.max, unit: 'ms', goal: below(20) },
       { figure: `${path} @${connections}: agent's event loop, p99 / max of its windows`, value: max(w.delay.map((x) => x.p99)), unit: 'ms', note: `max ${fmt(max(w.delay.map((x) => x.max)))} ms over ${w.delay.length} windows` },
     );
+  }
+  const opening = (system: Phase['system']) => openings.find((o) => o.system === system);
+  const wOpen = opening('warden');
+  if (wOpen) {
+    const others = (['node:http', 'haproxy', 'patroni'] as const).flatMap((sys) => {
+      const o = opening(sys);
+      return o ? [`${sys === 'node:http' ? 'plain node:http' : sys === 'haproxy' ? 'HAProxy answering by itself' : 'Patroni'}: median ${fmt(o.result.p50)} ms, max ${fmt(o.result.max)} ms`] : [];
+    });
+    rows.push({ figure: `${connections} connections opened at once on /primary, first answer: max of ${wOpen.result.rounds} rounds`, value: wOpen.result.max, unit: 'ms', note: `median ${fmt(wOpen.result.p50)} ms (a burst of new connections, apart from the keep-alive figures above); ${others.join('; ')}` });
   }
   rows.push(
     { figure: 'event loop, quiet switchover (HA loop only): max of every agent', value: max(quietDelay.map((w) => w.max)), unit: 'ms', goal: atMost(2), note: `p99 up to ${fmt(max(quietDelay.map((w) => w.p99)))} ms; ${quietDelay.length} windows; includes time the OS ran other work: main threads waited for a CPU, ms: ${quietSched.join(', ')}` },

@@ -15,6 +15,9 @@ need_apt=()
 [ -x /usr/lib/postgresql/15/bin/postgres ] || need_apt+=(postgresql-15)
 command -v etcd >/dev/null 2>&1 || need_apt+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || need_apt+=(etcd-client)
+# Load generators of bench:agent-api: h2load on keep-alive connections, wrk for a server that
+# closes each connection (Patroni's API).
+command -v h2load >/dev/null 2>&1 || need_apt+=(nghttp2-client)
 command -v wrk >/dev/null 2>&1 || need_apt+=(wrk)
 # promtool checks the shipped alert rules and the exporter's metrics; postgres_exporter runs
 # beside the exporter in its benchmark; pgbouncer is a target of the exporter's tests.

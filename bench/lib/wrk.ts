@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { cpuTimeMs } from './cpu.js';
+import type { LoadResult } from './load-result.js';
 import { RssSampler } from './rss.js';
 
 /** wrk (C, one thread): a load generator that costs the machine far less per request than the servers it drives. */
@@ -24,28 +25,6 @@ done = function(summary, latency, requests)
 end
 `;
 
-/** What one wrk run measured. Latencies in ms (wrk records microseconds). */
-export interface WrkResult {
-  readonly url: string;
-  readonly connections: number;
-  readonly seconds: number;
-  readonly requests: number;
-  readonly reqPerSec: number;
-  readonly p50: number;
-  readonly p90: number;
-  readonly p99: number;
-  readonly p999: number;
-  readonly max: number;
-  readonly mean: number;
-  /** Answers with a status other than 2xx/3xx (a health check saying "no" is one: e.g. /primary on a node that was just demoted). */
-  readonly non2xx: number;
-  /** Connect, read, write errors and timeouts. */
-  readonly errors: number;
-  /** CPU time the watched process used per request, µs (10 ms clock-tick resolution over the run). */
-  readonly cpuUsPerRequest?: number;
-  /** Peak RSS of the watched process during the run, MiB. */
-  readonly peakRssMiB?: number;
-}
 
 let luaDir: string | undefined;
 
@@ -65,7 +44,7 @@ function reportScript(): string {
  * next request as soon as the last one is answered) for `seconds`; samples `watchPid`'s CPU
  * time and RSS meanwhile.
  */
-export async function wrkLoad(url: string, connections: number, seconds: number, watchPid?: number): Promise<WrkResult> {
+export async function wrkLoad(url: string, connections: number, seconds: number, watchPid?: number): Promise<LoadResult> {
   const sampler = watchPid === undefined ? undefined : new RssSampler(watchPid).start();
   const cpuBefore = watchPid === undefined ? undefined : cpuTimeMs(watchPid);
   let stdout: string;
