@@ -16,7 +16,6 @@ export function h2loadInstalled(): boolean {
   return existsSync(H2LOAD);
 }
 
-
 /** The figures h2load prints at its end that the per-request log does not hold. */
 function summary(stdout: string): { errored: number; timeout: number } {
   const m = /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, \d+ failed, (\d+) errored, (\d+) timeout/.exec(stdout);
