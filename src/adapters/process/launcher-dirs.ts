@@ -10,13 +10,17 @@ import { join } from 'node:path';
  */
 const PREFIX = 'warden-launcher-';
 
-/** The pid namespace's inode (`pid:[4026531836]` -> `4026531836`); null where /proc does not tell it. */
+let namespace: string | null | undefined;
+
+/** The pid namespace's inode (`pid:[4026531836]` -> `4026531836`), read once; null where /proc does not tell it. */
 function pidNamespace(): string | null {
+  if (namespace !== undefined) return namespace;
   try {
-    return /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? null;
+    namespace = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? null;
   } catch {
-    return null;
+    namespace = null;
   }
+  return namespace;
 }
 
 /** The prefix of this process's launcher directory (for mkdtemp). */
