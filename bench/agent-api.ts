@@ -39,10 +39,16 @@
  * (as root) gives the measured HA processes alone (every thread of the agents, of Patroni's
  * daemons and of the plain server) that priority, PostgreSQL, etcd and h2load staying where they
  * are (what the agents start, PostgreSQL after a demotion say, is put back to 0 within 50 ms):
- * what the agent does when the host gives it a CPU first.
+ * what the agent does when the host gives it a CPU first. `--one-host` (2 CPUs or more) puts the
+ * loaded node (its agent, fencer and PostgreSQL, Patroni's daemon and its server likewise) alone
+ * on CPU 0 and everything else (the other nodes, etcd, h2load) on the others, as one host of a
+ * real cluster, where the rest of the cluster and the load balancer are elsewhere: on the
+ * benchmark's usual layout the loaded agent waits for a CPU behind two other nodes' agents and
+ * servers as much as behind its own. The plain server and HAProxy's floor run on CPU 0 too, and
+ * the quiet switchover's goal is then the loaded agent's (the others' figures beside it).
  *
  *   node --import tsx bench/agent-api.ts [--seconds 40] [--connections 32] [--idle 30]
- *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice=-10] [--agent-nice=-10] [--cpu-bursts]
+ *        [--skip-build] [--skip-patroni] [--node-args="--max-semi-space-size=2 ..."] [--nice=-10] [--agent-nice=-10] [--cpu-bursts] [--one-host]
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -59,6 +65,7 @@ import { DEMO_DCS, othersOf, startBenchCluster } from './lib/bench-cluster.js';
 import { runBenchmark } from './lib/cleanup.js';
 import { PriorityKeeper, mainMs, readCpuBursts, reniceProcess, schedFigures, type CpuStretch, type GcRecord, type SpawnRecord } from './lib/cpu.js';
 import { EventLoopPoller, type DelayWindow } from './lib/event-loop-poll.js';
+import { HostPinner, hostSplit, pinProcess } from './lib/host-pinning.js';
 import { PatroniCluster, patroniInstalled } from './lib/patroni-cluster.js';
 import { atMost, below, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
 import { rssSplitMiB } from './lib/rss.js';
@@ -81,6 +88,7 @@ const { values } = parseArgs({
     nice: { type: 'string', default: '0' },
     'agent-nice': { type: 'string', default: '0' },
     'cpu-bursts': { type: 'boolean', default: false },
+    'one-host': { type: 'boolean', default: false },
   },
 });
 const seconds = Number(values.seconds);
@@ -90,6 +98,9 @@ const quietMs = Number(values.quiet) * 1000;
 /** Priority given to the measured HA processes alone (agents, Patroni, the plain server), 0: as started. */
 const agentNice = Number(values['agent-nice']);
 if (!Number.isInteger(agentNice) || agentNice < -20 || agentNice > 19) throw new Error(`--agent-nice must be an integer -20..19, got ${values['agent-nice']}`);
+/** `--one-host`: the loaded node on CPU 0 alone, the rest of the cluster, etcd and the load generator on the others. */
+const split = values['one-host'] ? hostSplit() : undefined;
+if (values['one-host'] && !split) throw new Error('--one-host needs at least 2 CPUs');
 const burstsDir = values['cpu-bursts'] ? mkdtempSync(join(tmpdir(), 'warden-bursts-')) : undefined;
 const nodeArgs = burstsDir
   ? [...(values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS), '--import', `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(burstsDir)}`]
@@ -251,6 +262,8 @@ await runBenchmark(async () => {
   if (!h2loadInstalled()) throw new Error('h2load is not installed (Debian package nghttp2-client)');
   // Inherited by every process started from here on (etcd, PostgreSQL, the agents, h2load, Patroni).
   if (Number(values.nice) !== 0) setPriority(Number(values.nice));
+  // Inherited the same way: everything starts on the CPUs of the rest, the loaded node is moved.
+  if (split) pinProcess(process.pid, split.rest);
   const loadAtStart = loadavg();
   if (!values['skip-build']) {
     progress('npm run build (the agents run the compiled code)');
@@ -272,6 +285,7 @@ await runBenchmark(async () => {
     reniceProcess(pid, agentNice);
   };
   if (agentNice !== 0) for (const n of runner.layout.nodes) renice(pidOf(n.name)!);
+  const host = split ? new HostPinner(split.host, () => [pidOf(loaded), runner.fencerPid(loaded), runner.postmasterPid(loaded)]).start() : null;
   const pollers = new Map(runner.layout.nodes.map((n) => [n.name, new EventLoopPoller(runner.apiUrl(n.name)).start()]));
   progress(`settling ${idleMs / 1000} s (memory sampled over the last 10 s)`);
   const agentPids = () => new Map(runner.layout.nodes.map((n) => [n.name, pidOf(n.name)]));
@@ -302,7 +316,8 @@ await runBenchmark(async () => {
   progress(`quiet phase: time the agents' main threads waited for a CPU, ms: ${quietSched.join(', ')}`);
   // The probe writes its records every 5 s: wait for those of the phase's last seconds.
   await sleep(burstsDir ? 5500 : 1000);
-  const quietDelay = [...pollers.values()].flatMap((p) => p.within(q0, q1, WINDOW_MS));
+  const quietByNode = new Map([...pollers].map(([n, p]) => [n, p.within(q0, q1, WINDOW_MS)]));
+  const quietDelay = [...quietByNode.values()].flat();
   progress(`quiet phase: ${quietDelay.length} event-loop windows, p99 up to ${fmt(max(quietDelay.map((w) => w.p99)))} ms, max ${fmt(max(quietDelay.map((w) => w.max)))} ms`);
   const quietBursts = burstsDir ? burstsWithin(burstsDir, agentPids(), q0Wall, q1Wall) : undefined;
   if (quietBursts) for (const line of describeBursts(quietBursts, q0Wall)) progress(`quiet phase, main-thread CPU between two turns of a 1 ms timer, ms: ${line}`);
@@ -338,12 +353,15 @@ await runBenchmark(async () => {
   progress(`  ${describeOpening(openings.at(-1)!)}`);
   const idleDelay = [...pollers.values()].flatMap((p) => p.windows.filter((w) => w.seenAt < q0));
   for (const p of pollers.values()) p.stop();
+  host?.stop();
+  if (host) progress(`${loaded}'s processes moved to CPU ${split!.host}: ${host.moved}`);
 
   // The ceiling of a Node server here, now: a plain node:http server sending a body of the same size, with the
   // agents' V8 flags, while the cluster idles beside it as it did beside the loaded agent.
   const body = Buffer.from(await (await fetch(`${runner.apiUrl(loaded)}/primary`)).arrayBuffer()).length;
   const baseline = await startBaselineServer(body, nodeArgs ?? AGENT_NODE_FLAGS);
   if (agentNice !== 0) renice(baseline.pid);
+  if (split) pinProcess(baseline.pid, split.host);
   progress(`load: ${connections} connections on a plain node:http server (${body} B body) for ${Math.round(seconds / 2)} s, the cluster idle beside it`);
   phases.push({ system: 'node:http', name: 'plain node:http, same body', node: '', path: '/', load: await keepAliveLoad(baseline.url, connections, Math.round(seconds / 2), { warmUpSeconds: WARM_UP_S, watchPid: baseline.pid }), delay: [] });
   progress(`  ${describeLoad(phases.at(-1)!)}`);
@@ -354,6 +372,7 @@ await runBenchmark(async () => {
   if (staticHaproxyInstalled()) {
     const floor = await startStaticHaproxy(body);
     if (agentNice !== 0) renice(floor.pid);
+    if (split) pinProcess(floor.pid, split.host);
     progress(`load: ${connections} connections on HAProxy answering by itself (${body} B body) for ${Math.round(seconds / 2)} s, the cluster idle beside it`);
     phases.push({ system: 'haproxy', name: 'HAProxy answering by itself, same body', node: '', path: '/', load: await keepAliveLoad(floor.url, connections, Math.round(seconds / 2), { warmUpSeconds: WARM_UP_S, watchPid: floor.pid }), delay: [] });
     progress(`  ${describeLoad(phases.at(-1)!)}`);
@@ -372,6 +391,8 @@ await runBenchmark(async () => {
     progress(`settling ${idleMs / 1000} s (memory sampled over the last 10 s)`);
     const names = pc.runner.layout.nodes.map((n) => n.name);
     const patroniPids = () => new Map(names.map((n) => [n, pc.pid(n)]));
+    // Patroni's daemon starts its PostgreSQL itself: the server is among its descendants.
+    const phost = split ? new HostPinner(split.host, () => [pc.pid(p0)]).start() : null;
     if (agentNice !== 0) for (const n of names) renice(pc.pid(n)!);
     await sleep(Math.max(0, idleMs - 10_000));
     patroniIdle = await settledRss(patroniPids());
@@ -399,6 +420,7 @@ await runBenchmark(async () => {
     progress(`Patroni private memory after the load: ${[...patroniAfter].map(([n, v]) => `${n} ${fmt(v?.anon ?? Number.NaN)} MiB`).join(', ')}`);
     openings.push({ system: 'patroni', path: '/primary', result: await openingBurst(`${node.apiUrl}/primary`, connections) });
     progress(`  ${describeOpening(openings.at(-1)!)}`);
+    phost?.stop();
     await pc.stop();
   } else {
     progress(values['skip-patroni'] ? 'Patroni skipped (--skip-patroni)' : patroniInstalled() ? 'wrk is not installed (Debian package wrk): Patroni skipped' : 'Patroni is not installed (Debian package patroni): compared with the figure measured before, 28 MiB');
@@ -448,6 +470,28 @@ await runBenchmark(async () => {
       { figure: `${path} @${connections}: agent's event loop, p99 / max of its windows`, value: max(w.delay.map((x) => x.p99)), unit: 'ms', note: `max ${fmt(max(w.delay.map((x) => x.max)))} ms over ${w.delay.length} windows` },
     );
   }
+  // With --one-host the goal is the pinned agent's, as on a host of its own; the other agents
+  // share the rest's CPUs with etcd, two PostgreSQL servers and the load generator.
+  const goalNodes = split ? [loaded] : [...quietByNode.keys()];
+  const restNodes = split ? [...quietByNode.keys()].filter((n) => n !== loaded) : [];
+  const whose = split ? `${loaded}, alone on CPU ${split.host}` : 'every agent';
+  const quietOf = (nodes: readonly string[]) => nodes.flatMap((n) => quietByNode.get(n) ?? []);
+  const schedNote = `includes time the OS ran other work: main threads waited for a CPU, ms: ${quietSched.join(', ')}`;
+  const quietRows = (): Row[] => {
+    const goal = quietOf(goalNodes);
+    const out: Row[] = [{ figure: `event loop, quiet switchover (HA loop only): max of ${whose}`, value: max(goal.map((w) => w.max)), unit: 'ms', goal: atMost(2), note: `p99 up to ${fmt(max(goal.map((w) => w.p99)))} ms; ${goal.length} windows; ${schedNote}` }];
+    if (split) {
+      const rest = quietOf(restNodes);
+      out.push({ figure: `event loop, quiet switchover: max of the other agents (${restNodes.join(', ')}, on CPU ${split.rest})`, value: max(rest.map((w) => w.max)), unit: 'ms', note: `p99 up to ${fmt(max(rest.map((w) => w.p99)))} ms; ${rest.length} windows` });
+    }
+    if (!quietBursts) return out;
+    const stretches = (nodes: readonly string[]) => nodes.flatMap((n) => quietBursts.get(n)?.bursts ?? []);
+    out.push(
+      { figure: `agent's main thread, CPU between two event-loop turns, quiet switchover: longest of ${whose}`, value: max(stretches(goalNodes).map(mainMs)), unit: 'ms', goal: atMost(2), note: `what the agent's own work held its event loop for, without the wait for a CPU (/proc/thread-self/schedstat around a 1 ms timer); stretches over 2 ms: ${[...quietBursts].map(([n, b]) => `${n} ${b.bursts.filter((x) => mainMs(x) > 2).length}`).join(', ')}${split ? `; longest of the other agents ${fmt(max(stretches(restNodes).map(mainMs)))} ms` : ''}` },
+      { figure: `agent process CPU between two event-loop turns, quiet switchover: longest of ${whose}`, value: max(stretches(goalNodes).map((x) => x.cpu_ms)), unit: 'ms', note: 'process.cpuUsage(): other threads count too' },
+    );
+    return out;
+  };
   const opening = (system: Phase['system']) => openings.find((o) => o.system === system);
   const wOpen = opening('warden');
   if (wOpen) {
@@ -458,13 +502,7 @@ await runBenchmark(async () => {
     rows.push({ figure: `${connections} connections opened at once on /primary, first answer: max of ${wOpen.result.rounds} rounds`, value: wOpen.result.max, unit: 'ms', note: `median ${fmt(wOpen.result.p50)} ms (a burst of new connections, apart from the keep-alive figures above); ${others.join('; ')}` });
   }
   rows.push(
-    { figure: 'event loop, quiet switchover (HA loop only): max of every agent', value: max(quietDelay.map((w) => w.max)), unit: 'ms', goal: atMost(2), note: `p99 up to ${fmt(max(quietDelay.map((w) => w.p99)))} ms; ${quietDelay.length} windows; includes time the OS ran other work: main threads waited for a CPU, ms: ${quietSched.join(', ')}` },
-    ...(quietBursts
-      ? [
-          { figure: "agent's main thread, CPU between two event-loop turns, quiet switchover: longest of every agent", value: max([...quietBursts.values()].flatMap((b) => b.bursts.map(mainMs))), unit: 'ms', goal: atMost(2), note: `what the agent's own work held its event loop for, without the wait for a CPU (/proc/thread-self/schedstat around a 1 ms timer); stretches over 2 ms: ${[...quietBursts].map(([n, b]) => `${n} ${b.bursts.filter((x) => mainMs(x) > 2).length}`).join(', ')}` },
-          { figure: 'agent process CPU between two event-loop turns, quiet switchover: longest of every agent', value: max([...quietBursts.values()].flatMap((b) => b.bursts.map((x) => x.cpu_ms))), unit: 'ms', note: 'process.cpuUsage(): other threads count too' },
-        ]
-      : []),
+    ...quietRows(),
     { figure: 'event loop, idle (HA loop only): max of every agent', value: max(idleDelay.map((w) => w.max)), unit: 'ms', note: `p99 up to ${fmt(max(idleDelay.map((w) => w.p99)))} ms; ${idleDelay.length} windows` },
   );
   const anon = (m: Map<string, Rss> | undefined, n: string) => m?.get(n)?.anon ?? Number.NaN;
@@ -479,5 +517,5 @@ await runBenchmark(async () => {
     { figure: `private memory after the load, loaded agent ${loaded} (median of 10 s)`, value: anon(wardenAfter, loaded), unit: 'MiB', goal: atMost(pAfter), note: `agents: ${list(wardenAfter)}; goal: ${ref}${patroniAfter ? ` (${list(patroniAfter)}; loaded ${patroniLoaded})` : ''}` },
     { figure: 'resident (VmRSS) idle, largest agent', value: max([...wardenIdle.values()].map((v) => v?.rss ?? Number.NaN)), unit: 'MiB', note: patroniIdle ? `Patroni: ${fmt(max([...patroniIdle.values()].map((v) => v?.rss ?? Number.NaN)))} MiB (mapped files are mostly the node / python binaries, shared)` : '' },
   );
-  printTable(`agent health checks and memory (compiled agent${nodeArgs ? `, node ${nodeArgs.join(' ')}` : ', launcher flags'}; nice ${getPriority()}${agentNice !== 0 ? `, HA processes ${agentNice}` : ''}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at end ${loadavg().map((x) => x.toFixed(1)).join(' ')})`, rows);
+  printTable(`agent health checks and memory (compiled agent${nodeArgs ? `, node ${nodeArgs.join(' ')}` : ', launcher flags'}; nice ${getPriority()}${agentNice !== 0 ? `, HA processes ${agentNice}` : ''}${split ? `; the loaded node alone on CPU ${split.host}, the rest on ${split.rest}` : ''}; load average at start ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}, at end ${loadavg().map((x) => x.toFixed(1)).join(' ')})`, rows);
 });

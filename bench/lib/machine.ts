@@ -35,7 +35,8 @@ function cpuModel(): string {
 /** Details of this machine and of the code under test. */
 export function machineInfo(): MachineInfo {
   return {
-    nproc: availableParallelism(),
+    // The machine's, not this process's: a benchmark may pin itself to some of them.
+    nproc: Math.max(cpus().length, availableParallelism()),
     cpuModel: cpuModel(),
     memoryGiB: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
     node: process.version,
