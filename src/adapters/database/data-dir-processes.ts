@@ -1,6 +1,7 @@
-import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
+import { readFile, readlink, realpath } from 'node:fs/promises';
 import { killPending } from './kill-pending.js';
 import { readProcStat } from './proc-stat.js';
+import { scanProcesses } from './proc-scan.js';
 
 /**
  * PIDs of PostgreSQL processes whose working directory is `dataDir`. Every server process
@@ -11,21 +12,14 @@ import { readProcStat } from './proc-stat.js';
  */
 export async function serverProcessesInDataDir(dataDir: string): Promise<number[]> {
   const dir = await realpath(dataDir).catch(() => dataDir);
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  const found: number[] = [];
-  await Promise.all(
-    entries
-      .filter((e) => /^\d+$/.test(e))
-      .map(async (e) => {
-        const cwd = await readlink(`/proc/${e}/cwd`).catch(() => null);
-        // A data directory deleted under the server reads "<path> (deleted)".
-        if (cwd !== dir && cwd !== `${dir} (deleted)`) return;
-        // The kernel's name of the executable (PostgreSQL changes what ps shows, not this).
-        const comm = await readFile(`/proc/${e}/comm`, 'utf8').catch(() => '');
-        if (comm.trim() === 'postgres') found.push(Number(e));
-      }),
-  );
-  return found;
+  return scanProcesses(async (pid) => {
+    const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => null);
+    // A data directory deleted under the server reads "<path> (deleted)".
+    if (cwd !== dir && cwd !== `${dir} (deleted)`) return null;
+    // The kernel's name of the executable (PostgreSQL changes what ps shows, not this).
+    const comm = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
+    return comm.trim() === 'postgres' ? pid : null;
+  });
 }
 
 /** Waits (bounded) until no PostgreSQL process works in `dataDir`; true when none is left. */
@@ -88,16 +82,11 @@ export async function knownPostmaster(pid: number): Promise<KnownPostmaster | nu
 export async function processesOfPostmaster(known: KnownPostmaster): Promise<number[]> {
   const pm = await readProcStat(known.pid);
   if (!pm || pm.comm !== 'postgres' || pm.startTicks !== known.startTicks || pm.state === 'Z') return [];
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  const children = await Promise.all(
-    entries
-      .filter((e) => /^\d+$/.test(e))
-      .map(async (e) => {
-        const s = await readProcStat(Number(e));
-        return s && s.ppid === known.pid && s.comm === 'postgres' && s.state !== 'Z' ? Number(e) : null;
-      }),
-  );
-  return [known.pid, ...children.filter((p): p is number => p !== null)];
+  const children = await scanProcesses(async (pid) => {
+    const s = await readProcStat(pid);
+    return s && s.ppid === known.pid && s.comm === 'postgres' && s.state !== 'Z' ? pid : null;
+  });
+  return [known.pid, ...children];
 }
 
 /** SIGKILLs `known` and its children until none is left (bounded, ~1 s); true when none is left that could run. */
