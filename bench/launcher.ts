@@ -11,11 +11,12 @@
  *   node --import tsx bench/launcher.ts [--runs 60] [--rounds 2] [--private-mib 40]
  */
 import { execFile } from 'node:child_process';
-import { openSync, readFileSync, readSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { runCommand } from '../src/adapters/database/run-command.js';
 import { runBenchmark } from './lib/cleanup.js';
+import { mainThreadCpuMs } from './lib/cpu.js';
 import { atMost, printTable, progress, type Row } from './lib/report.js';
 import { max, median, percentile } from './lib/stats.js';
 
@@ -26,11 +27,6 @@ const privateMiB = Number(values['private-mib']);
 
 /** The process's private memory (RssAnon), MiB: what a fork copies the page tables of, with the heap. */
 const privateNow = () => Number(/RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
-
-const schedstat = openSync('/proc/thread-self/schedstat', 'r');
-const buf = Buffer.alloc(128);
-/** The main thread's own CPU so far, ms. */
-const mainMs = () => Number(buf.toString('latin1', 0, readSync(schedstat, buf, 0, buf.length, 0)).split(' ')[0]) / 1e6;
 
 type Way = 'launcher' | 'fork';
 
@@ -51,12 +47,12 @@ await runBenchmark(async () => {
   const kept: Buffer[] = [];
   while (privateNow() < privateMiB) kept.push(Buffer.alloc(1 << 20, 1));
   progress(`private memory ${privateNow().toFixed(0)} MiB (${kept.length} MiB of buffers kept)`);
-  let last = mainMs();
+  let last = mainThreadCpuMs();
   let current: number[] = [];
   const probe = setInterval(() => {
-    const now = mainMs();
+    const now = mainThreadCpuMs();
     current.push(now - last);
-    last = mainMs();
+    last = mainThreadCpuMs();
   }, 1);
   const figures: Record<Way, Figures> = { launcher: { stretches: [], latencies: [] }, fork: { stretches: [], latencies: [] } };
   // The launcher's own start (one fork, once) is not what is measured.

@@ -12,7 +12,7 @@
  *   node --import tsx bench/proc-scan.ts [--processes 500,2000] [--rounds 10]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,17 +20,13 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { serverProcessesInDataDir } from '../src/adapters/database/data-dir-processes.js';
 import { onCleanup, runBenchmark } from './lib/cleanup.js';
+import { mainThreadCpuMs } from './lib/cpu.js';
 import { printTable, progress, type Row } from './lib/report.js';
 import { max, median } from './lib/stats.js';
 
 const { values } = parseArgs({ options: { processes: { type: 'string', default: '500,2000' }, rounds: { type: 'string', default: '10' } } });
 const counts = values.processes.split(',').map(Number);
 const rounds = Number(values.rounds);
-
-const schedstat = openSync('/proc/thread-self/schedstat', 'r');
-const buf = Buffer.alloc(128);
-/** The main thread's own CPU so far, ms. */
-const mainMs = () => Number(buf.toString('latin1', 0, readSync(schedstat, buf, 0, buf.length, 0)).split(' ')[0]) / 1e6;
 
 /** The scan as the agent ran it before: a request for every process in /proc, all issued in one turn. */
 async function allAtOnce(dataDir: string): Promise<number[]> {
@@ -72,10 +68,10 @@ await runBenchmark(async () => {
     stopGroup();
     rmSync(dir, { recursive: true, force: true });
   });
-  let last = mainMs();
+  let last = mainThreadCpuMs();
   let longest = 0;
   const probe = setInterval(() => {
-    const now = mainMs();
+    const now = mainThreadCpuMs();
     longest = Math.max(longest, now - last);
     last = now;
   }, 1);
@@ -92,12 +88,12 @@ await runBenchmark(async () => {
       for (const way of ['a few at a time', 'all at once'] as const) {
         await new Promise((r) => setTimeout(r, 30));
         longest = 0;
-        last = mainMs();
-        const c0 = mainMs();
+        last = mainThreadCpuMs();
+        const c0 = mainThreadCpuMs();
         const t0 = performance.now();
         await scan[way](dir);
         const wall = performance.now() - t0;
-        const cpu = mainMs() - c0;
+        const cpu = mainThreadCpuMs() - c0;
         // The stretch in which the scan's last answer arrived ends at the timer's next turn.
         await new Promise((r) => setTimeout(r, 3));
         figures[way].longest.push(longest);

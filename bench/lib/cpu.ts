@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
 let ticksPerSecond: number | undefined;
@@ -15,6 +15,19 @@ function statFields(pid: number): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+let ownSchedstat: number | undefined;
+const schedstatBuf = Buffer.alloc(128);
+
+/**
+ * This process's main thread's own CPU so far, ms: /proc/thread-self/schedstat, opened at the
+ * first call (from the main thread, whose file it stays) and read again at each; the kernel
+ * brings it up to date whenever the thread sleeps.
+ */
+export function mainThreadCpuMs(): number {
+  ownSchedstat ??= openSync('/proc/thread-self/schedstat', 'r');
+  return Number(schedstatBuf.toString('latin1', 0, readSync(ownSchedstat, schedstatBuf, 0, schedstatBuf.length, 0)).split(' ')[0]) / 1e6;
 }
 
 /** CPU time (user + system) a process has used so far, ms; undefined once it is gone. */
