@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,6 +15,13 @@ describe('launcherNodeFlags: the node flags of a launcher shebang, for the fence
 
   it("reads the fencer launcher's flags from the package", () => {
     expect(launcherNodeFlags(join(repoRoot, 'bin', 'warden-fencer.js'))).to.include('--v8-pool-size=1').and.to.satisfy((f: string[]) => f.some((x) => x.startsWith('--max-semi-space-size=')));
+  });
+
+  it("runs the agent without V8's compaction, with flags this node accepts", () => {
+    const flags = launcherNodeFlags(join(repoRoot, 'bin', 'warden.js'));
+    expect(flags).to.include.members(['--no-compact', '--v8-pool-size=1']);
+    // env -S node <flags> fails to start the agent at all on a flag node does not know.
+    expect(execFileSync(process.execPath, [...flags, '-e', 'process.stdout.write("ok")'], { encoding: 'utf8' })).to.equal('ok');
   });
 
   it('takes only the --flags of an env -S shebang', () => {
