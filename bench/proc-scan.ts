@@ -15,10 +15,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { serverProcessesInDataDir } from '../src/adapters/database/data-dir-processes.js';
+import { launcherNodeFlags } from '../src/app/agent/launcher-flags.js';
 import { onCleanup, runBenchmark } from './lib/cleanup.js';
 import { mainThreadCpuMs } from './lib/cpu.js';
 import { printTable, progress, type Row } from './lib/report.js';
@@ -27,6 +29,12 @@ import { max, median } from './lib/stats.js';
 const { values } = parseArgs({ options: { processes: { type: 'string', default: '500,2000' }, rounds: { type: 'string', default: '10' } } });
 const counts = values.processes.split(',').map(Number);
 const rounds = Number(values.rounds);
+
+// The npm script passes the agent's V8 flags by hand (node takes them before this file runs):
+// refuse to measure with a set that has drifted from the agent launcher's.
+const agentFlags = launcherNodeFlags(join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'warden.js'));
+const missing = agentFlags.filter((f) => !process.execArgv.includes(f));
+if (missing.length > 0) throw new Error(`run with the agent's V8 flags (npm run bench:proc-scan); missing: ${missing.join(' ')}`);
 
 /** The scan as the agent ran it before: a request for every process in /proc, all issued in one turn. */
 async function allAtOnce(dataDir: string): Promise<number[]> {
