@@ -35,7 +35,10 @@
  * measured processes do rather than how long they waited for a core. `--cpu-bursts` loads
  * bench/lib/cpu-bursts-preload.mjs into the agents and prints, for the quiet switchover, the
  * longest stretches their main threads ran between two turns of a 1 ms timer: the part of the
- * event-loop delay that is the agent's own work, without the wait for a CPU. `--agent-nice=N`
+ * event-loop delay that is the agent's own work, without the wait for a CPU; and, for each load,
+ * what held the loaded agent's event loop while its slowest answer was outstanding (its main
+ * thread on a CPU, waiting for one, or off it otherwise, and a collection that ended there).
+ * `--agent-nice=N`
  * (as root) gives the measured HA processes alone (every thread of the agents, of Patroni's
  * daemons and of the plain server) that priority, PostgreSQL, etcd and h2load staying where they
  * are (what the agents start, PostgreSQL after a demotion say, is put back to 0 within 50 ms):
@@ -70,6 +73,7 @@ import { PatroniCluster, patroniInstalled } from './lib/patroni-cluster.js';
 import { atMost, below, fmt, printRuns, printTable, progress, type Row } from './lib/report.js';
 import { rssSplitMiB } from './lib/rss.js';
 import { max, percentile } from './lib/stats.js';
+import { StealSampler } from './lib/steal.js';
 import { h2loadInstalled, keepAliveLoad, openingBurst, type OpeningResult } from './lib/h2load.js';
 import type { LoadResult } from './lib/load-result.js';
 import { wrkInstalled, wrkLoad } from './lib/wrk.js';
@@ -102,9 +106,13 @@ if (!Number.isInteger(agentNice) || agentNice < -20 || agentNice > 19) throw new
 const split = values['one-host'] ? hostSplit() : undefined;
 if (values['one-host'] && !split) throw new Error('--one-host needs at least 2 CPUs');
 const burstsDir = values['cpu-bursts'] ? mkdtempSync(join(tmpdir(), 'warden-bursts-')) : undefined;
+/** A stretch of the probe's timer at least this long in wall time is recorded whatever its CPU (the agent held off its CPU). */
+const MIN_WALL_MS = 5;
 const nodeArgs = burstsDir
-  ? [...(values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS), '--import', `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(burstsDir)}`]
+  ? [...(values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS), '--import', `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(burstsDir)}&min-wall-ms=${MIN_WALL_MS}`]
   : values['node-args']?.split(' ').filter(Boolean);
+/** The machine's steal time, sampled every second for the whole benchmark: what the hypervisor took from every load. */
+const steal = new StealSampler().start();
 /** The agent's event-loop window (EventLoopDelayMonitor's default). */
 const WINDOW_MS = 10_000;
 /** Seconds the load's connections run before they are measured: they open, the server warms, as health checks find it in service. */
@@ -123,6 +131,8 @@ interface Phase {
   readonly delay: readonly DelayWindow[];
   /** The switchover during the load: HTTP status and answer time. */
   readonly switchover?: { readonly status: number; readonly ms: number };
+  /** What held the loaded agent's event loop while the slowest answer was outstanding (with `--cpu-bursts`). */
+  readonly slowestCause?: string;
 }
 
 type Rss = ReturnType<typeof rssSplitMiB>;
@@ -238,6 +248,38 @@ function describeBursts(byNode: ReadonlyMap<string, NodeBursts>, origin: number)
   });
 }
 
+/**
+ * What the loaded agent's event loop did while the slowest answer was outstanding: the longest
+ * of its stretches between two turns of the probe's timer that overlapped the request, split
+ * into its main thread's CPU, its wait for a CPU and the rest (off the CPU without waiting for
+ * one: blocked, e.g. on V8's helper thread, or idle). Without such a stretch the loop turned
+ * at least every few ms meanwhile, and the answer waited outside the agent.
+ */
+function explainSlowest(load: LoadResult, nb: NodeBursts): string | undefined {
+  const s = load.slowest?.[0];
+  if (s?.startMs === undefined) return undefined;
+  const end = s.startMs + s.ms;
+  const overlapping = nb.bursts.filter((b) => b.at >= s.startMs! && b.at - b.wall_ms <= end);
+  if (overlapping.length === 0) return `the agent's event loop turned at least every ${MIN_WALL_MS} ms meanwhile: the answer waited outside it`;
+  const b = overlapping.reduce((a, c) => (c.wall_ms > a.wall_ms ? c : a));
+  const wait = b.wait_ms ?? 0;
+  const rest = Math.max(0, b.wall_ms - mainMs(b) - wait);
+  // Never put back on a CPU: the thread was on its CPU all along as the kernel saw it, and the
+  // hypervisor ran something else meanwhile (steal time is counted as neither).
+  const off = b.switches === undefined ? '' : b.switches === 0 ? ', never descheduled: the hypervisor took its CPU' : `, descheduled ${b.switches} times`;
+  return `the agent's event loop held ${fmt(b.wall_ms)} ms then: its main thread on a CPU ${fmt(mainMs(b))} ms, waiting for one ${fmt(wait)} ms, off it otherwise ${fmt(rest)} ms${off}${causeOf(b, nb)}`;
+}
+
+/** After the probe's next write: the loaded agent's stretches under one load, printed, and what held it at the slowest answer. */
+async function reportLoadBursts(dir: string, node: string, pid: number | undefined, load: LoadResult, from: number, to: number): Promise<string | undefined> {
+  await sleep(5500);
+  const byNode = burstsWithin(dir, new Map([[node, pid]]), from, to);
+  for (const line of describeBursts(byNode, from)) progress(`  main-thread CPU between two turns of a 1 ms timer under the load, ms: ${line}`);
+  const cause = explainSlowest(load, byNode.get(node)!);
+  if (cause) progress(`  slowest answer ${fmt(load.max)} ms: ${cause}`);
+  return cause;
+}
+
 /** A burst of new connections to one system's health check (see openingBurst). */
 interface Opening {
   readonly system: Phase['system'];
@@ -255,7 +297,14 @@ function describeLoad(p: Phase): string {
   const d = p.delay.length ? `; event loop p99 ${fmt(max(p.delay.map((w) => w.p99)))} ms, max ${fmt(max(p.delay.map((w) => w.max)))} ms` : '';
   const slow = l.slowest?.length ? `; slowest answers ${l.slowest.map((x) => `${fmt(x.ms)} ms at +${fmt(x.atS)} s`).join(', ')}` : '';
   const at = p.switchover && p.system !== 'patroni' ? ` (switchover at +${Math.round(seconds / 3)} s)` : '';
-  return `${fmt(l.reqPerSec)} req/s, p50 ${fmt(l.p50)} ms, p99 ${fmt(l.p99)} ms, max ${fmt(l.max)} ms, non-2xx ${l.non2xx}, errors ${l.errors}${d}${slow}${at}`;
+  const st = stealNote(l);
+  return `${fmt(l.reqPerSec)} req/s, p50 ${fmt(l.p50)} ms, p99 ${fmt(l.p99)} ms, max ${fmt(l.max)} ms, non-2xx ${l.non2xx}, errors ${l.errors}${d}${slow}${at}${st ? `; ${st}` : ''}`;
+}
+
+/** The hypervisor's take over a load's measured period, when the load generator logged its start. */
+function stealNote(l: LoadResult): string {
+  const st = l.fromMs === undefined ? undefined : steal.within(l.fromMs, l.fromMs + l.seconds * 1000);
+  return st ? `steal time ${fmt(st.msPerSecond)} ms/s over the load, up to ${fmt(st.maxMs)} ms in a second` : '';
 }
 
 await runBenchmark(async () => {
@@ -329,11 +378,7 @@ await runBenchmark(async () => {
   const l1 = await loadWithSwitchover(`${runner.apiUrl(loaded)}/primary`, pidOf(loaded), () => wardenSwitchover(runner, loaded, first));
   phases.push({ system: 'warden', name: 'primary, demoted under load', node: loaded, path: '/primary', load: l1.load, delay: pollers.get(loaded)!.within(l1.from, l1.to, WINDOW_MS), switchover: l1.switchover });
   progress(`  ${describeLoad(phases.at(-1)!)}`);
-  if (burstsDir) {
-    // The probe writes its records every 5 s.
-    await sleep(5500);
-    for (const line of describeBursts(burstsWithin(burstsDir, new Map([[loaded, pidOf(loaded)]]), l1.fromWall, l1.toWall), l1.fromWall)) progress(`  main-thread CPU between two turns of a 1 ms timer under the load, ms: ${line}`);
-  }
+  if (burstsDir) phases[phases.length - 1] = { ...phases.at(-1)!, slowestCause: await reportLoadBursts(burstsDir, loaded, pidOf(loaded), l1.load, l1.fromWall, l1.toWall) };
 
   // Load on `loaded` as replica (/replica), promoted under load.
   await runner.waitHealthy(180_000);
@@ -342,11 +387,7 @@ await runBenchmark(async () => {
   const l2 = await loadWithSwitchover(`${runner.apiUrl(loaded)}/replica`, pidOf(loaded), () => wardenSwitchover(runner, first, loaded));
   phases.push({ system: 'warden', name: 'replica, promoted under load', node: loaded, path: '/replica', load: l2.load, delay: pollers.get(loaded)!.within(l2.from, l2.to, WINDOW_MS), switchover: l2.switchover });
   progress(`  ${describeLoad(phases.at(-1)!)}`);
-  if (burstsDir) {
-    // The probe writes its records every 5 s.
-    await sleep(5500);
-    for (const line of describeBursts(burstsWithin(burstsDir, new Map([[loaded, pidOf(loaded)]]), l2.fromWall, l2.toWall), l2.fromWall)) progress(`  main-thread CPU between two turns of a 1 ms timer under the load, ms: ${line}`);
-  }
+  if (burstsDir) phases[phases.length - 1] = { ...phases.at(-1)!, slowestCause: await reportLoadBursts(burstsDir, loaded, pidOf(loaded), l2.load, l2.fromWall, l2.toWall) };
   const wardenAfter = await settledRss(agentPids());
   progress(`private memory after the load: ${[...wardenAfter].map(([n, v]) => `${n} ${fmt(v?.anon ?? Number.NaN)} MiB`).join(', ')}`);
   openings.push({ system: 'warden', path: '/primary', result: await openingBurst(`${runner.apiUrl(loaded)}/primary`, connections) });
@@ -466,7 +507,7 @@ await runBenchmark(async () => {
     const pNote = p ? `; Patroni: ${fmt(p.load.reqPerSec)} req/s, p99 ${fmt(p.load.p99)} ms, max ${fmt(p.load.max)} ms` : '';
     rows.push(
       { figure: `${path} @${connections}, switchover under load: p99`, value: w.load.p99, unit: 'ms', goal: below(5), note: `${fmt(w.load.reqPerSec)} req/s; ${baseNote}${pNote}` },
-      { figure: `${path} @${connections}, switchover under load: max`, value: w.load.max, unit: 'ms', goal: below(20) },
+      { figure: `${path} @${connections}, switchover under load: max`, value: w.load.max, unit: 'ms', goal: below(20), note: [w.slowestCause, stealNote(w.load)].filter(Boolean).join('; ') },
       { figure: `${path} @${connections}: agent's event loop, p99 / max of its windows`, value: max(w.delay.map((x) => x.p99)), unit: 'ms', note: `max ${fmt(max(w.delay.map((x) => x.max)))} ms over ${w.delay.length} windows` },
     );
   }

@@ -10,8 +10,17 @@
  *   makes (a fork included) hold the event loop for.
  * - `cpu_ms`: the whole process (`process.cpuUsage()`), V8's helper thread and libuv's pool
  *   included, so it can only overstate.
+ * - `wait_ms`: the time the main thread was runnable but waited for a CPU (the kernel's
+ *   run_delay, the second figure of the same file; exact, as the thread reads it on a CPU):
+ *   of a stretch's wall time, what the machine, not the agent, held it for.
+ * - `switches`: how many times the main thread was put on a CPU in the stretch (the file's third
+ *   figure). What is left of the wall time besides `main_ms` and `wait_ms` the thread was off a
+ *   CPU without waiting for one: asleep or blocked (a switch or more), or, with none, still on
+ *   its CPU as this kernel saw it while the hypervisor ran something else (steal time, which a
+ *   kernel with paravirtual time accounting counts in neither figure).
  *
- * Every stretch whose main-thread or process CPU reaches `min-ms` (default 1) is appended to
+ * Every stretch whose main-thread or process CPU reaches `min-ms` (default 1), or whose wall
+ * time reaches `min-wall-ms` (default 5: the agent held off its CPU), is appended to
  * DIR/<pid>.jsonl, with a count of all turns every 5 s; a stretch is measured from the end of
  * the probe's own work in one turn to the next turn, so the probe's cost is not counted in it. So that a stretch can be told apart,
  * it also appends every garbage collection (`gc`: kind and pause, from perf_hooks) and every
@@ -28,6 +37,7 @@ const params = new URL(import.meta.url).searchParams;
 const dir = params.get('dir');
 if (dir) {
   const minNs = Number(params.get('min-ms') ?? '1') * 1e6;
+  const minWallMs = Number(params.get('min-wall-ms') ?? '5');
   const out = `${dir}/${process.pid}.jsonl`;
   const onCpuNs = () => {
     const u = process.cpuUsage();
@@ -37,12 +47,14 @@ if (dir) {
   // (size 0) would take a fresh 64 KiB buffer a turn, and the agent's private memory with it.
   const schedstat = openSync('/proc/thread-self/schedstat', 'r');
   const buf = Buffer.alloc(128);
-  const mainNs = () => {
+  // [time on a CPU, time runnable and waiting for one (ns), times put on a CPU].
+  const sched = () => {
     const n = readSync(schedstat, buf, 0, buf.length, 0);
-    return Number(buf.toString('latin1', 0, n).split(' ')[0]);
+    const f = buf.toString('latin1', 0, n).split(' ');
+    return [Number(f[0]), Number(f[1]), Number(f[2])];
   };
   let lastCpu = onCpuNs();
-  let lastMain = mainNs();
+  let [lastMain, lastWait, lastRuns] = sched();
   let lastWall = performance.now();
   let lastFlush = lastWall;
   let turns = 0;
@@ -62,7 +74,7 @@ if (dir) {
   const stamp = () => ({ at: Date.now(), mono_us: Number(process.hrtime.bigint() / 1000n) });
   setInterval(() => {
     const cpu = onCpuNs();
-    const main = mainNs();
+    const [main, waited, runs] = sched();
     const wall = performance.now();
     const ns = cpu - lastCpu;
     const own = main - lastMain;
@@ -71,7 +83,7 @@ if (dir) {
     if (ns > maxNs) maxNs = ns;
     if (own > maxMainNs) maxMainNs = own;
     // `at` is the end of the stretch (epoch ms); mono_us matches a V8 CPU profile's clock.
-    if (ns >= minNs || own >= minNs) write({ kind: 'burst', ...stamp(), cpu_ms: ns / 1e6, main_ms: own / 1e6, wall_ms: wallMs });
+    if (ns >= minNs || own >= minNs || wallMs >= minWallMs) write({ kind: 'burst', ...stamp(), cpu_ms: ns / 1e6, main_ms: own / 1e6, wait_ms: (waited - lastWait) / 1e6, switches: runs - lastRuns, wall_ms: wallMs });
     if (wall - lastFlush >= 5000) {
       write({ kind: 'turns', at: Date.now(), turns, max_cpu_ms: maxNs / 1e6, max_main_ms: maxMainNs / 1e6 });
       turns = 0;
@@ -82,7 +94,7 @@ if (dir) {
     }
     // The next stretch starts after the probe's own work.
     lastCpu = onCpuNs();
-    lastMain = mainNs();
+    [lastMain, lastWait, lastRuns] = sched();
     lastWall = performance.now();
   }, 1).unref();
   // Node's kinds (perf_hooks.constants.NODE_PERFORMANCE_GC_*): a forced or finished full

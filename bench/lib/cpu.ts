@@ -64,6 +64,10 @@ export type CpuBurst =
       readonly cpu_ms: number;
       /** CPU of the main thread alone (older records have none). */
       readonly main_ms?: number;
+      /** Time the main thread was runnable but waited for a CPU (older records have none). */
+      readonly wait_ms?: number;
+      /** Times the main thread was put on a CPU in the stretch (older records have none). */
+      readonly switches?: number;
       readonly wall_ms: number;
       /** The end on the monotonic clock a V8 CPU profile uses, µs. */
       readonly mono_us: number;

@@ -91,17 +91,23 @@ export async function keepAliveLoad(
     errors: s.errored + s.timeout,
     ...(cpuBefore !== undefined && cpuAfter !== undefined && requests > 0 ? { cpuUsPerRequest: ((cpuAfter - cpuBefore) * 1000) / requests } : {}),
     ...(sampler ? { peakRssMiB: sampler.peakMiB } : {}),
+    ...(out.rows.length ? { fromMs: periodStartUs(out.rows) / 1000 } : {}),
     slowest: slowest(answered),
   };
 }
 
+/** The measured period's start: the first request logged, µs since the epoch. */
+function periodStartUs(rows: readonly { startUs: number }[]): number {
+  return rows.reduce((m, r) => Math.min(m, r.startUs), Infinity);
+}
+
 /** The five slowest of `rows` (sorted fastest first), s after the first request logged (the measured period's start). */
-function slowest(rows: readonly { startUs: number; us: number }[]): { atS: number; ms: number }[] {
-  const t0 = rows.reduce((m, r) => Math.min(m, r.startUs), Infinity);
+function slowest(rows: readonly { startUs: number; us: number }[]): { atS: number; ms: number; startMs: number }[] {
+  const t0 = periodStartUs(rows);
   return rows
     .slice(-5)
     .reverse()
-    .map((r) => ({ atS: (r.startUs - t0) / 1e6, ms: r.us / 1000 }));
+    .map((r) => ({ atS: (r.startUs - t0) / 1e6, ms: r.us / 1000, startMs: r.startUs / 1000 }));
 }
 
 /** What `connections` connections opened at the same moment waited for their first answer, ms: the longest of `rounds` rounds, and its median. */

@@ -4,6 +4,8 @@ export interface LoadResult {
   readonly connections: number;
   /** The measured period, s (after any warm-up). */
   readonly seconds: number;
+  /** When the measured period began, epoch ms, where the load generator logs it. */
+  readonly fromMs?: number;
   readonly requests: number;
   readonly reqPerSec: number;
   readonly p50: number;
@@ -20,6 +22,6 @@ export interface LoadResult {
   readonly cpuUsPerRequest?: number;
   /** Peak RSS of the watched process during the run, MiB. */
   readonly peakRssMiB?: number;
-  /** The slowest answers (at most 5): when each request started, s into the measured period, and how long it took, ms. */
-  readonly slowest?: readonly { readonly atS: number; readonly ms: number }[];
+  /** The slowest answers (at most 5): when each request started, s into the measured period (and epoch ms where known), and how long it took, ms. */
+  readonly slowest?: readonly { readonly atS: number; readonly ms: number; readonly startMs?: number }[];
 }
