@@ -259,15 +259,17 @@ function explainSlowest(load: LoadResult, nb: NodeBursts): string | undefined {
   const s = load.slowest?.[0];
   if (s?.startMs === undefined) return undefined;
   const end = s.startMs + s.ms;
+  const around = steal.around(s.startMs, end);
+  const stolen = around ? `; the machine's steal time in the ${fmt(around.spanMs / 1000)} s around it ${fmt(around.ms)} ms` : '';
   const overlapping = nb.bursts.filter((b) => b.at >= s.startMs! && b.at - b.wall_ms <= end);
-  if (overlapping.length === 0) return `the agent's event loop turned at least every ${MIN_WALL_MS} ms meanwhile: the answer waited outside it`;
+  if (overlapping.length === 0) return `the agent's event loop turned at least every ${MIN_WALL_MS} ms meanwhile: the answer waited outside it${stolen}`;
   const b = overlapping.reduce((a, c) => (c.wall_ms > a.wall_ms ? c : a));
   const wait = b.wait_ms ?? 0;
   const rest = Math.max(0, b.wall_ms - mainMs(b) - wait);
   // Never put back on a CPU: the thread was on its CPU all along as the kernel saw it, and the
   // hypervisor ran something else meanwhile (steal time is counted as neither).
   const off = b.switches === undefined ? '' : b.switches === 0 ? ', never descheduled: the hypervisor took its CPU' : `, descheduled ${b.switches} times`;
-  return `the agent's event loop held ${fmt(b.wall_ms)} ms then: its main thread on a CPU ${fmt(mainMs(b))} ms, waiting for one ${fmt(wait)} ms, off it otherwise ${fmt(rest)} ms${off}${causeOf(b, nb)}`;
+  return `the agent's event loop held ${fmt(b.wall_ms)} ms then: its main thread on a CPU ${fmt(mainMs(b))} ms, waiting for one ${fmt(wait)} ms, off it otherwise ${fmt(rest)} ms${off}${causeOf(b, nb)}${stolen}`;
 }
 
 /** After the probe's next write: the loaded agent's stretches under one load, printed, and what held it at the slowest answer. */

@@ -56,6 +56,13 @@ export class StealSampler {
     return { msPerSecond: ((last.ms - first.ms) * 1000) / (last.at - first.at), maxMs, intervalMs: this.everyMs };
   }
 
+  /** Steal over the shortest span of samples that covers `from`..`to` (epoch ms): total ms and the span's length; undefined when none covers it. */
+  around(from: number, to: number): { readonly ms: number; readonly spanMs: number } | undefined {
+    const before = this.samples.filter((s) => s.at <= from).at(-1);
+    const after = this.samples.find((s) => s.at >= to);
+    return before && after ? { ms: after.ms - before.ms, spanMs: after.at - before.at } : undefined;
+  }
+
   private sample(): void {
     const ms = stealMs();
     if (ms !== undefined) this.samples.push({ at: Date.now(), ms });
