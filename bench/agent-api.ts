@@ -108,6 +108,8 @@ if (values['one-host'] && !split) throw new Error('--one-host needs at least 2 C
 const burstsDir = values['cpu-bursts'] ? mkdtempSync(join(tmpdir(), 'warden-bursts-')) : undefined;
 /** A stretch of the probe's timer at least this long in wall time is recorded whatever its CPU (the agent held off its CPU). */
 const MIN_WALL_MS = 5;
+/** The longest a running thread's CPU time in /proc may lag: one scheduler tick at the lowest common HZ (250). */
+const TICK_MS = 4;
 const nodeArgs = burstsDir
   ? [...(values['node-args']?.split(' ').filter(Boolean) ?? AGENT_NODE_FLAGS), '--import', `${pathToFileURL(join(repoRoot, 'bench/lib/cpu-bursts-preload.mjs')).href}?dir=${encodeURIComponent(burstsDir)}&min-wall-ms=${MIN_WALL_MS}`]
   : values['node-args']?.split(' ').filter(Boolean);
@@ -251,9 +253,10 @@ function describeBursts(byNode: ReadonlyMap<string, NodeBursts>, origin: number)
 /**
  * What the loaded agent's event loop did while the slowest answer was outstanding: the longest
  * of its stretches between two turns of the probe's timer that overlapped the request, split
- * into its main thread's CPU, its wait for a CPU and the rest (off the CPU without waiting for
- * one: blocked, e.g. on V8's helper thread, or idle). Without such a stretch the loop turned
- * at least every few ms meanwhile, and the answer waited outside the agent.
+ * into its main thread's CPU, its wait for a CPU and the rest (off a CPU without waiting for
+ * one: asleep or blocked, e.g. on V8's helper thread, or its CPU taken by the hypervisor), and
+ * the machine's steal time around it. Without such a stretch the loop turned at least every
+ * MIN_WALL_MS meanwhile, and the answer waited outside the agent.
  */
 function explainSlowest(load: LoadResult, nb: NodeBursts): string | undefined {
   const s = load.slowest?.[0];
@@ -266,9 +269,11 @@ function explainSlowest(load: LoadResult, nb: NodeBursts): string | undefined {
   const b = overlapping.reduce((a, c) => (c.wall_ms > a.wall_ms ? c : a));
   const wait = b.wait_ms ?? 0;
   const rest = Math.max(0, b.wall_ms - mainMs(b) - wait);
-  // Never put back on a CPU: the thread was on its CPU all along as the kernel saw it, and the
-  // hypervisor ran something else meanwhile (steal time is counted as neither).
-  const off = b.switches === undefined ? '' : b.switches === 0 ? ', never descheduled: the hypervisor took its CPU' : `, descheduled ${b.switches} times`;
+  // Never put back on a CPU: the thread was on its CPU all along as the kernel saw it, so what
+  // is missing the hypervisor ran elsewhere (steal time is counted as neither). Below a tick
+  // the gap may be the kernel's late update of a running thread's CPU time instead.
+  const off =
+    b.switches === undefined ? '' : b.switches === 0 && rest > TICK_MS ? ', never off its CPU as the kernel saw it: the hypervisor took it' : `, put back on a CPU ${b.switches} times`;
   return `the agent's event loop held ${fmt(b.wall_ms)} ms then: its main thread on a CPU ${fmt(mainMs(b))} ms, waiting for one ${fmt(wait)} ms, off it otherwise ${fmt(rest)} ms${off}${causeOf(b, nb)}${stolen}`;
 }
 
