@@ -383,18 +383,18 @@ await runBenchmark(async () => {
   await waitCaughtUp(runner);
   progress(`load: ${connections} connections on ${loaded}'s /primary for ${seconds} s, switchover ${loaded} -> ${first} at ${Math.round(seconds / 3)} s`);
   const l1 = await loadWithSwitchover(`${runner.apiUrl(loaded)}/primary`, pidOf(loaded), () => wardenSwitchover(runner, loaded, first));
-  phases.push({ system: 'warden', name: 'primary, demoted under load', node: loaded, path: '/primary', load: l1.load, delay: pollers.get(loaded)!.within(l1.from, l1.to, WINDOW_MS), switchover: l1.switchover });
-  progress(`  ${describeLoad(phases.at(-1)!)}`);
-  if (burstsDir) phases[phases.length - 1] = { ...phases.at(-1)!, slowestCause: await reportLoadBursts(burstsDir, loaded, pidOf(loaded), l1.load, l1.fromWall, l1.toWall) };
+  const p1: Phase = { system: 'warden', name: 'primary, demoted under load', node: loaded, path: '/primary', load: l1.load, delay: pollers.get(loaded)!.within(l1.from, l1.to, WINDOW_MS), switchover: l1.switchover };
+  progress(`  ${describeLoad(p1)}`);
+  phases.push(burstsDir ? { ...p1, slowestCause: await reportLoadBursts(burstsDir, loaded, pidOf(loaded), l1.load, l1.fromWall, l1.toWall) } : p1);
 
   // Load on `loaded` as replica (/replica), promoted under load.
   await runner.waitHealthy(180_000);
   await waitCaughtUp(runner);
   progress(`load: ${connections} connections on ${loaded}'s /replica for ${seconds} s, switchover ${first} -> ${loaded} at ${Math.round(seconds / 3)} s`);
   const l2 = await loadWithSwitchover(`${runner.apiUrl(loaded)}/replica`, pidOf(loaded), () => wardenSwitchover(runner, first, loaded));
-  phases.push({ system: 'warden', name: 'replica, promoted under load', node: loaded, path: '/replica', load: l2.load, delay: pollers.get(loaded)!.within(l2.from, l2.to, WINDOW_MS), switchover: l2.switchover });
-  progress(`  ${describeLoad(phases.at(-1)!)}`);
-  if (burstsDir) phases[phases.length - 1] = { ...phases.at(-1)!, slowestCause: await reportLoadBursts(burstsDir, loaded, pidOf(loaded), l2.load, l2.fromWall, l2.toWall) };
+  const p2: Phase = { system: 'warden', name: 'replica, promoted under load', node: loaded, path: '/replica', load: l2.load, delay: pollers.get(loaded)!.within(l2.from, l2.to, WINDOW_MS), switchover: l2.switchover };
+  progress(`  ${describeLoad(p2)}`);
+  phases.push(burstsDir ? { ...p2, slowestCause: await reportLoadBursts(burstsDir, loaded, pidOf(loaded), l2.load, l2.fromWall, l2.toWall) } : p2);
   const wardenAfter = await settledRss(agentPids());
   progress(`private memory after the load: ${[...wardenAfter].map(([n, v]) => `${n} ${fmt(v?.anon ?? Number.NaN)} MiB`).join(', ')}`);
   openings.push({ system: 'warden', path: '/primary', result: await openingBurst(`${runner.apiUrl(loaded)}/primary`, connections) });

@@ -2,14 +2,15 @@ import { readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/stat's figures (USER_HZ, 100 on Linux whatever the kernel's HZ). */
 const USER_HZ = 100;
+/** How often the sampler reads /proc/stat: the figures' "in a second" is one interval. */
+const SAMPLE_MS = 1000;
 
 /** The hypervisor's take over a period: steal time of all this machine's CPUs together. */
 export interface StealFigures {
   /** Steal time over the period, ms per second of it. */
   readonly msPerSecond: number;
-  /** The most in one sampling interval, ms. */
+  /** The most in one second (one sampling interval), ms. */
   readonly maxMs: number;
-  readonly intervalMs: number;
 }
 
 /** Steal time of all CPUs so far, ms; undefined where /proc/stat has no such figure. */
@@ -31,18 +32,12 @@ function stealMs(): number | undefined {
  */
 export class StealSampler {
   private readonly samples: { readonly at: number; readonly ms: number }[] = [];
-  private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly everyMs = 1000) {}
-
+  /** Samples from now on, for as long as the process runs (the timer does not keep it alive). */
   start(): this {
     this.sample();
-    this.timer = setInterval(() => this.sample(), this.everyMs).unref();
+    setInterval(() => this.sample(), SAMPLE_MS).unref();
     return this;
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
   }
 
   /** Steal between `from` and `to` (epoch ms), from the samples inside it; undefined without two. */
@@ -53,7 +48,7 @@ export class StealSampler {
     if (!first || !last || last.at === first.at) return undefined;
     let maxMs = 0;
     for (let i = 1; i < inside.length; i++) maxMs = Math.max(maxMs, inside[i]!.ms - inside[i - 1]!.ms);
-    return { msPerSecond: ((last.ms - first.ms) * 1000) / (last.at - first.at), maxMs, intervalMs: this.everyMs };
+    return { msPerSecond: ((last.ms - first.ms) * 1000) / (last.at - first.at), maxMs };
   }
 
   /** Steal over the shortest span of samples that covers `from`..`to` (epoch ms): total ms and the span's length; undefined when none covers it. */
