@@ -7,19 +7,19 @@
  * `--sample-every` seconds each agent's private memory (RssAnon of /proc/<pid>/status) and its
  * V8 heap (committed and used, from its own /metrics) are read.
  *
- * The agent's launcher runs V8 without compaction (`--no-compact`): V8 still frees empty
- * pages but no longer moves live objects out of half-empty ones, so a heap that fragments
- * would show here as committed heap and private memory that climb while the used heap does
- * not. `--compare` runs a second cluster beside the first, the same load and schedule, with
- * V8's default (the launcher's flags less `--no-compact`); `--node-args="..."`, given once or
- * more, runs one cluster per value with those node flags instead.
+ * A heap that fragments shows here as committed heap and private memory that climb while the
+ * used heap does not: with `--no-compact` V8 frees empty pages but no longer moves live
+ * objects out of half-empty ones. `--compare` runs a second cluster beside the first, the same
+ * load and schedule, with the launcher's flags plus `--no-compact`; `--node-args="..."`, given
+ * once or more, runs one cluster per value with those node flags instead.
  *
  * Prints, per agent: private memory after the first minutes, at the middle and at the end,
  * its range and its least-squares slope over the second half (MiB per hour), and the heap
  * committed and used at the end. `--heap-snapshots` also has every agent write a heap
  * snapshot (V8 collects first: live objects only) a third of the way in and a minute before
  * the end, both under the load, and prints what grew between them by constructor: a leak
- * shows as a kind that grows with the switchovers.
+ * shows as a kind that grows with the switchovers. Writing a snapshot leaves tens of MiB in
+ * the agent's malloc, so memory is then sampled only until the first one.
  *
  *   node --import tsx bench/soak.ts [--minutes 40] [--switchover-every 60] [--sample-every 30] [--connections 8] [--compare | --node-args="..." ...] [--heap-snapshots] [--skip-build]
  */
@@ -108,7 +108,11 @@ async function sample(c: Soaked, atS: number): Promise<void> {
   }
 }
 
-/** POST /switchover from the current primary to the next node in turn; a refusal is kept and the next period tries again. */
+/**
+ * POST /switchover from the current primary to the next node in turn. A refusal or a failure
+ * is kept, the primary is read again from /cluster (a timed-out request may still have moved
+ * it), and the next period tries again.
+ */
 async function switchover(c: Soaked): Promise<void> {
   const names = c.runner.layout.nodes.map((n) => n.name);
   const candidate = names[(names.indexOf(c.primary) + 1) % names.length]!;
@@ -124,11 +128,16 @@ async function switchover(c: Soaked): Promise<void> {
     if (r.status === 200) {
       c.primary = candidate;
       c.switchovers++;
-    } else c.failedSwitchovers.push(`${r.status} ${body.slice(0, 120)}`);
-    progress(`${c.label}: switchover -> ${candidate}: ${r.status} in ${(performance.now() - t0).toFixed(0)} ms`);
+      progress(`${c.label}: switchover -> ${candidate}: ${r.status} in ${(performance.now() - t0).toFixed(0)} ms`);
+      return;
+    }
+    c.failedSwitchovers.push(`${r.status} ${body.slice(0, 120)}`);
   } catch (e) {
     c.failedSwitchovers.push((e as Error).message);
   }
+  progress(`${c.label}: switchover -> ${candidate} failed: ${c.failedSwitchovers.at(-1)}`);
+  const leader = (await c.runner.clusterDocument())?.members.find((m) => m.role === 'leader')?.name;
+  if (leader !== undefined) c.primary = leader;
 }
 
 /** h2load over the whole soak on the loaded agent, every path in turn; stopped by PID at the end. */
@@ -190,19 +199,23 @@ function slope(xs: readonly number[], ys: readonly number[]): number {
 /** The sample nearest `atS`. */
 const nearest = (xs: readonly Sample[], atS: number): Sample | undefined => xs.reduce<Sample | undefined>((best, s) => (best === undefined || Math.abs(s.atS - atS) < Math.abs(best.atS - atS) ? s : best), undefined);
 
-function report(clusters: readonly Soaked[], soakS: number): void {
-  const head = ['cluster, agent', `private memory at ${fmt(Math.min(300, soakS / 4) / 60)} min`, `at ${fmt(soakS / 120)} min`, `at the end (${fmt(soakS / 60)} min)`, 'second half: min-max', 'second half: slope', 'V8 heap at the end: committed / used'];
+/**
+ * The figures. `memoryS`: how long memory was sampled, the whole soak unless heap snapshots
+ * were taken (writing one leaves tens of MiB in the agent's malloc, so sampling stops there).
+ */
+function report(clusters: readonly Soaked[], soakS: number, memoryS: number): void {
+  const head = ['cluster, agent', `private memory at ${fmt(Math.min(300, memoryS / 4) / 60)} min`, `at ${fmt(memoryS / 120)} min`, `at ${fmt(memoryS / 60)} min${memoryS < soakS ? ' (first heap snapshot)' : ' (the end)'}`, 'second half: min-max', 'second half: slope', `V8 heap at ${fmt(memoryS / 60)} min: committed / used`];
   const rows: (string | number)[][] = [];
   for (const c of clusters) {
     for (const [name, xs] of c.samples) {
       if (!xs.length) continue;
-      const second = xs.filter((s) => s.atS >= soakS / 2);
+      const second = xs.filter((s) => s.atS >= memoryS / 2);
       const last = xs.at(-1)!;
       const mib = (s: Sample | undefined) => (s ? `${fmt(s.anon)} MiB` : '-');
       rows.push([
         `${c.label}, ${name}${name === c.loaded ? ' (loaded)' : ''}`,
-        mib(nearest(xs, Math.min(300, soakS / 4))),
-        mib(nearest(xs, soakS / 2)),
+        mib(nearest(xs, Math.min(300, memoryS / 4))),
+        mib(nearest(xs, memoryS / 2)),
         mib(last),
         second.length ? `${fmt(Math.min(...second.map((s) => s.anon)))}-${fmt(Math.max(...second.map((s) => s.anon)))} MiB` : '-',
         second.length > 2 ? `${fmt(slope(second.map((s) => s.atS / 3600), second.map((s) => s.anon)))} MiB/h` : '-',
@@ -210,7 +223,7 @@ function report(clusters: readonly Soaked[], soakS: number): void {
       ]);
     }
   }
-  printRuns(`Agents' private memory (RssAnon) over a ${fmt(soakS / 60)}-minute soak: load on one agent, a switchover every ${fmt(switchoverEveryMs / 1000)} s`, head, rows);
+  printRuns(`Agents' private memory (RssAnon) over ${memoryS < soakS ? `the first ${fmt(memoryS / 60)} min of ` : ''}a ${fmt(soakS / 60)}-minute soak: load on one agent, a switchover every ${fmt(switchoverEveryMs / 1000)} s`, head, rows);
   const loadRows = clusters.map((c) => {
     const m = /requests: (\d+) total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(c.loadOutput);
     const rate = /finished in ([\d.]+)s, ([\d.]+) req\/s/.exec(c.loadOutput);
@@ -244,7 +257,7 @@ await runBenchmark(async () => {
   }
   const settings = values['node-args']?.length
     ? values['node-args'].map((a) => ({ label: 'node', args: a.split(' ').filter(Boolean) }))
-    : [{ label: 'launcher flags', args: AGENT_NODE_FLAGS }, ...(values.compare ? [{ label: 'with compaction', args: AGENT_NODE_FLAGS.filter((f) => f !== '--no-compact') }] : [])];
+    : [{ label: 'launcher flags', args: AGENT_NODE_FLAGS }, ...(values.compare ? [{ label: 'without compaction', args: [...AGENT_NODE_FLAGS, '--no-compact'] }] : [])];
   const clusters: Soaked[] = [];
   for (const [i, s] of settings.entries()) {
     const snapshotDir = values['heap-snapshots'] ? mkdtempSync(join(tmpdir(), 'warden-soak-heap-')) : undefined;
@@ -273,10 +286,11 @@ await runBenchmark(async () => {
   let nextSwitchover = switchoverEveryMs;
   let nextSample = 0;
   let nextReport = 300_000;
+  let memoryS = soakS;
   const snapshotsAt = values['heap-snapshots'] ? [soakMs / 3, soakMs - 60_000] : [];
   while (elapsedS() * 1000 < soakMs) {
     const now = elapsedS() * 1000;
-    if (now >= nextSample) {
+    if (now >= nextSample && elapsedS() < memoryS) {
       for (const c of clusters) await sample(c, elapsedS());
       nextSample += sampleEveryMs;
     }
@@ -286,16 +300,20 @@ await runBenchmark(async () => {
     }
     if (snapshotsAt.length && now >= snapshotsAt[0]!) {
       snapshotsAt.shift();
+      if (memoryS === soakS) {
+        for (const c of clusters) await sample(c, elapsedS());
+        memoryS = elapsedS();
+      }
       for (const c of clusters) await snapshotHeaps(c);
       progress(`heap snapshots taken at ${fmt(elapsedS() / 60)} min`);
     }
-    if (now >= nextReport) {
+    if (now >= nextReport && elapsedS() < memoryS) {
       for (const c of clusters) progress(`${c.label}: private memory ${[...c.samples].map(([n, xs]) => `${n} ${fmt(xs.at(-1)?.anon ?? Number.NaN)}`).join(', ')} MiB`);
       nextReport += 300_000;
     }
     await sleep(500);
   }
   await Promise.all(clusters.map((c) => new Promise<void>((resolve) => (c.load!.exitCode !== null ? resolve() : c.load!.once('exit', () => resolve())))));
-  for (const c of clusters) await sample(c, elapsedS());
-  report(clusters, soakS);
+  if (memoryS === soakS) for (const c of clusters) await sample(c, elapsedS());
+  report(clusters, soakS, memoryS);
 });

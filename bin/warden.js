@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=1 --v8-pool-size=1 --no-compact
+#!/usr/bin/env -S node --max-semi-space-size=1 --v8-pool-size=1
 // Launcher of the agent: the compiled code when built (installed packages are), else the TypeScript sources through tsx.
 //
 // The shebang's flags cut the idle agent's RSS by ~35 MiB (docs/performance.md) at no
@@ -7,10 +7,10 @@
 // also promotes fewer in-flight requests to the old generation under load: ~1.7 MiB less
 // private memory after the health-check benchmark, req/s and p99 unchanged), and
 // `--v8-pool-size=1` runs one V8 background thread instead of four (each keeps its own
-// malloc arena). `--no-compact` keeps V8 from moving live objects to defragment the old
-// generation: the memory reducer's compacting collections, which follow every burst of work
-// such as a switchover, held the event loop up to 10 ms; without compaction 1-2 ms, for
-// ~1.5 MiB more private memory (docs/performance.md). They apply when this file is executed
+// malloc arena). V8's compaction stays on: without it (`--no-compact`) the memory reducer's
+// pauses after a burst of work were shorter (1-2 ms against up to 10), but a long load of
+// every read endpoint left the old generation fragmented, ~20 MiB more private memory and
+// still climbing after 40 minutes (docs/performance.md). They apply when this file is executed
 // (`warden -c node.yml`, the installed bin); `node bin/warden.js` skips them, so service
 // files that call node themselves should pass them too. Node 20 has no exec() to restart
 // itself with them, and a launcher that ran the agent as a child process would add a process
