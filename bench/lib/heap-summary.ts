@@ -1,5 +1,12 @@
-/** Where a V8 heap snapshot's bytes are: by node type, by constructor or kind, and the largest strings (mostly module sources). */
-export function heapSnapshotSummary(json: string, top = 12): string {
+/** One object of a heap snapshot: its type, its name (a constructor, or a string's text) and its own bytes. */
+interface SnapshotNode {
+  readonly type: string;
+  readonly name: string;
+  readonly size: number;
+}
+
+/** The objects of a V8 heap snapshot (its JSON), one by one. */
+function* snapshotNodes(json: string): Generator<SnapshotNode> {
   const snap = JSON.parse(json) as {
     snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
     nodes: number[];
@@ -9,20 +16,25 @@ export function heapSnapshotSummary(json: string, top = 12): string {
   const width = fields.length;
   const types = snap.snapshot.meta.node_types[0];
   const [iType, iName, iSize] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number];
+  for (let i = 0; i < snap.nodes.length; i += width) {
+    yield { type: types[snap.nodes[i + iType]!]!, name: snap.strings[snap.nodes[i + iName]!]!, size: snap.nodes[i + iSize]! };
+  }
+}
+
+/** Where a V8 heap snapshot's bytes are: by node type, by constructor or kind, and the largest strings (mostly module sources). */
+export function heapSnapshotSummary(json: string, top = 12): string {
   const byType = new Map<string, number>();
   const byName = new Map<string, number>();
   const bigStrings: [number, string][] = [];
   let total = 0;
-  for (let i = 0; i < snap.nodes.length; i += width) {
-    const type = types[snap.nodes[i + iType]!]!;
-    const size = snap.nodes[i + iSize]!;
+  for (const { type, name, size } of snapshotNodes(json)) {
     total += size;
     byType.set(type, (byType.get(type) ?? 0) + size);
     if (type === 'string') {
-      if (size > 16_384) bigStrings.push([size, snap.strings[snap.nodes[i + iName]!]!.slice(0, 70).replace(/\s+/g, ' ')]);
+      if (size > 16_384) bigStrings.push([size, name.slice(0, 70).replace(/\s+/g, ' ')]);
       continue;
     }
-    const key = `${type}: ${snap.strings[snap.nodes[i + iName]!]!.slice(0, 50)}`;
+    const key = `${type}: ${name.slice(0, 50)}`;
     byName.set(key, (byName.get(key) ?? 0) + size);
   }
   const mib = (b: number) => `${(b / 1048576).toFixed(2)} MiB`;
@@ -43,23 +55,13 @@ export interface HeapKind {
 
 /** A heap snapshot's live objects by type and constructor (strings by type only): the figures two snapshots are compared by. */
 export function heapKinds(json: string): Map<string, HeapKind> {
-  const snap = JSON.parse(json) as {
-    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
-    nodes: number[];
-    strings: string[];
-  };
-  const fields = snap.snapshot.meta.node_fields;
-  const width = fields.length;
-  const types = snap.snapshot.meta.node_types[0];
-  const [iType, iName, iSize] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number];
   const kinds = new Map<string, { count: number; bytes: number }>();
-  for (let i = 0; i < snap.nodes.length; i += width) {
-    const type = types[snap.nodes[i + iType]!]!;
+  for (const { type, name, size } of snapshotNodes(json)) {
     // A string's name is its text: grouped by type, or every distinct text would be a kind.
-    const key = type === 'string' || type === 'concatenated string' || type === 'sliced string' ? type : `${type}: ${snap.strings[snap.nodes[i + iName]!]!.slice(0, 50)}`;
+    const key = type === 'string' || type === 'concatenated string' || type === 'sliced string' ? type : `${type}: ${name.slice(0, 50)}`;
     const k = kinds.get(key) ?? { count: 0, bytes: 0 };
     k.count++;
-    k.bytes += snap.nodes[i + iSize]!;
+    k.bytes += size;
     kinds.set(key, k);
   }
   return kinds;
