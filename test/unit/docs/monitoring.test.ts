@@ -3,7 +3,8 @@
 // the bundled collector definitions, not from a list kept by hand).
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
@@ -126,6 +127,53 @@ describe('monitoring: alert rules and Grafana dashboard', function () {
     const named = new Set(rules.flatMap((r) => metricNames(r.expr)));
     expect([...named].some((n) => n.startsWith('svc_'))).to.equal(true);
     expect([...named].some((n) => n.startsWith('db_'))).to.equal(true);
+  });
+
+  it("promtool: an agent's memory alert fires after an hour over 256 MiB, named after the agent, and never for the exporter", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warden-rules-'));
+    try {
+      const agent = (instance: string, name: string, bytes: number) => [
+        { series: `process_private_memory_bytes{job="warden",instance="${instance}"}`, values: `${bytes}x90` },
+        { series: `svc_version{job="warden",instance="${instance}",scope="demo",name="${name}"}`, values: '10000x90' },
+      ];
+      const tests = {
+        rule_files: [RULES],
+        evaluation_interval: '1m',
+        tests: [
+          {
+            interval: '1m',
+            input_series: [
+              ...agent('pg1:8008', 'pg1', 300e6),
+              ...agent('pg2:8008', 'pg2', 30e6),
+              // The exporter's process metrics carry the same name, without an agent beside them.
+              { series: 'process_private_memory_bytes{job="warden-exporter",instance="pg1:9630"}', values: '300000000x90' },
+            ],
+            alert_rule_test: [
+              { eval_time: '59m', alertname: 'WardenAgentMemoryHigh', exp_alerts: [] },
+              {
+                eval_time: '61m',
+                alertname: 'WardenAgentMemoryHigh',
+                exp_alerts: [
+                  {
+                    exp_labels: { severity: 'warning', job: 'warden', instance: 'pg1:8008', scope: 'demo', name: 'pg1' },
+                    exp_annotations: {
+                      summary: 'Agent pg1 (demo) holds 286.1MiB of private memory',
+                      description: "An agent holds 20-40 MiB; one that keeps growing has a leak. See the runbook 'An agent's memory grows'.",
+                    },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      };
+      const file = join(dir, 'memory-alert.test.yml');
+      writeFileSync(file, YAML.stringify(tests));
+      const r = spawnSync('promtool', ['test', 'rules', file], { encoding: 'utf8' });
+      expect(r.status, r.stdout + r.stderr).to.equal(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the dashboard is valid JSON whose every query names only exposed metrics', () => {
