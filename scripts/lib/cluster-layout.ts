@@ -64,6 +64,8 @@ export interface ClusterLayout {
   readonly hooks?: Readonly<Partial<Record<'pre_promote' | 'before_stop', string>>>;
   /** `bootstrap.post_bootstrap` of every node; `{name}` becomes the node's name. */
   readonly postBootstrap?: string;
+  /** `log.level` of every node; default the agent's own (info). */
+  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }
 
 /** Demo defaults: etcd 2379, APIs 8008-8010, PostgreSQL 15432-15434, each overridable. */
@@ -157,6 +159,7 @@ export function nodeYaml(layout: ClusterLayout, node: NodeLayout, extra: { tags?
     // Only the node's own tags: defaults written out would show in every `list` as a Tags column that says nothing.
     tags: { ...(node.tags ?? {}), ...(extra.tags ?? {}) },
     watchdog: { mode: 'off' },
+    ...(layout.logLevel ? { log: { level: layout.logLevel } } : {}),
     // Inside the cluster's folder, so the runner finds the fencer's PID file and stops it too.
     fencer: { socket: fencerSocketPath(layout, node.name) },
   });

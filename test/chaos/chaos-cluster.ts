@@ -22,6 +22,11 @@ export interface LabHosts {
   readonly nodes: readonly LabHost[];
 }
 
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+const envLevel = process.env['WARDEN_CHAOS_LOG_LEVEL'];
+const logLevel = LOG_LEVELS.find((l) => l === envLevel);
+if (envLevel !== undefined && logLevel === undefined) throw new Error(`WARDEN_CHAOS_LOG_LEVEL=${envLevel}: expected one of ${LOG_LEVELS.join(', ')}`);
+
 /** A ClusterRunner whose etcd and nodes live in the lab's namespaces, in a temp folder. */
 export function chaosRunner(hosts: LabHosts, dir = mkdtempSync(join(tmpdir(), 'warden-chaos-'))): ClusterRunner {
   chmodSync(dir, 0o755);
@@ -38,6 +43,8 @@ export function chaosRunner(hosts: LabHosts, dir = mkdtempSync(join(tmpdir(), 'w
     // Small servers: three of them and the writers share two cores.
     dbParameters: { shared_buffers: '32MB', max_connections: 40, wal_keep_size: '256MB' },
     binDir: '/usr/lib/postgresql/15/bin',
+    // WARDEN_CHAOS_LOG_LEVEL=debug: every renewal and read in the logs, to follow a rare failure.
+    ...(logLevel ? { logLevel } : {}),
   };
   return new ClusterRunner(layout);
 }
