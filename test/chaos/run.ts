@@ -2,7 +2,9 @@
  * The chaos suite on real processes: `npm run test:chaos` runs every scenario in asynchronous
  * mode and the data-safety ones again in synchronous and in quorum mode, then prints a table of figures;
  * `-- --quick` runs the short subset `npm test` runs; `-- --only "agent frozen;..."` picks
- * scenarios (`--sync` or `--quorum` with it: in that mode only). Exit code 1 when a check failed.
+ * scenarios (`--sync` or `--quorum` with it: in that mode only); `--keep` keeps the cluster's
+ * folder (logs) of a run that passed; `WARDEN_CHAOS_LOG_LEVEL=debug` sets the agents' log level.
+ * Exit code 1 when a check failed.
  *
  * It runs in two steps: this process (in the machine's own namespace) builds the lab of
  * network namespaces, then runs itself with `--inner` inside the lab's client namespace,
