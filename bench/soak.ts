@@ -35,10 +35,11 @@ import type { ClusterRunner } from '../scripts/lib/cluster-runner.js';
 import { sleep, waitFor } from '../scripts/lib/processes.js';
 import { DEMO_DCS, startBenchCluster } from './lib/bench-cluster.js';
 import { onCleanup, runBenchmark } from './lib/cleanup.js';
-import { H2LOAD, h2loadInstalled } from './lib/h2load.js';
+import { H2LOAD, h2loadInstalled, h2loadSummary } from './lib/h2load.js';
 import { heapGrowth, heapKinds, type HeapKind } from './lib/heap-summary.js';
 import { fmt, printRuns, progress } from './lib/report.js';
 import { rssSplitMiB } from './lib/rss.js';
+import { mean } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -184,12 +185,11 @@ async function snapshotHeaps(c: Soaked): Promise<void> {
 
 /** Least-squares slope of `ys` over `xs`, per unit of x. */
 function slope(xs: readonly number[], ys: readonly number[]): number {
-  const n = xs.length;
-  const mx = xs.reduce((a, b) => a + b, 0) / n;
-  const my = ys.reduce((a, b) => a + b, 0) / n;
+  const mx = mean(xs);
+  const my = mean(ys);
   let num = 0;
   let den = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < xs.length; i++) {
     num += (xs[i]! - mx) * (ys[i]! - my);
     den += (xs[i]! - mx) ** 2;
   }
@@ -225,9 +225,13 @@ function report(clusters: readonly Soaked[], soakS: number, memoryS: number): vo
   }
   printRuns(`Agents' private memory (RssAnon) over ${memoryS < soakS ? `the first ${fmt(memoryS / 60)} min of ` : ''}a ${fmt(soakS / 60)}-minute soak: load on one agent, a switchover every ${fmt(switchoverEveryMs / 1000)} s`, head, rows);
   const loadRows = clusters.map((c) => {
-    const m = /requests: (\d+) total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(c.loadOutput);
-    const rate = /finished in ([\d.]+)s, ([\d.]+) req\/s/.exec(c.loadOutput);
-    return [c.label, m ? Number(m[1]) : '-', rate ? Number(rate[2]) : '-', m ? `${m[4]} / ${m[5]}` : '-', `${c.switchovers}`, c.failedSwitchovers.length ? `${c.failedSwitchovers.length}: ${c.failedSwitchovers.slice(0, 2).join('; ')}` : '0'];
+    let h: ReturnType<typeof h2loadSummary> | undefined;
+    try {
+      h = h2loadSummary(c.loadOutput);
+    } catch {
+      h = undefined;
+    }
+    return [c.label, h ? h.total : '-', h ? h.reqPerSec : '-', h ? `${h.errored} / ${h.timeout}` : '-', `${c.switchovers}`, c.failedSwitchovers.length ? `${c.failedSwitchovers.length}: ${c.failedSwitchovers.slice(0, 2).join('; ')}` : '0'];
   });
   if (clusters.some((c) => [...c.heaps.values()].some((h) => h.length === 2))) {
     const kib = (b: number) => `${fmt(b / 1024)} KiB`;

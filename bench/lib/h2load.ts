@@ -16,11 +16,12 @@ export function h2loadInstalled(): boolean {
   return existsSync(H2LOAD);
 }
 
-/** The figures h2load prints at its end that the per-request log does not hold. */
-function summary(stdout: string): { errored: number; timeout: number } {
-  const m = /requests: \d+ total, \d+ started, \d+ done, \d+ succeeded, \d+ failed, (\d+) errored, (\d+) timeout/.exec(stdout);
+/** The figures h2load prints at its end: requests sent, errored and timed out, and its requests per second. */
+export function h2loadSummary(stdout: string): { total: number; errored: number; timeout: number; reqPerSec: number } {
+  const m = /requests: (\d+) total, \d+ started, \d+ done, \d+ succeeded, \d+ failed, (\d+) errored, (\d+) timeout/.exec(stdout);
   if (!m) throw new Error(`h2load printed no summary: ${stdout.slice(0, 500)}`);
-  return { errored: Number(m[1]), timeout: Number(m[2]) };
+  const rate = /finished in [\d.]+s, ([\d.]+) req\/s/.exec(stdout);
+  return { total: Number(m[1]), errored: Number(m[2]), timeout: Number(m[3]), reqPerSec: rate ? Number(rate[1]) : Number.NaN };
 }
 
 /** Runs h2load with `args` plus a per-request log; the log's rows (start µs since the epoch, status, µs to the end of the answer) and h2load's output. */
@@ -69,7 +70,7 @@ export async function keepAliveLoad(
     sampler?.stop();
   }
   const cpuAfter = pid === undefined ? undefined : cpuTimeMs(pid);
-  const s = summary(out.stdout);
+  const s = h2loadSummary(out.stdout);
   // Sorted once, fastest first: the percentiles and the slowest answers both read it.
   const answered = out.rows.filter((r) => r.status > 0).sort((a, b) => a.us - b.us);
   const lat = answered.map((r) => r.us / 1000);

@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import type { LOG_LEVELS } from '../../src/app/agent/local-config-schema.js';
 
 /** One node of a local cluster: member name and ports (on loopback unless `host` says otherwise). */
 export interface NodeLayout {
@@ -65,7 +66,7 @@ export interface ClusterLayout {
   /** `bootstrap.post_bootstrap` of every node; `{name}` becomes the node's name. */
   readonly postBootstrap?: string;
   /** `log.level` of every node; default the agent's own (info). */
-  readonly logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  readonly logLevel?: (typeof LOG_LEVELS)[number];
 }
 
 /** Demo defaults: etcd 2379, APIs 8008-8010, PostgreSQL 15432-15434, each overridable. */

@@ -11,6 +11,7 @@ import { ClusterRunner } from '../../scripts/lib/cluster-runner.js';
 import { isAlive, sleep, waitFor } from '../../scripts/lib/processes.js';
 import type { LabHost } from './lab.js';
 import { connect, type NodeAddress } from './observers.js';
+import { LOG_LEVELS } from '../../src/app/agent/local-config-schema.js';
 
 /** Timings of the measurements the suite reproduces: ttl 20, loop_wait 2, retry_timeout 5. */
 export const CHAOS_DCS = { ttl: 20, loop_wait: 2, retry_timeout: 5, maximum_lag_on_failover: 1048576, db: { use_pg_rewind: true, use_slots: true, parameters: {} } };
@@ -22,7 +23,6 @@ export interface LabHosts {
   readonly nodes: readonly LabHost[];
 }
 
-const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 const envLevel = process.env['WARDEN_CHAOS_LOG_LEVEL'];
 const logLevel = LOG_LEVELS.find((l) => l === envLevel);
 if (envLevel !== undefined && logLevel === undefined) throw new Error(`WARDEN_CHAOS_LOG_LEVEL=${envLevel}: expected one of ${LOG_LEVELS.join(', ')}`);
