@@ -15,6 +15,7 @@ import { addresses, api, etcdLeaderMember, hold, idsOn, settledRowDigests, signa
 import { firstAckElsewhere, lastAckOf, longestWriteGap, longestWriteGapMs, lostAcks, untrustworthyHealthy, writableOverlapMs, type Ack } from './checks.js';
 import { FrozenProcesses, freezerAvailable } from '../support/frozen-processes.js';
 import { cutHost, healHost, lossyHost, type LabHost } from './lab.js';
+import { clusterPrefix } from '../../src/adapters/cluster-store/keys.js';
 import { HealthWatch, LeaderKeyWatch, NodeWriter, WRITER_QUERY_TIMEOUT_MS } from './observers.js';
 
 /** Replication mode a scenario runs in: asynchronous, synchronous (one synchronous standby), or quorum (ANY 1 of the replicas). */
@@ -637,6 +638,98 @@ const agentFrozen: Fault = async (ctx, primary) => {
   return { faultAt, healAt: Date.now() };
 };
 
+/** POSTs `body` to etcd's JSON gateway at `path`, on the first member that answers. */
+async function etcdGateway(ctx: ChaosContext, path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  let last: unknown = null;
+  for (const m of ctx.etcd) {
+    try {
+      const r = await fetch(`http://${m.ip}:${ctx.runner.layout.etcdClientPort}${path}`, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(2000) });
+      const doc = (await r.json()) as Record<string, unknown>;
+      if (r.ok) return doc;
+      last = new Error(`${path} answered ${r.status}: ${JSON.stringify(doc)}`);
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last instanceof Error ? last : new Error(`no etcd member answered ${path}`);
+}
+
+/**
+ * Revokes, as `etcdctl lease revoke` does, the lease of the leader key (`which` 'leader'), or
+ * every lease (`which` 'every', what an etcd raft leader that resumed after a freeze longer than
+ * the TTLs does, etcd issue 15247). Returns the leases revoked.
+ */
+async function revokeLeases(ctx: ChaosContext, which: 'leader' | 'every'): Promise<string[]> {
+  let ids: string[];
+  if (which === 'leader') {
+    const key = Buffer.from(`${clusterPrefix('/service', ctx.runner.layout.scope)}leader`).toString('base64');
+    const doc = (await etcdGateway(ctx, '/v3/kv/range', { key })) as { kvs?: { lease?: string }[] };
+    ids = (doc.kvs ?? []).map((kv) => kv.lease ?? '0').filter((id) => id !== '0');
+  } else {
+    const doc = (await etcdGateway(ctx, '/v3/lease/leases', {})) as { leases?: { ID: string }[] };
+    ids = (doc.leases ?? []).map((l) => l.ID);
+  }
+  for (const ID of ids) await etcdGateway(ctx, '/v3/lease/revoke', { ID });
+  return ids;
+}
+
+/**
+ * The leader key's lease is revoked while every agent runs (an operator's `etcdctl lease
+ * revoke`): the leader key and the primary's member key vanish together, its server still
+ * writable. The others must not promote while it answers as a primary: it takes its key back,
+ * no failover, no second writable primary.
+ */
+const leaderLeaseRevoked: Fault = async (ctx, primary, obs) => {
+  const faultAt = Date.now();
+  const ids = await revokeLeases(ctx, 'leader');
+  await hold(8000);
+  const healAt = Date.now();
+  const failures: string[] = [];
+  if (ids.length === 0) failures.push('the leader key had no lease to revoke');
+  // The key leaves the primary with its lease; it must come back to it, and no other node may take writes meanwhile.
+  const holders = obs.leader.changes.filter((c) => c.at >= faultAt).map((c) => c.leader ?? '(none)');
+  const holder = obs.leader.changes.at(-1)?.leader ?? null;
+  const elsewhere = firstAckElsewhere(obs.acks(), primary, faultAt);
+  if (elsewhere !== null) failures.push(`${elsewhere.node} acknowledged a write after the primary's lease was revoked while it ran`);
+  if (holder !== primary) failures.push(`the leader key names ${holder ?? 'nobody'} at the end, not the primary ${primary}`);
+  const longest = longestWriteGap(obs.acks().filter((a) => a.node === primary), faultAt, healAt);
+  return { faultAt, healAt, failures, notes: [`revoked lease ${ids.join(', ')} of the leader key; the key then named ${holders.join(' -> ') || 'no change seen'}; ${primary}'s longest write gap ${longest.ms} ms`] };
+};
+
+/**
+ * The primary's agent is frozen (SIGSTOP) and then every lease is revoked at once, as an etcd
+ * raft leader that resumes after a freeze longer than the TTLs does: the leader key goes while
+ * nothing on that node can answer the others or step down. Its fencer, watching the key, must
+ * stop PostgreSQL before another node promotes; the agent is thawed once another node writes.
+ */
+const leasesRevokedAgentFrozen: Fault = async (ctx, primary, obs) => {
+  const pid = ctx.runner.agentPid(primary);
+  signal(pid, 'SIGSTOP');
+  let ids: string[] = [];
+  let faultAt = Date.now();
+  let next: number | null = null;
+  try {
+    // The agent's last renewal must not be older than the freeze: the fencer's deadline alone would stop it later.
+    await hold(500);
+    faultAt = Date.now();
+    ids = await revokeLeases(ctx, 'every');
+    next = await newPrimaryWrites(obs, primary, faultAt, 60_000);
+    await hold(3000);
+  } finally {
+    signal(pid, 'SIGCONT');
+  }
+  const healAt = Date.now();
+  const fenced = (await fencerLinesSince(ctx, primary, faultAt)).find((l) => l.includes('while the agent holds its lock'));
+  const lastOld = lastAckOf(obs.acks(), primary);
+  const failures: string[] = [];
+  if (!fenced) failures.push(`${primary}'s fencer did not stop its server for the lost key`);
+  if (next === null) failures.push('no other node acknowledged a write within 60 s');
+  const notes = [
+    `froze ${primary}'s agent, revoked ${ids.length} leases; ${primary}'s last write ${lastOld === null ? 'none' : `${lastOld.at - faultAt} ms`} and another node's first ${next === null ? 'never' : `${next - faultAt} ms`} after the revoke`,
+  ];
+  return { faultAt, healAt, failures, notes };
+};
+
 /** The primary loses etcd and the other nodes (clients still reach it) until another node writes, plus a few seconds. */
 const primaryPartitioned: Fault = async (ctx, primary, obs) => {
   const host = hostOf(ctx, primary);
@@ -936,6 +1029,8 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
   'one etcd member stopped': oneEtcdMemberStopped,
   'etcd raft leader frozen': etcdLeaderFrozen,
   'etcd raft leader isolated': etcdLeaderIsolated,
+  'leader lease revoked': leaderLeaseRevoked,
+  'every lease revoked, primary agent frozen': leasesRevokedAgentFrozen,
   'two etcd members stopped, failsafe off': etcdQuorumLost('two', false),
   'two etcd members stopped, failsafe on': etcdQuorumLost('two', true),
   'etcd stopped, failsafe off': etcdQuorumLost('all', false),
@@ -949,7 +1044,7 @@ export const SCENARIOS: Readonly<Record<string, Fault>> = {
 };
 
 /** Scenarios repeated in synchronous mode (none may lose an acknowledged write). */
-export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'standby cut from the nodes, then the primary lost', 'primary links lossy', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed', 'switchover, candidate frozen', 'switchover, old primary frozen'];
+export const SYNC_SCENARIOS = ['primary partitioned', 'agent frozen', 'leader lease revoked', 'every lease revoked, primary agent frozen', 'agent and postmaster killed', 'primary postmaster killed', 'primary PostgreSQL frozen', 'primary PostgreSQL stuck in I/O', 'standby PostgreSQL frozen', 'standby partitioned', 'standby cut from the nodes, then the primary lost', 'primary links lossy', 'repeated switchovers', 'switchover, candidate killed', 'switchover, old primary killed', 'switchover, candidate frozen', 'switchover, old primary frozen'];
 
 /** The short subset `npm test` runs. */
 export const QUICK_SCENARIOS = ['agent killed', 'replica stalled, then the agent killed (quorum)', 'agent frozen', 'primary PostgreSQL frozen', 'one etcd member stopped'];

@@ -77,8 +77,16 @@ export const EVENT_WEIGHTS_V14 = { ...EVENT_WEIGHTS_V13, trapPromotion: 2 } as c
  */
 export const EVENT_WEIGHTS_V16 = { ...EVENT_WEIGHTS_V14, cutFromNodes: 2, healNodes: 3 } as const;
 
+/**
+ * The events of fault model v17: every earlier one, and leases revoked before their time while
+ * their agents run: the leader's alone (an operator's `etcdctl lease revoke`), or every lease
+ * at once (an etcd raft leader resumed after a freeze longer than the TTLs, etcd issue 15247).
+ * The leader key and the old leader's member key go together, its server still writable.
+ */
+export const EVENT_WEIGHTS_V17 = { ...EVENT_WEIGHTS_V16, revokeLeases: 1 } as const;
+
 /** Name of an event kind. */
-export type EventKind = keyof typeof EVENT_WEIGHTS_V16;
+export type EventKind = keyof typeof EVENT_WEIGHTS_V17;
 
 /**
  * The faults that hit a bootstrap in fault model v11 (while initdb, the start and the
@@ -131,19 +139,21 @@ export const EVENT_WEIGHTS_V1: Partial<Record<EventKind, number>> = Object.fromE
  * also agents killed in the middle of a promotion (EVENT_WEIGHTS_V14); `v15` also a client
  * commit on the trapped server once writable, just before its agent is killed (acknowledged by
  * it alone: only that server holds it); `v16` also nodes cut off from the other nodes while
- * they reach the DCS (EVENT_WEIGHTS_V16).
+ * they reach the DCS (EVENT_WEIGHTS_V16); `v17` also leases revoked before their time
+ * (EVENT_WEIGHTS_V17).
  */
-export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13' | 'v14' | 'v15' | 'v16';
+export type FaultModel = 'v1' | 'v2' | 'v3' | 'v4' | 'v5' | 'v6' | 'v7' | 'v8' | 'v9' | 'v10' | 'v11' | 'v12' | 'v13' | 'v14' | 'v15' | 'v16' | 'v17';
 
 /** Every fault model, oldest first. */
-export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13', 'v14', 'v15', 'v16'];
+export const FAULT_MODELS: readonly FaultModel[] = ['v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'v10', 'v11', 'v12', 'v13', 'v14', 'v15', 'v16', 'v17'];
 
 /** The fault model of new schedules. */
-export const CURRENT_FAULT_MODEL: FaultModel = 'v16';
+export const CURRENT_FAULT_MODEL: FaultModel = 'v17';
 
 /** The event weights of `model`. */
 function weightsOf(model: FaultModel): Partial<Record<EventKind, number>> {
   if (model === 'v1') return EVENT_WEIGHTS_V1;
+  if (model === 'v17') return EVENT_WEIGHTS_V17;
   if (model === 'v16') return EVENT_WEIGHTS_V16;
   if (model === 'v14' || model === 'v15') return EVENT_WEIGHTS_V14;
   if (model === 'v13') return EVENT_WEIGHTS_V13;
@@ -307,6 +317,14 @@ export async function applyRandomEvent(
       sim.store.setReachable(true);
       faults.dcsDown = false;
       return 'DCS up';
+    case 'revokeLeases': {
+      if (rnd.chance(0.5)) {
+        const holder = sim.leaderKey();
+        return sim.store.revokeLeasesEarly('leader') ? `the leader ${holder}'s lease revoked (its agent still runs)` : 'revoke the leader\'s lease: no leader key';
+      }
+      sim.store.revokeLeasesEarly();
+      return 'every lease revoked at once (a resumed etcd raft leader)';
+    }
     case 'quorumLost':
       sim.store.setWritable(false);
       return 'etcd loses its quorum (reads answered, writes not)';

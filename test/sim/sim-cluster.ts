@@ -157,7 +157,17 @@ export class SimNode {
     // Its watch reports take a moment on the way, which its progress answers (sent at once) overtake.
     this.dcs.client.eventDelayMs = this.options.progressDistrusted ? DISTRUSTED_EVENT_DELAY_MS : 0;
     this.watchdog = new FakeWatchdog({ usable: this.options.watchdogUsable ?? true, clock: this.sim.clock });
-    this.fencer ??= new SimFencer(this.sim.clock, this.db, SAFETY_MARGIN_MS, (server, release) => this.sim.afterFenceOf(this.name, server, release));
+    this.fencer ??= new SimFencer(
+      this.sim.clock,
+      this.db,
+      SAFETY_MARGIN_MS,
+      (server, release) => this.sim.afterFenceOf(this.name, server, release),
+      this.name,
+      () => (this.dcsLinkUp && this.sim.store.reachable ? this.sim.leaderKey() : undefined),
+      (listener) => new InMemoryKeyValue(this.sim.store, { clientId: `fencer-watch-${this.name}` }).watch((key, value) => {
+        if (key === 'leader' && this.dcsLinkUp) listener(value);
+      }),
+    );
     const db = freezable(killable<Database>(this.db, dead, () => new Error(`${this.name}: agent process is dead`)), gate);
     const watchdog = freezable(killable<Watchdog>(this.watchdog, dead, () => new Error(`${this.name}: agent process is dead`)), gate);
     const clock = this.sim.clock;

@@ -7,9 +7,18 @@ import type { Fencer, FencerStatus } from '../../src/ports/fencer.js';
 const CHECK_MS = 1000;
 
 /**
+ * How long the leader key may show another holder or none while a lock is guarded before the
+ * database is stopped (the real fencer: 500 ms, a quarter of the 2 s the race waits for a former
+ * leader that does not answer; the simulated race waits 500 ms).
+ */
+const KEY_LOST_GRACE_MS = 125;
+
+/**
  * The fencer of one simulated machine, modelled on the real one: a process of its own (it runs
  * while the agent is frozen), that stops the database when the lease deadline minus the safety
- * margin passes without renewal, and at once when the agent dies (releasing the lock it held).
+ * margin passes without renewal, and at once when the agent dies (releasing the lock it held),
+ * and when the leader key it watches stops naming its member while it guards a lock and the
+ * agent does nothing about it (a lease revoked before its time under a frozen agent).
  * It dies with the machine.
  */
 export class SimFencer implements Fencer {
@@ -29,8 +38,28 @@ export class SimFencer implements Fencer {
      * never happened (see undoUnfinishedPromotion), then, for a dead agent, releases its lock.
      */
     private readonly afterFence: (server: StoppedServer, release: boolean) => Promise<void>,
+    /** Its member's name, and who the leader key names now as this machine sees the DCS (undefined: cut off). */
+    private readonly member: string = '',
+    private readonly leaderNow: () => string | null | undefined = () => undefined,
+    /** Subscribes to the leader key's changes (null: deleted) as this machine's link to the DCS delivers them. */
+    watchLeader?: (listener: (holder: string | null) => void) => () => void,
   ) {
+    this.unwatch = watchLeader?.((holder) => this.leaderKeyChanged(holder)) ?? null;
     void this.loop();
+  }
+
+  private readonly unwatch: (() => void) | null;
+
+  /** A change of the leader key seen while a lock is guarded: one that leaves it not this member's stops the database after the grace, unless the agent took it back. */
+  private leaderKeyChanged(holder: string | null): void {
+    if (!this.running || this.deadline === null || holder === this.member) return;
+    void this.clock.sleep(KEY_LOST_GRACE_MS).then(() => {
+      if (!this.running || this.deadline === null) return;
+      const now = this.leaderNow();
+      if (now === undefined || now === this.member) return;
+      this.stop(true);
+      void this.afterFence(this.stoppedServer(), false);
+    });
   }
 
   async attach(): Promise<boolean> {
@@ -69,6 +98,7 @@ export class SimFencer implements Fencer {
   /** The machine dies: the fencer with it. */
   die(): void {
     this.running = false;
+    this.unwatch?.();
   }
 
   /** What pg_control and pg_wal would say of the stopped server. */

@@ -142,7 +142,7 @@ export async function runSchedule(seed: number, opts: ScheduleOptions = {}): Pro
   const config: Record<string, unknown> = { ...randomConfig(rnd, quick), ...(standby ? { standby_cluster: { host: 'remote', port: 5432 } } : {}) };
   // v11 draws as v10 does, and adds the post_bootstrap script; v12 as v11, and adds distrusted progress answers; v13 as
   // v12, and adds etcd quorum losses to the events.
-  const v12 = model === 'v12' || model === 'v13' || model === 'v14' || model === 'v15' || model === 'v16';
+  const v12 = model === 'v12' || model === 'v13' || model === 'v14' || model === 'v15' || model === 'v16' || model === 'v17';
   const v11 = model === 'v11' || v12;
   const v10 = model === 'v10' || v11;
   const tags = model === 'v3' || model === 'v4' || model === 'v5' || model === 'v6' || v10 ? randomTags(seed, names, v10) : {};

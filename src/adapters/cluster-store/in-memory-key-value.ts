@@ -168,6 +168,24 @@ export class InMemoryKeyValueSpace {
     this.dropLease(id);
   }
 
+  /**
+   * Revokes, at once, the lease `absoluteKey` sits on (an operator's `etcdctl lease revoke`),
+   * or with no key every lease (an etcd raft leader resumed after a freeze longer than the
+   * TTLs revokes every lease it counted as expired, etcd issue 15247): their keys go, in one
+   * revision per lease. False when there was no such lease. Works while the store has no leader too.
+   */
+  revokeLeasesEarly(absoluteKey?: string): boolean {
+    if (absoluteKey === undefined) {
+      const ids = [...this.leases.keys()];
+      for (const id of ids) this.dropLease(id);
+      return ids.length > 0;
+    }
+    const id = this.keys.get(absoluteKey)?.lease ?? null;
+    if (id === null || !this.leases.has(id)) return false;
+    this.dropLease(id);
+    return true;
+  }
+
   /** @internal */
   range(prefix: string): Map<string, DcsEntry> {
     this.expireLeases();

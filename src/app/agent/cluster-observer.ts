@@ -8,6 +8,12 @@ import type { AgentMemory } from './agent-memory.js';
 import { describe } from './action-runner.js';
 import { RepeatedFailures } from './repeated-failures.js';
 
+/** The last holder of the leader key and its API address. */
+export interface FormerLeader {
+  readonly name: string;
+  readonly apiUrl: string;
+}
+
 /** The cluster as this agent last saw it. */
 export interface ClusterObservation {
   /** The last successful view; null before the first read. */
@@ -32,6 +38,8 @@ export class ClusterObserver {
   /** The stored configuration as last read whole. */
   private lastReadable: RawConfig | null = null;
   private lastLeader: string | null | undefined = undefined;
+  /** The last leader seen with an API address, while no later view showed another. */
+  private leaderSeen: FormerLeader | null = null;
   private readonly failures: RepeatedFailures;
 
   constructor(
@@ -49,6 +57,16 @@ export class ClusterObserver {
   /** The latest observation. */
   get current(): ClusterObservation {
     return this.view;
+  }
+
+  /**
+   * The member that held the leader key when this agent last saw it held, while the key is
+   * free: its lease may have ended before its time (revoked by an operator, or by an etcd
+   * raft leader that resumed after a freeze), taking its member key along while its server
+   * still writes. The race asks it too. Null while a leader holds the key, or none was seen.
+   */
+  get formerLeader(): FormerLeader | null {
+    return this.view.cluster?.leader ? null : this.leaderSeen;
   }
 
   /** The cluster view, or an empty one before the first read. */
@@ -118,6 +136,12 @@ export class ClusterObserver {
 
   private trackLeader(cluster: Cluster): void {
     const leader = cluster.leader?.name ?? null;
+    if (leader !== null) {
+      const apiUrl = cluster.members.find((m) => m.name === leader)?.apiUrl;
+      // A leader whose member key is not there yet keeps the address last seen for it.
+      if (apiUrl) this.leaderSeen = { name: leader, apiUrl };
+      else if (this.leaderSeen?.name !== leader) this.leaderSeen = null;
+    }
     if (leader === this.lastLeader) return;
     if (this.lastLeader !== undefined) this.metrics?.leaderChanged(leader);
     this.lastLeader = leader;

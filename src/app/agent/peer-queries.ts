@@ -6,19 +6,22 @@ import type { PeerApi } from '../../ports/peer-api.js';
  * Who to ask during a race: every other member, plus every node of the failsafe key, whose
  * member key may have expired while it keeps running as primary on a lock failsafe extended.
  * Failsafe mode does not decide it: turned off, it does not end a lock already extended (the
- * leader empties the key once it holds its lock through the DCS again).
+ * leader empties the key once it holds its lock through the DCS again). Plus the last leader
+ * this node saw (`former`) when its member key is gone: a lease revoked before its time takes
+ * the leader key and the member key together while that primary still writes, and its answer
+ * stops the race.
  */
-export function peerTargets(cluster: Cluster, me: string): Map<string, string> {
+export function peerTargets(cluster: Cluster, me: string, former: { readonly name: string; readonly apiUrl: string } | null = null): Map<string, string> {
   const out = new Map<string, string>();
   for (const m of cluster.members) if (m.name !== me && m.apiUrl) out.set(m.name, m.apiUrl);
   for (const [name, apiUrl] of Object.entries(cluster.failsafe ?? {})) if (name !== me && !out.has(name)) out.set(name, apiUrl);
+  if (former !== null && former.name !== me && !out.has(former.name)) out.set(former.name, former.apiUrl);
   return out;
 }
 
 /**
  * The answers of peers asked early, for `targets`; null unless every target was asked at the
- * same address. Members that left meanwhile (a dead leader's member key expires with its lock)
- * are dropped from the answers.
+ * same address. Members that left meanwhile and are no target now are dropped from the answers.
  */
 export async function answersFor(early: EarlyPeers | null, targets: ReadonlyMap<string, string>): Promise<Map<string, NodeStatus | null> | null> {
   if (early === null) return null;

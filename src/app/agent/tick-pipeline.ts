@@ -306,7 +306,7 @@ export class TickPipeline {
     let d = decide(current);
     for (let round = 0; round < 2 && d.need !== null; round++) {
       if (d.need === 'peers' && current.peers === null) {
-        const targets = peerTargets(current.cluster, current.node.name);
+        const targets = peerTargets(current.cluster, current.node.name, this.parts.cluster.formerLeader);
         const early = this.early;
         this.early = null;
         // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us: probed
@@ -335,7 +335,7 @@ export class TickPipeline {
     this.peersWanted = false;
     const view = this.parts.cluster.current;
     if (this.parts.lease.deadline !== null || view.cluster === null) return;
-    const targets = peerTargets(view.cluster, this.parts.settings.current.node.name);
+    const targets = peerTargets(view.cluster, this.parts.settings.current.node.name, this.parts.cluster.formerLeader);
     this.early = { targets, statuses: gatherPeerStatuses(this.ports.peers, targets, this.options.peerTimeoutMs) };
   }
 

@@ -31,11 +31,26 @@ export interface FenceKeeperDeps {
    * the key and telling the fencer. Never throws.
    */
   readonly leaderIsMine?: () => Promise<boolean>;
+  /** This member's name: the holder etcd's leader key must show while a lock is guarded. */
+  readonly member?: string;
+  /**
+   * Who etcd's leader key names now, by a read (null: nobody; undefined: cannot tell). Asked
+   * before a fence for a key the watch showed lost, in case the watch was behind. Never throws.
+   */
+  readonly leaderHolder?: () => Promise<string | null | undefined>;
   /** Ms before the lease deadline at which PostgreSQL is stopped (`watchdog.safety_margin`). */
   readonly safetyMarginMs: number;
   /** Hears every fencing stop: why, how long it took, whether PostgreSQL is down. */
   readonly fenced?: (reason: string, durationMs: number, stopped: boolean) => void;
 }
+
+/**
+ * How long etcd's leader key may show another holder or none, while the agent reports a lock,
+ * before PostgreSQL is stopped: an agent that runs takes its key back or steps down within
+ * moments. Well under the time the other members wait for a former leader's answer in a race
+ * (2 s), so that a primary whose agent is frozen is down before they give up on it.
+ */
+export const KEY_LOST_GRACE_MS = 500;
 
 /** What the keeper is doing, for its log and its agent. */
 export type KeeperState = 'idle' | 'guarding' | 'fenced';
@@ -62,6 +77,14 @@ export class FenceKeeper {
   private handedOver = false;
   /** The timeout the watchdog device was armed with (ms); null while it is not armed. */
   private watchdogTimeoutMs: number | null = null;
+  /** When the guarded lock began (the first deadline after none). */
+  private guardedSince: number | null = null;
+  /** Who etcd's leader key named at its last change the watch showed, and when; null: not known (no change seen, or the watch reconnected). */
+  private keyHolder: { readonly name: string | null; readonly at: number } | null = null;
+  /** A read of the leader key is in flight (checks run every 100 ms; a slow etcd must not pile reads up). */
+  private readingKey = false;
+  /** When a read of the key last could not tell who holds it: asked again only KEY_LOST_GRACE_MS later. */
+  private keyUnreadAt: number | null = null;
 
   constructor(private readonly deps: FenceKeeperDeps) {}
 
@@ -80,7 +103,10 @@ export class FenceKeeper {
       this.guardedDuringFence = next;
       return;
     }
-    if (this.deadline === null) this.deps.logger.info('guarding the leader lease', { remaining_ms: Math.round(remainingMs) });
+    if (this.deadline === null) {
+      this.deps.logger.info('guarding the leader lease', { remaining_ms: Math.round(remainingMs) });
+      this.guardedSince = this.deps.clock.now();
+    }
     this.deadline = next;
     this.handedOver = false;
     this.stateNow = 'guarding';
@@ -91,8 +117,27 @@ export class FenceKeeper {
     this.guardedDuringFence = null;
     if (this.deadline !== null) this.deps.logger.info('the agent gave the leader lease up: not guarding');
     this.deadline = null;
+    this.guardedSince = null;
     this.handedOver = false;
     if (this.stateNow === 'guarding') this.stateNow = 'idle';
+  }
+
+  /**
+   * etcd's watch showed the leader key change: deleted (null) or put naming `holder`. While a
+   * lock is guarded and the key names another member or none for KEY_LOST_GRACE_MS, the lock is
+   * gone in etcd before its deadline (its lease revoked early: by an operator, or by an etcd
+   * raft leader that resumed after a freeze and revoked every lease it counted as expired) and
+   * the agent neither took the key back nor stepped down: it may be frozen, and the other
+   * members may promote. PostgreSQL is stopped then, once a read confirms the key is not this
+   * member's.
+   */
+  leaderKeyChanged(holder: string | null): void {
+    this.keyHolder = { name: holder, at: this.deps.clock.now() };
+  }
+
+  /** The watch reconnected: changes may have been missed, so the key's holder is not known until the next one. */
+  leaderKeyUnknown(): void {
+    this.keyHolder = null;
   }
 
   /** The device was armed with `timeoutSeconds` (null: disarmed); kicks are bounded by it. */
@@ -118,6 +163,12 @@ export class FenceKeeper {
       await this.fence('immediate', `${ends} and the agent did not renew it in time (frozen, cut off from etcd, or etcd answers too slowly for the ttl)`, false, true);
       return;
     }
+    const lost = await this.keyLost(now);
+    if (lost !== null && this.deadline !== null && !this.fencing) {
+      if (this.handedOver) return this.fenceLeftRunning(lost);
+      await this.fence('immediate', lost, false, true);
+      return;
+    }
     // A kick now resets the machine at now + the device's timeout at the latest: kick only while
     // that falls within the lease, so that a fencer that hangs, or cannot stop PostgreSQL, has
     // the machine reset before the lock can move (a kick up to the fence's own moment would
@@ -125,6 +176,34 @@ export class FenceKeeper {
     // this one after it, keep a healthy primary's device alive.
     const timeout = this.watchdogTimeoutMs;
     if (this.deps.watchdog.isActive && timeout !== null && now + timeout <= d) await this.deps.watchdog.keepalive();
+  }
+
+  /**
+   * Why the guarded lock is gone in etcd (see leaderKeyChanged), or null: the key has shown
+   * another holder or none since a change seen while guarding, for the grace, and a read agrees.
+   */
+  private async keyLost(now: number): Promise<string | null> {
+    const { member, leaderHolder } = this.deps;
+    const k = this.keyHolder;
+    if (member === undefined || leaderHolder === undefined || k === null || k.name === member) return null;
+    // A change seen before this lock began is the key's state before this agent took it (the agent's own put may not have been shown yet).
+    if (this.guardedSince === null || k.at < this.guardedSince || now - k.at < KEY_LOST_GRACE_MS) return null;
+    if (this.readingKey || (this.keyUnreadAt !== null && now - this.keyUnreadAt < KEY_LOST_GRACE_MS)) return null;
+    this.readingKey = true;
+    let holder: string | null | undefined;
+    try {
+      holder = await leaderHolder();
+    } finally {
+      this.readingKey = false;
+    }
+    this.keyUnreadAt = holder === undefined ? this.deps.clock.now() : null;
+    // The watch may have been behind, or etcd does not answer: the deadline still stops the server in time.
+    if (holder === undefined || holder === member || this.keyHolder !== k) {
+      if (holder === member && this.keyHolder === k) this.keyHolder = { name: member, at: this.deps.clock.now() };
+      return null;
+    }
+    const where = holder === null ? 'is gone from etcd' : `names ${holder}`;
+    return `the leader key ${where} for ${Math.round((this.deps.clock.now() - k.at) / 1000 * 10) / 10} s while the agent holds its lock (its lease was revoked before its time, or the key deleted), and the agent neither took it back nor stepped down (frozen?): the other members may promote`;
   }
 
   /** The agent process is gone without saying goodbye: stop PostgreSQL now, and release the lock it held. */
@@ -175,6 +254,7 @@ export class FenceKeeper {
   /** The agent stops cleanly: nothing to fence; the device is disarmed. */
   async detach(): Promise<void> {
     this.deadline = null;
+    this.guardedSince = null;
     this.handedOver = false;
     this.stateNow = 'idle';
     await this.deps.watchdog.disable();
@@ -192,6 +272,7 @@ export class FenceKeeper {
       const stopped = await this.deps.stopDatabase(mode, why);
       this.deps.fenced?.(why, this.deps.clock.now() - startedAt, stopped);
       this.deadline = null;
+      this.guardedSince = null;
       this.handedOver = false;
       this.stateNow = 'fenced';
       const renewed = this.guardedDuringFence;
@@ -207,6 +288,7 @@ export class FenceKeeper {
       if (renewed !== null && this.deadline === null) {
         // The agent holds a lock again (renewed late, or a restarted agent took it): guard it as usual.
         this.deadline = renewed;
+        this.guardedSince = this.deps.clock.now();
         this.stateNow = 'guarding';
         logger.info('the agent reported a lock deadline during the fence: guarding it', { remaining_ms: Math.round(renewed - this.deps.clock.now()) });
       }

@@ -72,6 +72,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     stopDatabase: (mode) => fence.stop(mode),
     holdReadOnly: () => fence.holdReadOnly(),
     primaryRunning: () => fence.primaryRunning(),
+    member: cfg.name,
+    leaderHolder: async () => {
+      await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
+      try {
+        return (await store.read()).leader?.name ?? null;
+      } catch (error) {
+        logger.warn('could not read whether the leader key still names this member (the lock deadline still applies)', { error: (error as Error).message });
+        return undefined;
+      }
+    },
     leaderIsMine: async () => {
       // An agent attached since (restarted) may have taken the key itself: it is its own.
       if (server.hasAgent) return false;
@@ -181,6 +191,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   await writeFile(pidFile, `${process.pid}\n`, { flag: 'wx', mode: 0o644 }).catch(() => undefined);
   logger.info('fencer listening', { socket: socketPath, data_dir: cfg.db.data_dir, pid: process.pid });
   leaveUnlessAdopted('started');
+  // The leader key as etcd's watch shows it: a lock revoked before its deadline stops a primary whose agent does not act.
+  const unwatch = store.watch((change) => {
+    if (change.kind === 'leader') keeper.leaderKeyChanged(change.holder);
+    else if (change.kind === 'resync') keeper.leaderKeyUnknown();
+  });
   const checker = setInterval(() => void keeper.check(), CHECK_MS);
   const onSignal = () => {
     // Without its agent nothing else would stop this primary before its lock moves on.
@@ -192,6 +207,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   const code = await finished;
   clearInterval(checker);
+  unwatch();
   clearTimeout(leaveTimer);
   await server.close();
   // Only its own: a fencer started after this one closed its socket has written its PID there.

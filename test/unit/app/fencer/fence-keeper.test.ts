@@ -5,7 +5,7 @@ import { FakeWatchdog } from '../../../../src/adapters/watchdog/fake-watchdog.js
 import { FenceKeeper } from '../../../../src/app/fencer/fence-keeper.js';
 
 /** A keeper on fakes (`undo`: with the sync key undo of a promotion not finished). `holdStops`: a stop finishes when `ctl.finishStop` is called; `holdReads`: a read of the server answers when `ctl.answer` is. */
-function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolean; undo?: boolean; mine?: boolean } = {}) {
+function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolean; undo?: boolean; mine?: boolean; holder?: () => string | null | undefined } = {}) {
   const clock = new FakeClock(1_000_000);
   const watchdog = new FakeWatchdog({ clock });
   const calls: string[] = [];
@@ -32,6 +32,7 @@ function keeper(opts: { stops?: boolean; holdStops?: boolean; holdReads?: boolea
     },
     ...(opts.undo ? { undoPromotion: async () => void calls.push('undo') } : {}),
     ...(opts.mine !== undefined ? { leaderIsMine: async () => (calls.push('ask'), opts.mine!) } : {}),
+    ...(opts.holder ? { member: 'node3', leaderHolder: async () => (calls.push('read key'), opts.holder!()) } : {}),
   });
   return { clock, watchdog, calls, k, server, ctl };
 }
@@ -289,5 +290,86 @@ describe('FenceKeeper: when the fencer stops PostgreSQL', () => {
     await died;
     expect(calls).to.deep.equal(['hold', 'stop immediate']);
     expect(k.state).to.equal('guarding');
+  });
+
+  describe('the leader key lost before the deadline (a lease revoked early)', () => {
+    it('stops the primary when the key stays gone for the grace while the agent does nothing, once a read agrees; the lock is not released', async () => {
+      let holder: string | null | undefined = null;
+      const { clock, calls, k } = keeper({ holder: () => holder, undo: true });
+      k.guard(20_000);
+      await clock.advance(1000);
+      k.leaderKeyChanged(null);
+      await clock.advance(400);
+      await k.check();
+      expect(calls, 'within the grace: the agent may take the key back').to.deep.equal([]);
+      await clock.advance(100);
+      await k.check();
+      expect(calls).to.deep.equal(['read key', 'hold', 'stop immediate', 'undo']);
+      expect(k.state).to.equal('fenced');
+      holder = undefined;
+    });
+
+    it('does not when the agent takes its key back, steps down, or a read still shows the key this member\'s (a watch behind)', async () => {
+      const back = keeper({ holder: () => 'node3' });
+      back.k.guard(20_000);
+      await back.clock.advance(1000);
+      back.k.leaderKeyChanged(null);
+      await back.clock.advance(100);
+      back.k.leaderKeyChanged('node3');
+      await back.clock.advance(1000);
+      await back.k.check();
+      expect(back.calls).to.deep.equal([]);
+
+      const down = keeper({ holder: () => 'node2' });
+      down.k.guard(20_000);
+      await down.clock.advance(1000);
+      down.k.leaderKeyChanged('node2');
+      down.k.unguard();
+      await down.clock.advance(1000);
+      await down.k.check();
+      expect(down.calls).to.deep.equal([]);
+
+      const behind = keeper({ holder: () => 'node3' });
+      behind.k.guard(20_000);
+      await behind.clock.advance(1000);
+      behind.k.leaderKeyChanged(null);
+      await behind.clock.advance(600);
+      await behind.k.check();
+      await behind.clock.advance(600);
+      await behind.k.check();
+      expect(behind.calls, 'read once: the key is this member\'s after all').to.deep.equal(['read key']);
+    });
+
+    it('does not on a change seen before this lock began, after the watch reconnected, or when etcd cannot be read', async () => {
+      const before = keeper({ holder: () => null });
+      before.k.leaderKeyChanged(null);
+      await before.clock.advance(10);
+      before.k.guard(20_000);
+      await before.clock.advance(2000);
+      await before.k.check();
+      expect(before.calls, 'the free key this agent then took').to.deep.equal([]);
+
+      const resync = keeper({ holder: () => null });
+      resync.k.guard(20_000);
+      await resync.clock.advance(10);
+      resync.k.leaderKeyChanged(null);
+      resync.k.leaderKeyUnknown();
+      await resync.clock.advance(2000);
+      await resync.k.check();
+      expect(resync.calls).to.deep.equal([]);
+
+      const unreadable = keeper({ holder: () => undefined });
+      unreadable.k.guard(20_000);
+      await unreadable.clock.advance(10);
+      unreadable.k.leaderKeyChanged('node2');
+      await unreadable.clock.advance(2000);
+      await unreadable.k.check();
+      await unreadable.clock.advance(100);
+      await unreadable.k.check();
+      expect(unreadable.calls, 'the deadline still applies; asked again only after the grace').to.deep.equal(['read key']);
+      await unreadable.clock.advance(400);
+      await unreadable.k.check();
+      expect(unreadable.calls).to.deep.equal(['read key', 'read key']);
+    });
   });
 });
