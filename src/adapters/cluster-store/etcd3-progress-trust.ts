@@ -121,6 +121,10 @@ export class Etcd3ProgressTrust {
     this.state =
       behind === undefined
         ? { trusted: true, why: null }
-        : { trusted: false, why: `etcd ${behind} may answer a watch progress request ahead of changes it has yet to send (fixed in etcd 3.4.31, 3.5.13 and 3.6)` };
+        : {
+            trusted: false,
+            // Said once per version: the same releases fixed an old raft leader's revocation of leases renewed elsewhere.
+            why: `etcd ${behind} may answer a watch progress request ahead of changes it has yet to send, and revoke every lease once its raft leader resumes after a stall longer than their TTL though the other members renewed them (both fixed in etcd 3.4.31, 3.5.13 and 3.6)`,
+          };
   }
 }
