@@ -1,6 +1,7 @@
 import type { Cluster } from '../../domain/cluster/model/cluster.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
 import type { PeerApi } from '../../ports/peer-api.js';
+import type { FormerLeader } from './cluster-observer.js';
 
 /**
  * Who to ask during a race: every other member, plus every node of the failsafe key, whose
@@ -11,7 +12,7 @@ import type { PeerApi } from '../../ports/peer-api.js';
  * the leader key and the member key together while that primary still writes, and its answer
  * stops the race.
  */
-export function peerTargets(cluster: Cluster, me: string, former: { readonly name: string; readonly apiUrl: string } | null = null): Map<string, string> {
+export function peerTargets(cluster: Cluster, me: string, former: FormerLeader | null = null): Map<string, string> {
   const out = new Map<string, string>();
   for (const m of cluster.members) if (m.name !== me && m.apiUrl) out.set(m.name, m.apiUrl);
   for (const [name, apiUrl] of Object.entries(cluster.failsafe ?? {})) if (name !== me && !out.has(name)) out.set(name, apiUrl);
