@@ -337,13 +337,26 @@ export class Etcd3GatewayKeyValue implements KeyValueStore {
   }
 
   watch(listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
+    return this.watchRange({ key: b64(this.prefix), rangeEnd: prefixEnd(this.prefix) }, listener);
+  }
+
+  /**
+   * Watches one key under the prefix alone (a fencer that follows the leader key need not
+   * hear every other change); reports as `watch` does, `''` on every (re)connect.
+   */
+  watchKey(key: string, listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
+    // An empty range end: the key alone.
+    return this.watchRange({ key: b64(this.prefix + key), rangeEnd: '' }, listener);
+  }
+
+  private watchRange(range: { readonly key: string; readonly rangeEnd: string }, listener: (key: string, value: string | null, info: WatchInfo) => void): () => void {
     if (this.isClosed) return () => {};
     const w = new GatewayPrefixWatch(
       {
         urls: this.urls,
         preferred: () => this.preferred,
         prefix: this.prefix,
-        range: { key: b64(this.prefix), rangeEnd: prefixEnd(this.prefix) },
+        range,
         headers: () => this.headers(),
         tokenRejected: () => {
           this.token = null;

@@ -192,7 +192,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   logger.info('fencer listening', { socket: socketPath, data_dir: cfg.db.data_dir, pid: process.pid });
   leaveUnlessAdopted('started');
   // The leader key as etcd's watch shows it: a lock revoked before its deadline stops a primary whose agent does not act.
-  const unwatch = store.watch((change) => {
+  const unwatch = store.watchLeader((change) => {
     if (change.kind === 'leader') keeper.leaderKeyChanged(change.holder);
     else if (change.kind === 'resync') keeper.leaderKeyUnknown();
   });
