@@ -57,6 +57,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const watchdog = cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device });
   const monotonic = new MonotonicClock();
   let lastFence: { reason: string; durationMs: number; stopped: boolean; at: number } | null = null;
+  /** The last read of the leader key failed (its warning was said). */
+  let holderUnread = false;
   const keeper = new FenceKeeper({
     clock: monotonic,
     fenced: (reason, durationMs, stopped) => {
@@ -76,9 +78,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     leaderHolder: async () => {
       await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
       try {
-        return (await store.read()).leader?.name ?? null;
+        const holder = (await store.read()).leader?.name ?? null;
+        holderUnread = false;
+        return holder;
       } catch (error) {
-        logger.warn('could not read whether the leader key still names this member (the lock deadline still applies)', { error: (error as Error).message });
+        // Asked again every half second while it lasts: said once.
+        if (!holderUnread) logger.warn('could not read whether the leader key still names this member (the lock deadline still applies)', { error: (error as Error).message });
+        holderUnread = true;
         return undefined;
       }
     },
