@@ -22,6 +22,7 @@ import type { SettingsKeeper } from './settings-keeper.js';
 import type { SnapshotPublisher } from './snapshot-publisher.js';
 import type { EventReporter } from './event-reporter.js';
 import type { NodeStatus } from '../../domain/cluster/model/status.js';
+import type { LocalFacts } from '../../domain/cluster/model/facts.js';
 import { explainMembers } from '../../domain/cluster/rules/eligibility-explanation.js';
 
 /** Actions a healthy node repeats every tick: logged at debug level only. */
@@ -309,11 +310,16 @@ export class TickPipeline {
         const targets = peerTargets(current.cluster, current.node.name, this.parts.cluster.formerLeader);
         const early = this.early;
         this.early = null;
-        // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us: probed
-        // meanwhile (the peers asked at the tick's start answered while this tick's probe ran).
+        // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us: a replica's
+        // moves only with what it receives, probed meanwhile (the peers asked at the tick's start answered while this
+        // tick's probe ran); a running primary's moves with every commit its replicas receive, probed after they answered.
+        const writing = current.facts.running && current.facts.inRecovery === false;
         const asked = await answersFor(early, targets);
-        const [statuses, facts] =
-          asked !== null ? [asked, current.facts] : await Promise.all([gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs), this.parts.local.observe()]);
+        const [statuses, facts] = writing
+          ? await this.answersThenProbe(asked ?? gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs))
+          : asked !== null
+            ? [asked, current.facts]
+            : await Promise.all([gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs), this.parts.local.observe()]);
         this.gathered = statuses;
         current = { ...current, now: clock.now(), peers: statuses, facts, memory: this.parts.memory.memory };
       } else if (d.need === 'failsafe' && current.failsafeConfirmed === null) {
@@ -326,6 +332,12 @@ export class TickPipeline {
       d = decide(current);
     }
     return d.need === null ? d : { ...d, message: `${d.message} (could not gather ${d.need})`, need: null };
+  }
+
+  /** The peers' answers, then the local server probed once they are in. */
+  private async answersThenProbe(answers: Map<string, NodeStatus | null> | Promise<Map<string, NodeStatus | null>>): Promise<[Map<string, NodeStatus | null>, LocalFacts]> {
+    const statuses = await answers;
+    return [statuses, await this.parts.local.observe()];
   }
 
   /** Starts asking the peers when the leader key vanished and this node holds no lock (see leaderKeyGone). */
