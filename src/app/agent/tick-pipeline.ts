@@ -310,16 +310,7 @@ export class TickPipeline {
         const targets = peerTargets(current.cluster, current.node.name, this.parts.cluster.formerLeader);
         const early = this.early;
         this.early = null;
-        // Our own position must be as fresh as the peers' answers, or we would see them ahead of a stale us: a replica's
-        // moves only with what it receives, probed meanwhile (the peers asked at the tick's start answered while this
-        // tick's probe ran); a running primary's moves with every commit its replicas receive, probed after they answered.
-        const writing = current.facts.running && current.facts.inRecovery === false;
-        const asked = await answersFor(early, targets);
-        const [statuses, facts] = writing
-          ? await this.answersThenProbe(asked ?? gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs))
-          : asked !== null
-            ? [asked, current.facts]
-            : await Promise.all([gatherPeerStatuses(peers, targets, this.options.peerTimeoutMs), this.parts.local.observe()]);
+        const [statuses, facts] = await this.peersAndFacts(current.facts, targets, early);
         this.gathered = statuses;
         current = { ...current, now: clock.now(), peers: statuses, facts, memory: this.parts.memory.memory };
       } else if (d.need === 'failsafe' && current.failsafeConfirmed === null) {
@@ -334,10 +325,22 @@ export class TickPipeline {
     return d.need === null ? d : { ...d, message: `${d.message} (could not gather ${d.need})`, need: null };
   }
 
-  /** The peers' answers, then the local server probed once they are in. */
-  private async answersThenProbe(answers: Map<string, NodeStatus | null> | Promise<Map<string, NodeStatus | null>>): Promise<[Map<string, NodeStatus | null>, LocalFacts]> {
-    const statuses = await answers;
-    return [statuses, await this.parts.local.observe()];
+  /**
+   * The peers' answers (those asked early when they are the same targets) and this node's facts,
+   * its WAL position at least as fresh as theirs, or the race would see them ahead of a stale
+   * self. A replica's moves only with what it receives: probed alongside (or, asked early, the
+   * tick's own probe). A running primary's moves with every commit its replicas receive: probed
+   * after they answered.
+   */
+  private async peersAndFacts(facts: LocalFacts, targets: ReadonlyMap<string, string>, early: EarlyPeers | null): Promise<[Map<string, NodeStatus | null>, LocalFacts]> {
+    const asked = await answersFor(early, targets);
+    const gather = (): Promise<Map<string, NodeStatus | null>> => gatherPeerStatuses(this.ports.peers, targets, this.options.peerTimeoutMs);
+    if (facts.running && facts.inRecovery === false) {
+      const statuses = asked ?? (await gather());
+      return [statuses, await this.parts.local.observe()];
+    }
+    if (asked !== null) return [asked, facts];
+    return Promise.all([gather(), this.parts.local.observe()]);
   }
 
   /** Starts asking the peers when the leader key vanished and this node holds no lock (see leaderKeyGone). */

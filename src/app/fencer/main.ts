@@ -15,6 +15,7 @@ import { loadLocalConfig, LocalConfigError } from '../agent/local-config.js';
 import type { LocalConfig } from '../agent/local-config-types.js';
 import type { Logger } from '../../ports/logger.js';
 import { etcd3ConnectionOf, etcd3CredentialsOf, etcd3CredentialsReloadable } from '../agent/etcd3-connection.js';
+import { RepeatedFailures } from '../agent/repeated-failures.js';
 import { FenceKeeper } from './fence-keeper.js';
 import { undoUnfinishedPromotion } from './promotion-undo.js';
 
@@ -57,8 +58,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const watchdog = cfg.watchdog.mode === 'off' ? new NoopWatchdog() : new LinuxWatchdog({ device: cfg.watchdog.device });
   const monotonic = new MonotonicClock();
   let lastFence: { reason: string; durationMs: number; stopped: boolean; at: number } | null = null;
-  /** The last read of the leader key failed (its warning was said). */
-  let holderUnread = false;
+  // Reads of the leader key repeat every half second while etcd does not answer: said once, reminded rarely.
+  const readFailures = new RepeatedFailures(logger, monotonic);
   const keeper = new FenceKeeper({
     clock: monotonic,
     fenced: (reason, durationMs, stopped) => {
@@ -77,14 +78,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     member: cfg.name,
     leaderHolder: async () => {
       await takeRenewedEtcdCredentials(opts.config, cfg, store, logger);
+      const what = 'could not read whether the leader key still names this member (the lock deadline still applies)';
       try {
         const holder = (await store.read()).leader?.name ?? null;
-        holderUnread = false;
+        readFailures.succeeded(what, 'the leader key can be read again');
         return holder;
       } catch (error) {
-        // Asked again every half second while it lasts: said once.
-        if (!holderUnread) logger.warn('could not read whether the leader key still names this member (the lock deadline still applies)', { error: (error as Error).message });
-        holderUnread = true;
+        readFailures.failed(what, (error as Error).message);
         return undefined;
       }
     },
