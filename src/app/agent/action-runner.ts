@@ -241,11 +241,10 @@ export class ActionRunner {
    */
   private mustHoldLock(action: Action['type']): void {
     const { lease } = this.state;
-    const held = lease.heldAt(this.ports.clock.now());
-    if (held && !lease.keyInDoubt) return;
+    if (lease.heldAt(this.ports.clock.now()) && !lease.keyInDoubt) return;
     lease.markLost();
-    if (!held) throw new ConditionFailed(action, 'the leader lock ran out before this could run (the agent stalled, or its clock jumped)');
-    throw new ConditionFailed(action, 'etcd showed the leader key taken from this node since its lock was last renewed (a lease revoked early?): deciding again after a fresh renewal');
+    if (lease.keyInDoubt) throw new ConditionFailed(action, 'etcd showed the leader key taken from this node since its lock was last renewed (a lease revoked early?): deciding again after a fresh renewal');
+    throw new ConditionFailed(action, 'the leader lock ran out before this could run (the agent stalled, or its clock jumped)');
   }
 
   /**
