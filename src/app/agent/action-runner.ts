@@ -214,7 +214,6 @@ export class ActionRunner {
     // already used up that much of the lock (decide() steps down once renewals fail for retry_timeout).
     const sentAt = this.ports.clock.now();
     const mark = lease.mark();
-    const doubts = lease.doubtsSoFar();
     let lock;
     try {
       lock = await this.dcs('renew_leader', () => this.ports.store.renewLeader(ctx.me, ctx.ttlSeconds));
@@ -228,7 +227,7 @@ export class ActionRunner {
       return { outcome: 'lost' };
     }
     // A renewal sent alongside a job (the tick's first one) must not bring back a lock the job gave up meanwhile.
-    lease.renewedSince(mark, lock.deadline, doubts);
+    lease.renewedSince(mark, lock.deadline);
     if (ctx.safetyMarginSeconds !== undefined) this.pace?.renewed(sentAt, this.ports.clock.now(), ctx.ttlSeconds, ctx.safetyMarginSeconds);
     return { outcome: 'renewed' };
   }
@@ -240,10 +239,8 @@ export class ActionRunner {
    * out and another member taken it.
    */
   private mustHoldLock(action: Action['type']): void {
-    const { lease } = this.state;
-    if (lease.heldAt(this.ports.clock.now()) && !lease.keyInDoubt) return;
-    lease.markLost();
-    if (lease.keyInDoubt) throw new ConditionFailed(action, 'etcd showed the leader key taken from this node since its lock was last renewed (a lease revoked early?): deciding again after a fresh renewal');
+    if (this.state.lease.heldAt(this.ports.clock.now())) return;
+    this.state.lease.markLost();
     throw new ConditionFailed(action, 'the leader lock ran out before this could run (the agent stalled, or its clock jumped)');
   }
 

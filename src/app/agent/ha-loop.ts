@@ -454,11 +454,7 @@ export class HaLoop implements AgentControl {
     }
     // The holder of the lock acts at once only when the key is no longer its own.
     if (this.lease.deadline !== null) {
-      if (change.holder !== this.settings.current.node.name) {
-        // A decision made before this event must not make the server writable on the deadline alone.
-        this.lease.doubtKey();
-        this.wake();
-      }
+      if (change.holder !== this.settings.current.node.name) this.wake();
       return;
     }
     // A renewal that moves the key to a new lease is an event too: only a new holder (or none) is worth a tick.

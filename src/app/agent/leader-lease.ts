@@ -11,10 +11,6 @@ export class LeaderLease {
   private renewalErrorSince: number | null = null;
   private failsafeRoundAt: number | null = null;
   private forgotten = 0;
-  /** Watch events that showed the leader key not naming this node while it held the lock. */
-  private doubts = 0;
-  /** How many of those a renewal sent after them has answered (the lock is ours after all). */
-  private doubtsAnswered = 0;
 
   /** The lock's deadline (epoch ms), or null when this node does not hold it. */
   get deadline(): number | null {
@@ -29,27 +25,7 @@ export class LeaderLease {
   /** The store granted (or renewed) the lock until `deadline`. */
   granted(deadline: number): void {
     this.renewalErrorSince = null;
-    this.doubtsAnswered = this.doubts;
     this.set(deadline);
-  }
-
-  /**
-   * The watch showed the leader key naming another member or none while this node holds the
-   * lock: its lease may have been revoked before its deadline. Until a renewal sent after this
-   * answers, the deadline alone does not let the server become writable (see keyInDoubt).
-   */
-  doubtKey(): void {
-    if (this.until !== null) this.doubts++;
-  }
-
-  /** Whether the watch showed the key not ours since the last renewal that could tell. */
-  get keyInDoubt(): boolean {
-    return this.doubts > this.doubtsAnswered;
-  }
-
-  /** What a renewal about to be sent can answer for: the doubts raised so far (see renewedSince). */
-  doubtsSoFar(): number {
-    return this.doubts;
   }
 
   /**
@@ -60,23 +36,15 @@ export class LeaderLease {
     return this.forgotten;
   }
 
-  /**
-   * The store renewed the lock until `deadline` in answer to a renewal sent at `mark`; ignored
-   * when the lock was given up since. It answers only the doubts raised before it was sent
-   * (`doubts`, from doubtsSoFar): one raised meanwhile may be a revocation it did not see.
-   */
-  renewedSince(mark: number, deadline: number, doubts = this.doubts): void {
-    if (mark !== this.forgotten) return;
-    const answered = this.doubtsAnswered;
-    this.granted(deadline);
-    this.doubtsAnswered = Math.max(answered, doubts);
+  /** The store renewed the lock until `deadline` in answer to a renewal sent at `mark`; ignored when the lock was given up since. */
+  renewedSince(mark: number, deadline: number): void {
+    if (mark === this.forgotten) this.granted(deadline);
   }
 
   /** The lock is given up or known gone. */
   forget(): void {
     this.forgotten++;
     this.renewalErrorSince = null;
-    this.doubtsAnswered = this.doubts;
     this.set(null);
   }
 

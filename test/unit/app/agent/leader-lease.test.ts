@@ -21,27 +21,4 @@ describe('LeaderLease', () => {
     lease.renewedSince(mark, 2_000);
     expect(lease.deadline).to.equal(2_000);
   });
-
-  it('a key the watch showed taken is in doubt until a renewal sent after that answers; one sent before does not clear it', () => {
-    const lease = new LeaderLease();
-    lease.granted(1_000);
-    const before = { mark: lease.mark(), doubts: lease.doubtsSoFar() };
-    lease.doubtKey();
-    expect(lease.keyInDoubt).to.equal(true);
-    lease.renewedSince(before.mark, 2_000, before.doubts);
-    expect(lease.keyInDoubt, 'a renewal sent before the event').to.equal(true);
-    const after = { mark: lease.mark(), doubts: lease.doubtsSoFar() };
-    lease.renewedSince(after.mark, 3_000, after.doubts);
-    expect(lease.keyInDoubt).to.equal(false);
-  });
-
-  it('no doubt without the lock, and none left once it is given up', () => {
-    const lease = new LeaderLease();
-    lease.doubtKey();
-    expect(lease.keyInDoubt).to.equal(false);
-    lease.granted(1_000);
-    lease.doubtKey();
-    lease.forget();
-    expect(lease.keyInDoubt).to.equal(false);
-  });
 });
